@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Install every Debian package that ringway's build, tests, demo and benchmarks use.
+# Idempotent: packages already present are skipped by apt; run as root on Debian 12.
+set -euo pipefail
+
+PACKAGES=(
+	# build
+	build-essential meson ninja-build pkg-config clang llvm lld
+	libdpdk-dev dpdk libbpf-dev libxdp-dev bpftool libxxhash-dev libnuma-dev
+	# tests
+	libcmocka-dev libclang-rt-14-dev valgrind python3
+	# real peers and clients for end-to-end tests
+	memcached libmemcached-tools libmemcached-dev nutcracker
+	# sandbox
+	iproute2 iputils-ping netcat-openbsd procps psmisc kmod
+	# benchmarks
+	gnuplot-nox jq
+)
+
+if [ "$(id -u)" -ne 0 ]; then
+	echo "setup-deps: must run as root (apt-get install)" >&2
+	exit 1
+fi
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+	echo "setup-deps: all ${#PACKAGES[@]} packages present"
+	exit 0
+fi
+echo "setup-deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+# The Debian memcached and nutcracker packages start system services we never use:
+# our tests start their own instances inside namespaces.
+for svc in memcached nutcracker; do
+	systemctl disable --now "$svc" >/dev/null 2>&1 || service "$svc" stop >/dev/null 2>&1 || true
+done
+echo "setup-deps: done"
