@@ -198,6 +198,16 @@ int pl_shares(const struct pl_placement *p, double *shares);
 int pl_moved_fraction(const struct pl_placement *from, const struct pl_placement *to,
 		      double *fraction);
 
+/**
+ * Parse a nodes file: one member a line, `name address[:port] [weight]`; `#` starts a comment;
+ * blank lines are ignored; the port defaults to 11211 and the weight to 1.
+ * @p text need not be NUL-terminated. On success *out is a malloc'd array (caller frees) of
+ * *n members. On failure returns -EINVAL (or -ENOMEM) and writes "line L: what was expected"
+ * to @p err (always NUL-terminated when errlen > 0); *out is left NULL.
+ */
+int pl_members_parse(const char *text, size_t len, struct pl_member **out, uint32_t *n,
+		     char *err, size_t errlen);
+
 #ifdef __cplusplus
 }
 #endif
