@@ -12,7 +12,7 @@ PACKAGES=(
 	# real peers and clients for end-to-end tests
 	memcached libmemcached-tools libmemcached-dev nutcracker
 	# sandbox
-	iproute2 iputils-ping netcat-openbsd procps psmisc kmod
+	iproute2 iputils-ping netcat-openbsd procps psmisc kmod ethtool
 	# benchmarks
 	gnuplot-nox jq
 )
