@@ -1,0 +1,424 @@
+#!/usr/bin/env bash
+# The ringway namespace sandbox: a client, a router and K memcached nodes on one L2 segment,
+# each in its own network namespace, joined by veth pairs to a Linux bridge in a "fabric"
+# namespace. Nothing is created in, or routed through, the host's own namespace: every veth
+# is created inside the fabric namespace with its peer placed straight into its namespace.
+#
+#   scripts/sandbox.sh up     [--nodes K] [--prefix NAME] [--no-huge] [--hugepages N]
+#   scripts/sandbox.sh down   [--prefix NAME]
+#   scripts/sandbox.sh status [--prefix NAME]
+#   scripts/sandbox.sh exec   [--prefix NAME] ROLE CMD...      ROLE: client router fabric nodeI
+#   scripts/sandbox.sh router-start [--prefix NAME] --ringway BIN --config FILE [--lcores L]
+#                                   [-- EXTRA-EAL-ARGS...]
+#   scripts/sandbox.sh router-stop  [--prefix NAME]
+#   scripts/sandbox.sh config [--prefix NAME] [--algo A] [--vnodes N] [--static-macs] > FILE
+#
+# Addresses (all inside 198.18.0.0/15, one /15 subnet):
+#   router 198.18.0.1 (owned by DPDK: the router namespace's kernel has NO address on its veth,
+#   so only ringway answers ARP and ICMP for it), client 198.18.0.10 (and 198.18.0.200, an
+#   address outside the allowed client prefix 198.18.0.0/25), node i 198.18.1.i.
+# Each memcached node: `memcached -U 11211 -p 11211 -l 198.18.1.i -u root` (UDP for the
+# router, TCP for direct checks).
+#
+# State lives in /run/ringway-sandbox/<prefix>/: env (KEY=value lines, sourceable by sh and
+# easy to parse), nodes (the `name address:port weight` file ringway-plan reads), pid files,
+# logs and the hugepage reservation this sandbox made (given back on `down`).
+# `up` over a leftover sandbox of the same prefix removes the leftover first; a failed `up`
+# removes what it had made (trap EXIT).
+set -euo pipefail
+
+prog=$(basename "$0")
+run_root=/run/ringway-sandbox
+prefix=rw
+nodes=4
+huge_pages=256
+force_nohuge=0
+subnet_len=15
+router_ip=198.18.0.1
+client_ip=198.18.0.10
+client_outside_ip=198.18.0.200
+client_prefix=198.18.0.0/25
+mc_port=11211
+
+die() {
+	echo "$prog: $*" >&2
+	exit 1
+}
+note() { echo "sandbox[$prefix]: $*" >&2; }
+
+node_ip() { echo "198.18.1.$1"; }
+ns_name() { echo "$prefix-$1"; }
+
+# nsx ROLE CMD...: run CMD inside the namespace of ROLE.
+nsx() {
+	local role=$1
+	shift
+	ip netns exec "$(ns_name "$role")" "$@"
+}
+
+state_dir() { echo "$run_root/$prefix"; }
+
+# ---------------------------------------------------------------- up
+
+# make_ns ROLE: a namespace with loopback up and IPv6 off by default (quiet links).
+make_ns() {
+	local ns
+	ns=$(ns_name "$1")
+	ip netns add "$ns"
+	echo "$ns" >>"$(state_dir)/namespaces"
+	ip -n "$ns" link set lo up
+	ip netns exec "$ns" sysctl -qw net.ipv6.conf.all.disable_ipv6=1 \
+		net.ipv6.conf.default.disable_ipv6=1
+}
+
+# no_offload NS IF: af_packet hands the router frames exactly as the sender's kernel left
+# them; with tx checksum offload a veth leaves UDP checksums partial, so compute them fully.
+no_offload() {
+	ip netns exec "$1" ethtool -K "$2" tx off rx off sg off tso off gso off gro off \
+		>/dev/null 2>&1 || ip netns exec "$1" ethtool -K "$2" tx off >/dev/null
+}
+
+# attach ROLE PORT: a veth pair, PORT on the fabric bridge, veth0 inside ROLE's namespace.
+attach() {
+	local role=$1 port=$2 fab ns
+	fab=$(ns_name fabric)
+	ns=$(ns_name "$role")
+	ip -n "$fab" link add "$port" type veth peer name veth0 netns "$ns"
+	ip -n "$fab" link set "$port" master br0
+	no_offload "$fab" "$port"
+	no_offload "$ns" veth0
+	ip -n "$fab" link set "$port" up
+	ip -n "$ns" link set veth0 up
+}
+
+reserve_hugepages() {
+	local f=/proc/sys/vm/nr_hugepages before after
+	echo 0 >"$(state_dir)/hugepages"
+	if [ "$force_nohuge" = 1 ] || [ "$huge_pages" -le 0 ] || [ ! -w $f ]; then
+		echo "EAL_MEM='--no-huge -m 512'" >>"$(state_dir)/env"
+		return
+	fi
+	before=$(cat $f)
+	echo $((before + huge_pages)) >$f 2>/dev/null || true
+	after=$(cat $f)
+	if [ "$after" -ge $((before + huge_pages)) ]; then
+		echo $((after - before)) >"$(state_dir)/hugepages"
+		echo "EAL_MEM='--in-memory -m $((huge_pages * 2))'" >>"$(state_dir)/env"
+		note "reserved $((after - before)) hugepages of 2 MiB"
+	else
+		# Partial reservations are given back: the router then runs on --no-huge.
+		[ "$after" -gt "$before" ] && echo "$before" >$f
+		echo "EAL_MEM='--no-huge -m 512'" >>"$(state_dir)/env"
+		note "hugepages not available, the router will run with --no-huge"
+	fi
+}
+
+start_node() {
+	local i=$1 ip sd
+	ip=$(node_ip "$i")
+	sd=$(state_dir)
+	nsx "node$i" memcached -d -U $mc_port -p $mc_port -l "$ip" -u root -t 1 -m 256 -c 1024 \
+		-P "$sd/node$i.pid"
+}
+
+# wait_node I: memcached answers `version` over TCP at its address.
+wait_node() {
+	local i=$1 ip tries=0
+	ip=$(node_ip "$i")
+	until nsx client bash -c "exec 3<>/dev/tcp/$ip/$mc_port && printf 'version\r\n' >&3 &&
+		read -r -t 2 l <&3 && [[ \$l == VERSION* ]]" 2>/dev/null; do
+		tries=$((tries + 1))
+		[ $tries -lt 50 ] || die "node$i ($ip) does not answer over TCP"
+		sleep 0.1
+	done
+}
+
+cmd_up() {
+	[ "$(id -u)" -eq 0 ] || die "must run as root"
+	[ "$nodes" -ge 1 ] && [ "$nodes" -le 200 ] || die "--nodes must be 1..200"
+	if [ -d "$(state_dir)" ] || ip netns list | grep -q "^$prefix-"; then
+		note "removing a leftover sandbox of the same prefix"
+		cmd_down
+	fi
+	mkdir -p "$(state_dir)"
+	# A failed `up` leaves nothing behind.
+	trap 'rc=$?; if [ $rc -ne 0 ]; then note "up failed, tearing down"; cmd_down; fi' EXIT
+	: >"$(state_dir)/namespaces"
+	{
+		echo "PREFIX=$prefix"
+		echo "NODES=$nodes"
+		echo "ROUTER_IP=$router_ip"
+		echo "CLIENT_IP=$client_ip"
+		echo "CLIENT_OUTSIDE_IP=$client_outside_ip"
+		echo "CLIENT_PREFIX=$client_prefix"
+		echo "MC_PORT=$mc_port"
+		echo "NS_FABRIC=$(ns_name fabric)"
+		echo "NS_CLIENT=$(ns_name client)"
+		echo "NS_ROUTER=$(ns_name router)"
+		echo "ROUTER_IF=veth0"
+		echo "CLIENT_IF=veth0"
+		echo "FILE_PREFIX=rw-$prefix"
+		echo "STATE_DIR=$(state_dir)"
+	} >"$(state_dir)/env"
+
+	make_ns fabric
+	ip -n "$(ns_name fabric)" link add br0 type bridge forward_delay 0 stp_state 0
+	ip -n "$(ns_name fabric)" link set br0 up
+
+	make_ns client
+	attach client c0
+	ip -n "$(ns_name client)" addr add "$client_ip/$subnet_len" dev veth0
+	ip -n "$(ns_name client)" addr add "$client_outside_ip/$subnet_len" dev veth0
+	echo "CLIENT_MAC=$(cat_mac client)" >>"$(state_dir)/env"
+
+	# The router's veth carries no kernel address: DPDK's af_packet port owns 198.18.0.1.
+	make_ns router
+	attach router r0
+	echo "ROUTER_MAC=$(cat_mac router)" >>"$(state_dir)/env"
+
+	: >"$(state_dir)/nodes"
+	local i
+	for i in $(seq 1 "$nodes"); do
+		make_ns "node$i"
+		attach "node$i" "n$i"
+		ip -n "$(ns_name "node$i")" addr add "$(node_ip "$i")/$subnet_len" dev veth0
+		echo "NODE${i}_IP=$(node_ip "$i")" >>"$(state_dir)/env"
+		echo "NODE${i}_MAC=$(cat_mac "node$i")" >>"$(state_dir)/env"
+		echo "NODE${i}_NS=$(ns_name "node$i")" >>"$(state_dir)/env"
+		echo "node$i $(node_ip "$i"):$mc_port 1" >>"$(state_dir)/nodes"
+		start_node "$i"
+	done
+	reserve_hugepages
+	for i in $(seq 1 "$nodes"); do
+		wait_node "$i"
+	done
+	trap - EXIT
+	note "up: client $client_ip, router $router_ip (DPDK on $(ns_name router)/veth0)," \
+		"$nodes memcached nodes 198.18.1.1..$nodes; state in $(state_dir)"
+}
+
+cat_mac() { ip netns exec "$(ns_name "$1")" cat /sys/class/net/veth0/address; }
+
+# ---------------------------------------------------------------- down
+
+# kill_ns_pids NS: every process running in a namespace this sandbox made (memcached, the
+# router, clients) was started by this sandbox or its callers; end them by pid.
+kill_ns_pids() {
+	local ns=$1 pids t
+	pids=$(ip netns pids "$ns" 2>/dev/null || true)
+	[ -n "$pids" ] || return 0
+	# shellcheck disable=SC2086
+	kill -TERM $pids 2>/dev/null || true
+	for t in $(seq 1 30); do
+		pids=$(ip netns pids "$ns" 2>/dev/null || true)
+		[ -n "$pids" ] || return 0
+		sleep 0.1
+	done
+	# shellcheck disable=SC2086
+	kill -KILL $pids 2>/dev/null || true
+}
+
+cmd_down() {
+	local sd ns n f cur
+	sd=$(state_dir)
+	# The router first, so that it can print its counters and release its memory.
+	if [ -f "$sd/router.pid" ]; then
+		cmd_router_stop >/dev/null 2>&1 || true
+	fi
+	{
+		[ -f "$sd/namespaces" ] && cat "$sd/namespaces"
+		ip netns list 2>/dev/null | awk '{print $1}' | grep -E "^$prefix-(fabric|client|router|node[0-9]+)\$" || true
+	} | sort -u | while read -r ns; do
+		[ -n "$ns" ] || continue
+		kill_ns_pids "$ns"
+		ip netns del "$ns" 2>/dev/null || true
+	done
+	f=/proc/sys/vm/nr_hugepages
+	if [ -f "$sd/hugepages" ]; then
+		n=$(cat "$sd/hugepages")
+		if [ "$n" -gt 0 ] && [ -w $f ]; then
+			cur=$(cat $f)
+			echo $((cur > n ? cur - n : 0)) >$f || true
+		fi
+	fi
+	rm -rf "$sd"
+	rm -rf "/var/run/dpdk/rw-$prefix"
+	note "down"
+}
+
+# ---------------------------------------------------------------- status
+
+cmd_status() {
+	local sd i ip ok=0
+	sd=$(state_dir)
+	if [ ! -f "$sd/env" ]; then
+		echo "sandbox $prefix: not up"
+		return 1
+	fi
+	# shellcheck disable=SC1091
+	. "$sd/env"
+	echo "sandbox $prefix: $NODES nodes, state in $sd"
+	echo "  namespaces: $(tr '\n' ' ' <"$sd/namespaces")"
+	echo "  client $CLIENT_IP ($CLIENT_MAC), router $ROUTER_IP ($ROUTER_MAC) EAL memory: $EAL_MEM"
+	for i in $(seq 1 "$NODES"); do
+		ip=$(node_ip "$i")
+		if nsx client bash -c "exec 3<>/dev/tcp/$ip/$mc_port && printf 'version\r\n' >&3 &&
+			read -r -t 2 l <&3 && [[ \$l == VERSION* ]]" 2>/dev/null; then
+			echo "  node$i $ip:$mc_port up (pid $(cat "$sd/node$i.pid" 2>/dev/null))"
+		else
+			echo "  node$i $ip:$mc_port DOWN"
+			ok=1
+		fi
+	done
+	if [ -f "$sd/router.pid" ] && kill -0 "$(cat "$sd/router.pid")" 2>/dev/null; then
+		echo "  router: running (pid $(cat "$sd/router.pid"), log $sd/router.log)"
+	else
+		echo "  router: not running"
+	fi
+	return $ok
+}
+
+# ---------------------------------------------------------------- router
+
+cmd_router_start() {
+	local sd bin="" conf="" lcores=0-1 extra=() sock t
+	sd=$(state_dir)
+	[ -f "$sd/env" ] || die "sandbox $prefix is not up"
+	while [ $# -gt 0 ]; do
+		case $1 in
+		--ringway) bin=$2; shift 2 ;;
+		--config) conf=$2; shift 2 ;;
+		--lcores) lcores=$2; shift 2 ;;
+		--) shift; extra=("$@"); break ;;
+		*) die "router-start: unknown argument $1" ;;
+		esac
+	done
+	[ -x "$bin" ] || die "router-start: --ringway BIN (executable) needed"
+	[ -f "$conf" ] || die "router-start: --config FILE needed"
+	# shellcheck disable=SC1091
+	. "$sd/env"
+	rm -rf "/var/run/dpdk/$FILE_PREFIX"
+	# shellcheck disable=SC2086
+	ip netns exec "$NS_ROUTER" "$bin" -l "$lcores" --no-pci $EAL_MEM --file-prefix "$FILE_PREFIX" \
+		--vdev "net_af_packet0,iface=$ROUTER_IF" "${extra[@]}" -- --config "$conf" \
+		>"$sd/router.log" 2>&1 &
+	echo $! >"$sd/router.pid"
+	sock=/var/run/dpdk/$FILE_PREFIX/dpdk_telemetry.v2
+	for t in $(seq 1 150); do
+		if ! kill -0 "$(cat "$sd/router.pid")" 2>/dev/null; then
+			cat "$sd/router.log" >&2
+			rm -f "$sd/router.pid"
+			die "router exited during start-up (log above)"
+		fi
+		[ -S "$sock" ] && break
+		sleep 0.1
+	done
+	[ -S "$sock" ] || note "router telemetry socket $sock did not appear"
+	echo "ROUTER_TELEMETRY=$sock" >"$sd/router.env"
+	note "router pid $(cat "$sd/router.pid"), log $sd/router.log"
+}
+
+# router-stop: SIGINT, wait for the exit counters, print the log; exit status is the router's.
+cmd_router_stop() {
+	local sd pid t rc=0
+	sd=$(state_dir)
+	[ -f "$sd/router.pid" ] || { note "router not running"; return 0; }
+	pid=$(cat "$sd/router.pid")
+	kill -INT "$pid" 2>/dev/null || true
+	for t in $(seq 1 100); do
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.1
+	done
+	if kill -0 "$pid" 2>/dev/null; then
+		note "router did not stop on SIGINT within 10 s, killing it"
+		kill -KILL "$pid" 2>/dev/null || true
+		rc=1
+	fi
+	wait "$pid" 2>/dev/null || true
+	rm -f "$sd/router.pid"
+	cat "$sd/router.log"
+	return $rc
+}
+
+# ---------------------------------------------------------------- config
+
+# config: a ringway.conf for this sandbox, in the format of config/ringway.conf.
+cmd_config() {
+	local sd algo=ring vnodes=160 static=0 i mac
+	sd=$(state_dir)
+	[ -f "$sd/env" ] || die "sandbox $prefix is not up"
+	while [ $# -gt 0 ]; do
+		case $1 in
+		--algo) algo=$2; shift 2 ;;
+		--vnodes) vnodes=$2; shift 2 ;;
+		--static-macs) static=1; shift ;;
+		*) die "config: unknown argument $1" ;;
+		esac
+	done
+	# shellcheck disable=SC1091
+	. "$sd/env"
+	cat <<EOF
+; ringway configuration for sandbox $prefix (generated by scripts/sandbox.sh config)
+[router]
+address = $ROUTER_IP
+mac = port
+listen_ports = $mc_port
+clients = $CLIENT_PREFIX
+idle = backoff
+
+[placement]
+algorithm = $algo
+vnodes = $vnodes
+
+[timeouts]
+request_ms = 1000
+arp_retry_ms = 100
+arp_timeout_ms = 3000
+
+[control]
+socket = $sd/control.sock
+EOF
+	for i in $(seq 1 "$NODES"); do
+		echo
+		echo "[node.node$i]"
+		echo "address = $(node_ip "$i"):$mc_port"
+		echo "weight = 1"
+		if [ "$static" = 1 ]; then
+			mac=NODE${i}_MAC
+			echo "mac = ${!mac}"
+		fi
+	done
+}
+
+# ---------------------------------------------------------------- main
+
+[ $# -ge 1 ] || die "usage: $prog up|down|status|exec|router-start|router-stop|config [options]"
+cmd=$1
+shift
+args=()
+while [ $# -gt 0 ]; do
+	case $1 in
+	--nodes) nodes=$2; shift 2 ;;
+	--prefix) prefix=$2; shift 2 ;;
+	--no-huge) force_nohuge=1; shift ;;
+	--hugepages) huge_pages=$2; shift 2 ;;
+	*) args+=("$1"); shift ;;
+	esac
+done
+[[ $prefix =~ ^[a-z][a-z0-9]{0,11}$ ]] || die "--prefix must be 1-12 of [a-z0-9], starting with a letter"
+[[ $nodes =~ ^[0-9]+$ ]] || die "--nodes must be a number"
+
+case $cmd in
+up) cmd_up ;;
+down) cmd_down ;;
+status) cmd_status ;;
+exec)
+	[ ${#args[@]} -ge 2 ] || die "exec ROLE CMD..."
+	role=${args[0]}
+	exec ip netns exec "$(ns_name "$role")" "${args[@]:1}"
+	;;
+router-start) cmd_router_start "${args[@]}" ;;
+router-stop) cmd_router_stop ;;
+config) cmd_config "${args[@]}" ;;
+*) die "unknown command $cmd (up|down|status|exec|router-start|router-stop|config)" ;;
+esac
