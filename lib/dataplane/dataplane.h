@@ -1,0 +1,290 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#ifndef RINGWAY_DATAPLANE_H
+#define RINGWAY_DATAPLANE_H
+
+/**
+ * @file
+ * The router's data plane: poll-mode workers that parse memcached UDP requests, look the key
+ * up on their own replica of the placement, forward the request to the owning node from a
+ * (worker, slot)-naming source port, and return the node's reply to the client it answers.
+ *
+ * Lcore contexts (every function says which one may call it):
+ *  - control: the main lcore (or the single thread of a test) that created the dp; it owns
+ *    publication, neighbour (ARP) timers and teardown. Never a worker.
+ *  - worker w: the lcore running dp_worker_run() for w, or, when no lcore runs w, any single
+ *    thread driving w by hand with dp_worker_poll() (tests, benchmarks).
+ *  - any: any thread, including DPDK's telemetry thread.
+ *
+ * Errors: constructors return NULL and set errno (and rte_errno is not used); other calls
+ * return 0 or a negative errno. Nothing here logs, prints (except dp_stats_print) or exits.
+ *
+ * Accounting: every packet a worker receives is counted exactly once as forwarded (request
+ * sent to a node), returned (node reply sent to its client), answered (handled by the router:
+ * ARP, ICMP echo, a memcached reply it built) or dropped with one reason from
+ * DP_FOREACH_DROP. rx = forwarded + returned + answered + dropped holds exactly over all
+ * workers whenever no reply is in flight between two workers (hand-off rings empty).
+ */
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <rte_mbuf.h>
+
+#include "placement.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Most workers a dp runs. */
+#define DP_WORKERS_MAX 64
+/** Most listen ports and allowed-client prefixes. */
+#define DP_LISTEN_MAX 16
+#define DP_PREFIXES_MAX 256
+/** Most packets one burst handles. */
+#define DP_BURST_MAX 256
+
+/** Packet counters of a worker, in telemetry and exit-print order: name, meaning. */
+#define DP_FOREACH_COUNTER(_)                                                                      \
+	_(RX, "rx")                     /* packets received from the worker's RX queue */         \
+	_(FORWARDED, "forwarded")       /* requests sent to a node */                             \
+	_(RETURNED, "returned")         /* reply datagrams sent back to their client */           \
+	_(ANSWERED, "answered")         /* handled by the router itself (ARP, ICMP, mc replies) */ \
+	_(DROPPED, "dropped")           /* sum of the drop reasons */                             \
+	_(HANDED_OVER, "handed_over")   /* replies passed to the worker owning their slot */      \
+	_(TAKEN_OVER, "taken_over")     /* replies received from another worker */                \
+	_(SLOTS_EXPIRED, "slots_expired") /* request slots freed by timeout */                    \
+	_(SLOTS_COMPLETED, "slots_completed") /* request slots freed by a complete reply */       \
+	_(ARP_REPLIED, "arp_replied")   /* ARP requests for the router's address answered */      \
+	_(ARP_LEARNED, "arp_learned")   /* ARP packets that taught a node's MAC */                \
+	_(ICMP_ECHOED, "icmp_echoed")   /* ICMP echo requests answered */                         \
+	_(MC_VERSION, "mc_version")     /* memcached version (and lone no-op) answered */         \
+	_(MC_REFUSED, "mc_refused")     /* keyless admin commands refused with an error reply */  \
+	_(MC_SPLIT_REFUSED, "mc_split_refused") /* multi-key requests over several nodes */       \
+	_(CTL_TX, "ctl_tx")             /* packets sent for the control lcore (ARP requests) */   \
+	_(POLLS, "polls")               /* loop iterations */                                     \
+	_(IDLE_POLLS, "idle_polls")     /* iterations that found no packet */                     \
+	_(PUBLISH_SEEN, "epochs_seen")  /* placement replicas picked up */
+
+enum dp_counter {
+#define DP_CTR_ENUM(e, s) DP_CTR_##e,
+	DP_FOREACH_COUNTER(DP_CTR_ENUM)
+#undef DP_CTR_ENUM
+	DP_CTR_COUNT
+};
+
+/** Drop reasons: enum suffix, telemetry name. Every dropped packet has exactly one. */
+#define DP_FOREACH_DROP(_)                                                                         \
+	_(MULTI_SEGMENT, "multi_segment")       /* chained mbuf: not supported */                 \
+	_(TRUNC_ETH, "truncated_ethernet")      /* shorter than Ethernet (+ VLAN) header */       \
+	_(NOT_FOR_US, "not_for_us")             /* unicast to another MAC */                      \
+	_(NOT_IPV4, "not_ipv4")                 /* other EtherType (IPv6, LLDP, QinQ, ...) */     \
+	_(TRUNC_IP, "truncated_ip")             /* shorter than the IPv4 header it claims */      \
+	_(BAD_IP, "bad_ip")                     /* version, IHL, total length or checksum */      \
+	_(IP_FRAGMENT, "ip_fragment")           /* fragments are not reassembled */               \
+	_(NOT_OUR_IP, "not_our_ip")             /* IPv4 to another address */                     \
+	_(NOT_UDP, "not_udp")                   /* other IP protocols (ICMP echo excepted) */     \
+	_(BAD_ICMP, "bad_icmp")                 /* ICMP other than a well-formed echo request */  \
+	_(TRUNC_UDP, "truncated_udp")           /* shorter than a UDP header */                   \
+	_(BAD_UDP_LEN, "bad_udp_length")        /* UDP length lies about the IP payload */        \
+	_(BAD_PORT, "bad_port")                 /* UDP to a port nobody listens on */             \
+	_(CLIENT_DENIED, "client_denied")       /* source not in the allowed prefixes */          \
+	_(MC_FRAME, "mc_bad_frame")             /* frame header short, seq or total not 0/1 */    \
+	_(MC_MULTI_DATAGRAM, "mc_multi_datagram") /* request spanning datagrams */                \
+	_(MC_KEY_TOO_LONG, "mc_key_too_long")   /* key over 250 bytes */                          \
+	_(MC_BAD_REQUEST, "mc_bad_request")     /* any other request parse error */               \
+	_(NO_PLACEMENT, "no_placement")         /* no ring published yet, or no member weighs */  \
+	_(NODE_NO_MAC, "node_no_mac")           /* owner's MAC not resolved (yet) */              \
+	_(NO_SLOT, "no_free_slot")              /* worker's request table full */                 \
+	_(REPLY_NO_SLOT, "reply_no_slot")       /* reply for a slot that is not live */           \
+	_(REPLY_WRONG_SOURCE, "reply_wrong_source") /* reply from another address than asked */   \
+	_(REPLY_STALE, "reply_stale")           /* request id does not match the slot */          \
+	_(REPLY_BAD_FRAME, "reply_bad_frame")   /* short frame, seq >= total, total changed */    \
+	_(VLAN_MISMATCH, "vlan_mismatch")       /* reply tagged unlike the client's request */    \
+	_(HANDOFF_FULL, "handoff_full")         /* owner worker's hand-off ring full */           \
+	_(BAD_ARP, "bad_arp")                   /* malformed ARP, or ARP not for the router */    \
+	_(TX_FULL, "tx_full")                   /* TX queue did not take the packet */
+
+enum dp_drop {
+#define DP_DROP_ENUM(e, s) DP_DROP_##e,
+	DP_FOREACH_DROP(DP_DROP_ENUM)
+#undef DP_DROP_ENUM
+	DP_DROP_COUNT
+};
+
+/** Name of a counter / drop reason ("unknown" when out of range). */
+const char *dp_counter_name(enum dp_counter c);
+const char *dp_drop_name(enum dp_drop d);
+
+/** What a worker does when its RX queue is empty. */
+enum dp_idle {
+	DP_IDLE_POLL = 0, /**< spin */
+	DP_IDLE_BACKOFF,  /**< after backoff_after empty polls, sleep backoff_us per empty poll */
+};
+
+/** An IPv4 prefix, network byte order; s is in it when (s & mask) == addr. */
+struct dp_prefix {
+	uint32_t addr;
+	uint32_t mask;
+};
+
+/** Everything a dp needs, fixed for its lifetime. Addresses and IPs in network byte order,
+ *  ports in host byte order. */
+struct dp_config {
+	uint16_t port_id;          /**< ethdev port: RX queue w and TX queue w belong to worker w */
+	uint16_t n_workers;        /**< 1..DP_WORKERS_MAX */
+	unsigned int worker_socket[DP_WORKERS_MAX]; /**< NUMA socket of each worker's lcore */
+	uint32_t router_ip;        /**< the router's IPv4 (network order) */
+	uint8_t router_mac[6];     /**< source MAC of everything the router sends */
+	uint16_t listen_ports[DP_LISTEN_MAX];
+	uint16_t n_listen;         /**< >= 1 */
+	uint16_t reply_port_base;  /**< first port of the reply range */
+	uint32_t reply_port_count; /**< power of two, >= n_workers */
+	struct dp_prefix allowed[DP_PREFIXES_MAX];
+	uint16_t n_allowed;        /**< 0 = nobody is served */
+	uint32_t slots;            /**< request slots per worker: power of two, 64..65536 */
+	uint32_t request_timeout_ms; /**< a slot without a complete reply is freed after this */
+	uint32_t burst;            /**< packets per RX burst, 1..DP_BURST_MAX */
+	uint32_t handoff_ring;     /**< hand-off ring size per worker, power of two */
+	uint32_t neighbours;       /**< node endpoints (address:port) the dp can track */
+	uint32_t arp_retry_ms;     /**< between ARP requests for an unresolved node */
+	uint32_t arp_attempts;     /**< requests before a node counts as unresolved */
+	uint32_t arp_lifetime_s;   /**< a learned MAC is refreshed (re-ARPed) after this */
+	enum dp_idle idle;
+	uint32_t backoff_us;
+	uint32_t backoff_after;
+	bool tx_cksum_offload;     /**< the port computes IPv4 and UDP checksums on TX */
+	struct rte_mempool *pool;  /**< mbufs for packets the control lcore sends (ARP) */
+};
+
+/** Set @p cfg to defaults (listen 11211, 4096 slots, 1 s timeout, ...); addresses zero. */
+void dp_config_defaults(struct dp_config *cfg);
+
+struct dp;
+struct dp_worker;
+
+/**
+ * Create the data plane: per-worker state (request tables, hand-off rings, counters) in each
+ * worker's NUMA-local memory, the RCU variable, the neighbour table. Needs EAL. No placement
+ * is published yet: until dp_publish_placement(), requests are dropped (no_placement).
+ * Lcore: control. @return the dp, or NULL with errno (EINVAL: bad config, ENOMEM).
+ */
+struct dp *dp_create(const struct dp_config *cfg);
+
+/** Free everything; workers must have returned from dp_worker_run(). NULL is fine.
+ *  Lcore: control. */
+void dp_free(struct dp *dp);
+
+/** Worker @p idx (0..n_workers-1), or NULL. Lcore: any. */
+struct dp_worker *dp_worker_get(struct dp *dp, unsigned int idx);
+
+/** Optional static MAC for a member of a placement being published, index-aligned with its
+ *  members. */
+struct dp_node_mac {
+	uint8_t mac[6];
+	bool has_mac; /**< false: resolve by ARP */
+};
+
+/**
+ * Publish @p pl (with the epoch it stands for) to every worker: clone it once per worker into
+ * that worker's NUMA-local memory (rte_malloc_socket), map each member to a neighbour entry
+ * (static MACs from @p macs, index-aligned with the members, NULL = all by ARP), store each
+ * worker's pointer with release order, wait with rte_rcu_qsbr_synchronize() until no worker
+ * can read the previous replicas, then free them. @p pl stays the caller's.
+ * Blocks for at most one loop iteration of every online worker.
+ * Lcore: control. @return 0; -EINVAL (a member address is not a dotted IPv4), -ENOSPC
+ * (neighbour table full), -ENOMEM. On error the previous placement stays in force.
+ */
+int dp_publish_placement(struct dp *dp, const struct pl_placement *pl,
+			 const struct dp_node_mac *macs, uint64_t epoch);
+
+/** Epoch of the last published placement (0 before any). Lcore: any. */
+uint64_t dp_epoch(const struct dp *dp);
+
+/**
+ * Neighbour housekeeping: send ARP requests for unresolved or stale node MACs (through worker
+ * 0's TX queue, via its control ring), give up after arp_attempts and retry later.
+ * Call every few milliseconds. Lcore: control.
+ */
+void dp_control_poll(struct dp *dp);
+
+/**
+ * Worker main loop for rte_eal_remote_launch(): polls until dp_stop(). Registers the worker
+ * online with RCU, reports quiescence once per iteration, goes offline while it sleeps in
+ * backoff. @p arg is the worker (dp_worker_get()). Lcore: worker. @return 0.
+ */
+int dp_worker_run(void *arg);
+
+/** Ask every worker loop to return. Lcore: any (signal handlers included). */
+void dp_stop(struct dp *dp);
+
+/**
+ * One loop iteration without RCU reporting: drain the control and hand-off rings, receive a
+ * burst, handle it (dp_forward_burst), expire a few slots.
+ * Lcore: worker (a test thread driving w; the worker must not be online in RCU then).
+ * @return packets received from the RX queue and hand-off ring.
+ */
+unsigned int dp_worker_poll(struct dp_worker *w);
+
+/**
+ * Handle @p n received packets: count each in rx, then forward, return, answer or drop it;
+ * every mbuf is consumed (sent or freed, in exactly one place).
+ * Lcore: worker. @return @p n.
+ */
+uint16_t dp_forward_burst(struct dp_worker *w, struct rte_mbuf **pkts, uint16_t n);
+
+/** Totals over all workers (or one). */
+struct dp_stats {
+	uint64_t ctr[DP_CTR_COUNT];
+	uint64_t drop[DP_DROP_COUNT];
+	uint32_t slots_live;  /**< request slots in use */
+	uint64_t epoch;
+};
+
+/** Sum the counters of every worker (@p worker < 0) or of one. Counters are read without
+ *  stopping the workers, so a sum taken under traffic is a moment's view, not exact.
+ *  Lcore: any. @return 0 or -EINVAL. */
+int dp_stats_get(const struct dp *dp, int worker, struct dp_stats *out);
+
+/** Per-node view for telemetry / exit print. */
+struct dp_node_stats {
+	char name[PL_NAME_MAX + 1];
+	uint32_t ip;        /**< network order */
+	uint16_t port;
+	uint8_t mac[6];
+	bool mac_known;
+	bool mac_static;
+	bool in_ring;       /**< a member of the current placement */
+	uint64_t forwarded;
+	uint64_t returned;
+	uint64_t arp_sent;
+	uint64_t arp_failures; /**< resolution rounds that ended without an answer */
+};
+
+/** Fill @p out with up to @p max nodes (endpoints in use). Lcore: any.
+ *  @return the number written. */
+uint32_t dp_nodes_get(const struct dp *dp, struct dp_node_stats *out, uint32_t max);
+
+/**
+ * Print the totals, per worker and per node as "key value" lines:
+ *   total.rx 123 / total.drop.bad_port 4 / worker.0.forwarded 7 / node.cache1.forwarded 5
+ * plus a final line "identity ok|broken rx=... sum=...". Lcore: any. @return 0 or -EIO.
+ */
+int dp_stats_print(const struct dp *dp, FILE *out);
+
+/** True when rx == forwarded + returned + answered + dropped in @p s. */
+bool dp_stats_identity(const struct dp_stats *s);
+
+/**
+ * Register the telemetry commands /ringway/stats (totals, per-worker, drop reasons) and
+ * /ringway/nodes (per node) for @p dp. Only one dp per process can be registered.
+ * Lcore: control, after rte_eal_init. @return 0 or a negative errno.
+ */
+int dp_telemetry_register(struct dp *dp);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* RINGWAY_DATAPLANE_H */
