@@ -1,6 +1,13 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Request parsing: frame header, keys, names. */
+/*
+ * Request parsing: the frame header, names, keys, and the text (classic and meta) requests.
+ * Binary requests are in binary.c. Every read is bounded by the line or buffer end computed
+ * before it; lengths from the wire are compared with what is left before they are used.
+ */
+#include <string.h>
+
 #include "mcproto.h"
+#include "mcproto_priv.h"
 
 static const char *const err_names[MC_E_COUNT] = {
 	[MC_OK] = "ok",
@@ -13,6 +20,12 @@ static const char *const cmd_names[MC_CMD_COUNT] = {
 #define MC_CMD_NAME(e, s, k) [MC_CMD_##e] = s,
 	MC_FOREACH_CMD(MC_CMD_NAME)
 #undef MC_CMD_NAME
+};
+
+const uint8_t mc_cmd_kind[MC_CMD_COUNT] = {
+#define MC_CMD_KIND(e, s, k) [MC_CMD_##e] = MC_KIND_##k,
+	MC_FOREACH_CMD(MC_CMD_KIND)
+#undef MC_CMD_KIND
 };
 
 static const char *const kind_names[MC_KIND_COUNT] = {
@@ -36,28 +49,14 @@ const char *mc_kind_name(enum mc_kind kind)
 	return (unsigned)kind < MC_KIND_COUNT ? kind_names[kind] : "unknown";
 }
 
-/* Parsers land in the next commits; until then every request is refused. */
-enum mc_err mc_parse_requests(const uint8_t *p, size_t len, struct mc_requests *out)
-{
-	(void)p;
-	(void)len;
-	out->err_off = 0;
-	return MC_E_UNKNOWN_COMMAND;
-}
-
-static inline uint16_t rd16(const uint8_t *p)
-{
-	return (uint16_t)((unsigned)p[0] << 8 | p[1]);
-}
-
 enum mc_err mc_frame_parse(const uint8_t *p, size_t len, struct mc_frame *f)
 {
 	if (len < MC_FRAME_HDR_LEN)
 		return MC_E_FRAME_SHORT;
-	f->request_id = rd16(p);
-	f->seq = rd16(p + 2);
-	f->total = rd16(p + 4);
-	f->reserved = rd16(p + 6);
+	f->request_id = mc_rd16(p);
+	f->seq = mc_rd16(p + 2);
+	f->total = mc_rd16(p + 4);
+	f->reserved = mc_rd16(p + 6);
 	return MC_OK;
 }
 
@@ -87,18 +86,559 @@ enum mc_err mc_key_check(const uint8_t *k, size_t len)
 	return MC_OK;
 }
 
-enum mc_err mc_parse_datagram(const uint8_t *p, size_t len, struct mc_requests *out)
+/* ---- base64 (RFC 4648 alphabet, padded, as memcached's `b` flag expects) ---- */
+
+/* Value of a base64 character, or -1. */
+static int b64_val(uint8_t c)
 {
-	(void)p;
-	(void)len;
-	out->err_off = 0;
-	return MC_E_UNKNOWN_COMMAND;
+	if (c >= 'A' && c <= 'Z')
+		return c - 'A';
+	if (c >= 'a' && c <= 'z')
+		return c - 'a' + 26;
+	if (c >= '0' && c <= '9')
+		return c - '0' + 52;
+	if (c == '+')
+		return 62;
+	if (c == '/')
+		return 63;
+	return -1;
+}
+
+/*
+ * Decode @p len base64 characters into @p out (room for len / 4 * 3 bytes), or only
+ * validate when @p out is NULL. Returns the decoded length, 0 when invalid or empty.
+ */
+static size_t b64_decode(const uint8_t *s, size_t len, uint8_t *out)
+{
+	size_t n = 0;
+
+	if (len == 0 || len % 4 != 0)
+		return 0;
+	for (size_t i = 0; i < len; i += 4) {
+		int v[4];
+		int pad = 0;
+		for (int j = 0; j < 4; j++) {
+			uint8_t c = s[i + j];
+			if (c == '=' && i + 4 == len && j >= 2) {
+				v[j] = 0;
+				pad++;
+				continue;
+			}
+			if (pad) /* data after '=' */
+				return 0;
+			v[j] = b64_val(c);
+			if (v[j] < 0)
+				return 0;
+		}
+		uint32_t w = (uint32_t)v[0] << 18 | (uint32_t)v[1] << 12 | (uint32_t)v[2] << 6 |
+			     (uint32_t)v[3];
+		uint8_t b[3] = {(uint8_t)(w >> 16), (uint8_t)(w >> 8), (uint8_t)w};
+		for (int j = 0; j < 3 - pad; j++) {
+			if (out)
+				out[n] = b[j];
+			n++;
+		}
+	}
+	return n;
 }
 
 size_t mc_key_decode(const uint8_t *p, const struct mc_key *k, uint8_t out[MC_KEY_MAX])
 {
-	(void)p;
-	(void)k;
-	(void)out;
-	return 0;
+	if (k->len == 0 || k->len > MC_KEY_MAX)
+		return 0;
+	if (!k->base64) {
+		memcpy(out, p + k->off, k->len);
+		return k->len;
+	}
+	return b64_decode(p + k->off, k->len, out);
+}
+
+/* ---- text requests ---- */
+
+/* One text command line: [pos, end) excludes the "\r\n" / "\n" that ends at next. */
+struct line {
+	const uint8_t *p;
+	uint32_t pos;  /* cursor: next byte to tokenise */
+	uint32_t end;  /* end of the line's content */
+	uint32_t next; /* first byte after the line terminator */
+};
+
+/* Next space-separated token of the line; false at the end of the line. */
+static inline bool next_tok(struct line *l, uint32_t *off, uint32_t *len)
+{
+	uint32_t i = l->pos;
+
+	while (i < l->end && l->p[i] == ' ')
+		i++;
+	if (i == l->end) {
+		l->pos = i;
+		return false;
+	}
+	uint32_t s = i;
+	while (i < l->end && l->p[i] != ' ')
+		i++;
+	*off = s;
+	*len = i - s;
+	l->pos = i;
+	return true;
+}
+
+static inline bool tok_is(const struct line *l, uint32_t off, uint32_t len, const char *s,
+			  uint32_t slen)
+{
+	return len == slen && memcmp(l->p + off, s, slen) == 0;
+}
+
+#define TOK_IS(l, off, len, lit) tok_is(l, off, len, lit, sizeof(lit) - 1)
+
+/* Decimal unsigned number of at most 20 digits that fits @p max. */
+static bool parse_unum(const uint8_t *s, uint32_t len, uint64_t max, uint64_t *v)
+{
+	uint64_t n = 0;
+
+	if (len == 0 || len > 20)
+		return false;
+	for (uint32_t i = 0; i < len; i++) {
+		if (s[i] < '0' || s[i] > '9')
+			return false;
+		uint64_t d = (uint64_t)(s[i] - '0');
+		if (n > (max - d) / 10)
+			return false;
+		n = n * 10 + d;
+	}
+	*v = n;
+	return true;
+}
+
+/* Signed 32-bit decimal (exptime may be negative: expire at once). */
+static bool parse_snum32(const uint8_t *s, uint32_t len)
+{
+	uint64_t v;
+
+	if (len > 0 && s[0] == '-')
+		return parse_unum(s + 1, len - 1, (uint64_t)INT32_MAX + 1, &v);
+	return parse_unum(s, len, INT32_MAX, &v);
+}
+
+/* Parsing context for one buffer. */
+struct pctx {
+	const uint8_t *p;
+	uint32_t len;
+	struct mc_requests *out;
+};
+
+/* Claim the next request slot, initialised for a text request starting at @p off. */
+static struct mc_request *req_new(struct pctx *c, uint32_t off, uint8_t proto, uint8_t cmd)
+{
+	struct mc_requests *o = c->out;
+
+	if (o->nreq >= MC_MAX_REQUESTS)
+		return NULL;
+	struct mc_request *r = &o->req[o->nreq];
+	*r = (struct mc_request){
+		.off = off,
+		.proto = proto,
+		.cmd = cmd,
+		.kind = mc_cmd_kind[cmd],
+		.key_first = o->nkeys,
+	};
+	return r;
+}
+
+/* Append a key of request @p r (not yet counted in nreq) after checking it. */
+static enum mc_err key_add(struct pctx *c, struct mc_request *r, uint32_t off, uint32_t len,
+			   bool text_rules)
+{
+	struct mc_requests *o = c->out;
+	enum mc_err e;
+
+	if (text_rules) {
+		e = mc_key_check(c->p + off, len);
+	} else {
+		e = len == 0 ? MC_E_KEY_MISSING : len > MC_KEY_MAX ? MC_E_KEY_TOO_LONG : MC_OK;
+	}
+	if (e != MC_OK)
+		return e;
+	if (o->nkeys >= MC_MAX_KEYS)
+		return MC_E_TOO_MANY_KEYS;
+	o->keys[o->nkeys++] = (struct mc_key){
+		.off = off,
+		.len = (uint16_t)len,
+		.req = o->nreq,
+		.base64 = 0,
+	};
+	r->key_count++;
+	return MC_OK;
+}
+
+/* The optional trailing "noreply" of classic commands; anything else there is an error. */
+static enum mc_err opt_noreply(struct line *l, struct mc_request *r)
+{
+	uint32_t off, len;
+
+	if (!next_tok(l, &off, &len))
+		return MC_OK;
+	if (!TOK_IS(l, off, len, "noreply"))
+		return MC_E_BAD_ARGUMENTS;
+	r->flags |= MC_REQ_F_QUIET;
+	return next_tok(l, &off, &len) ? MC_E_BAD_ARGUMENTS : MC_OK;
+}
+
+/* Data block of @p bytes right after the command line: exactly that, then "\r\n". */
+static enum mc_err data_block(struct pctx *c, struct line *l, struct mc_request *r,
+			      uint64_t bytes)
+{
+	uint32_t start = l->next;
+
+	if (bytes > c->len - start || c->len - start - bytes < 2)
+		return MC_E_DATA_TRUNCATED;
+	uint32_t end = start + (uint32_t)bytes;
+	if (c->p[end] != '\r' || c->p[end + 1] != '\n')
+		return MC_E_DATA_BAD_END;
+	r->flags |= MC_REQ_F_VALUE;
+	r->data_off = start;
+	r->data_len = (uint32_t)bytes;
+	l->next = end + 2;
+	return MC_OK;
+}
+
+/* get gets <key>+ / gat gats <exptime> <key>+ */
+static enum mc_err parse_retrieval(struct pctx *c, struct line *l, struct mc_request *r)
+{
+	uint32_t off, len;
+	enum mc_err e;
+
+	if (r->cmd == MC_CMD_GAT || r->cmd == MC_CMD_GATS) {
+		if (!next_tok(l, &off, &len))
+			return MC_E_BAD_ARGUMENTS;
+		if (!parse_snum32(c->p + off, len))
+			return MC_E_BAD_NUMBER;
+		r->args_off = off;
+		r->args_len = len;
+	}
+	while (next_tok(l, &off, &len))
+		if ((e = key_add(c, r, off, len, true)) != MC_OK)
+			return e;
+	return r->key_count ? MC_OK : MC_E_KEY_MISSING;
+}
+
+/* set add replace append prepend <key> <flags> <exptime> <bytes> [noreply]
+ * cas <key> <flags> <exptime> <bytes> <cas unique> [noreply] */
+static enum mc_err parse_storage(struct pctx *c, struct line *l, struct mc_request *r)
+{
+	uint32_t off[4], len[4];
+	uint64_t v, bytes;
+	enum mc_err e;
+
+	if (!next_tok(l, &off[0], &len[0]))
+		return MC_E_KEY_MISSING;
+	if ((e = key_add(c, r, off[0], len[0], true)) != MC_OK)
+		return e;
+	for (int i = 1; i < 4; i++)
+		if (!next_tok(l, &off[i], &len[i]))
+			return MC_E_BAD_ARGUMENTS;
+	if (!parse_unum(c->p + off[1], len[1], UINT32_MAX, &v) ||
+	    !parse_snum32(c->p + off[2], len[2]) ||
+	    !parse_unum(c->p + off[3], len[3], INT32_MAX - 2, &bytes))
+		return MC_E_BAD_NUMBER;
+	if (r->cmd == MC_CMD_CAS) {
+		uint32_t coff, clen;
+		if (!next_tok(l, &coff, &clen))
+			return MC_E_BAD_ARGUMENTS;
+		if (!parse_unum(c->p + coff, clen, UINT64_MAX, &v))
+			return MC_E_BAD_NUMBER;
+	}
+	if ((e = opt_noreply(l, r)) != MC_OK)
+		return e;
+	return data_block(c, l, r, bytes);
+}
+
+/* delete <key> [0] [noreply] (the legacy hold time must be 0, as memcached insists) */
+static enum mc_err parse_delete(struct pctx *c, struct line *l, struct mc_request *r)
+{
+	uint32_t off, len;
+	enum mc_err e;
+
+	if (!next_tok(l, &off, &len))
+		return MC_E_KEY_MISSING;
+	if ((e = key_add(c, r, off, len, true)) != MC_OK)
+		return e;
+	uint32_t save = l->pos;
+	if (next_tok(l, &off, &len) && TOK_IS(l, off, len, "0"))
+		save = l->pos;
+	l->pos = save;
+	return opt_noreply(l, r);
+}
+
+/* incr decr <key> <delta> [noreply] / touch <key> <exptime> [noreply] */
+static enum mc_err parse_key_num(struct pctx *c, struct line *l, struct mc_request *r)
+{
+	uint32_t off, len;
+	uint64_t v;
+	enum mc_err e;
+
+	if (!next_tok(l, &off, &len))
+		return MC_E_KEY_MISSING;
+	if ((e = key_add(c, r, off, len, true)) != MC_OK)
+		return e;
+	if (!next_tok(l, &off, &len))
+		return MC_E_BAD_ARGUMENTS;
+	bool ok = r->cmd == MC_CMD_TOUCH ? parse_snum32(c->p + off, len)
+					 : parse_unum(c->p + off, len, UINT64_MAX, &v);
+	if (!ok)
+		return MC_E_BAD_NUMBER;
+	return opt_noreply(l, r);
+}
+
+/* Keyless commands: arguments are the server's business; a last "noreply" makes it quiet. */
+static enum mc_err parse_keyless(struct pctx *c, struct line *l, struct mc_request *r)
+{
+	uint32_t off, len, first = 0, last_off = 0, last_len = 0;
+	bool any = false;
+
+	while (next_tok(l, &off, &len)) {
+		if (!any)
+			first = off;
+		any = true;
+		last_off = off;
+		last_len = len;
+	}
+	if (!any)
+		return MC_OK;
+	r->args_off = first;
+	r->args_len = last_off + last_len - first;
+	if (TOK_IS(l, last_off, last_len, "noreply"))
+		r->flags |= MC_REQ_F_QUIET;
+	(void)c;
+	return MC_OK;
+}
+
+/* Meta flags: tokens starting with a letter; O (opaque), q, b, k are noted. */
+static enum mc_err meta_flags(struct pctx *c, struct line *l, struct mc_request *r)
+{
+	uint32_t off, len, first = 0, end = 0;
+	bool any = false;
+
+	while (next_tok(l, &off, &len)) {
+		const uint8_t *t = c->p + off;
+		uint8_t f = t[0];
+		if (!((f >= 'a' && f <= 'z') || (f >= 'A' && f <= 'Z')))
+			return MC_E_META_BAD_FLAG;
+		for (uint32_t i = 1; i < len; i++)
+			if (t[i] < 0x20 || t[i] == 0x7f)
+				return MC_E_META_BAD_FLAG;
+		if (f == 'q') {
+			r->flags |= MC_REQ_F_QUIET;
+		} else if (f == 'b') {
+			r->flags |= MC_REQ_F_BASE64;
+		} else if (f == 'k') {
+			r->flags |= MC_REQ_F_KEY_IN_REPLY;
+		} else if (f == 'O') {
+			if (len - 1 > MC_OPAQUE_MAX)
+				return MC_E_META_OPAQUE_TOO_LONG;
+			r->flags |= MC_REQ_F_OPAQUE;
+			r->opaque_off = off + 1;
+			r->opaque_len = (uint8_t)(len - 1);
+		}
+		if (!any)
+			first = off;
+		any = true;
+		end = off + len;
+	}
+	if (any) {
+		r->args_off = first;
+		r->args_len = end - first;
+	}
+	return MC_OK;
+}
+
+/* A `b` key must decode to at least one byte; the key struct remembers to decode it. */
+static enum mc_err meta_base64_key(struct pctx *c, struct mc_request *r)
+{
+	if (!(r->flags & MC_REQ_F_BASE64) || r->key_count == 0)
+		return MC_OK;
+	struct mc_key *k = &c->out->keys[r->key_first];
+	if (b64_decode(c->p + k->off, k->len, NULL) == 0)
+		return MC_E_META_BAD_BASE64;
+	k->base64 = 1;
+	return MC_OK;
+}
+
+/* mg md ma <key> <flag>* / ms <key> <datalen> <flag>* + data / me <key> [b] / mn */
+static enum mc_err parse_meta(struct pctx *c, struct line *l, struct mc_request *r)
+{
+	uint32_t off, len;
+	uint64_t bytes = 0;
+	enum mc_err e;
+
+	if (r->cmd == MC_CMD_MN)
+		return next_tok(l, &off, &len) ? MC_E_BAD_ARGUMENTS : MC_OK;
+	if (!next_tok(l, &off, &len))
+		return MC_E_KEY_MISSING;
+	if ((e = key_add(c, r, off, len, true)) != MC_OK)
+		return e;
+	if (r->cmd == MC_CMD_MS) {
+		if (!next_tok(l, &off, &len))
+			return MC_E_BAD_ARGUMENTS;
+		if (!parse_unum(c->p + off, len, INT32_MAX - 2, &bytes))
+			return MC_E_BAD_NUMBER;
+	}
+	if ((e = meta_flags(c, l, r)) != MC_OK)
+		return e;
+	if (r->cmd == MC_CMD_ME &&
+	    (r->args_len != 0 && !(r->args_len == 1 && c->p[r->args_off] == 'b')))
+		return MC_E_META_BAD_FLAG;
+	if ((e = meta_base64_key(c, r)) != MC_OK)
+		return e;
+	return r->cmd == MC_CMD_MS ? data_block(c, l, r, bytes) : MC_OK;
+}
+
+typedef enum mc_err (*text_parse_fn)(struct pctx *c, struct line *l, struct mc_request *r);
+
+struct text_cmd {
+	const char *name;
+	uint8_t len;
+	uint8_t cmd;
+	uint8_t proto;
+	text_parse_fn parse;
+};
+
+#define TC(n, c, pr, fn) {n, sizeof(n) - 1, MC_CMD_##c, MC_PROTO_##pr, fn}
+
+/* Most frequent first: the lookup is a scan with a length check. */
+static const struct text_cmd text_cmds[] = {
+	TC("get", GET, ASCII, parse_retrieval),
+	TC("mg", MG, META, parse_meta),
+	TC("set", SET, ASCII, parse_storage),
+	TC("ms", MS, META, parse_meta),
+	TC("gets", GETS, ASCII, parse_retrieval),
+	TC("delete", DELETE, ASCII, parse_delete),
+	TC("md", MD, META, parse_meta),
+	TC("mn", MN, META, parse_meta),
+	TC("ma", MA, META, parse_meta),
+	TC("me", ME, META, parse_meta),
+	TC("gat", GAT, ASCII, parse_retrieval),
+	TC("gats", GATS, ASCII, parse_retrieval),
+	TC("add", ADD, ASCII, parse_storage),
+	TC("replace", REPLACE, ASCII, parse_storage),
+	TC("append", APPEND, ASCII, parse_storage),
+	TC("prepend", PREPEND, ASCII, parse_storage),
+	TC("cas", CAS, ASCII, parse_storage),
+	TC("incr", INCR, ASCII, parse_key_num),
+	TC("decr", DECR, ASCII, parse_key_num),
+	TC("touch", TOUCH, ASCII, parse_key_num),
+	TC("version", VERSION, ASCII, parse_keyless),
+	TC("verbosity", VERBOSITY, ASCII, parse_keyless),
+	TC("stats", STATS, ASCII, parse_keyless),
+	TC("flush_all", FLUSH_ALL, ASCII, parse_keyless),
+	TC("quit", QUIT, ASCII, parse_keyless),
+	TC("shutdown", SHUTDOWN, ASCII, parse_keyless),
+	TC("cache_memlimit", CACHE_MEMLIMIT, ASCII, parse_keyless),
+	TC("misbehave", MISBEHAVE, ASCII, parse_keyless),
+	TC("lru_crawler", LRU_CRAWLER, ASCII, parse_keyless),
+	TC("lru", LRU, ASCII, parse_keyless),
+	TC("slabs", SLABS, ASCII, parse_keyless),
+	TC("watch", WATCH, ASCII, parse_keyless),
+	TC("extstore", EXTSTORE, ASCII, parse_keyless),
+	TC("debugtime", DEBUGTIME, ASCII, parse_keyless),
+};
+
+static const struct text_cmd *text_cmd_find(const uint8_t *s, uint32_t len)
+{
+	for (size_t i = 0; i < sizeof(text_cmds) / sizeof(text_cmds[0]); i++)
+		if (text_cmds[i].len == len && memcmp(text_cmds[i].name, s, len) == 0)
+			return &text_cmds[i];
+	return NULL;
+}
+
+/* One text request at @p pos; on success *next is the first byte after it. */
+static enum mc_err parse_text(struct pctx *c, uint32_t pos, uint32_t *next)
+{
+	const uint8_t *nl = memchr(c->p + pos, '\n', c->len - pos);
+	uint32_t off, len;
+
+	if (nl == NULL)
+		return MC_E_LINE_UNTERMINATED;
+	struct line l = {.p = c->p, .pos = pos, .next = (uint32_t)(nl - c->p) + 1};
+	l.end = l.next - 1;
+	if (l.end > pos && c->p[l.end - 1] == '\r')
+		l.end--;
+	if (!next_tok(&l, &off, &len))
+		return MC_E_UNKNOWN_COMMAND;
+	const struct text_cmd *tc = text_cmd_find(c->p + off, len);
+	if (tc == NULL)
+		return MC_E_UNKNOWN_COMMAND;
+	struct mc_request *r = req_new(c, off, tc->proto, tc->cmd);
+	if (r == NULL)
+		return MC_E_TOO_MANY_REQUESTS;
+	enum mc_err e = tc->parse(c, &l, r);
+	if (e != MC_OK) {
+		c->out->nkeys = r->key_first; /* drop the failed request's keys */
+		return e;
+	}
+	r->line_len = (r->flags & MC_REQ_F_VALUE) ? r->data_off - off : l.next - off;
+	r->len = l.next - off;
+	c->out->nreq++;
+	*next = l.next;
+	return MC_OK;
+}
+
+/* Parse [start, len) of @p p; offsets stay relative to @p p. */
+static enum mc_err parse_from(const uint8_t *p, uint32_t start, uint32_t len,
+			      struct mc_requests *out)
+{
+	struct pctx c = {.p = p, .len = len, .out = out};
+	uint32_t pos = start;
+	enum mc_err e = MC_OK;
+
+	out->nreq = 0;
+	out->nkeys = 0;
+	out->err_off = start;
+	if (start >= len)
+		return MC_E_EMPTY;
+	bool binary = p[start] == MC_BIN_REQ_MAGIC;
+	out->proto = binary ? MC_PROTO_BINARY : MC_PROTO_ASCII;
+	while (pos < len) {
+		uint32_t next = pos;
+		if ((p[pos] == MC_BIN_REQ_MAGIC) != binary)
+			e = MC_E_MIXED_PROTOCOLS;
+		else if (binary)
+			e = mc_parse_binary(p, len, pos, out, &next);
+		else
+			e = parse_text(&c, pos, &next);
+		if (e != MC_OK) {
+			out->err_off = pos;
+			return e;
+		}
+		pos = next;
+	}
+	out->proto = out->req[0].proto;
+	return MC_OK;
+}
+
+enum mc_err mc_parse_requests(const uint8_t *p, size_t len, struct mc_requests *out)
+{
+	if (len > UINT32_MAX) {
+		out->err_off = 0;
+		return MC_E_TOO_MANY_REQUESTS;
+	}
+	return parse_from(p, 0, (uint32_t)len, out);
+}
+
+enum mc_err mc_parse_datagram(const uint8_t *p, size_t len, struct mc_requests *out)
+{
+	enum mc_err e;
+
+	out->err_off = 0;
+	out->nreq = 0;
+	out->nkeys = 0;
+	if ((e = mc_frame_parse(p, len, &out->frame)) != MC_OK)
+		return e;
+	if (out->frame.total != 1)
+		return MC_E_FRAME_MULTI;
+	if (out->frame.seq != 0)
+		return MC_E_FRAME_SEQ;
+	if (len > UINT32_MAX)
+		return MC_E_TOO_MANY_REQUESTS;
+	return parse_from(p, MC_FRAME_HDR_LEN, (uint32_t)len, out);
 }

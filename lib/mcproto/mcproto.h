@@ -74,8 +74,7 @@ extern "C" {
 	_(REPLY_FRAME_ORDER, "reply_frame_order")     /* seq/total/request id out of step */       \
 	_(REPLY_BAD_LINE, "reply_bad_line")           /* not a memcached reply line */             \
 	_(REPLY_LINE_TOO_LONG, "reply_line_too_long") /* over MC_REPLY_LINE_MAX */                 \
-	_(REPLY_DATA_BAD_END, "reply_data_bad_end")   /* value not followed by "\r\n" */           \
-	_(REPLY_TRAILING, "reply_trailing")           /* bytes after the last datagram's end */
+	_(REPLY_DATA_BAD_END, "reply_data_bad_end")   /* value not followed by "\r\n" */
 
 /** Parse results: MC_OK or one reason from MC_FOREACH_ERROR. */
 enum mc_err {
@@ -241,7 +240,9 @@ struct mc_request {
 	uint32_t line_len;   /**< text: command line incl. "\r\n"; binary: 24 + extras + key */
 	uint32_t data_off;   /**< value bytes (without the data block's "\r\n"), if F_VALUE */
 	uint32_t data_len;   /**< length of the value */
-	uint32_t args_off;   /**< text: tokens after the keys (meta flags), or gat's exptime */
+	uint32_t args_off;   /**< meta: the flag tokens after the key (ms: after <datalen>);
+				  gat/gats: the exptime; keyless text: all arguments;
+				  binary: the extras */
 	uint32_t args_len;   /**< length of that span (0 when none) */
 	uint32_t opaque;     /**< binary: the header's opaque, as four bytes read big-endian */
 	uint32_t opaque_off; /**< meta: the `O` token's value (after the letter O) */
@@ -387,9 +388,10 @@ enum mc_reply_ev {
 };
 
 /**
- * One event of the reply stream. Pointers point into the datagram given to mc_reply_feed(), or
- * (for a header split across datagrams) into the parser's own line buffer; they are valid
- * until the next mc_reply_feed() or mc_reply_init() on that parser.
+ * One event of the reply stream. @c data points into the datagram given to mc_reply_feed().
+ * @c head, @c key and @c mopaque point into that datagram too, or, for a header split across
+ * datagrams, into the parser's line buffer: use them before the next mc_reply_next() call.
+ * A DATA event fills only data, data_len and last.
  */
 struct mc_reply_event {
 	uint8_t type;            /**< enum mc_reply_type of the item */
