@@ -1,0 +1,358 @@
+"""Shared machinery of the e2e tests: a sandbox of their own (scripts/sandbox.sh with a
+unique prefix, torn down on every exit path), the router started in it, its telemetry, and
+a small checker that collects failures instead of stopping at the first.
+
+Binaries come from the environment (meson passes them): RINGWAY, RINGWAY_PLAN; SANDBOX is
+scripts/sandbox.sh. Exit status: 0 pass, 1 fail, 77 skip (not root / no namespaces).
+"""
+import atexit
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "clients"))
+
+from mcudp import TcpClient, Timeout, UdpClient  # noqa: E402,F401
+from nsutil import socket_in  # noqa: E402,F401
+
+TOP = os.path.abspath(os.path.join(HERE, "..", ".."))
+SANDBOX = os.environ.get("SANDBOX", os.path.join(TOP, "scripts", "sandbox.sh"))
+SKIP = 77
+
+
+def log(*a):
+    print(*a, flush=True)
+
+
+class Checker:
+    """Collects failed expectations; finish() prints a summary and exits."""
+
+    def __init__(self, name):
+        self.name = name
+        self.failures = []
+        self.passes = 0
+
+    def ok(self, cond, what):
+        if cond:
+            self.passes += 1
+            log("ok   - %s" % what)
+        else:
+            self.failures.append(what)
+            log("FAIL - %s" % what)
+        return cond
+
+    def eq(self, got, want, what):
+        return self.ok(got == want, "%s (got %r, want %r)" % (what, _short(got), _short(want))
+                       if got != want else what)
+
+    def finish(self):
+        log("%s: %d passed, %d failed" % (self.name, self.passes, len(self.failures)))
+        for f in self.failures:
+            log("  failed: %s" % f)
+        return 0 if not self.failures and self.passes else 1
+
+
+def _short(v):
+    r = repr(v)
+    return v if len(r) < 200 else r[:200] + "..."
+
+
+def need_root():
+    if os.geteuid() != 0:
+        log("SKIP: e2e tests need root (network namespaces)")
+        sys.exit(SKIP)
+
+
+def binary(var, rel):
+    path = os.environ.get(var) or os.path.join(TOP, "build", rel)
+    if not os.access(path, os.X_OK):
+        log("FAIL: %s not built (%s); set %s" % (rel, path, var))
+        sys.exit(1)
+    return path
+
+
+def telemetry(sock_path, cmd, timeout=3.0):
+    """One DPDK telemetry v2 command: connect, read the greeting, send, parse the reply."""
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    s.settimeout(timeout)
+    try:
+        s.connect(sock_path)
+        greeting = json.loads(s.recv(1 << 16).decode())
+        s.send(cmd.encode())
+        buf = s.recv(greeting.get("max_output_len", 16384) + 1024)
+        return json.loads(buf.decode())
+    finally:
+        s.close()
+
+
+class Sandbox:
+    """One sandbox (unique prefix), up for the life of the object; down on exit, on
+    SIGTERM/SIGINT (meson's timeout) and on any exception."""
+
+    def __init__(self, tag, nodes=4, no_huge=False):
+        self.prefix = ("e%s%d" % (tag, os.getpid() % 100000))[:12]
+        self.nodes = nodes
+        self.env = {}
+        self.router_running = False
+        args = [SANDBOX, "up", "--nodes", str(nodes), "--prefix", self.prefix]
+        if no_huge:
+            args.append("--no-huge")
+        atexit.register(self.down)
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            signal.signal(sig, self._on_signal)
+        subprocess.run(args, check=True)
+        self.env = self._read_env(os.path.join("/run/ringway-sandbox", self.prefix, "env"))
+        self.state = self.env["STATE_DIR"]
+        self.router = (self.env["ROUTER_IP"], int(self.env["MC_PORT"]))
+        self.node_ips = [self.env["NODE%d_IP" % i] for i in range(1, nodes + 1)]
+        self.client_ns = self.env["NS_CLIENT"]
+
+    @staticmethod
+    def _read_env(path):
+        env = {}
+        with open(path) as f:
+            for line in f:
+                k, _, v = line.strip().partition("=")
+                if k:
+                    env[k] = v.strip("'\"")
+        return env
+
+    def _on_signal(self, signum, _frame):
+        self.down()
+        sys.exit(128 + signum)
+
+    def down(self):
+        if getattr(self, "_down", False):
+            return
+        self._down = True
+        if self.router_running:
+            self.stop_router()
+        subprocess.run([SANDBOX, "down", "--prefix", self.prefix], check=False)
+
+    # ---- the router
+
+    def config(self, algo="ring", extra=""):
+        """Write this sandbox's ringway.conf (plus `extra` INI text) and return its path."""
+        args = [SANDBOX, "config", "--prefix", self.prefix, "--algo", algo]
+        text = subprocess.run(args, check=True, stdout=subprocess.PIPE).stdout.decode()
+        path = os.path.join(self.state, "ringway.conf")
+        with open(path, "w") as f:
+            f.write(text + extra)
+        return path
+
+    def start_router(self, ringway, conf, lcores="0-1"):
+        subprocess.run([SANDBOX, "router-start", "--prefix", self.prefix, "--ringway", ringway,
+                        "--config", conf, "--lcores", lcores], check=True)
+        self.router_running = True
+        self.tsock = "/var/run/dpdk/%s/dpdk_telemetry.v2" % self.env["FILE_PREFIX"]
+
+    def stop_router(self):
+        """Stop the router (SIGINT); its log, with the counters printed at exit."""
+        self.router_running = False
+        r = subprocess.run([SANDBOX, "router-stop", "--prefix", self.prefix],
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        self.router_exit_log = r.stdout.decode(errors="replace")
+        return self.router_exit_log
+
+    def router_alive(self):
+        try:
+            with open(os.path.join(self.state, "router.pid")) as f:
+                os.kill(int(f.read()), 0)
+            return True
+        except (OSError, ValueError):
+            return False
+
+    def router_log(self):
+        with open(os.path.join(self.state, "router.log"), errors="replace") as f:
+            return f.read()
+
+    def telemetry(self, cmd):
+        return telemetry(self.tsock, cmd)
+
+    def stats(self):
+        """The router's /ringway/stats, flattened: totals plus 'drops' {reason: n}."""
+        return flatten_stats(self.telemetry("/ringway/stats"))
+
+    def nodes_view(self):
+        return self.telemetry("/ringway/nodes")
+
+    def wait_serving(self, timeout=10.0):
+        """Until a get for a key on every node comes back through the router (the router
+        has resolved every node's MAC). Returns True when it does."""
+        c = self.client(timeout=0.3)
+        end = time.monotonic() + timeout
+        pending = set(range(1, self.nodes + 1))
+        i = 0
+        try:
+            while pending and time.monotonic() < end:
+                i += 1
+                try:
+                    c.request(b"get warmup:%d\r\n" % i)
+                except Timeout:
+                    time.sleep(0.1)
+                    continue
+                # A key answered means its node is reachable; check the rest via telemetry.
+                try:
+                    known = nodes_mac_known(self.nodes_view())
+                    if known is not None and known >= self.nodes:
+                        pending.clear()
+                except (OSError, ValueError):
+                    pass
+                if i > 4 * self.nodes + 50 and not pending:
+                    break
+            return not pending
+        finally:
+            c.close()
+
+    # ---- clients
+
+    def client(self, timeout=2.0, bind=None):
+        return UdpClient(self.router, ns=self.client_ns, bind=bind, timeout=timeout)
+
+    def node_udp(self, i, timeout=2.0):
+        return UdpClient((self.node_ips[i - 1], int(self.env["MC_PORT"])), ns=self.client_ns,
+                         timeout=timeout)
+
+    def node_tcp(self, i):
+        return TcpClient((self.node_ips[i - 1], int(self.env["MC_PORT"])), ns=self.client_ns)
+
+    def nodes_alive(self):
+        ok = True
+        for i in range(1, self.nodes + 1):
+            try:
+                t = self.node_tcp(i)
+                t.stats()
+                t.close()
+            except OSError:
+                ok = False
+        return ok
+
+
+# ---- telemetry shapes
+
+
+def _find_totals(d):
+    """The dict holding rx/forwarded/returned/answered, searched breadth-first."""
+    todo = [d]
+    while todo:
+        x = todo.pop(0)
+        if isinstance(x, dict):
+            if all(k in x for k in ("rx", "forwarded", "returned", "answered")):
+                return x
+            for k in ("total", "totals"):
+                if k in x:
+                    todo.insert(0, x[k])
+            todo.extend(v for v in x.values() if isinstance(v, (dict, list)))
+        elif isinstance(x, list):
+            todo.extend(x)
+    return None
+
+
+def flatten_stats(reply):
+    """{'rx', 'forwarded', 'returned', 'answered', 'dropped', ..., 'drops': {reason: n}} from
+    the reply to /ringway/stats (the totals over all workers)."""
+    body = reply.get("/ringway/stats", reply)
+    tot = _find_totals(body)
+    if tot is None:
+        raise ValueError("no totals in /ringway/stats: %r" % (reply,))
+    out = {k: v for k, v in tot.items() if isinstance(v, int)}
+    drops = None
+    for holder in (tot, body):
+        for k in ("drops", "dropped_by_reason", "drop_reasons", "drop"):
+            if isinstance(holder, dict) and isinstance(holder.get(k), dict):
+                drops = holder[k]
+                break
+        if drops is not None:
+            break
+    out["drops"] = {k: v for k, v in (drops or {}).items() if isinstance(v, int)}
+    return out
+
+
+def nodes_mac_known(reply):
+    body = reply.get("/ringway/nodes", reply)
+    items = body.values() if isinstance(body, dict) else body
+    n = 0
+    for v in items:
+        if isinstance(v, dict) and v.get("mac_known"):
+            n += 1
+    return n
+
+
+def identity(s):
+    """(holds, text): rx = forwarded + returned + answered + dropped, and the drop reasons
+    add up to dropped."""
+    rhs = s["forwarded"] + s["returned"] + s["answered"] + s["dropped"]
+    by_reason = sum(s["drops"].values())
+    text = "rx %d = forwarded %d + returned %d + answered %d + dropped %d (= %d); drop " \
+        "reasons sum %d" % (s["rx"], s["forwarded"], s["returned"], s["answered"],
+                            s["dropped"], rhs, by_reason)
+    return s["rx"] == rhs and by_reason == s["dropped"], text
+
+
+def settled_stats(sb, wait=2.0):
+    """Stats once they stop moving (no packet in flight between workers)."""
+    prev = sb.stats()
+    end = time.monotonic() + wait
+    while time.monotonic() < end:
+        time.sleep(0.2)
+        cur = sb.stats()
+        if cur == prev:
+            return cur
+        prev = cur
+    return prev
+
+
+def check_identity(t, sb):
+    s = settled_stats(sb)
+    holds, text = identity(s)
+    t.ok(holds, "packet accounting identity: " + text)
+    return s
+
+
+def delta(a, b):
+    """b - a for the totals and the drop reasons."""
+    d = {k: b[k] - a.get(k, 0) for k in b if k != "drops"}
+    d["drops"] = {k: v - a["drops"].get(k, 0) for k, v in b["drops"].items()
+                  if v != a["drops"].get(k, 0)}
+    return d
+
+
+def plan_assign(plan_bin, nodes_file, algo, keys):
+    """{key: node name} from `ringway-plan assign` for the keys (bytes)."""
+    path = nodes_file + ".keys"
+    with open(path, "wb") as f:
+        f.write(b"".join(k + b"\n" for k in keys))
+    r = subprocess.run([plan_bin, "assign", "--nodes", nodes_file, "--algo", algo,
+                        "--keys", path], check=True, stdout=subprocess.PIPE)
+    out = {}
+    for line in r.stdout.decode().splitlines():
+        parts = line.split()
+        if len(parts) >= 2 and not line.startswith("#"):
+            out[parts[0].encode()] = parts[1]
+    return out
+
+
+def owner_by_router(sb, key, value=b"probe"):
+    """Store key through the router, then ask every node directly: the list of node
+    indexes (1-based) that hold it with that value (exactly one when all is well)."""
+    c = sb.client()
+    try:
+        reply = c.request(b"set %s 0 0 %d\r\n%s\r\n" % (key, len(value), value))
+    finally:
+        c.close()
+    if reply != b"STORED\r\n":
+        raise RuntimeError("set %r through the router: %r" % (key, reply))
+    holders = []
+    for i in range(1, sb.nodes + 1):
+        t = sb.node_tcp(i)
+        try:
+            if t.get(key) == value:
+                holders.append(i)
+        finally:
+            t.close()
+    return holders

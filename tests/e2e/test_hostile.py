@@ -1,0 +1,222 @@
+#!/usr/bin/env python3
+"""e2e: hostile input. Every malformed or unwelcome frame from clients/hostile.py is dropped
+and counted under its reason (and nothing else moves: no forward, no reply), the router keeps
+serving, and no forged or stale reply ever reaches a client:
+
+  - the catalogue: truncated headers, lying IP/UDP lengths, fragments, non-IPv4, non-UDP,
+    other ports, no memcached frame, 251-byte keys, multi-datagram requests, forged replies
+    from a non-node address, clients outside the allowed prefixes;
+  - forged replies aimed at a LIVE request slot (its node frozen with SIGSTOP, the router's
+    source port and request id read off the node's veth) from a non-node address and from
+    another node: dropped as wrong source; the client then gets exactly the real reply;
+  - a replayed reply (the node's real reply frame captured and sent again): dropped;
+  - a late reply (node frozen past the request timeout, then thawed): dropped; the client
+    never sees it.
+Afterwards the router serves every node and the packet accounting identity holds.
+
+Environment: RINGWAY.
+"""
+import os
+import signal
+import sys
+import time
+
+import harness as h
+from hostile import Net, Sender, Sniffer, cases, eth, ipv4, udp, ETH_P_IP
+
+# The router's drop reasons each family of hostile frame may be counted under.
+FAMILY = {
+    "bad_ip": {"truncated_ip", "bad_ip"},
+    "bad_udp": {"truncated_udp", "bad_udp_length"},
+    "fragment": {"ip_fragment"},
+    "not_ipv4": {"not_ipv4"},
+    "not_udp": {"not_udp"},
+    "udp_port": {"bad_port"},
+    "bad_memcached": {"mc_bad_frame", "mc_bad_request"},
+    "not_for_us": {"not_our_ip"},
+    "key_too_long": {"mc_key_too_long"},
+    "multi_datagram": {"mc_multi_datagram"},
+    "client_not_allowed": {"client_denied"},
+    "forged_reply": {"reply_no_slot", "reply_wrong_source"},
+}
+WRONG_SOURCE = {"reply_wrong_source"}
+STALE = {"reply_no_slot", "reply_stale"}
+
+
+def wait_rx(sb, before, n, timeout=2.0):
+    end = time.monotonic() + timeout
+    while True:
+        s = sb.stats()
+        if s["rx"] - before["rx"] >= n or time.monotonic() > end:
+            time.sleep(0.05)
+            return sb.stats()
+        time.sleep(0.02)
+
+
+def one_drop(t, sb, what, send, reasons):
+    """send(); the router must count exactly one drop, under one of `reasons`, and nothing
+    forwarded or returned."""
+    before = sb.stats()
+    send()
+    after = wait_rx(sb, before, 1)
+    d = h.delta(before, after)
+    moved = {k: v for k, v in d["drops"].items()}
+    good = (len(moved) == 1 and list(moved.values()) == [1] and set(moved) <= reasons and
+            d["forwarded"] == 0 and d["returned"] == 0)
+    t.ok(good, "%s: dropped once as %s (drops moved %r, forwarded %d, returned %d)"
+         % (what, "/".join(sorted(reasons)), moved, d["forwarded"], d["returned"]))
+
+
+def node_pid(sb, i):
+    with open(os.path.join(sb.state, "node%d.pid" % i)) as f:
+        return int(f.read())
+
+
+def catch_request(sniffer, router_ip, node_ip, wait=1.0):
+    """The router's forwarded request seen on the node's veth: (sport, req_id)."""
+    for f, src, dst, sport, dport, payload in sniffer.udp_frames(wait):
+        if src == router_ip and dst == node_ip and len(payload) >= 8:
+            return sport, int.from_bytes(payload[:2], "big")
+    return None
+
+
+def live_slot_attacks(t, sb, net, sender, key, node):
+    """Forged replies at a live slot, then the real reply; then replay it."""
+    nip = sb.node_ips[node - 1]
+    other = sb.node_ips[node % sb.nodes]
+    sniffer = Sniffer("veth0", sb.env["NODE%d_NS" % node])
+    pid = node_pid(sb, node)
+    c = sb.client(timeout=3.0)
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        rid = c.send(b"get %s\r\n" % key)
+        seen = catch_request(sniffer, sb.router[0], nip)
+        t.ok(seen is not None, "router's forwarded request seen on node%d's veth" % node)
+        if seen is None:
+            return
+        sport, fwd_id = seen
+        forged = b"VALUE %s 0 6\r\nforged\r\nEND\r\n" % key
+        for src in ("198.18.1.250", other):
+            frame = net.udp_frame(fwd_id.to_bytes(2, "big") + b"\0\0\0\1\0\0" + forged,
+                                  src=src, sport=11211, dport=sport)
+            one_drop(t, sb, "forged reply from %s to the live slot (port %d, id %d)"
+                     % (src, sport, fwd_id), lambda: sender.send(frame), WRONG_SOURCE)
+        t.ok(c.expect_silence(0.3), "no forged reply reached the client")
+    finally:
+        os.kill(pid, signal.SIGCONT)
+    try:
+        r = c.collect(rid)
+    except h.Timeout:
+        r = None
+    t.eq(r, b"VALUE %s 0 4\r\nreal\r\nEND\r\n" % key, "client got the node's real reply")
+    # Replay the node's real reply, captured on its veth, from the node's own veth.
+    replies = [f for f, src, dst, sp, dp, p in sniffer.udp_frames(0.3)
+               if src == nip and dst == sb.router[0] and dp == sport]
+    sniffer.close()
+    t.ok(len(replies) == 1, "the node's reply captured for replay")
+    if replies:
+        node_sender = Sender("veth0", sb.env["NODE%d_NS" % node])
+        one_drop(t, sb, "replayed reply", lambda: node_sender.send(replies[0]), STALE)
+        node_sender.close()
+    t.ok(c.expect_silence(0.3), "no replayed reply reached the client")
+    t.eq(c.strays, [], "no stray datagram at the attacked client")
+    c.close()
+
+
+def late_reply(t, sb, key, node):
+    pid = node_pid(sb, node)
+    c = sb.client(timeout=0.2)
+    before = sb.stats()
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        rid = c.send(b"get %s\r\n" % key)
+        time.sleep(1.6)  # the sandbox config's request_ms is 1000
+    finally:
+        os.kill(pid, signal.SIGCONT)
+    after = wait_rx(sb, before, 2)
+    d = h.delta(before, after)
+    t.eq(d.get("slots_expired", 1), 1, "the unanswered slot expired")
+    t.ok(set(d["drops"]) <= STALE and sum(d["drops"].values()) == 1,
+         "late reply dropped as stale (%r)" % d["drops"])
+    try:
+        r = c.collect(rid, timeout=0.5)
+    except h.Timeout:
+        r = None
+    t.eq(r, None, "the late reply never reached the client")
+    t.eq(c.strays, [], "no stray datagram at the client")
+    c.close()
+
+
+def outside_client(t, sb):
+    """A real UDP client bound to an address outside the allowed prefixes gets nothing."""
+    c = sb.client(timeout=0.5, bind=sb.env["CLIENT_OUTSIDE_IP"])
+    before = sb.stats()
+    rid = c.send(b"get hostile:ok\r\n")
+    try:
+        r = c.collect(rid)
+    except h.Timeout:
+        r = None
+    d = h.delta(before, sb.stats())
+    t.eq(r, None, "client outside the allowed prefixes got no reply")
+    t.eq(d["drops"], {"client_denied": 1}, "counted as client_denied")
+    c.close()
+
+
+def main():
+    h.need_root()
+    ringway = h.binary("RINGWAY", "app/ringway/ringway")
+    t = h.Checker("e2e hostile")
+    sb = h.Sandbox("ho")
+    sb.start_router(ringway, sb.config())
+    t.ok(sb.wait_serving(), "router serves every node after start-up")
+    env = sb.env
+    net = Net(env["ROUTER_MAC"], env["CLIENT_MAC"], env["ROUTER_IP"], env["CLIENT_IP"],
+              sb.node_ips, outside_ip=env["CLIENT_OUTSIDE_IP"])
+    sender = Sender("veth0", sb.client_ns)
+    # A listener on the client port the hostile frames claim as source: nothing may come back.
+    victim = h.socket_in(sb.client_ns)
+    victim.bind((env["CLIENT_IP"], 40000))
+    victim.setblocking(False)
+
+    for name, frame, family in cases(net):
+        one_drop(t, sb, name, lambda f=frame: sender.send(f), FAMILY[family])
+    try:
+        got = victim.recv(65536)
+    except BlockingIOError:
+        got = None
+    t.eq(got, None, "nothing came back to the hostile frames' source port")
+    outside_client(t, sb)
+
+    key = b"hostile:live"
+    holders = h.owner_by_router(sb, key, b"real")
+    t.eq(len(holders), 1, "test key stored on one node")
+    node = holders[0] if holders else 1
+    live_slot_attacks(t, sb, net, sender, key, node)
+    late_reply(t, sb, key, node)
+
+    # Still serving: a key on every node round-trips.
+    c = sb.client()
+    served = set()
+    for i in range(200):
+        k = b"after:%d" % i
+        try:
+            if c.request(b"set %s 0 0 2\r\nok\r\n" % k) == b"STORED\r\n" and \
+                    c.request(b"get %s\r\n" % k) == b"VALUE %s 0 2\r\nok\r\nEND\r\n" % k:
+                served.add(h.owner_by_router(sb, k, b"ok")[0])
+        except h.Timeout:
+            pass
+        if len(served) == sb.nodes:
+            break
+    t.eq(len(served), sb.nodes, "router still serves every node after the attack")
+    t.eq(c.strays, [], "no stray datagram at a regular client")
+    c.close()
+    sender.close()
+    victim.close()
+    h.check_identity(t, sb)
+    t.ok(sb.router_alive(), "router still running")
+    sb.stop_router()
+    return t.finish()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
