@@ -1,0 +1,1351 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * ringway's configuration loader.
+ *
+ * Three passes over one file:
+ *   1. scan: our own reading of the text, line by line, with rte_cfgfile's rules (comment
+ *      character '#', "key = value", "[section]"). It rejects what rte_cfgfile would silently
+ *      accept or truncate (lines without '=', over-long names and values, duplicate keys and
+ *      sections, unknown names) and records the line of every section and key, which
+ *      rte_cfgfile does not report.
+ *   2. rte_cfgfile_load_with_params() reads the same file; its sections and entries come in
+ *      file order, so entry j of section i is the j-th key the scan saw in that section.
+ *   3. every value rte_cfgfile returns is parsed by the key's type from the key table below,
+ *      then the checks that span keys run (reply range vs listen ports, duplicate nodes, ...).
+ *
+ * The key table (RW_CFG_FOREACH_KEY) is the single source of the keys: the parser, the
+ * defaults, rw_config_dump() and the reference in docs/config.md all come from it.
+ */
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/un.h>
+
+#include <rte_build_config.h>
+#include <rte_cfgfile.h>
+
+#include "config.h"
+
+/* Sections; node sections are "[node NAME]". */
+#define RW_FOREACH_SECTION(_)                                                                \
+	_(ROUTER, "router")                                                                  \
+	_(PLACEMENT, "placement")                                                            \
+	_(NODE, "node")                                                                      \
+	_(TIMEOUTS, "timeouts")                                                              \
+	_(TABLES, "tables")                                                                  \
+	_(CONTROL, "control")                                                                \
+	_(LOG, "log")
+
+enum sec_id {
+#define SEC_ENUM(e, s) SEC_##e,
+	RW_FOREACH_SECTION(SEC_ENUM)
+#undef SEC_ENUM
+	SEC_COUNT
+};
+
+static const char *const sec_names[] = {
+#define SEC_NAME(e, s) s,
+	RW_FOREACH_SECTION(SEC_NAME)
+#undef SEC_NAME
+};
+
+/* Value types; each has one parser, one printer and one description for errors and docs. */
+enum key_kind {
+	K_U32,       /* decimal integer in [min, max]; F_POW2 / F_PRIME narrow it */
+	K_IPV4,      /* unicast IPv4 address -> uint32_t, network order */
+	K_MAC,       /* unicast MAC -> uint8_t[6]; off2: the bool "given" */
+	K_PORTS,     /* list of UDP ports -> uint16_t[max]; off2: uint32_t count */
+	K_PREFIXES,  /* list of IPv4 prefixes -> struct rw_cfg_prefix[max]; off2: count */
+	K_IDLE,      /* enum rw_idle */
+	K_ALGO,      /* enum pl_algo */
+	K_HASH,      /* enum pl_hash, empty = the algorithm's default */
+	K_HASH_TAG,  /* two characters or empty -> char[2] */
+	K_PATH,      /* absolute path -> char[RW_CFG_PATH_MAX]; max = longest allowed */
+	K_LOG_LEVEL, /* DPDK log level 1..8 */
+	K_NODE_ADDR, /* IPv4[:port] -> struct pl_member addr/port; off2: uint32_t ip */
+};
+
+#define F_REQUIRED 0x1u /* no default: the file must give it */
+#define F_LIST 0x2u     /* may repeat; lines accumulate (the first replaces the default) */
+#define F_POW2 0x4u     /* K_U32: a power of two */
+#define F_PRIME 0x8u    /* K_U32: a prime */
+
+#define DEFAULT_LISTEN_PORT 11211
+#define SUN_PATH_MAX ((uint32_t)sizeof(((struct sockaddr_un *)0)->sun_path) - 1)
+#define RING_POINTS_MAX (1u << 24)
+
+#define C(field) offsetof(struct rw_config, field)
+#define N(field) offsetof(struct rw_cfg_node, field)
+
+/*
+ * Every key: section, name, type, where it goes (offset in struct rw_config, or in struct
+ * rw_cfg_node for node keys), a second offset (count, "given" flag or address), range, flags,
+ * default text (parsed by the same parser as the file; NULL = none) and what it means.
+ */
+#define RW_CFG_FOREACH_KEY(_)                                                                \
+	_(ROUTER, "port", K_U32, C(router.port), 0, 0, RTE_MAX_ETHPORTS - 1, 0, "0",         \
+	  "DPDK ethdev port id of the router's port")                                         \
+	_(ROUTER, "address", K_IPV4, C(router.address), 0, 0, 0, F_REQUIRED, NULL,           \
+	  "the router's IPv4 address: clients send requests here, nodes reply here")          \
+	_(ROUTER, "mac", K_MAC, C(router.mac), C(router.has_mac), 0, 0, 0, NULL,             \
+	  "source MAC for everything the router sends; unset = the port's own MAC")           \
+	_(ROUTER, "listen_ports", K_PORTS, C(router.listen_ports), C(router.n_listen_ports), \
+	  1, RW_CFG_LISTEN_PORTS_MAX, F_LIST, "11211",                                        \
+	  "UDP ports clients send memcached requests to")                        \
+	_(ROUTER, "reply_port_base", K_U32, C(router.reply_port_base), 0, 1024, 65535, 0,    \
+	  "32768", "first UDP source port the router uses towards nodes")                     \
+	_(ROUTER, "reply_port_count", K_U32, C(router.reply_port_count), 0, 1, 32768, F_POW2, \
+	  "16384",                                                                            \
+	  "ports in the reply range; a request's source port names its worker and slot")      \
+	_(ROUTER, "allowed_clients", K_PREFIXES, C(router.allowed_clients),                  \
+	  C(router.n_allowed_clients), 1, RW_CFG_PREFIXES_MAX, F_REQUIRED | F_LIST, NULL,     \
+	  "client prefixes served; everything else is dropped and counted")     \
+	_(ROUTER, "idle", K_IDLE, C(router.idle), 0, 0, 0, 0, "poll",                        \
+	  "idle workers spin (poll) or sleep after a run of empty polls (backoff)")           \
+	_(ROUTER, "backoff_us", K_U32, C(router.backoff_us), 0, 1, 100000, 0, "100",         \
+	  "backoff: microseconds slept per empty poll")                                       \
+	_(ROUTER, "backoff_after", K_U32, C(router.backoff_after), 0, 1, 1000000, 0, "1024", \
+	  "backoff: empty polls in a row before sleeping")                                    \
+	_(ROUTER, "mtu", K_U32, C(router.mtu), 0, 576, 9000, 0, "1500", "IP MTU of the port") \
+	_(PLACEMENT, "algorithm", K_ALGO, C(placement.algo), 0, 0, 0, 0, "ring",             \
+	  "key placement algorithm")                                                          \
+	_(PLACEMENT, "vnodes", K_U32, C(placement.vnodes), 0, 1, 10000, 0, "160",            \
+	  "ring: points per unit of weight")                                                  \
+	_(PLACEMENT, "hash_tag", K_HASH_TAG, C(placement.hash_tag), 0, 0, 0, 0, "",          \
+	  "hash only the text between these two characters; empty = the whole key")          \
+	_(PLACEMENT, "key_hash", K_HASH, C(placement.key_hash), 0, 0, 0, 0, "",              \
+	  "twemproxy: its key hash; empty = fnv1a_64 (other algorithms ignore it)")           \
+	_(PLACEMENT, "maglev_size", K_U32, C(placement.maglev_size), 0, 3, 16777213, F_PRIME, \
+	  "65537", "maglev: lookup table size (other algorithms ignore it)")                  \
+	_(NODE, "address", K_NODE_ADDR, N(member), N(ip), 0, 0, F_REQUIRED, NULL,            \
+	  "the node's IPv4 address and memcached UDP port (default 11211)")                  \
+	_(NODE, "weight", K_U32, N(member.weight), 0, 1, 10000, 0, "1",                      \
+	  "the node's share relative to the others")                                          \
+	_(NODE, "mac", K_MAC, N(mac), N(has_mac), 0, 0, 0, NULL,                             \
+	  "static MAC of the node; unset = resolve it by ARP")                                \
+	_(TIMEOUTS, "request_ms", K_U32, C(timeouts.request_ms), 0, 1, 60000, 0, "1000",     \
+	  "a request slot without a complete reply is freed after this")                     \
+	_(TIMEOUTS, "arp_retry_ms", K_U32, C(timeouts.arp_retry_ms), 0, 10, 60000, 0,        \
+	  "1000", "interval between ARP requests for one node")                               \
+	_(TIMEOUTS, "arp_attempts", K_U32, C(timeouts.arp_attempts), 0, 1, 100, 0, "5",      \
+	  "ARP requests before a node counts as unresolved")                                  \
+	_(TIMEOUTS, "arp_lifetime_s", K_U32, C(timeouts.arp_lifetime_s), 0, 1, 86400, 0,     \
+	  "300", "a learned node MAC is refreshed after this")                                \
+	_(TABLES, "request_slots", K_U32, C(tables.request_slots), 0, 64, 65536, F_POW2,     \
+	  "4096", "request slots per worker: requests in flight")                            \
+	_(TABLES, "mbufs", K_U32, C(tables.mbufs), 0, 1024, 4194304, 0, "16383",             \
+	  "mbufs per packet pool")                                                            \
+	_(TABLES, "mbuf_cache", K_U32, C(tables.mbuf_cache), 0, 0, 512, 0, "256",            \
+	  "per-lcore mempool cache (the ranges keep it under mbufs / 1.5)")                                     \
+	_(TABLES, "burst", K_U32, C(tables.burst), 0, 1, 256, 0, "32",                       \
+	  "packets per RX/TX burst; at most rx_desc and tx_desc")                            \
+	_(TABLES, "rx_desc", K_U32, C(tables.rx_desc), 0, 64, 16384, F_POW2, "1024",         \
+	  "descriptors per RX queue")                                                         \
+	_(TABLES, "tx_desc", K_U32, C(tables.tx_desc), 0, 64, 16384, F_POW2, "1024",         \
+	  "descriptors per TX queue")                                                         \
+	_(TABLES, "handoff_ring", K_U32, C(tables.handoff_ring), 0, 64, 65536, F_POW2,       \
+	  "1024", "per-worker ring for replies that arrive on another worker")               \
+	_(TABLES, "neighbours", K_U32, C(tables.neighbours), 0, 16, 65536, 0, "1024",        \
+	  "neighbour (ARP) table entries")                                                    \
+	_(CONTROL, "socket", K_PATH, C(control.socket), 0, 0, SUN_PATH_MAX, 0,               \
+	  "/run/ringway/ringway.sock", "management socket (Unix stream, mode 0600)")          \
+	_(CONTROL, "state_file", K_PATH, C(control.state_file), 0, 0, RW_CFG_PATH_MAX - 1, 0, \
+	  "/var/lib/ringway/state",                                                           \
+	  "membership and epoch, written on every change; wins over [node] at start")        \
+	_(CONTROL, "tcp_port", K_U32, C(control.tcp_port), 0, 0, 65535, 0, "0",              \
+	  "control protocol on 127.0.0.1:PORT as well; 0 = off")                              \
+	_(LOG, "level", K_LOG_LEVEL, C(log.level), 0, 0, 0, 0, "info", "log level")
+
+struct key_def {
+	enum sec_id sec;
+	const char *name;
+	enum key_kind kind;
+	size_t off;
+	size_t off2;
+	uint32_t min;
+	uint32_t max;
+	unsigned int flags;
+	const char *def;
+	const char *doc;
+};
+
+static const struct key_def keys[] = {
+#define KEY_DEF(s, n, k, o, o2, lo, hi, f, d, doc)                                           \
+	{SEC_##s, n, k, o, o2, lo, hi, f, d, doc},
+	RW_CFG_FOREACH_KEY(KEY_DEF)
+#undef KEY_DEF
+};
+
+#define KEY_COUNT (sizeof(keys) / sizeof(keys[0]))
+
+static const char *const log_levels[] = {"emerg", "alert",  "crit", "err",
+					 "warning", "notice", "info", "debug"};
+
+static const char *const algo_names[] = {
+#define ALGO_NAME(e, s) s,
+	PL_FOREACH_ALGO(ALGO_NAME)
+#undef ALGO_NAME
+};
+
+static const char *const hash_names[] = {
+#define HASH_NAME(e, s) s,
+	PL_FOREACH_HASH(HASH_NAME)
+#undef HASH_NAME
+};
+
+static const char *const idle_names[] = {"poll", "backoff"};
+
+#define DIM(a) (sizeof(a) / sizeof((a)[0]))
+
+/* ---- value parsers: 0, or -EINVAL with "expected ..." (or a reason) in why ---- */
+
+/* What a key accepts, for "expected ..." and the docs. */
+static void describe(const struct key_def *d, char *buf, size_t len)
+{
+	switch (d->kind) {
+	case K_U32:
+		snprintf(buf, len, "%s %u..%u", d->flags & F_POW2	 ? "a power of two"
+						 : d->flags & F_PRIME ? "a prime"
+								      : "an integer",
+			 d->min, d->max);
+		break;
+	case K_IPV4:
+		snprintf(buf, len, "a unicast IPv4 address");
+		break;
+	case K_MAC:
+		snprintf(buf, len, "a unicast MAC address like 02:00:c6:12:00:01");
+		break;
+	case K_PORTS:
+		snprintf(buf, len, "a comma-separated list of 1..%u UDP ports 1..65535", d->max);
+		break;
+	case K_PREFIXES:
+		snprintf(buf, len, "a comma-separated list of IPv4 prefixes a.b.c.d/len");
+		break;
+	case K_IDLE:
+		snprintf(buf, len, "poll or backoff");
+		break;
+	case K_ALGO: {
+		size_t o = (size_t)snprintf(buf, len, "one of");
+		for (size_t i = 0; i < DIM(algo_names) && o < len; i++)
+			o += (size_t)snprintf(buf + o, len - o, "%s %s", i ? "," : "",
+					      algo_names[i]);
+		break;
+	}
+	case K_HASH:
+		snprintf(buf, len, "empty or a twemproxy hash: fnv1a_64, md5, crc32, murmur, ...");
+		break;
+	case K_HASH_TAG:
+		snprintf(buf, len, "empty or two characters like {}");
+		break;
+	case K_PATH:
+		snprintf(buf, len, "an absolute path of at most %u bytes", d->max);
+		break;
+	case K_LOG_LEVEL:
+		snprintf(buf, len, "emerg, alert, crit, err, warning, notice, info or debug");
+		break;
+	case K_NODE_ADDR:
+		snprintf(buf, len, "a unicast IPv4 address with an optional :port (1..65535)");
+		break;
+	}
+}
+
+static int expected(const struct key_def *d, char *why, size_t wlen)
+{
+	char what[160];
+
+	describe(d, what, sizeof(what));
+	snprintf(why, wlen, "expected %s", what);
+	return -EINVAL;
+}
+
+/* Strict decimal: digits only, no sign, no spaces, fits in 32 bits. */
+static int parse_decimal(const char *s, size_t len, uint32_t *out)
+{
+	uint64_t v = 0;
+
+	if (len == 0 || len > 10)
+		return -EINVAL;
+	for (size_t i = 0; i < len; i++) {
+		if (s[i] < '0' || s[i] > '9')
+			return -EINVAL;
+		v = v * 10 + (uint64_t)(s[i] - '0');
+	}
+	if (v > UINT32_MAX)
+		return -EINVAL;
+	*out = (uint32_t)v;
+	return 0;
+}
+
+static bool is_prime(uint32_t v)
+{
+	if (v < 2)
+		return false;
+	for (uint32_t f = 2; (uint64_t)f * f <= v; f++)
+		if (v % f == 0)
+			return false;
+	return true;
+}
+
+static int parse_u32(const struct key_def *d, const char *val, uint32_t *out, char *why,
+		     size_t wlen)
+{
+	uint32_t v;
+
+	if (parse_decimal(val, strlen(val), &v) < 0 || v < d->min || v > d->max ||
+	    ((d->flags & F_POW2) && (v & (v - 1)) != 0) || ((d->flags & F_PRIME) && !is_prime(v)))
+		return expected(d, why, wlen);
+	*out = v;
+	return 0;
+}
+
+/* A unicast IPv4 address: not 0/8, 127/8, multicast, reserved or broadcast. */
+static int parse_ipv4_text(const char *s, size_t len, uint32_t *out)
+{
+	char buf[INET_ADDRSTRLEN];
+	struct in_addr a;
+	uint32_t h;
+
+	if (len == 0 || len >= sizeof(buf))
+		return -EINVAL;
+	memcpy(buf, s, len);
+	buf[len] = '\0';
+	if (inet_pton(AF_INET, buf, &a) != 1)
+		return -EINVAL;
+	h = ntohl(a.s_addr);
+	*out = a.s_addr;
+	if ((h >> 24) == 0 || (h >> 24) == 127 || h >= 0xe0000000u)
+		return -ERANGE;
+	return 0;
+}
+
+static int hex_digit(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+static int parse_mac(const char *s, uint8_t mac[6])
+{
+	if (strlen(s) != 17)
+		return -EINVAL;
+	for (int i = 0; i < 6; i++) {
+		int hi = hex_digit(s[3 * i]), lo = hex_digit(s[3 * i + 1]);
+
+		if (hi < 0 || lo < 0 || (i < 5 && s[3 * i + 2] != ':'))
+			return -EINVAL;
+		mac[i] = (uint8_t)(hi << 4 | lo);
+	}
+	if (mac[0] & 1)
+		return -EINVAL; /* multicast or broadcast */
+	if ((mac[0] | mac[1] | mac[2] | mac[3] | mac[4] | mac[5]) == 0)
+		return -EINVAL;
+	return 0;
+}
+
+/* Next comma-separated item of *s, without surrounding blanks; false at the end. */
+static bool next_item(const char **s, const char **item, size_t *len)
+{
+	const char *p = *s, *end;
+
+	if (*p == '\0')
+		return false;
+	end = strchr(p, ',');
+	if (end == NULL)
+		end = p + strlen(p);
+	*s = *end == ',' ? end + 1 : end;
+	while (p < end && (*p == ' ' || *p == '\t'))
+		p++;
+	while (end > p && (end[-1] == ' ' || end[-1] == '\t'))
+		end--;
+	*item = p;
+	*len = (size_t)(end - p);
+	return true;
+}
+
+static int parse_ports(const struct key_def *d, const char *val, uint16_t *ports, uint32_t *n,
+		       char *why, size_t wlen)
+{
+	const char *item;
+	size_t len;
+	uint32_t v;
+
+	if (*val == '\0' || val[strlen(val) - 1] == ',')
+		return expected(d, why, wlen);
+	while (next_item(&val, &item, &len)) {
+		if (parse_decimal(item, len, &v) < 0 || v < 1 || v > 65535)
+			return expected(d, why, wlen);
+		for (uint32_t i = 0; i < *n; i++) {
+			if (ports[i] == v) {
+				snprintf(why, wlen, "port %u is listed twice", v);
+				return -EINVAL;
+			}
+		}
+		if (*n >= d->max) {
+			snprintf(why, wlen, "at most %u ports", d->max);
+			return -EINVAL;
+		}
+		ports[(*n)++] = (uint16_t)v;
+	}
+	return 0;
+}
+
+static int parse_prefix(const char *item, size_t len, struct rw_cfg_prefix *p, char *why,
+			size_t wlen)
+{
+	const char *slash = memchr(item, '/', len);
+	uint32_t addr, plen, mask;
+	struct in_addr a;
+	char text[INET_ADDRSTRLEN];
+
+	if (slash == NULL || parse_decimal(slash + 1, len - (size_t)(slash + 1 - item), &plen) < 0 ||
+	    plen > 32) {
+		snprintf(why, wlen, "expected IPv4 prefixes a.b.c.d/len with len 0..32 ('%.*s')",
+			 (int)len, item);
+		return -EINVAL;
+	}
+	if (parse_ipv4_text(item, (size_t)(slash - item), &addr) == -EINVAL) {
+		snprintf(why, wlen, "expected IPv4 prefixes a.b.c.d/len ('%.*s')", (int)len, item);
+		return -EINVAL;
+	}
+	mask = plen == 0 ? 0 : htonl(~0u << (32 - plen));
+	if ((addr & ~mask) != 0) {
+		a.s_addr = addr & mask;
+		inet_ntop(AF_INET, &a, text, sizeof(text));
+		snprintf(why, wlen, "prefix '%.*s' has host bits set (did you mean %s/%u?)",
+			 (int)len, item, text, plen);
+		return -EINVAL;
+	}
+	p->addr = addr;
+	p->mask = mask;
+	p->len = (uint8_t)plen;
+	return 0;
+}
+
+static int parse_prefixes(const struct key_def *d, const char *val, struct rw_cfg_prefix *list,
+			  uint32_t *n, char *why, size_t wlen)
+{
+	const char *item;
+	size_t len;
+	struct rw_cfg_prefix p;
+
+	if (*val == '\0' || val[strlen(val) - 1] == ',')
+		return expected(d, why, wlen);
+	while (next_item(&val, &item, &len)) {
+		if (parse_prefix(item, len, &p, why, wlen) < 0)
+			return -EINVAL;
+		for (uint32_t i = 0; i < *n; i++) {
+			if (list[i].addr == p.addr && list[i].len == p.len) {
+				snprintf(why, wlen, "prefix '%.*s' is listed twice", (int)len,
+					 item);
+				return -EINVAL;
+			}
+		}
+		if (*n >= d->max) {
+			snprintf(why, wlen, "at most %u prefixes", d->max);
+			return -EINVAL;
+		}
+		list[(*n)++] = p;
+	}
+	return 0;
+}
+
+static int find_name(const char *const *names, size_t n, const char *s)
+{
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(names[i], s) == 0)
+			return (int)i;
+	return -1;
+}
+
+static int parse_path(const struct key_def *d, const char *val, char *out, char *why,
+		      size_t wlen)
+{
+	size_t len = strlen(val);
+
+	if (val[0] != '/' || len > d->max || val[len - 1] == '/')
+		return expected(d, why, wlen);
+	for (size_t i = 0; i < len; i++) {
+		if ((unsigned char)val[i] < 0x20 || val[i] == 0x7f)
+			return expected(d, why, wlen);
+	}
+	memcpy(out, val, len + 1);
+	return 0;
+}
+
+static int parse_node_addr(const struct key_def *d, const char *val, struct pl_member *m,
+			   uint32_t *ip, char *why, size_t wlen)
+{
+	const char *colon = strchr(val, ':');
+	size_t alen = colon ? (size_t)(colon - val) : strlen(val);
+	uint32_t port = DEFAULT_LISTEN_PORT;
+	struct in_addr a;
+
+	if (parse_ipv4_text(val, alen, ip) < 0)
+		return expected(d, why, wlen);
+	if (colon && (parse_decimal(colon + 1, strlen(colon + 1), &port) < 0 || port < 1 ||
+		      port > 65535))
+		return expected(d, why, wlen);
+	a.s_addr = *ip;
+	inet_ntop(AF_INET, &a, m->addr, sizeof(m->addr));
+	m->port = (uint16_t)port;
+	return 0;
+}
+
+/* Parse @p val for key @p d into @p base (a struct rw_config, or a node for node keys). */
+static int parse_value(const struct key_def *d, const char *val, void *base, char *why,
+		       size_t wlen)
+{
+	char *p = (char *)base + d->off;
+	int i;
+
+	switch (d->kind) {
+	case K_U32:
+		return parse_u32(d, val, (uint32_t *)p, why, wlen);
+	case K_IPV4:
+		if (parse_ipv4_text(val, strlen(val), (uint32_t *)p) < 0)
+			return expected(d, why, wlen);
+		return 0;
+	case K_MAC:
+		if (parse_mac(val, (uint8_t *)p) < 0)
+			return expected(d, why, wlen);
+		*(bool *)((char *)base + d->off2) = true;
+		return 0;
+	case K_PORTS:
+		return parse_ports(d, val, (uint16_t *)p, (uint32_t *)((char *)base + d->off2),
+				   why, wlen);
+	case K_PREFIXES:
+		return parse_prefixes(d, val, (struct rw_cfg_prefix *)p,
+				      (uint32_t *)((char *)base + d->off2), why, wlen);
+	case K_IDLE:
+		if ((i = find_name(idle_names, DIM(idle_names), val)) < 0)
+			return expected(d, why, wlen);
+		*(enum rw_idle *)p = (enum rw_idle)i;
+		return 0;
+	case K_ALGO:
+		if ((i = find_name(algo_names, DIM(algo_names), val)) < 0)
+			return expected(d, why, wlen);
+		*(enum pl_algo *)p = (enum pl_algo)i;
+		return 0;
+	case K_HASH:
+		/* xxh3 is not a twemproxy hash; 0 means "the algorithm's default" */
+		i = *val ? find_name(hash_names, DIM(hash_names), val) : PL_HASH_XXH3;
+		if (i < 0 || (*val && i == PL_HASH_XXH3))
+			return expected(d, why, wlen);
+		*(enum pl_hash *)p = (enum pl_hash)i;
+		return 0;
+	case K_HASH_TAG:
+		if (*val != '\0' && (strlen(val) != 2 || val[0] <= ' ' || val[1] <= ' ' ||
+				     val[0] == 0x7f || val[1] == 0x7f))
+			return expected(d, why, wlen);
+		p[0] = val[0];
+		p[1] = *val ? val[1] : '\0';
+		return 0;
+	case K_PATH:
+		return parse_path(d, val, p, why, wlen);
+	case K_LOG_LEVEL:
+		if ((i = find_name(log_levels, DIM(log_levels), val)) < 0)
+			return expected(d, why, wlen);
+		*(uint32_t *)p = (uint32_t)i + 1;
+		return 0;
+	case K_NODE_ADDR:
+		return parse_node_addr(d, val, (struct pl_member *)p,
+				       (uint32_t *)((char *)base + d->off2), why, wlen);
+	}
+	return expected(d, why, wlen);
+}
+
+static void apply_defaults(enum sec_id sec, void *base)
+{
+	char why[8];
+
+	for (size_t i = 0; i < KEY_COUNT; i++) {
+		if (keys[i].def != NULL && (keys[i].sec == SEC_NODE) == (sec == SEC_NODE))
+			(void)parse_value(&keys[i], keys[i].def, base, why, sizeof(why));
+	}
+}
+
+void rw_config_defaults(struct rw_config *cfg)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	apply_defaults(SEC_ROUTER, cfg);
+}
+
+/* ---- the scan: structure, names and line numbers ---- */
+
+struct scan_section {
+	char name[CFG_NAME_LEN];
+	enum sec_id sec;
+	unsigned int line;
+	uint32_t node;        /* SEC_NODE: index into cfg->nodes */
+	uint32_t first_entry; /* into scan.entries */
+	uint32_t n_entries;
+};
+
+struct scan_entry {
+	unsigned int line;
+	const struct key_def *def;
+};
+
+struct loader {
+	const char *path;
+	struct rw_config *cfg;
+	char *err;
+	size_t errlen;
+	struct scan_section *sections;
+	uint32_t n_sections, cap_sections;
+	struct scan_entry *entries;
+	uint32_t n_entries, cap_entries;
+	unsigned int key_line[KEY_COUNT];       /* non-node keys: first line seen, 0 = unset */
+	unsigned int section_line[SEC_COUNT];   /* first line of each section kind */
+	unsigned int node_line[RW_CFG_NODES_MAX];      /* "[node NAME]" line */
+	unsigned int node_addr_line[RW_CFG_NODES_MAX]; /* its address line */
+};
+
+static int fail(struct loader *l, unsigned int line, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int fail(struct loader *l, unsigned int line, const char *fmt, ...)
+{
+	va_list ap;
+	size_t o = 0;
+
+	if (l->errlen == 0)
+		return -EINVAL;
+	if (line > 0)
+		o = (size_t)snprintf(l->err, l->errlen, "%s:%u: ", l->path, line);
+	else
+		o = (size_t)snprintf(l->err, l->errlen, "%s: ", l->path);
+	if (o < l->errlen) {
+		va_start(ap, fmt);
+		vsnprintf(l->err + o, l->errlen - o, fmt, ap);
+		va_end(ap);
+	}
+	return -EINVAL;
+}
+
+/* Edit distance of two short names, for "did you mean". */
+static unsigned int distance(const char *a, const char *b)
+{
+	unsigned int row[CFG_NAME_LEN + 1];
+	size_t la = strlen(a), lb = strlen(b);
+
+	if (la > CFG_NAME_LEN || lb > CFG_NAME_LEN)
+		return UINT32_MAX;
+	for (size_t j = 0; j <= lb; j++)
+		row[j] = (unsigned int)j;
+	for (size_t i = 1; i <= la; i++) {
+		unsigned int diag = row[0];
+
+		row[0] = (unsigned int)i;
+		for (size_t j = 1; j <= lb; j++) {
+			unsigned int up = row[j];
+			unsigned int best = diag + (a[i - 1] != b[j - 1]);
+
+			if (up + 1 < best)
+				best = up + 1;
+			if (row[j - 1] + 1 < best)
+				best = row[j - 1] + 1;
+			row[j] = best;
+			diag = up;
+		}
+	}
+	return row[lb];
+}
+
+static const struct key_def *find_key(enum sec_id sec, const char *name)
+{
+	for (size_t i = 0; i < KEY_COUNT; i++)
+		if (keys[i].sec == sec && strcmp(keys[i].name, name) == 0)
+			return &keys[i];
+	return NULL;
+}
+
+static int unknown_key(struct loader *l, unsigned int line, const struct scan_section *s,
+		       const char *key)
+{
+	const char *best = NULL;
+	unsigned int best_d = 3;
+
+	for (size_t i = 0; i < KEY_COUNT; i++) {
+		unsigned int d = distance(key, keys[i].name);
+
+		if (keys[i].sec == s->sec && d < best_d) {
+			best = keys[i].name;
+			best_d = d;
+		}
+	}
+	if (best)
+		return fail(l, line, "key '%s' in [%s]: unknown key (did you mean '%s'?)", key,
+			    s->name, best);
+	for (size_t i = 0; i < KEY_COUNT; i++)
+		if (strcmp(keys[i].name, key) == 0)
+			return fail(l, line, "key '%s' in [%s]: unknown key (it belongs in [%s])",
+				    key, s->name, sec_names[keys[i].sec]);
+	return fail(l, line, "key '%s' in [%s]: unknown key", key, s->name);
+}
+
+static bool valid_node_name(const char *n)
+{
+	size_t len = strlen(n);
+
+	if (len == 0 || len > RW_CFG_NODE_NAME_MAX)
+		return false;
+	for (size_t i = 0; i < len; i++) {
+		char c = n[i];
+
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+		      ((c == '.' || c == '_' || c == '-') && i > 0)))
+			return false;
+	}
+	return true;
+}
+
+/* Which section kind "[name]" is; for node sections *node_name points at NAME. */
+static int classify_section(struct loader *l, unsigned int line, const char *name,
+			    enum sec_id *sec, const char **node_name)
+{
+	const char *best = NULL;
+	unsigned int best_d = 3;
+	char first[CFG_NAME_LEN];
+	size_t flen = strcspn(name, " \t");
+
+	for (int i = 0; i < SEC_COUNT; i++) {
+		if (i != SEC_NODE && strcmp(name, sec_names[i]) == 0) {
+			*sec = (enum sec_id)i;
+			return 0;
+		}
+	}
+	if (flen == 4 && strncmp(name, "node", 4) == 0) {
+		const char *n = name + 4;
+
+		while (*n == ' ' || *n == '\t')
+			n++;
+		if (!valid_node_name(n))
+			return fail(l, line,
+				    "section [%s]: expected [node NAME] with NAME of 1..%u "
+				    "letters, digits, '.', '_', '-' (starting with a letter or digit)",
+				    name, RW_CFG_NODE_NAME_MAX);
+		*sec = SEC_NODE;
+		*node_name = n;
+		return 0;
+	}
+	memcpy(first, name, flen);
+	first[flen] = '\0';
+	for (int i = 0; i < SEC_COUNT; i++) {
+		unsigned int d = distance(first, sec_names[i]);
+
+		if (d < best_d) {
+			best = sec_names[i];
+			best_d = d;
+		}
+	}
+	if (best && strcmp(best, "node") == 0)
+		return fail(l, line, "section [%s]: unknown section (did you mean [node NAME]?)",
+			    name);
+	if (best)
+		return fail(l, line, "section [%s]: unknown section (did you mean [%s]?)", name,
+			    best);
+	return fail(l, line,
+		    "section [%s]: unknown section (expected router, placement, node NAME, "
+		    "timeouts, tables, control or log)",
+		    name);
+}
+
+static void *grow(void *arr, uint32_t *cap, size_t elem)
+{
+	uint32_t ncap = *cap ? *cap * 2 : 16;
+	void *n = realloc(arr, (size_t)ncap * elem);
+
+	if (n != NULL)
+		*cap = ncap;
+	return n;
+}
+
+static int scan_section_line(struct loader *l, unsigned int line, char *s, size_t len)
+{
+	char *end = memchr(s, ']', len);
+	char *name = s + 1;
+	struct scan_section *sec;
+	const char *node_name = NULL;
+	enum sec_id id = SEC_COUNT;
+
+	if (end == NULL)
+		return fail(l, line, "expected ']' to close the section name");
+	for (char *t = end + 1; t < s + len; t++)
+		if (*t != ' ' && *t != '\t')
+			return fail(l, line, "expected nothing after ']'");
+	while (end > name && (end[-1] == ' ' || end[-1] == '\t'))
+		end--;
+	while (name < end && (*name == ' ' || *name == '\t'))
+		name++;
+	*end = '\0';
+	if (*name == '\0')
+		return fail(l, line, "expected a section name between '[' and ']'");
+	if (strlen(name) >= CFG_NAME_LEN)
+		return fail(l, line, "section [%.20s...]: name longer than %d characters", name,
+			    CFG_NAME_LEN - 1);
+	if (classify_section(l, line, name, &id, &node_name) < 0)
+		return -EINVAL;
+	for (uint32_t i = 0; i < l->n_sections; i++) {
+		const struct scan_section *o = &l->sections[i];
+
+		if (strcmp(o->name, name) == 0 ||
+		    (id == SEC_NODE && o->sec == SEC_NODE &&
+		     strcmp(l->cfg->nodes[o->node].member.name, node_name) == 0))
+			return fail(l, line, "section [%s]: appears twice (first at line %u)",
+				    name, o->line);
+	}
+	if (id == SEC_NODE && l->cfg->n_nodes >= RW_CFG_NODES_MAX)
+		return fail(l, line, "section [%s]: more than %u nodes", name, RW_CFG_NODES_MAX);
+	if (l->n_sections == l->cap_sections) {
+		void *n = grow(l->sections, &l->cap_sections, sizeof(*l->sections));
+
+		if (n == NULL)
+			return -ENOMEM;
+		l->sections = n;
+	}
+	sec = &l->sections[l->n_sections++];
+	memset(sec, 0, sizeof(*sec));
+	memcpy(sec->name, name, strlen(name) + 1);
+	sec->sec = id;
+	sec->line = line;
+	sec->first_entry = l->n_entries;
+	if (l->section_line[id] == 0)
+		l->section_line[id] = line;
+	if (id == SEC_NODE) {
+		struct rw_cfg_node *node = &l->cfg->nodes[l->cfg->n_nodes];
+
+		sec->node = l->cfg->n_nodes++;
+		apply_defaults(SEC_NODE, node);
+		snprintf(node->member.name, sizeof(node->member.name), "%s", node_name);
+		l->node_line[sec->node] = line;
+	}
+	return 0;
+}
+
+static int scan_key_line(struct loader *l, unsigned int line, char *s, size_t len)
+{
+	char *eq = memchr(s, '=', len);
+	char *key = s, *kend, *val;
+	struct scan_section *sec;
+	const struct key_def *d;
+
+	if (eq == NULL)
+		return fail(l, line, "expected 'key = value', '[section]' or a '#' comment");
+	if (l->n_sections == 0)
+		return fail(l, line, "expected a [section] before the first key");
+	sec = &l->sections[l->n_sections - 1];
+	kend = eq;
+	while (kend > key && (kend[-1] == ' ' || kend[-1] == '\t'))
+		kend--;
+	*kend = '\0';
+	val = eq + 1;
+	while (*val == ' ' || *val == '\t')
+		val++;
+	if (*key == '\0')
+		return fail(l, line, "expected a key name before '=' in [%s]", sec->name);
+	if (strlen(key) >= CFG_NAME_LEN)
+		return fail(l, line, "key '%.20s...' in [%s]: name longer than %d characters",
+			    key, sec->name, CFG_NAME_LEN - 1);
+	if (strlen(val) >= CFG_VALUE_LEN)
+		return fail(l, line, "key '%s' in [%s]: value longer than %d characters", key,
+			    sec->name, CFG_VALUE_LEN - 1);
+	d = find_key(sec->sec, key);
+	if (d == NULL)
+		return unknown_key(l, line, sec, key);
+	for (uint32_t i = sec->first_entry; i < l->n_entries; i++) {
+		if (l->entries[i].def == d && !(d->flags & F_LIST))
+			return fail(l, line, "key '%s' in [%s]: appears twice (first at line %u)",
+				    key, sec->name, l->entries[i].line);
+	}
+	if (l->n_entries == l->cap_entries) {
+		void *n = grow(l->entries, &l->cap_entries, sizeof(*l->entries));
+
+		if (n == NULL)
+			return -ENOMEM;
+		l->entries = n;
+	}
+	l->entries[l->n_entries].line = line;
+	l->entries[l->n_entries].def = d;
+	l->n_entries++;
+	sec->n_entries++;
+	return 0;
+}
+
+/* One line, without its '\n'. Mirrors rte_cfgfile's reading of the same line. */
+static int scan_line(struct loader *l, unsigned int line, char *s, size_t len)
+{
+	char *hash = memchr(s, '#', len);
+
+	if (len > RW_CFG_LINE_MAX)
+		return fail(l, line, "line longer than %d characters", RW_CFG_LINE_MAX);
+	if (hash != NULL)
+		len = (size_t)(hash - s);
+	for (size_t i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)s[i];
+
+		if (c == '\\')
+			return fail(l, line, "a backslash is not allowed outside comments");
+		if ((c < 0x20 && c != '\t' && !(c == '\r' && i == len - 1)) || c == 0x7f)
+			return fail(l, line, "control character 0x%02x", c);
+	}
+	while (len > 0 && (s[len - 1] == ' ' || s[len - 1] == '\t' || s[len - 1] == '\r'))
+		len--;
+	while (len > 0 && (*s == ' ' || *s == '\t')) {
+		s++;
+		len--;
+	}
+	if (len == 0)
+		return 0;
+	s[len] = '\0';
+	if (*s == '[')
+		return scan_section_line(l, line, s, len);
+	return scan_key_line(l, line, s, len);
+}
+
+static int read_file(struct loader *l, char **text, size_t *len)
+{
+	FILE *f = fopen(l->path, "r");
+	size_t cap = 4096, n = 0;
+	char *buf = NULL;
+	int ret = 0;
+
+	if (f == NULL) {
+		ret = -errno;
+		fail(l, 0, "cannot open: %s", strerror(errno));
+		return ret;
+	}
+	for (;;) {
+		char *nb = realloc(buf, cap + 1);
+
+		if (nb == NULL) {
+			ret = -ENOMEM;
+			goto out;
+		}
+		buf = nb;
+		n += fread(buf + n, 1, cap - n, f);
+		if (n < cap)
+			break;
+		if (cap >= (16u << 20)) {
+			ret = fail(l, 0, "file larger than 16 MiB");
+			goto out;
+		}
+		cap *= 2;
+	}
+	if (ferror(f)) {
+		ret = -EIO;
+		fail(l, 0, "read error");
+		goto out;
+	}
+	buf[n] = '\0';
+	*text = buf;
+	*len = n;
+	buf = NULL;
+out:
+	free(buf);
+	fclose(f);
+	return ret;
+}
+
+static int scan(struct loader *l)
+{
+	char *text = NULL, *p;
+	size_t len = 0;
+	unsigned int line = 0;
+	int ret;
+
+	ret = read_file(l, &text, &len);
+	if (ret < 0)
+		return ret;
+	if (memchr(text, '\0', len) != NULL) {
+		char *z = memchr(text, '\0', len);
+		unsigned int zl = 1;
+
+		for (char *q = text; q < z; q++)
+			zl += *q == '\n';
+		ret = fail(l, zl, "NUL byte in the file");
+		goto out;
+	}
+	for (p = text; p < text + len && ret == 0;) {
+		char *nl = memchr(p, '\n', (size_t)(text + len - p));
+		size_t ll = nl ? (size_t)(nl - p) : (size_t)(text + len - p);
+
+		line++;
+		ret = scan_line(l, line, p, ll);
+		p += ll + 1;
+	}
+out:
+	free(text);
+	return ret;
+}
+
+/* ---- pass 2 and 3: rte_cfgfile's values through the key parsers ---- */
+
+static int apply_entry(struct loader *l, const struct scan_section *s,
+		       const struct scan_entry *e, const char *value)
+{
+	const struct key_def *d = e->def;
+	void *base = s->sec == SEC_NODE ? (void *)&l->cfg->nodes[s->node] : (void *)l->cfg;
+	char why[200];
+
+	if (s->sec != SEC_NODE) {
+		size_t k = (size_t)(d - keys);
+
+		/* the first line of a list key replaces its default; the others add to it */
+		if ((d->flags & F_LIST) && l->key_line[k] == 0)
+			*(uint32_t *)((char *)base + d->off2) = 0;
+		if (l->key_line[k] == 0)
+			l->key_line[k] = e->line;
+	} else if (d->kind == K_NODE_ADDR) {
+		l->node_addr_line[s->node] = e->line;
+	}
+	if (parse_value(d, value, base, why, sizeof(why)) < 0)
+		return fail(l, e->line, "key '%s' in [%s]: %s, got '%.80s'", d->name, s->name, why,
+			    value);
+	return 0;
+}
+
+static int apply_section(struct loader *l, struct rte_cfgfile *cf, int idx)
+{
+	const struct scan_section *s = &l->sections[idx];
+	char name[CFG_NAME_LEN];
+	struct rte_cfgfile_entry *ent;
+	int n = rte_cfgfile_section_num_entries_by_index(cf, name, idx);
+	int ret = 0;
+
+	if (n < 0 || (uint32_t)n != s->n_entries || strcmp(name, s->name) != 0)
+		return fail(l, s->line, "section [%s]: rte_cfgfile read it differently", s->name);
+	if (n == 0)
+		return 0;
+	ent = calloc((size_t)n, sizeof(*ent));
+	if (ent == NULL)
+		return -ENOMEM;
+	if (rte_cfgfile_section_entries_by_index(cf, idx, name, ent, n) != n) {
+		ret = fail(l, s->line, "section [%s]: rte_cfgfile read it differently", s->name);
+		goto out;
+	}
+	for (int j = 0; j < n && ret == 0; j++) {
+		const struct scan_entry *e = &l->entries[s->first_entry + (uint32_t)j];
+
+		if (strcmp(ent[j].name, e->def->name) != 0)
+			ret = fail(l, e->line, "key '%s' in [%s]: rte_cfgfile read it differently",
+				   e->def->name, s->name);
+		else
+			ret = apply_entry(l, s, e, ent[j].value);
+	}
+out:
+	free(ent);
+	return ret;
+}
+
+static int apply_cfgfile(struct loader *l)
+{
+	struct rte_cfgfile_parameters params = {.comment_character = '#'};
+	struct rte_cfgfile *cf;
+	int ret = 0;
+
+	cf = rte_cfgfile_load_with_params(l->path, CFG_FLAG_EMPTY_VALUES, &params);
+	if (cf == NULL)
+		return fail(l, 0, "rte_cfgfile could not read the file");
+	if (rte_cfgfile_num_sections(cf, NULL, 0) != (int)l->n_sections)
+		ret = fail(l, 0, "rte_cfgfile read a different number of sections");
+	for (uint32_t i = 0; i < l->n_sections && ret == 0; i++)
+		ret = apply_section(l, cf, (int)i);
+	rte_cfgfile_close(cf);
+	return ret;
+}
+
+/* ---- checks across keys ---- */
+
+static unsigned int line_of(const struct loader *l, enum sec_id sec, const char *name)
+{
+	const struct key_def *d = find_key(sec, name);
+	unsigned int line = l->key_line[d - keys];
+
+	return line ? line : l->section_line[sec];
+}
+
+static int check_required(struct loader *l)
+{
+	char what[160];
+
+	for (size_t k = 0; k < KEY_COUNT; k++) {
+		const struct key_def *d = &keys[k];
+
+		if (!(d->flags & F_REQUIRED) || d->sec == SEC_NODE || l->key_line[k] != 0)
+			continue;
+		describe(d, what, sizeof(what));
+		if (l->section_line[d->sec] == 0)
+			return fail(l, 0, "missing section [%s] with key '%s' (%s)",
+				    sec_names[d->sec], d->name, what);
+		return fail(l, l->section_line[d->sec], "section [%s]: missing key '%s' (%s)",
+			    sec_names[d->sec], d->name, what);
+	}
+	if (l->cfg->n_nodes == 0)
+		return fail(l, 0, "no [node NAME] section: at least one node is needed");
+	for (uint32_t i = 0; i < l->cfg->n_nodes; i++) {
+		if (l->node_addr_line[i] == 0)
+			return fail(l, l->node_line[i],
+				    "section [node %s]: missing key 'address' (IPv4[:port])",
+				    l->cfg->nodes[i].member.name);
+	}
+	return 0;
+}
+
+static int check_ports(struct loader *l)
+{
+	const struct rw_cfg_router *r = &l->cfg->router;
+	uint32_t end = r->reply_port_base + r->reply_port_count;
+
+	if (end > 65536)
+		return fail(l, line_of(l, SEC_ROUTER, "reply_port_count"),
+			    "key 'reply_port_count' in [router]: reply_port_base %u + %u ports "
+			    "runs past port 65535",
+			    r->reply_port_base, r->reply_port_count);
+	for (uint32_t i = 0; i < r->n_listen_ports; i++) {
+		if (r->listen_ports[i] >= r->reply_port_base && r->listen_ports[i] < end)
+			return fail(l, line_of(l, SEC_ROUTER, "listen_ports"),
+				    "key 'listen_ports' in [router]: port %u lies in the reply "
+				    "range %u..%u",
+				    r->listen_ports[i], r->reply_port_base, end - 1);
+	}
+	if (l->cfg->control.tcp_port != 0 && l->cfg->control.tcp_port >= r->reply_port_base &&
+	    l->cfg->control.tcp_port < end)
+		return fail(l, line_of(l, SEC_CONTROL, "tcp_port"),
+			    "key 'tcp_port' in [control]: port %u lies in the reply range %u..%u",
+			    l->cfg->control.tcp_port, r->reply_port_base, end - 1);
+	return 0;
+}
+
+static int check_tables(struct loader *l)
+{
+	const struct rw_cfg_tables *t = &l->cfg->tables;
+
+	if (t->burst > t->rx_desc || t->burst > t->tx_desc)
+		return fail(l, line_of(l, SEC_TABLES, "burst"),
+			    "key 'burst' in [tables]: %u is more than rx_desc (%u) or tx_desc (%u)",
+			    t->burst, t->rx_desc, t->tx_desc);
+	return 0;
+}
+
+static int check_nodes(struct loader *l)
+{
+	const struct rw_config *c = l->cfg;
+	uint64_t weight = 0;
+
+	for (uint32_t i = 0; i < c->n_nodes; i++) {
+		const struct rw_cfg_node *n = &c->nodes[i];
+
+		weight += n->member.weight;
+		if (n->ip == c->router.address)
+			return fail(l, l->node_addr_line[i],
+				    "key 'address' in [node %s]: %s is the router's own address",
+				    n->member.name, n->member.addr);
+		for (uint32_t j = 0; j < i; j++) {
+			if (c->nodes[j].ip == n->ip && c->nodes[j].member.port == n->member.port)
+				return fail(l, l->node_addr_line[i],
+					    "key 'address' in [node %s]: %s:%u is also node %s "
+					    "(line %u)",
+					    n->member.name, n->member.addr, n->member.port,
+					    c->nodes[j].member.name, l->node_addr_line[j]);
+		}
+	}
+	if (c->placement.algo == PL_ALGO_RING &&
+	    (uint64_t)c->placement.vnodes * weight > RING_POINTS_MAX)
+		return fail(l, line_of(l, SEC_PLACEMENT, "vnodes"),
+			    "key 'vnodes' in [placement]: %u vnodes x total weight %llu is more "
+			    "than %u ring points",
+			    c->placement.vnodes, (unsigned long long)weight, RING_POINTS_MAX);
+	if (c->placement.algo == PL_ALGO_MAGLEV && c->placement.maglev_size <= c->n_nodes)
+		return fail(l, line_of(l, SEC_PLACEMENT, "maglev_size"),
+			    "key 'maglev_size' in [placement]: %u must be larger than the number "
+			    "of nodes (%u)",
+			    c->placement.maglev_size, c->n_nodes);
+	return 0;
+}
+
+int rw_config_load(const char *path, struct rw_config *cfg, char *err, size_t errlen)
+{
+	struct loader *l = calloc(1, sizeof(*l));
+	int ret;
+
+	if (errlen > 0)
+		err[0] = '\0';
+	if (l == NULL)
+		return -ENOMEM;
+	l->path = path;
+	l->cfg = cfg;
+	l->err = err;
+	l->errlen = errlen;
+	rw_config_defaults(cfg);
+	ret = scan(l);
+	if (ret == 0)
+		ret = apply_cfgfile(l);
+	if (ret == 0)
+		ret = check_required(l);
+	if (ret == 0)
+		ret = check_ports(l);
+	if (ret == 0)
+		ret = check_tables(l);
+	if (ret == 0)
+		ret = check_nodes(l);
+	if (ret == -ENOMEM && errlen > 0)
+		snprintf(err, errlen, "%s: out of memory", path);
+	free(l->sections);
+	free(l->entries);
+	free(l);
+	return ret;
+}
+
+/* ---- output: dump, reference ---- */
+
+static void print_ipv4(FILE *out, uint32_t be)
+{
+	char text[INET_ADDRSTRLEN];
+	struct in_addr a = {.s_addr = be};
+
+	inet_ntop(AF_INET, &a, text, sizeof(text));
+	fputs(text, out);
+}
+
+static void print_value(FILE *out, const struct key_def *d, const void *base)
+{
+	const char *p = (const char *)base + d->off;
+	const void *p2 = (const char *)base + d->off2;
+
+	switch (d->kind) {
+	case K_U32:
+		fprintf(out, "%u", *(const uint32_t *)p);
+		break;
+	case K_IPV4:
+		print_ipv4(out, *(const uint32_t *)p);
+		break;
+	case K_MAC: {
+		const uint8_t *m = (const uint8_t *)p;
+
+		fprintf(out, "%02x:%02x:%02x:%02x:%02x:%02x", m[0], m[1], m[2], m[3], m[4], m[5]);
+		break;
+	}
+	case K_PORTS:
+		for (uint32_t i = 0; i < *(const uint32_t *)p2; i++)
+			fprintf(out, "%s%u", i ? ", " : "", ((const uint16_t *)p)[i]);
+		break;
+	case K_PREFIXES:
+		for (uint32_t i = 0; i < *(const uint32_t *)p2; i++) {
+			const struct rw_cfg_prefix *x = &((const struct rw_cfg_prefix *)p)[i];
+
+			fputs(i ? ", " : "", out);
+			print_ipv4(out, x->addr);
+			fprintf(out, "/%u", x->len);
+		}
+		break;
+	case K_IDLE:
+		fputs(idle_names[*(const enum rw_idle *)p], out);
+		break;
+	case K_ALGO:
+		fputs(algo_names[*(const enum pl_algo *)p], out);
+		break;
+	case K_HASH:
+		if (*(const enum pl_hash *)p != PL_HASH_XXH3)
+			fputs(hash_names[*(const enum pl_hash *)p], out);
+		break;
+	case K_HASH_TAG:
+		if (p[0] != '\0')
+			fprintf(out, "%c%c", p[0], p[1]);
+		break;
+	case K_PATH:
+		fputs(p, out);
+		break;
+	case K_LOG_LEVEL:
+		fputs(log_levels[*(const uint32_t *)p - 1], out);
+		break;
+	case K_NODE_ADDR: {
+		const struct pl_member *m = (const struct pl_member *)p;
+
+		fprintf(out, "%s:%u", m->addr, m->port);
+		break;
+	}
+	}
+}
+
+static void dump_section(FILE *out, enum sec_id sec, const void *base)
+{
+	for (size_t k = 0; k < KEY_COUNT; k++) {
+		const struct key_def *d = &keys[k];
+
+		if (d->sec != sec)
+			continue;
+		if (d->kind == K_MAC && !*(const bool *)((const char *)base + d->off2))
+			continue; /* unset: the port's MAC / ARP */
+		fprintf(out, "%s = ", d->name);
+		print_value(out, d, base);
+		fputc('\n', out);
+	}
+}
+
+int rw_config_dump(const struct rw_config *cfg, FILE *out)
+{
+	for (int s = 0; s < SEC_COUNT; s++) {
+		if (s == SEC_NODE) {
+			for (uint32_t i = 0; i < cfg->n_nodes; i++) {
+				fprintf(out, "[node %s]\n", cfg->nodes[i].member.name);
+				dump_section(out, SEC_NODE, &cfg->nodes[i]);
+				fputc('\n', out);
+			}
+			continue;
+		}
+		fprintf(out, "[%s]\n", sec_names[s]);
+		dump_section(out, (enum sec_id)s, cfg);
+		fputc('\n', out);
+	}
+	return ferror(out) ? -EIO : 0;
+}
+
+void rw_config_members(const struct rw_config *cfg, struct pl_member *out)
+{
+	for (uint32_t i = 0; i < cfg->n_nodes; i++)
+		out[i] = cfg->nodes[i].member;
+}
+
+int rw_config_write_reference(FILE *out)
+{
+	char what[160];
+
+	fputs("| section | key | accepts | default | meaning |\n", out);
+	fputs("|---|---|---|---|---|\n", out);
+	for (size_t k = 0; k < KEY_COUNT; k++) {
+		const struct key_def *d = &keys[k];
+		const char *def = d->def;
+
+		describe(d, what, sizeof(what));
+		if (def == NULL)
+			def = d->flags & F_REQUIRED ? "required" : "unset";
+		fprintf(out, "| `[%s%s]` | `%s` | %s%s | %s%s%s | %s |\n", sec_names[d->sec],
+			d->sec == SEC_NODE ? " NAME" : "", d->name, what,
+			d->flags & F_LIST ? " (repeatable)" : "", d->def && *d->def ? "`" : "",
+			d->def && !*d->def ? "empty" : def, d->def && *d->def ? "`" : "", d->doc);
+	}
+	return ferror(out) ? -EIO : 0;
+}
+
+size_t rw_config_key_count(void)
+{
+	return KEY_COUNT;
+}
+
+int rw_config_key_at(size_t i, const char **section, const char **key)
+{
+	if (i >= KEY_COUNT)
+		return -ENOENT;
+	*section = sec_names[keys[i].sec];
+	*key = keys[i].name;
+	return 0;
+}
