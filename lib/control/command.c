@@ -1,0 +1,933 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The command protocol: parsing a line, running it against the engine (changes, plans,
+ * transactions, replace blocks), building the reply; and the client-side reply reader.
+ */
+
+#include <errno.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "control_priv.h"
+
+#define REASON_MAX 256
+/* Most body lines a reply may announce: a list of every member plus the stats lines. */
+#define REPLY_LINES_MAX (PL_MEMBERS_MAX + 4096)
+/* Longest reply line the reader accepts. */
+#define REPLY_LINE_MAX (64u << 10)
+
+static const char *const cmd_names[] = {
+#define CTL_CMD_NAME(e, s) s,
+	CTL_FOREACH_CMD(CTL_CMD_NAME)
+#undef CTL_CMD_NAME
+};
+
+bool ctl_cmd_changes(enum ctl_cmd_type t)
+{
+	return t == CTL_CMD_ADD || t == CTL_CMD_REMOVE || t == CTL_CMD_WEIGHT ||
+	       t == CTL_CMD_REPLACE;
+}
+
+/* ---- parser ---- */
+
+struct span {
+	const char *p;
+	size_t n;
+};
+
+static bool word(const char **cur, const char *end, struct span *w)
+{
+	const char *p = *cur;
+
+	while (p < end && (*p == ' ' || *p == '\t'))
+		p++;
+	w->p = p;
+	while (p < end && *p != ' ' && *p != '\t')
+		p++;
+	w->n = (size_t)(p - w->p);
+	*cur = p;
+	return w->n > 0;
+}
+
+static bool span_is(const struct span *w, const char *s)
+{
+	return w->n == strlen(s) && memcmp(w->p, s, w->n) == 0;
+}
+
+static bool rest_empty(const char *cur, const char *end)
+{
+	struct span w;
+
+	return !word(&cur, end, &w);
+}
+
+static int check_bytes(const char *p, size_t len, char *err, size_t errlen)
+{
+	for (size_t i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)p[i];
+
+		if ((c < 0x20 && c != '\t') || c >= 0x7f)
+			return ctl_fail(err, errlen,
+					"byte 0x%02x at column %zu: commands are printable ASCII", c,
+					i + 1);
+	}
+	return 0;
+}
+
+static int parse_replace(const char *cur, const char *end, struct ctl_cmd *cmd, char *err,
+			 size_t errlen)
+{
+	char why[REASON_MAX];
+	uint32_t n = 1;
+
+	if (rest_empty(cur, end)) {
+		cmd->block = true;
+		return 0;
+	}
+	for (const char *p = cur; p < end; p++)
+		n += *p == ';';
+	cmd->members = calloc(n, sizeof(*cmd->members));
+	if (cmd->members == NULL)
+		return ctl_fail(err, errlen, "out of memory"), -ENOMEM;
+	while (cmd->nmembers < n) {
+		const char *semi = memchr(cur, ';', (size_t)(end - cur));
+		const char *stop = semi ? semi : end;
+
+		if (rest_empty(cur, stop))
+			return ctl_fail(err, errlen, "replace: member %u is empty",
+					cmd->nmembers + 1);
+		if (ctl_member_parse(cur, (size_t)(stop - cur), &cmd->members[cmd->nmembers], why,
+				     sizeof(why)) < 0)
+			return ctl_fail(err, errlen, "replace: member %u: %s", cmd->nmembers + 1,
+					why);
+		cmd->nmembers++;
+		cur = semi ? semi + 1 : end;
+	}
+	return 0;
+}
+
+static int parse_name_arg(const char **cur, const char *end, struct ctl_cmd *cmd,
+			  const char *usage, char *err, size_t errlen)
+{
+	char why[REASON_MAX];
+	struct span w;
+
+	if (!word(cur, end, &w))
+		return ctl_fail(err, errlen, "usage: %s", usage);
+	if (ctl_name_parse(w.p, w.n, cmd->name, why, sizeof(why)) < 0)
+		return ctl_fail(err, errlen, "%s", why);
+	return 0;
+}
+
+static int parse_args(const char *cur, const char *end, struct ctl_cmd *cmd, char *err,
+		      size_t errlen)
+{
+	char why[REASON_MAX];
+	struct span w;
+	uint64_t v;
+
+	switch (cmd->type) {
+	case CTL_CMD_ADD:
+		if (ctl_member_parse(cur, (size_t)(end - cur), &cmd->member, why, sizeof(why)) < 0)
+			return ctl_fail(err, errlen, "add: %s", why);
+		return 0;
+	case CTL_CMD_REMOVE:
+		if (parse_name_arg(&cur, end, cmd, "remove NAME", err, errlen) < 0)
+			return -EINVAL;
+		break;
+	case CTL_CMD_WEIGHT:
+		if (parse_name_arg(&cur, end, cmd, "weight NAME W", err, errlen) < 0)
+			return -EINVAL;
+		if (!word(&cur, end, &w))
+			return ctl_fail(err, errlen, "usage: weight NAME W");
+		if (ctl_parse_u64(w.p, w.n, CTL_WEIGHT_MAX, &v) < 0)
+			return ctl_fail(err, errlen, "weight must be an integer 0..%d",
+					CTL_WEIGHT_MAX);
+		cmd->weight = (uint32_t)v;
+		break;
+	case CTL_CMD_REPLACE:
+		return parse_replace(cur, end, cmd, err, errlen);
+	default:
+		break;
+	}
+	if (!rest_empty(cur, end))
+		return ctl_fail(err, errlen, "%s: unexpected arguments", cmd_names[cmd->type]);
+	return 0;
+}
+
+static int parse_prefixes(const char **cur, const char *end, struct ctl_cmd *cmd,
+			  struct span *w, char *err, size_t errlen)
+{
+	struct span e;
+
+	if (span_is(w, "if-epoch")) {
+		if (!word(cur, end, &e) || ctl_parse_u64(e.p, e.n, UINT64_MAX, &cmd->epoch) < 0)
+			return ctl_fail(err, errlen, "usage: if-epoch E COMMAND (E a number)");
+		cmd->if_epoch = true;
+		if (!word(cur, end, w))
+			return ctl_fail(err, errlen, "if-epoch %" PRIu64 ": missing command",
+					cmd->epoch);
+		if (span_is(w, "if-epoch"))
+			return ctl_fail(err, errlen, "if-epoch cannot be nested");
+	}
+	if (span_is(w, "plan")) {
+		cmd->plan = true;
+		if (!word(cur, end, w))
+			return ctl_fail(err, errlen,
+					"usage: plan add|remove|weight|replace ARGUMENTS");
+	}
+	return 0;
+}
+
+int ctl_cmd_parse(const char *line, size_t len, struct ctl_cmd *cmd, char *err, size_t errlen)
+{
+	const char *cur = line, *end = line + len;
+	struct span w;
+	int rc;
+
+	memset(cmd, 0, sizeof(*cmd));
+	cmd->type = CTL_CMD_COUNT;
+	if (len > CTL_LINE_MAX)
+		return ctl_fail(err, errlen, "line too long (limit %d bytes)", CTL_LINE_MAX);
+	if ((rc = check_bytes(line, len, err, errlen)) < 0)
+		return rc;
+	if (!word(&cur, end, &w))
+		return ctl_fail(err, errlen, "empty command");
+	if ((rc = parse_prefixes(&cur, end, cmd, &w, err, errlen)) < 0)
+		return rc;
+	for (int t = 0; t < CTL_CMD_COUNT; t++)
+		if (span_is(&w, cmd_names[t]))
+			cmd->type = (enum ctl_cmd_type)t;
+	if (cmd->type == CTL_CMD_COUNT)
+		return ctl_fail(err, errlen,
+				"unknown command '%.*s' (commands: add remove weight replace list "
+				"ring stats epoch plan if-epoch begin commit abort)",
+				(int)(w.n > 32 ? 32 : w.n), w.p);
+	if (cmd->plan && !ctl_cmd_changes(cmd->type))
+		return ctl_fail(err, errlen, "plan takes add, remove, weight or replace, not %s",
+				cmd_names[cmd->type]);
+	rc = parse_args(cur, end, cmd, err, errlen);
+	if (rc < 0)
+		ctl_cmd_release(cmd);
+	return rc;
+}
+
+void ctl_cmd_release(struct ctl_cmd *cmd)
+{
+	free(cmd->members);
+	cmd->members = NULL;
+	cmd->nmembers = 0;
+}
+
+/* ---- engine ---- */
+
+struct ctl_engine {
+	struct ctl_state *st;
+	struct pl_placement *pl;
+	char *state_path;
+	struct ctl_ops ops;
+	struct ctl_counters cnt;
+};
+
+struct ctl_engine *ctl_engine_new(struct ctl_state *initial, const char *state_path,
+				  const struct ctl_ops *ops)
+{
+	struct ctl_engine *e = calloc(1, sizeof(*e));
+	int saved = ENOMEM;
+
+	if (e == NULL)
+		goto fail;
+	if (state_path != NULL && (e->state_path = strdup(state_path)) == NULL)
+		goto fail;
+	if (ctl_state_check(initial, NULL, 0) < 0) {
+		saved = EINVAL;
+		goto fail;
+	}
+	e->pl = ctl_state_build(initial, NULL, 0);
+	if (e->pl == NULL) {
+		saved = errno;
+		goto fail;
+	}
+	e->st = initial;
+	if (ops != NULL)
+		e->ops = *ops;
+	return e;
+fail:
+	if (e != NULL)
+		free(e->state_path);
+	free(e);
+	ctl_state_free(initial);
+	errno = saved;
+	return NULL;
+}
+
+void ctl_engine_free(struct ctl_engine *e)
+{
+	if (e == NULL)
+		return;
+	pl_free(e->pl);
+	ctl_state_free(e->st);
+	free(e->state_path);
+	free(e);
+}
+
+const struct ctl_state *ctl_engine_state(const struct ctl_engine *e)
+{
+	return e->st;
+}
+
+const struct pl_placement *ctl_engine_placement(const struct ctl_engine *e)
+{
+	return e->pl;
+}
+
+struct ctl_counters *ctl_engine_counters(struct ctl_engine *e)
+{
+	return &e->cnt;
+}
+
+/* ---- sessions ---- */
+
+struct ctl_session {
+	struct ctl_engine *e;
+	struct ctl_state *txn; /* open transaction: the pending membership */
+	uint64_t txn_base;     /* live epoch at begin */
+	uint32_t txn_changes;
+	/* a `replace` block in progress */
+	bool in_block;
+	struct ctl_cmd block;  /* its prefixes; members collected below */
+	uint32_t block_cap;
+	unsigned block_lines;
+	char block_err[REASON_MAX + 32]; /* first bad member line, "" when none */
+};
+
+struct ctl_session *ctl_session_new(struct ctl_engine *e)
+{
+	struct ctl_session *s = calloc(1, sizeof(*s));
+
+	if (s != NULL)
+		s->e = e;
+	return s;
+}
+
+static void block_reset(struct ctl_session *s)
+{
+	ctl_cmd_release(&s->block);
+	s->in_block = false;
+	s->block_cap = 0;
+	s->block_lines = 0;
+	s->block_err[0] = '\0';
+}
+
+void ctl_session_free(struct ctl_session *s)
+{
+	if (s == NULL)
+		return;
+	block_reset(s);
+	ctl_state_free(s->txn);
+	free(s);
+}
+
+static int reply_error(struct ctl_session *s, struct ctl_text *r, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int reply_error(struct ctl_session *s, struct ctl_text *r, const char *fmt, ...)
+{
+	char why[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(why, sizeof(why), fmt, ap);
+	va_end(ap);
+	s->e->cnt.errors++;
+	return ctl_text_appendf(r, "ERROR %s\n", why);
+}
+
+/* Publish @p next (taken) as the live membership at epoch + 1. */
+static int commit_state(struct ctl_session *s, struct ctl_state *next, struct ctl_text *r)
+{
+	struct ctl_engine *e = s->e;
+	char why[REASON_MAX], why2[REASON_MAX];
+	struct pl_placement *pl;
+	int rc;
+
+	ctl_state_set_epoch(next, ctl_state_epoch(e->st) + 1);
+	pl = ctl_state_build(next, why, sizeof(why));
+	if (pl == NULL) {
+		ctl_state_free(next);
+		return reply_error(s, r, "%s; nothing changed", why);
+	}
+	if (e->state_path != NULL && ctl_state_save(next, e->state_path, why, sizeof(why)) < 0) {
+		e->cnt.save_failed++;
+		rc = reply_error(s, r, "%s; nothing changed", why);
+		goto drop;
+	}
+	rc = e->ops.publish ? e->ops.publish(e->ops.ctx, next, pl) : 0;
+	if (rc < 0) {
+		e->cnt.publish_failed++;
+		/* Put the file back to the live membership; say so if even that fails. */
+		if (e->state_path != NULL &&
+		    ctl_state_save(e->st, e->state_path, why2, sizeof(why2)) < 0) {
+			e->cnt.save_failed++;
+			rc = reply_error(s, r, "publish failed: %s; nothing changed, but %s",
+					 strerror(-rc), why2);
+		} else {
+			rc = reply_error(s, r, "publish failed: %s; nothing changed",
+					 strerror(-rc));
+		}
+		goto drop;
+	}
+	pl_free(e->pl);
+	ctl_state_free(e->st);
+	e->pl = pl;
+	e->st = next;
+	e->cnt.changes++;
+	return ctl_text_appendf(r, "OK epoch %" PRIu64 "\n", ctl_state_epoch(next));
+drop:
+	pl_free(pl);
+	ctl_state_free(next);
+	return rc;
+}
+
+/* The membership commands read: the pending one inside a transaction. */
+static const struct ctl_state *view_of(const struct ctl_session *s)
+{
+	return s->txn ? s->txn : s->e->st;
+}
+
+/* Shares of every member of @p st; *pl_out is built unless @p st is the live state. */
+static double *shares_of(struct ctl_session *s, const struct ctl_state *st,
+			 struct pl_placement **owned, const struct pl_placement **pl)
+{
+	double *sh = calloc((size_t)ctl_state_count(st) + 1, sizeof(*sh));
+
+	*owned = NULL;
+	*pl = st == s->e->st ? s->e->pl : (*owned = ctl_state_build(st, NULL, 0));
+	if (sh == NULL || *pl == NULL || pl_shares(*pl, sh) < 0) {
+		free(sh);
+		pl_free(*owned);
+		*owned = NULL;
+		return NULL;
+	}
+	return sh;
+}
+
+static bool same_place(const struct ctl_member *a, const struct ctl_member *b)
+{
+	return a->pl.port == b->pl.port && strcmp(a->pl.addr, b->pl.addr) == 0 &&
+	       a->has_mac == b->has_mac && (!a->has_mac || memcmp(a->mac, b->mac, 6) == 0);
+}
+
+static void plan_body(const struct ctl_state *a, const double *sa, const struct ctl_state *b,
+		      const double *sb, struct ctl_text *body, uint32_t *n)
+{
+	for (uint32_t i = 0; i < ctl_state_count(a); i++) {
+		const struct ctl_member *m = ctl_state_member(a, i);
+		int32_t j = ctl_state_find(b, m->pl.name);
+		const char *what = "removed";
+
+		if (j >= 0)
+			what = ctl_state_member(b, (uint32_t)j)->pl.weight != m->pl.weight
+				       ? "reweighted"
+				       : same_place(m, ctl_state_member(b, (uint32_t)j))
+						 ? "kept"
+						 : "readdressed";
+		ctl_text_appendf(body, "name %s share_before %.6f share_after %.6f change %s\n",
+				 m->pl.name, sa[i], j >= 0 ? sb[j] : 0.0, what);
+		(*n)++;
+	}
+	for (uint32_t j = 0; j < ctl_state_count(b); j++) {
+		const struct ctl_member *m = ctl_state_member(b, j);
+
+		if (ctl_state_find(a, m->pl.name) >= 0)
+			continue;
+		ctl_text_appendf(body, "name %s share_before 0.000000 share_after %.6f change added\n",
+				 m->pl.name, sb[j]);
+		(*n)++;
+	}
+}
+
+static int do_plan(struct ctl_session *s, const struct ctl_cmd *cmd, struct ctl_text *r)
+{
+	const struct pl_placement *pa, *pb;
+	struct pl_placement *oa = NULL, *ob = NULL;
+	const struct ctl_state *cur = view_of(s);
+	struct ctl_state *next = ctl_state_copy(cur);
+	struct ctl_text body = {0};
+	double *sa = NULL, *sb = NULL, moved;
+	char why[REASON_MAX];
+	uint32_t n = 0;
+	int rc;
+
+	if (next == NULL)
+		return reply_error(s, r, "out of memory");
+	if (ctl_state_apply(next, cmd, why, sizeof(why)) < 0) {
+		rc = reply_error(s, r, "%s", why);
+		goto out;
+	}
+	sa = shares_of(s, cur, &oa, &pa);
+	sb = shares_of(s, next, &ob, &pb);
+	if (sa == NULL || sb == NULL) {
+		rc = reply_error(s, r, "cannot build the placement: %s", strerror(errno));
+		goto out;
+	}
+	plan_body(cur, sa, next, sb, &body, &n);
+	if (pl_moved_fraction(pa, pb, &moved) == 0)
+		ctl_text_appendf(r, "OK lines %u moved %.6f", n, moved);
+	else
+		ctl_text_appendf(r, "OK lines %u moved unknown", n);
+	ctl_text_appendf(r, " members_before %u members_after %u epoch %" PRIu64 "\n",
+			 ctl_state_count(cur), ctl_state_count(next), ctl_state_epoch(s->e->st));
+	rc = ctl_text_append(r, body.buf, body.len);
+out:
+	free(sa);
+	free(sb);
+	pl_free(oa);
+	pl_free(ob);
+	ctl_text_release(&body);
+	ctl_state_free(next);
+	return rc;
+}
+
+static int do_change(struct ctl_session *s, const struct ctl_cmd *cmd, struct ctl_text *r)
+{
+	char why[REASON_MAX];
+	struct ctl_state *next;
+
+	if (cmd->plan)
+		return do_plan(s, cmd, r);
+	if (s->txn != NULL) {
+		/* ctl_state_apply leaves the pending state unchanged when it refuses. */
+		if (ctl_state_apply(s->txn, cmd, why, sizeof(why)) < 0)
+			return reply_error(s, r, "%s (transaction still open)", why);
+		s->txn_changes++;
+		return ctl_text_appendf(r, "OK queued %u\n", s->txn_changes);
+	}
+	next = ctl_state_copy(s->e->st);
+	if (next == NULL)
+		return reply_error(s, r, "out of memory");
+	if (ctl_state_apply(next, cmd, why, sizeof(why)) < 0) {
+		ctl_state_free(next);
+		return reply_error(s, r, "%s", why);
+	}
+	return commit_state(s, next, r);
+}
+
+static int do_list(struct ctl_session *s, struct ctl_text *r)
+{
+	const struct ctl_state *st = view_of(s);
+	const struct pl_placement *pl;
+	struct pl_placement *owned;
+	double *sh = shares_of(s, st, &owned, &pl);
+	uint32_t n = ctl_state_count(st);
+	char mac[18];
+
+	if (sh == NULL)
+		return reply_error(s, r, "cannot build the placement: %s", strerror(errno));
+	ctl_text_appendf(r, "OK lines %u members %u epoch %" PRIu64 "%s\n", n, n,
+			 ctl_state_epoch(s->e->st), s->txn ? " pending yes" : "");
+	for (uint32_t i = 0; i < n; i++) {
+		const struct ctl_member *m = ctl_state_member(st, i);
+
+		if (m->has_mac)
+			ctl_mac_format(m->mac, mac);
+		ctl_text_appendf(r, "name %s addr %s:%u weight %u state %s share %.6f mac %s",
+				 m->pl.name, m->pl.addr, m->pl.port, m->pl.weight,
+				 m->pl.weight ? "active" : "drained", sh[i],
+				 m->has_mac ? mac : "arp");
+		if (st == s->e->st && s->e->ops.member_status != NULL)
+			s->e->ops.member_status(s->e->ops.ctx, i, m, r);
+		ctl_text_appendf(r, "\n");
+	}
+	free(sh);
+	pl_free(owned);
+	return 0;
+}
+
+static int do_ring(struct ctl_session *s, struct ctl_text *r)
+{
+	const struct ctl_state *st = view_of(s);
+	struct pl_placement *owned = NULL;
+	const struct pl_placement *pl =
+		st == s->e->st ? s->e->pl : (owned = ctl_state_build(st, NULL, 0));
+	const struct pl_config *cfg;
+	uint32_t weighted = 0;
+
+	if (pl == NULL)
+		return reply_error(s, r, "cannot build the placement: %s", strerror(errno));
+	cfg = pl_config_of(pl);
+	for (uint32_t i = 0; i < ctl_state_count(st); i++)
+		weighted += ctl_state_member(st, i)->pl.weight > 0;
+	ctl_text_appendf(r, "OK algo %s vnodes %u points %" PRIu64 " members %u weighted %u",
+			 pl_algo_name(cfg->algo), cfg->vnodes, pl_point_count(pl),
+			 ctl_state_count(st), weighted);
+	if (cfg->hash_tag[0] != '\0')
+		ctl_text_appendf(r, " hash_tag %c%c", cfg->hash_tag[0], cfg->hash_tag[1]);
+	else
+		ctl_text_appendf(r, " hash_tag none");
+	ctl_text_appendf(r, " memory %zu epoch %" PRIu64 "%s\n", pl_memory(pl),
+			 ctl_state_epoch(s->e->st), s->txn ? " pending yes" : "");
+	pl_free(owned);
+	return 0;
+}
+
+/* Body lines of @p t: each must be non-empty; a missing last newline is added. */
+static int count_lines(struct ctl_text *t, uint32_t *n)
+{
+	*n = 0;
+	if (t->len > 0 && t->buf[t->len - 1] != '\n' && ctl_text_append(t, "\n", 1) < 0)
+		return -ENOMEM;
+	for (size_t i = 0; i < t->len; i++) {
+		if (t->buf[i] != '\n')
+			continue;
+		if (i == 0 || t->buf[i - 1] == '\n')
+			return -EPROTO;
+		(*n)++;
+	}
+	return 0;
+}
+
+static int do_stats(struct ctl_session *s, struct ctl_text *r)
+{
+	struct ctl_engine *e = s->e;
+	struct ctl_text body = {0};
+	uint32_t n = 0;
+	int rc;
+
+#define CTL_COUNTER_LINE(f, name) ctl_text_appendf(&body, name " %" PRIu64 "\n", e->cnt.f);
+	CTL_FOREACH_COUNTER(CTL_COUNTER_LINE)
+#undef CTL_COUNTER_LINE
+	ctl_text_appendf(&body, "ctl.epoch %" PRIu64 "\nctl.members %u\n",
+			 ctl_state_epoch(e->st), ctl_state_count(e->st));
+	rc = e->ops.stats ? e->ops.stats(e->ops.ctx, &body) : 0;
+	if (rc == 0)
+		rc = count_lines(&body, &n);
+	if (rc == 0 && body.oom)
+		rc = -ENOMEM;
+	if (rc < 0)
+		rc = reply_error(s, r, "stats unavailable: %s", strerror(-rc));
+	else if ((rc = ctl_text_appendf(r, "OK lines %u\n", n)) == 0)
+		rc = ctl_text_append(r, body.buf, body.len);
+	ctl_text_release(&body);
+	return rc;
+}
+
+static int do_begin(struct ctl_session *s, struct ctl_text *r)
+{
+	if (s->txn != NULL)
+		return reply_error(s, r, "a transaction is already open (nested begin)");
+	s->txn = ctl_state_copy(s->e->st);
+	if (s->txn == NULL)
+		return reply_error(s, r, "out of memory");
+	s->txn_base = ctl_state_epoch(s->e->st);
+	s->txn_changes = 0;
+	return ctl_text_appendf(r, "OK transaction open epoch %" PRIu64 "\n", s->txn_base);
+}
+
+static int do_commit(struct ctl_session *s, struct ctl_text *r)
+{
+	struct ctl_state *txn = s->txn;
+	uint64_t live = ctl_state_epoch(s->e->st);
+
+	if (txn == NULL)
+		return reply_error(s, r, "commit without begin");
+	s->txn = NULL;
+	if (live != s->txn_base) {
+		ctl_state_free(txn);
+		return reply_error(s, r,
+				   "epoch is %" PRIu64 ", the transaction began at %" PRIu64
+				   ": transaction discarded, nothing changed",
+				   live, s->txn_base);
+	}
+	if (s->txn_changes == 0) {
+		ctl_state_free(txn);
+		return ctl_text_appendf(r, "OK epoch %" PRIu64 " changes 0\n", live);
+	}
+	return commit_state(s, txn, r);
+}
+
+static int do_abort(struct ctl_session *s, struct ctl_text *r)
+{
+	if (s->txn == NULL)
+		return reply_error(s, r, "abort without begin");
+	ctl_state_free(s->txn);
+	s->txn = NULL;
+	return ctl_text_appendf(r, "OK transaction aborted changes %u\n", s->txn_changes);
+}
+
+/* Run a parsed command; 1 when a reply was appended, 0 when a replace block began. */
+static int run(struct ctl_session *s, struct ctl_cmd *cmd, struct ctl_text *r)
+{
+	uint64_t live = ctl_state_epoch(s->e->st);
+
+	if (cmd->type == CTL_CMD_REPLACE && cmd->block) {
+		/* Member lines follow; the epoch condition is checked at `end`. */
+		s->in_block = true;
+		s->block = *cmd;
+		return 0;
+	}
+	if (cmd->if_epoch && cmd->epoch != live) {
+		reply_error(s, r, "epoch is %" PRIu64, live);
+		return 1;
+	}
+	switch (cmd->type) {
+	case CTL_CMD_LIST:
+		do_list(s, r);
+		break;
+	case CTL_CMD_RING:
+		do_ring(s, r);
+		break;
+	case CTL_CMD_STATS:
+		do_stats(s, r);
+		break;
+	case CTL_CMD_EPOCH:
+		ctl_text_appendf(r, "OK epoch %" PRIu64 "\n", live);
+		break;
+	case CTL_CMD_BEGIN:
+		do_begin(s, r);
+		break;
+	case CTL_CMD_COMMIT:
+		do_commit(s, r);
+		break;
+	case CTL_CMD_ABORT:
+		do_abort(s, r);
+		break;
+	default:
+		do_change(s, cmd, r);
+		break;
+	}
+	return 1;
+}
+
+static int block_member(struct ctl_session *s, const char *line, size_t len)
+{
+	struct ctl_cmd *b = &s->block;
+	char why[REASON_MAX];
+	struct ctl_member *m;
+
+	if (s->block_err[0] != '\0')
+		return 0;
+	if (len > CTL_LINE_MAX || check_bytes(line, len, why, sizeof(why)) < 0 ||
+	    (b->nmembers >= PL_MEMBERS_MAX &&
+	     ctl_fail(why, sizeof(why), "more than %d members", PL_MEMBERS_MAX)) ||
+	    ctl_member_parse(line, len, &b->members[b->nmembers], why, sizeof(why)) < 0) {
+		snprintf(s->block_err, sizeof(s->block_err), "replace line %u: %s",
+			 s->block_lines, len > CTL_LINE_MAX ? "line too long" : why);
+		return 0;
+	}
+	b->nmembers++;
+	if (b->nmembers == s->block_cap) {
+		uint32_t cap = s->block_cap ? s->block_cap * 2 : 64;
+
+		m = realloc(b->members, ((size_t)cap + 1) * sizeof(*m));
+		if (m == NULL) {
+			snprintf(s->block_err, sizeof(s->block_err), "out of memory");
+			return 0;
+		}
+		b->members = m;
+		s->block_cap = cap;
+	}
+	return 0;
+}
+
+/* A line inside a `replace` block: a member, or `end`. */
+static int block_line(struct ctl_session *s, const char *line, size_t len, struct ctl_text *r)
+{
+	const char *cur = line, *end = line + len;
+	struct span w;
+
+	if (!word(&cur, end, &w))
+		return 0;
+	s->block_lines++;
+	if (!span_is(&w, "end") || !rest_empty(cur, end)) {
+		if (s->block.members == NULL) {
+			s->block.members = calloc(65, sizeof(*s->block.members));
+			s->block_cap = s->block.members ? 64 : 0;
+			if (s->block.members == NULL)
+				snprintf(s->block_err, sizeof(s->block_err), "out of memory");
+		}
+		return block_member(s, line, len);
+	}
+	s->e->cnt.commands++;
+	s->block.block = false;
+	if (s->block_err[0] != '\0')
+		reply_error(s, r, "%s; nothing changed", s->block_err);
+	else if (s->block.if_epoch && s->block.epoch != ctl_state_epoch(s->e->st))
+		reply_error(s, r, "epoch is %" PRIu64, ctl_state_epoch(s->e->st));
+	else
+		do_change(s, &s->block, r);
+	block_reset(s);
+	return 1;
+}
+
+int ctl_session_line(struct ctl_session *s, const char *line, size_t len, struct ctl_text *r)
+{
+	char why[REASON_MAX];
+	struct ctl_cmd cmd;
+	int rc;
+
+	if (len > 0 && line[len - 1] == '\r')
+		len--;
+	if (s->in_block)
+		rc = block_line(s, line, len, r);
+	else if (rest_empty(line, line + len))
+		return 0;
+	else if (ctl_cmd_parse(line, len, &cmd, why, sizeof(why)) < 0) {
+		s->e->cnt.commands++;
+		reply_error(s, r, "%s", why);
+		rc = 1;
+	} else {
+		rc = run(s, &cmd, r);
+		if (rc == 1) {
+			s->e->cnt.commands++;
+			ctl_cmd_release(&cmd);
+		}
+	}
+	return r->oom ? -ENOMEM : rc;
+}
+
+/* ---- client side: reply framing and reader ---- */
+
+int ctl_reply_head(const char *line, bool *ok, uint32_t *nlines)
+{
+	uint64_t n;
+	size_t len;
+
+	*nlines = 0;
+	if (strncmp(line, "ERROR", 5) == 0 && (line[5] == '\0' || line[5] == ' ')) {
+		*ok = false;
+		return 0;
+	}
+	if (strncmp(line, "OK", 2) != 0 || (line[2] != '\0' && line[2] != ' '))
+		return -EPROTO;
+	*ok = true;
+	if (strncmp(line + 2, " lines ", 7) != 0)
+		return 0;
+	line += 9;
+	len = strcspn(line, " ");
+	if (ctl_parse_u64(line, len, REPLY_LINES_MAX, &n) < 0)
+		return -EPROTO;
+	*nlines = (uint32_t)n;
+	return 0;
+}
+
+struct ctl_reader {
+	int fd;
+	char *buf;
+	size_t off, len, cap;
+};
+
+struct ctl_reader *ctl_reader_new(int fd)
+{
+	struct ctl_reader *rd = calloc(1, sizeof(*rd));
+
+	if (rd != NULL)
+		rd->fd = fd;
+	return rd;
+}
+
+void ctl_reader_free(struct ctl_reader *rd)
+{
+	if (rd == NULL)
+		return;
+	free(rd->buf);
+	free(rd);
+}
+
+static int reader_fill(struct ctl_reader *rd, int timeout_ms)
+{
+	struct pollfd pfd = {.fd = rd->fd, .events = POLLIN};
+	ssize_t n;
+	int rc;
+
+	if (rd->off > 0) {
+		memmove(rd->buf, rd->buf + rd->off, rd->len - rd->off);
+		rd->len -= rd->off;
+		rd->off = 0;
+	}
+	if (rd->len == rd->cap) {
+		size_t cap = rd->cap ? rd->cap * 2 : 4096;
+		char *p = realloc(rd->buf, cap);
+
+		if (p == NULL)
+			return -ENOMEM;
+		rd->buf = p;
+		rd->cap = cap;
+	}
+	do
+		rc = poll(&pfd, 1, timeout_ms);
+	while (rc < 0 && errno == EINTR);
+	if (rc < 0)
+		return -errno;
+	if (rc == 0)
+		return -ETIMEDOUT;
+	n = read(rd->fd, rd->buf + rd->len, rd->cap - rd->len);
+	if (n < 0)
+		return errno == EINTR || errno == EAGAIN ? 0 : -errno;
+	if (n == 0)
+		return -EPIPE;
+	rd->len += (size_t)n;
+	return 0;
+}
+
+static int reader_line(struct ctl_reader *rd, char **line, int timeout_ms)
+{
+	for (;;) {
+		char *start = rd->buf + rd->off;
+		char *nl = rd->len > rd->off ? memchr(start, '\n', rd->len - rd->off) : NULL;
+		int rc;
+
+		if (nl != NULL) {
+			*line = strndup(start, (size_t)(nl - start));
+			rd->off = (size_t)(nl - rd->buf) + 1;
+			return *line ? 0 : -ENOMEM;
+		}
+		if (rd->len - rd->off > REPLY_LINE_MAX)
+			return -EPROTO;
+		if ((rc = reader_fill(rd, timeout_ms)) < 0)
+			return rc;
+	}
+}
+
+int ctl_reader_next(struct ctl_reader *rd, struct ctl_reply *r, int timeout_ms)
+{
+	char *head = NULL;
+	uint32_t n;
+	int rc;
+
+	memset(r, 0, sizeof(*r));
+	if ((rc = reader_line(rd, &head, timeout_ms)) < 0)
+		return rc;
+	if (ctl_reply_head(head, &r->ok, &n) < 0) {
+		free(head);
+		return -EPROTO;
+	}
+	r->head = strdup(head + (r->ok ? 2 : 5) + (head[r->ok ? 2 : 5] == ' '));
+	free(head);
+	r->lines = calloc((size_t)n + 1, sizeof(*r->lines));
+	if (r->head == NULL || r->lines == NULL) {
+		ctl_reply_clear(r);
+		return -ENOMEM;
+	}
+	for (; r->nlines < n; r->nlines++) {
+		if ((rc = reader_line(rd, &r->lines[r->nlines], timeout_ms)) < 0) {
+			ctl_reply_clear(r);
+			return rc;
+		}
+	}
+	return 0;
+}
+
+void ctl_reply_clear(struct ctl_reply *r)
+{
+	for (uint32_t i = 0; i < r->nlines; i++)
+		free(r->lines[i]);
+	free(r->lines);
+	free(r->head);
+	memset(r, 0, sizeof(*r));
+}

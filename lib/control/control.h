@@ -1,0 +1,274 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#ifndef RINGWAY_CONTROL_H
+#define RINGWAY_CONTROL_H
+
+/**
+ * @file
+ * The control plane without DPDK: membership state with epochs, the command protocol,
+ * transactions, the state file, and a poll()-based management socket server.
+ *
+ * Threading: everything here runs on one thread (the router's control lcore, a test, a
+ * tool). The only calls into the router are the ctl_ops callbacks, made from inside
+ * ctl_server_poll() / ctl_session_line() on that same thread.
+ *
+ * Protocol (documented in README.md, "Control protocol"): one command per line, one reply
+ * per command. A reply's first line is `OK[ key value ...]` or `ERROR <reason>`. When the
+ * first pair after OK is `lines N`, exactly N body lines follow. Values never hold spaces.
+ *
+ * Errors: constructors return NULL and set errno; other calls return 0 or a negative errno
+ * and, where they take @p err, write a human-readable reason there (always NUL-terminated
+ * when errlen > 0).
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "placement.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Longest command line, without the newline. Longer lines are refused, never buffered. */
+#define CTL_LINE_MAX 4096
+/** Largest member weight. Weight 0 (drained) is allowed only through `weight NAME 0`. */
+#define CTL_WEIGHT_MAX 1000
+/** Socket path used when neither the config nor the command line names one. */
+#define CTL_DEFAULT_SOCKET "/run/ringway/ctl.sock"
+/** Milliseconds a client may stay silent (or not read its replies) before it is disconnected. */
+#define CTL_DEFAULT_IDLE_MS 30000
+
+/** One member as the control plane keeps it: the placement member plus an optional MAC. */
+struct ctl_member {
+	struct pl_member pl; /**< name, address, port, weight */
+	uint8_t mac[6];      /**< static next-hop MAC when has_mac */
+	bool has_mac;        /**< false: the router resolves the MAC by ARP */
+};
+
+/*
+ * Growable text: replies, stats, state files.
+ */
+
+/** A growable NUL-terminated buffer. Zero-initialise; release with ctl_text_release(). */
+struct ctl_text {
+	char *buf;   /**< NUL-terminated once anything was appended; may be NULL when empty */
+	size_t len;  /**< bytes of text, without the NUL */
+	size_t cap;  /**< allocated bytes */
+	bool oom;    /**< an append ran out of memory: the text is incomplete */
+};
+
+/** Append formatted text. 0 or -ENOMEM (then oom is set and later appends do nothing). */
+int ctl_text_appendf(struct ctl_text *t, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+/** Append @p len bytes. 0 or -ENOMEM. */
+int ctl_text_append(struct ctl_text *t, const char *p, size_t len);
+/** Forget the text, keep the memory. */
+void ctl_text_reset(struct ctl_text *t);
+/** Free the memory. */
+void ctl_text_release(struct ctl_text *t);
+
+/*
+ * Membership state: members in placement order, the placement configuration, the epoch.
+ * Member i of a state is member i of the placement built from it.
+ */
+
+struct ctl_state;
+
+/** Empty state (no members) with @p cfg (NULL: defaults) at @p epoch. NULL + errno. */
+struct ctl_state *ctl_state_new(const struct pl_config *cfg, uint64_t epoch);
+/** Deep copy, or NULL with errno = ENOMEM. */
+struct ctl_state *ctl_state_copy(const struct ctl_state *st);
+/** Free; NULL is fine. */
+void ctl_state_free(struct ctl_state *st);
+
+uint64_t ctl_state_epoch(const struct ctl_state *st);
+uint32_t ctl_state_count(const struct ctl_state *st);
+/** Member @p idx, or NULL when out of range. */
+const struct ctl_member *ctl_state_member(const struct ctl_state *st, uint32_t idx);
+const struct pl_config *ctl_state_config(const struct ctl_state *st);
+/** True when both hold the same epoch, configuration and members in the same order. */
+bool ctl_state_equal(const struct ctl_state *a, const struct ctl_state *b);
+
+/**
+ * Parse a member spec `NAME ADDR[:PORT] [weight W] [mac MAC]` (port default 11211,
+ * weight default 1). Checks the syntax of each field, not membership rules.
+ * @return 0, or -EINVAL with the reason in @p err.
+ */
+int ctl_member_parse(const char *text, size_t len, struct ctl_member *m, char *err,
+		     size_t errlen);
+
+/**
+ * Append a member to @p st (used to load the config's initial nodes). Refuses an invalid
+ * name, a duplicate name or address:port, a weight above CTL_WEIGHT_MAX, more than
+ * PL_MEMBERS_MAX members. The epoch does not change.
+ * @return 0, or -EINVAL / -E2BIG / -ENOMEM with the reason in @p err; @p st is unchanged then.
+ */
+int ctl_state_add(struct ctl_state *st, const struct ctl_member *m, char *err, size_t errlen);
+
+/**
+ * Check what any published membership must satisfy: at least one member, at least one with
+ * weight > 0. 0 or -EINVAL with the reason.
+ */
+int ctl_state_check(const struct ctl_state *st, char *err, size_t errlen);
+
+/**
+ * Write @p st to @p path atomically: a temporary file in the same directory (mode 0600),
+ * fsync, rename over @p path, fsync the directory. On failure @p path is untouched and the
+ * temporary file removed. Format: see README ("State file").
+ */
+int ctl_state_save(const struct ctl_state *st, const char *path, char *err, size_t errlen);
+
+/**
+ * Read a state file written by ctl_state_save(). The file is only read, never changed.
+ * @return 0 and *out (caller frees); -ENOENT when the file does not exist; another negative
+ * errno (-EINVAL for a corrupt, truncated or foreign file) with the reason in @p err.
+ */
+int ctl_state_load(const char *path, struct ctl_state **out, char *err, size_t errlen);
+
+/*
+ * The engine: the live membership, its placement, and what the router must do on a change.
+ */
+
+/** What the control plane asks of the router. Called on the control thread only. */
+struct ctl_ops {
+	/**
+	 * Make @p next the membership every worker uses. @p pl was built from @p next
+	 * (member i of @p next is member i of @p pl) and stays owned by the engine: clone it
+	 * (pl_clone) for each worker, publish, wait until no worker can read the old copies,
+	 * free them, then return 0. Return a negative errno only when no worker has seen the
+	 * change. The state file already holds @p next; on failure the engine restores it.
+	 * NULL: nothing to publish (tests, tools).
+	 */
+	int (*publish)(void *ctx, const struct ctl_state *next, const struct pl_placement *pl);
+	/**
+	 * Append the router's counters to @p out, one `key value` pair (or several pairs)
+	 * per line, each line ending in '\n', values without spaces. NULL: none.
+	 */
+	int (*stats)(void *ctx, struct ctl_text *out);
+	/**
+	 * Append extra ` key value` pairs (each starting with a space, no newline) describing
+	 * member @p idx of the live state in `list` replies, e.g. ` arp resolved`. NULL: none.
+	 */
+	void (*member_status)(void *ctx, uint32_t idx, const struct ctl_member *m,
+			      struct ctl_text *out);
+	void *ctx;
+};
+
+struct ctl_engine;
+
+/**
+ * Engine over @p initial (taken over, also on failure), which must pass ctl_state_check().
+ * @p state_path: where each change is saved before it is published and acknowledged; NULL
+ * for no persistence. @p ops is copied; NULL means no callbacks. Nothing is published or
+ * saved here: the router publishes ctl_engine_placement() to its workers at start.
+ * @return the engine, or NULL with errno (EINVAL: the membership is refused; ENOMEM).
+ */
+struct ctl_engine *ctl_engine_new(struct ctl_state *initial, const char *state_path,
+				  const struct ctl_ops *ops);
+void ctl_engine_free(struct ctl_engine *e);
+/** The live membership (changes only inside ctl_server_poll / ctl_session_line). */
+const struct ctl_state *ctl_engine_state(const struct ctl_engine *e);
+/** The placement of the live membership, owned by the engine. */
+const struct pl_placement *ctl_engine_placement(const struct ctl_engine *e);
+
+/**
+ * One client's conversation (its open transaction, an unfinished `replace` block).
+ */
+struct ctl_session;
+
+struct ctl_session *ctl_session_new(struct ctl_engine *e);
+/** Free; an open transaction is discarded. */
+void ctl_session_free(struct ctl_session *s);
+
+/**
+ * Run one command line (@p len bytes, without the newline; a trailing '\r' is ignored).
+ * Appends the full reply (ending in '\n') to @p reply.
+ * @return 1 when a reply was appended, 0 when the line needs none (an empty line, a member
+ * line inside a `replace` block), -ENOMEM when the reply could not be built.
+ */
+int ctl_session_line(struct ctl_session *s, const char *line, size_t len,
+		     struct ctl_text *reply);
+
+/*
+ * The management socket server: poll()-based, non-blocking, no threads.
+ */
+
+struct ctl_server_config {
+	const char *unix_path;  /**< socket path; NULL: CTL_DEFAULT_SOCKET */
+	bool tcp;               /**< also listen on 127.0.0.1 (never another address) */
+	uint16_t tcp_port;      /**< with tcp: the port; 0 picks a free one */
+	uint32_t idle_ms;       /**< 0: CTL_DEFAULT_IDLE_MS */
+	uint32_t max_clients;   /**< 0: 16 */
+	size_t max_output;      /**< bytes of unread replies per client before it is cut off;
+				     0: 64 MiB */
+};
+
+struct ctl_server;
+
+/**
+ * Listen on the Unix socket (mode 0600; missing directories created with mode 0700; a stale
+ * socket file replaced; a socket another process serves is refused) and, if asked, on TCP
+ * 127.0.0.1. NULL with errno and the reason in @p err.
+ */
+struct ctl_server *ctl_server_open(struct ctl_engine *e, const struct ctl_server_config *cfg,
+				   char *err, size_t errlen);
+
+/**
+ * Serve: wait up to @p timeout_ms (0: do not wait, -1: until something happens) for
+ * activity, then accept clients, read, run complete lines, write replies, drop idle clients.
+ * A change command blocks here until ops->publish returns.
+ * @return the number of commands run, or a negative errno when poll() itself failed.
+ */
+int ctl_server_poll(struct ctl_server *srv, int timeout_ms);
+
+/** Port of the TCP listener, 0 when there is none. */
+uint16_t ctl_server_tcp_port(const struct ctl_server *srv);
+/** Connected clients right now. */
+uint32_t ctl_server_clients(const struct ctl_server *srv);
+/** Close every client and listener and remove the socket file. NULL is fine. */
+void ctl_server_close(struct ctl_server *srv);
+
+/*
+ * Client side (ringwayctl, tests).
+ */
+
+/** Connect to a Unix socket: a blocking fd, or a negative errno with the reason in @p err. */
+int ctl_connect_unix(const char *path, char *err, size_t errlen);
+/** Connect to 127.0.0.1:@p port: a blocking fd, or a negative errno with the reason. */
+int ctl_connect_tcp(uint16_t port, char *err, size_t errlen);
+
+/** One parsed reply. */
+struct ctl_reply {
+	bool ok;         /**< OK or ERROR */
+	char *head;      /**< text after "OK " / "ERROR " (may be empty) */
+	uint32_t nlines; /**< body lines */
+	char **lines;    /**< body lines, without newlines */
+};
+
+/**
+ * Framing rule for a reply's first line (without the newline): sets *ok and *nlines
+ * (body lines that follow). -EPROTO when the line is neither OK nor ERROR, or its
+ * `lines N` is malformed or above PL_MEMBERS_MAX + 64.
+ */
+int ctl_reply_head(const char *line, bool *ok, uint32_t *nlines);
+
+/** Reads replies from a connected fd, buffering what arrives early. */
+struct ctl_reader;
+
+struct ctl_reader *ctl_reader_new(int fd);
+void ctl_reader_free(struct ctl_reader *rd);
+/**
+ * Read the next whole reply, waiting at most @p timeout_ms for each chunk (-1: forever).
+ * @return 0; -EPIPE when the server closed first; -ETIMEDOUT; -EPROTO (bad framing or a
+ * line above the limit); -ENOMEM.
+ */
+int ctl_reader_next(struct ctl_reader *rd, struct ctl_reply *r, int timeout_ms);
+/** Free what a reply holds and zero it. */
+void ctl_reply_clear(struct ctl_reply *r);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* RINGWAY_CONTROL_H */

@@ -1,0 +1,118 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#ifndef RINGWAY_CONTROL_PRIV_H
+#define RINGWAY_CONTROL_PRIV_H
+
+/*
+ * Contract between the command parser and engine (command.c), the membership state and state
+ * file (state.c) and the socket server (server.c); also used by the unit tests and the fuzzer.
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "control.h"
+
+#define CTL_FOREACH_CMD(_)                     \
+	_(ADD, "add")                          \
+	_(REMOVE, "remove")                    \
+	_(WEIGHT, "weight")                    \
+	_(REPLACE, "replace")                  \
+	_(LIST, "list")                        \
+	_(RING, "ring")                        \
+	_(STATS, "stats")                      \
+	_(EPOCH, "epoch")                      \
+	_(BEGIN, "begin")                      \
+	_(COMMIT, "commit")                    \
+	_(ABORT, "abort")
+
+enum ctl_cmd_type {
+#define CTL_CMD_ENUM(e, s) CTL_CMD_##e,
+	CTL_FOREACH_CMD(CTL_CMD_ENUM)
+#undef CTL_CMD_ENUM
+	CTL_CMD_COUNT
+};
+
+/* A parsed command line. Owns `members` (replace); release with ctl_cmd_release(). */
+struct ctl_cmd {
+	enum ctl_cmd_type type;
+	bool if_epoch;            /* `if-epoch E` prefix */
+	uint64_t epoch;           /* its E */
+	bool plan;                /* `plan` prefix: describe the change, do not make it */
+	bool block;               /* `replace` alone: member lines follow, then `end` */
+	struct ctl_member member; /* add */
+	char name[PL_NAME_MAX + 1]; /* remove, weight */
+	uint32_t weight;          /* weight */
+	struct ctl_member *members; /* replace on one line */
+	uint32_t nmembers;
+};
+
+/* True for add, remove, weight, replace: the commands that change the membership. */
+bool ctl_cmd_changes(enum ctl_cmd_type t);
+
+/*
+ * Parse one command line (no newline). Every malformed form gives -EINVAL and a reason;
+ * -ENOMEM when a replace list cannot be held. *cmd is released on failure.
+ */
+int ctl_cmd_parse(const char *line, size_t len, struct ctl_cmd *cmd, char *err, size_t errlen);
+void ctl_cmd_release(struct ctl_cmd *cmd);
+
+/*
+ * Apply a change command to @p st: the membership rules of the protocol (unknown node,
+ * duplicates, weights, last node). Does not touch the epoch. On failure @p st is unchanged
+ * (callers still apply to a copy of the live state; a transaction applies to its own copy).
+ */
+int ctl_state_apply(struct ctl_state *st, const struct ctl_cmd *cmd, char *err, size_t errlen);
+
+/* Replace every member of @p st with @p m[0..n) (validated as a whole, as `replace`). */
+int ctl_state_replace(struct ctl_state *st, const struct ctl_member *m, uint32_t n, char *err,
+		      size_t errlen);
+
+/* Set the epoch (the engine's business: +1 per published change). */
+void ctl_state_set_epoch(struct ctl_state *st, uint64_t epoch);
+
+/* Index of member @p name, or -ENOENT. */
+int32_t ctl_state_find(const struct ctl_state *st, const char *name);
+
+/* Build the placement of @p st; NULL with errno and a reason. */
+struct pl_placement *ctl_state_build(const struct ctl_state *st, char *err, size_t errlen);
+
+/* Serialise @p st in the state-file format (with its checksum line). 0 or -ENOMEM. */
+int ctl_state_format(const struct ctl_state *st, struct ctl_text *out);
+/* Parse state-file text; 0 and *out, or -EINVAL with "line L: reason". */
+int ctl_state_parse(const char *text, size_t len, struct ctl_state **out, char *err,
+		    size_t errlen);
+
+/* Token helpers shared by the parsers. */
+int ctl_name_parse(const char *s, size_t len, char out[PL_NAME_MAX + 1], char *err,
+		   size_t errlen);
+int ctl_parse_u64(const char *s, size_t len, uint64_t max, uint64_t *out);
+int ctl_mac_parse(const char *s, size_t len, uint8_t mac[6]);
+void ctl_mac_format(const uint8_t mac[6], char out[18]);
+
+/* Counters the engine keeps and `stats` reports; the server bumps its own. */
+#define CTL_FOREACH_COUNTER(_)                                                              \
+	_(commands, "ctl.commands")                   /* replies given */                 \
+	_(errors, "ctl.errors")                       /* ERROR replies */                 \
+	_(changes, "ctl.changes")                     /* epochs published */              \
+	_(publish_failed, "ctl.publish_failed")       /* ops->publish refused */          \
+	_(save_failed, "ctl.save_failed")             /* state file not written */        \
+	_(clients_accepted, "ctl.clients_accepted")                                       \
+	_(clients_refused, "ctl.clients_refused")     /* above max_clients */             \
+	_(idle_disconnects, "ctl.idle_disconnects")   /* silent or not reading */         \
+	_(long_lines, "ctl.long_lines")               /* above CTL_LINE_MAX */            \
+	_(output_overflows, "ctl.output_overflows")   /* unread replies above max_output */
+
+struct ctl_counters {
+#define CTL_COUNTER_FIELD(f, s) uint64_t f;
+	CTL_FOREACH_COUNTER(CTL_COUNTER_FIELD)
+#undef CTL_COUNTER_FIELD
+};
+
+/* The engine's counters, for the server to bump. */
+struct ctl_counters *ctl_engine_counters(struct ctl_engine *e);
+
+/* printf into a fixed reason buffer (never overflows; NULL/0 ignored). Returns -EINVAL. */
+int ctl_fail(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+#endif /* RINGWAY_CONTROL_PRIV_H */

@@ -1,0 +1,143 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * A stand-in for the router's control lcore: serves the control library on a socket with a
+ * publish callback that records what it was given, so ringwayctl and the socket server can be
+ * tested end to end without DPDK.
+ *
+ *   ctl_fake_router --socket PATH [--state FILE] [--nodes N] [--tcp] [--idle-ms MS]
+ *                   [--max-clients N]
+ *
+ * Starts from FILE when it exists, else from N nodes n1..nN at 198.18.1.i:11211. Publishing
+ * fails with EIO when the new membership has a member named "failpublish" (to test how a
+ * refused publish is reported). Prints "ready [tcp PORT]" once listening; exits 0 on SIGTERM.
+ */
+
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "control.h"
+
+static volatile sig_atomic_t stop;
+static unsigned long publishes;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop = 1;
+}
+
+static int fake_publish(void *ctx, const struct ctl_state *next, const struct pl_placement *pl)
+{
+	(void)ctx;
+	for (uint32_t i = 0; i < ctl_state_count(next); i++)
+		if (strcmp(ctl_state_member(next, i)->pl.name, "failpublish") == 0)
+			return -EIO;
+	if (pl_member_count(pl) != ctl_state_count(next))
+		return -EINVAL;
+	publishes++;
+	return 0;
+}
+
+static int fake_stats(void *ctx, struct ctl_text *out)
+{
+	(void)ctx;
+	return ctl_text_appendf(out, "router.publishes %lu\nrouter.rx 0\n", publishes);
+}
+
+static void fake_status(void *ctx, uint32_t idx, const struct ctl_member *m,
+			struct ctl_text *out)
+{
+	(void)ctx;
+	ctl_text_appendf(out, " arp %s", m->has_mac ? "static" : idx % 2 ? "pending" : "resolved");
+}
+
+static struct ctl_state *initial_state(const char *state_path, unsigned nodes)
+{
+	struct ctl_state *st = NULL;
+	char err[512];
+	int rc = state_path ? ctl_state_load(state_path, &st, err, sizeof(err)) : -ENOENT;
+
+	if (rc == 0)
+		return st;
+	if (rc != -ENOENT) {
+		fprintf(stderr, "ctl_fake_router: %s\n", err);
+		return NULL;
+	}
+	st = ctl_state_new(NULL, 1);
+	for (unsigned i = 1; st != NULL && i <= nodes; i++) {
+		char spec[64];
+		struct ctl_member m;
+
+		snprintf(spec, sizeof(spec), "n%u 198.18.1.%u:11211", i, i);
+		if (ctl_member_parse(spec, strlen(spec), &m, err, sizeof(err)) < 0 ||
+		    ctl_state_add(st, &m, err, sizeof(err)) < 0) {
+			fprintf(stderr, "ctl_fake_router: %s\n", err);
+			ctl_state_free(st);
+			return NULL;
+		}
+	}
+	return st;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option longs[] = {
+		{"socket", required_argument, NULL, 's'},
+		{"state", required_argument, NULL, 'f'},
+		{"nodes", required_argument, NULL, 'n'},
+		{"tcp", no_argument, NULL, 't'},
+		{"idle-ms", required_argument, NULL, 'i'},
+		{"max-clients", required_argument, NULL, 'm'},
+		{NULL, 0, NULL, 0},
+	};
+	struct ctl_server_config cfg = {0};
+	struct ctl_ops ops = {.publish = fake_publish, .stats = fake_stats,
+			      .member_status = fake_status};
+	const char *state_path = NULL;
+	struct ctl_engine *e;
+	struct ctl_server *srv;
+	unsigned nodes = 4;
+	char err[512];
+	int c;
+
+	while ((c = getopt_long(argc, argv, "", longs, NULL)) != -1) {
+		switch (c) {
+		case 's': cfg.unix_path = optarg; break;
+		case 'f': state_path = optarg; break;
+		case 'n': nodes = (unsigned)atoi(optarg); break;
+		case 't': cfg.tcp = true; break;
+		case 'i': cfg.idle_ms = (uint32_t)atoi(optarg); break;
+		case 'm': cfg.max_clients = (uint32_t)atoi(optarg); break;
+		default: return 2;
+		}
+	}
+	signal(SIGTERM, on_signal);
+	signal(SIGINT, on_signal);
+	e = ctl_engine_new(initial_state(state_path, nodes), state_path, &ops);
+	if (e == NULL) {
+		fprintf(stderr, "ctl_fake_router: initial membership refused: %s\n",
+			strerror(errno));
+		return 1;
+	}
+	srv = ctl_server_open(e, &cfg, err, sizeof(err));
+	if (srv == NULL) {
+		fprintf(stderr, "ctl_fake_router: %s\n", err);
+		ctl_engine_free(e);
+		return 1;
+	}
+	if (cfg.tcp)
+		printf("ready tcp %u\n", ctl_server_tcp_port(srv));
+	else
+		printf("ready\n");
+	fflush(stdout);
+	while (!stop)
+		if (ctl_server_poll(srv, 100) < 0)
+			break;
+	ctl_server_close(srv);
+	ctl_engine_free(e);
+	return 0;
+}
