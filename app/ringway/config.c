@@ -30,20 +30,20 @@
 #include "config.h"
 
 /* Sections; node sections are "[node NAME]". */
-#define RW_FOREACH_SECTION(_)                                                                \
-	_(ROUTER, "router")                                                                  \
-	_(PLACEMENT, "placement")                                                            \
-	_(NODE, "node")                                                                      \
-	_(TIMEOUTS, "timeouts")                                                              \
-	_(TABLES, "tables")                                                                  \
-	_(CONTROL, "control")                                                                \
+#define RW_FOREACH_SECTION(_)     \
+	_(ROUTER, "router")       \
+	_(PLACEMENT, "placement") \
+	_(NODE, "node")           \
+	_(TIMEOUTS, "timeouts")   \
+	_(TABLES, "tables")       \
+	_(CONTROL, "control")     \
 	_(LOG, "log")
 
 enum sec_id {
 #define SEC_ENUM(e, s) SEC_##e,
 	RW_FOREACH_SECTION(SEC_ENUM)
 #undef SEC_ENUM
-	SEC_COUNT
+		SEC_COUNT
 };
 
 static const char *const sec_names[] = {
@@ -54,28 +54,28 @@ static const char *const sec_names[] = {
 
 /* Value types; each has one parser, one printer and one description for errors and docs. */
 enum key_kind {
-	K_U32,       /* decimal integer in [min, max]; F_POW2 / F_PRIME narrow it */
-	K_IPV4,      /* unicast IPv4 address -> uint32_t, network order */
-	K_MAC,       /* unicast MAC -> uint8_t[6]; off2: the bool "given" */
+	K_U32,	     /* decimal integer in [min, max]; F_POW2 / F_PRIME narrow it */
+	K_IPV4,	     /* unicast IPv4 address -> uint32_t, network order */
+	K_MAC,	     /* unicast MAC -> uint8_t[6]; off2: the bool "given" */
 	K_PORTS,     /* list of UDP ports -> uint16_t[max]; off2: uint32_t count */
 	K_PREFIXES,  /* list of IPv4 prefixes -> struct rw_cfg_prefix[max]; off2: count */
-	K_IDLE,      /* enum rw_idle */
-	K_ALGO,      /* enum pl_algo */
-	K_HASH,      /* enum pl_hash, empty = the algorithm's default */
+	K_IDLE,	     /* enum rw_idle */
+	K_ALGO,	     /* enum pl_algo */
+	K_HASH,	     /* enum pl_hash, empty = the algorithm's default */
 	K_HASH_TAG,  /* two characters or empty -> char[2] */
-	K_PATH,      /* absolute path -> char[RW_CFG_PATH_MAX]; max = longest allowed */
+	K_PATH,	     /* absolute path -> char[RW_CFG_PATH_MAX]; max = longest allowed */
 	K_LOG_LEVEL, /* DPDK log level 1..8 */
 	K_NODE_ADDR, /* IPv4[:port] -> struct pl_member addr/port; off2: uint32_t ip */
 };
 
 #define F_REQUIRED 0x1u /* no default: the file must give it */
-#define F_LIST 0x2u     /* may repeat; lines accumulate (the first replaces the default) */
-#define F_POW2 0x4u     /* K_U32: a power of two */
-#define F_PRIME 0x8u    /* K_U32: a prime */
+#define F_LIST	   0x2u /* may repeat; lines accumulate (the first replaces the default) */
+#define F_POW2	   0x4u /* K_U32: a power of two */
+#define F_PRIME	   0x8u /* K_U32: a prime */
 
 #define DEFAULT_LISTEN_PORT 11211
-#define SUN_PATH_MAX ((uint32_t)sizeof(((struct sockaddr_un *)0)->sun_path) - 1)
-#define RING_POINTS_MAX (1u << 24)
+#define SUN_PATH_MAX	    ((uint32_t)sizeof(((struct sockaddr_un *)0)->sun_path) - 1)
+#define RING_POINTS_MAX	    (1u << 24)
 
 #define C(field) offsetof(struct rw_config, field)
 #define N(field) offsetof(struct rw_cfg_node, field)
@@ -85,78 +85,77 @@ enum key_kind {
  * rw_cfg_node for node keys), a second offset (count, "given" flag or address), range, flags,
  * default text (parsed by the same parser as the file; NULL = none) and what it means.
  */
-#define RW_CFG_FOREACH_KEY(_)                                                                \
-	_(ROUTER, "port", K_U32, C(router.port), 0, 0, RTE_MAX_ETHPORTS - 1, 0, "0",         \
-	  "DPDK ethdev port id of the router's port")                                         \
-	_(ROUTER, "address", K_IPV4, C(router.address), 0, 0, 0, F_REQUIRED, NULL,           \
-	  "the router's IPv4 address: clients send requests here, nodes reply here")          \
-	_(ROUTER, "mac", K_MAC, C(router.mac), C(router.has_mac), 0, 0, 0, NULL,             \
-	  "source MAC for everything the router sends; unset = the port's own MAC")           \
-	_(ROUTER, "listen_ports", K_PORTS, C(router.listen_ports), C(router.n_listen_ports), \
-	  1, RW_CFG_LISTEN_PORTS_MAX, F_LIST, "11211",                                        \
-	  "UDP ports clients send memcached requests to")                        \
-	_(ROUTER, "reply_port_base", K_U32, C(router.reply_port_base), 0, 1024, 65535, 0,    \
-	  "32768", "first UDP source port the router uses towards nodes")                     \
-	_(ROUTER, "reply_port_count", K_U32, C(router.reply_port_count), 0, 1, 32768, F_POW2, \
-	  "16384",                                                                            \
-	  "ports in the reply range; a request's source port names its worker and slot")      \
-	_(ROUTER, "allowed_clients", K_PREFIXES, C(router.allowed_clients),                  \
-	  C(router.n_allowed_clients), 1, RW_CFG_PREFIXES_MAX, F_REQUIRED | F_LIST, NULL,     \
-	  "client prefixes served; everything else is dropped and counted")     \
-	_(ROUTER, "idle", K_IDLE, C(router.idle), 0, 0, 0, 0, "poll",                        \
-	  "idle workers spin (poll) or sleep after a run of empty polls (backoff)")           \
-	_(ROUTER, "backoff_us", K_U32, C(router.backoff_us), 0, 1, 100000, 0, "100",         \
-	  "backoff: microseconds slept per empty poll")                                       \
-	_(ROUTER, "backoff_after", K_U32, C(router.backoff_after), 0, 1, 1000000, 0, "1024", \
-	  "backoff: empty polls in a row before sleeping")                                    \
-	_(ROUTER, "mtu", K_U32, C(router.mtu), 0, 576, 9000, 0, "1500", "IP MTU of the port") \
-	_(PLACEMENT, "algorithm", K_ALGO, C(placement.algo), 0, 0, 0, 0, "ring",             \
-	  "key placement algorithm")                                                          \
-	_(PLACEMENT, "vnodes", K_U32, C(placement.vnodes), 0, 1, 10000, 0, "160",            \
-	  "ring: points per unit of weight")                                                  \
-	_(PLACEMENT, "hash_tag", K_HASH_TAG, C(placement.hash_tag), 0, 0, 0, 0, "",          \
-	  "hash only the text between these two characters; empty = the whole key")          \
-	_(PLACEMENT, "key_hash", K_HASH, C(placement.key_hash), 0, 0, 0, 0, "",              \
-	  "twemproxy: its key hash; empty = fnv1a_64 (other algorithms ignore it)")           \
-	_(PLACEMENT, "maglev_size", K_U32, C(placement.maglev_size), 0, 3, 16777213, F_PRIME, \
-	  "65537", "maglev: lookup table size (other algorithms ignore it)")                  \
-	_(NODE, "address", K_NODE_ADDR, N(member), N(ip), 0, 0, F_REQUIRED, NULL,            \
-	  "the node's IPv4 address and memcached UDP port (default 11211)")                  \
-	_(NODE, "weight", K_U32, N(member.weight), 0, 1, 10000, 0, "1",                      \
-	  "the node's share relative to the others")                                          \
-	_(NODE, "mac", K_MAC, N(mac), N(has_mac), 0, 0, 0, NULL,                             \
-	  "static MAC of the node; unset = resolve it by ARP")                                \
-	_(TIMEOUTS, "request_ms", K_U32, C(timeouts.request_ms), 0, 1, 60000, 0, "1000",     \
-	  "a request slot without a complete reply is freed after this")                     \
-	_(TIMEOUTS, "arp_retry_ms", K_U32, C(timeouts.arp_retry_ms), 0, 10, 60000, 0,        \
-	  "1000", "interval between ARP requests for one node")                               \
-	_(TIMEOUTS, "arp_attempts", K_U32, C(timeouts.arp_attempts), 0, 1, 100, 0, "5",      \
-	  "ARP requests before a node counts as unresolved")                                  \
-	_(TIMEOUTS, "arp_lifetime_s", K_U32, C(timeouts.arp_lifetime_s), 0, 1, 86400, 0,     \
-	  "300", "a learned node MAC is refreshed after this")                                \
-	_(TABLES, "request_slots", K_U32, C(tables.request_slots), 0, 64, 65536, F_POW2,     \
-	  "4096", "request slots per worker: requests in flight")                            \
-	_(TABLES, "mbufs", K_U32, C(tables.mbufs), 0, 1024, 4194304, 0, "16383",             \
-	  "mbufs per packet pool")                                                            \
-	_(TABLES, "mbuf_cache", K_U32, C(tables.mbuf_cache), 0, 0, 512, 0, "256",            \
-	  "per-lcore mempool cache (the ranges keep it under mbufs / 1.5)")                                     \
-	_(TABLES, "burst", K_U32, C(tables.burst), 0, 1, 256, 0, "32",                       \
-	  "packets per RX/TX burst; at most rx_desc and tx_desc")                            \
-	_(TABLES, "rx_desc", K_U32, C(tables.rx_desc), 0, 64, 16384, F_POW2, "1024",         \
-	  "descriptors per RX queue")                                                         \
-	_(TABLES, "tx_desc", K_U32, C(tables.tx_desc), 0, 64, 16384, F_POW2, "1024",         \
-	  "descriptors per TX queue")                                                         \
-	_(TABLES, "handoff_ring", K_U32, C(tables.handoff_ring), 0, 64, 65536, F_POW2,       \
-	  "1024", "per-worker ring for replies that arrive on another worker")               \
-	_(TABLES, "neighbours", K_U32, C(tables.neighbours), 0, 16, 65536, 0, "1024",        \
-	  "neighbour (ARP) table entries")                                                    \
-	_(CONTROL, "socket", K_PATH, C(control.socket), 0, 0, SUN_PATH_MAX, 0,               \
-	  "/run/ringway/ringway.sock", "management socket (Unix stream, mode 0600)")          \
-	_(CONTROL, "state_file", K_PATH, C(control.state_file), 0, 0, RW_CFG_PATH_MAX - 1, 0, \
-	  "/var/lib/ringway/state",                                                           \
-	  "membership and epoch, written on every change; wins over [node] at start")        \
-	_(CONTROL, "tcp_port", K_U32, C(control.tcp_port), 0, 0, 65535, 0, "0",              \
-	  "control protocol on 127.0.0.1:PORT as well; 0 = off")                              \
+#define RW_CFG_FOREACH_KEY(_)                                                                      \
+	_(ROUTER, "port", K_U32, C(router.port), 0, 0, RTE_MAX_ETHPORTS - 1, 0, "0",               \
+	  "DPDK ethdev port id of the router's port")                                              \
+	_(ROUTER, "address", K_IPV4, C(router.address), 0, 0, 0, F_REQUIRED, NULL,                 \
+	  "the router's IPv4 address: clients send requests here, nodes reply here")               \
+	_(ROUTER, "mac", K_MAC, C(router.mac), C(router.has_mac), 0, 0, 0, NULL,                   \
+	  "source MAC for everything the router sends; unset = the port's own MAC")                \
+	_(ROUTER, "listen_ports", K_PORTS, C(router.listen_ports), C(router.n_listen_ports), 1,    \
+	  RW_CFG_LISTEN_PORTS_MAX, F_LIST, "11211",                                                \
+	  "UDP ports clients send memcached requests to")                                          \
+	_(ROUTER, "reply_port_base", K_U32, C(router.reply_port_base), 0, 1024, 65535, 0, "32768", \
+	  "first UDP source port the router uses towards nodes")                                   \
+	_(ROUTER, "reply_port_count", K_U32, C(router.reply_port_count), 0, 1, 32768, F_POW2,      \
+	  "16384", "ports in the reply range; a request's source port names its worker and slot")  \
+	_(ROUTER, "allowed_clients", K_PREFIXES, C(router.allowed_clients),                        \
+	  C(router.n_allowed_clients), 1, RW_CFG_PREFIXES_MAX, F_REQUIRED | F_LIST, NULL,          \
+	  "client prefixes served; everything else is dropped and counted")                        \
+	_(ROUTER, "idle", K_IDLE, C(router.idle), 0, 0, 0, 0, "poll",                              \
+	  "idle workers spin (poll) or sleep after a run of empty polls (backoff)")                \
+	_(ROUTER, "backoff_us", K_U32, C(router.backoff_us), 0, 1, 100000, 0, "100",               \
+	  "backoff: microseconds slept per empty poll")                                            \
+	_(ROUTER, "backoff_after", K_U32, C(router.backoff_after), 0, 1, 1000000, 0, "1024",       \
+	  "backoff: empty polls in a row before sleeping")                                         \
+	_(ROUTER, "mtu", K_U32, C(router.mtu), 0, 576, 9000, 0, "1500", "IP MTU of the port")      \
+	_(PLACEMENT, "algorithm", K_ALGO, C(placement.algo), 0, 0, 0, 0, "ring",                   \
+	  "key placement algorithm")                                                               \
+	_(PLACEMENT, "vnodes", K_U32, C(placement.vnodes), 0, 1, 10000, 0, "160",                  \
+	  "ring: points per unit of weight")                                                       \
+	_(PLACEMENT, "hash_tag", K_HASH_TAG, C(placement.hash_tag), 0, 0, 0, 0, "",                \
+	  "hash only the text between these two characters; empty = the whole key")                \
+	_(PLACEMENT, "key_hash", K_HASH, C(placement.key_hash), 0, 0, 0, 0, "",                    \
+	  "twemproxy: its key hash; empty = fnv1a_64 (other algorithms ignore it)")                \
+	_(PLACEMENT, "maglev_size", K_U32, C(placement.maglev_size), 0, 3, 16777213, F_PRIME,      \
+	  "65537", "maglev: lookup table size (other algorithms ignore it)")                       \
+	_(NODE, "address", K_NODE_ADDR, N(member), N(ip), 0, 0, F_REQUIRED, NULL,                  \
+	  "the node's IPv4 address and memcached UDP port (default 11211)")                        \
+	_(NODE, "weight", K_U32, N(member.weight), 0, 1, 10000, 0, "1",                            \
+	  "the node's share relative to the others")                                               \
+	_(NODE, "mac", K_MAC, N(mac), N(has_mac), 0, 0, 0, NULL,                                   \
+	  "static MAC of the node; unset = resolve it by ARP")                                     \
+	_(TIMEOUTS, "request_ms", K_U32, C(timeouts.request_ms), 0, 1, 60000, 0, "1000",           \
+	  "a request slot without a complete reply is freed after this")                           \
+	_(TIMEOUTS, "arp_retry_ms", K_U32, C(timeouts.arp_retry_ms), 0, 10, 60000, 0, "1000",      \
+	  "interval between ARP requests for one node")                                            \
+	_(TIMEOUTS, "arp_attempts", K_U32, C(timeouts.arp_attempts), 0, 1, 100, 0, "5",            \
+	  "ARP requests before a node counts as unresolved")                                       \
+	_(TIMEOUTS, "arp_lifetime_s", K_U32, C(timeouts.arp_lifetime_s), 0, 1, 86400, 0, "300",    \
+	  "a learned node MAC is refreshed after this")                                            \
+	_(TABLES, "request_slots", K_U32, C(tables.request_slots), 0, 64, 65536, F_POW2, "4096",   \
+	  "request slots per worker: requests in flight")                                          \
+	_(TABLES, "mbufs", K_U32, C(tables.mbufs), 0, 1024, 4194304, 0, "16383",                   \
+	  "mbufs per packet pool")                                                                 \
+	_(TABLES, "mbuf_cache", K_U32, C(tables.mbuf_cache), 0, 0, 512, 0, "256",                  \
+	  "per-lcore mempool cache (the ranges keep it under mbufs / 1.5)")                        \
+	_(TABLES, "burst", K_U32, C(tables.burst), 0, 1, 256, 0, "32",                             \
+	  "packets per RX/TX burst; at most rx_desc and tx_desc")                                  \
+	_(TABLES, "rx_desc", K_U32, C(tables.rx_desc), 0, 64, 16384, F_POW2, "1024",               \
+	  "descriptors per RX queue")                                                              \
+	_(TABLES, "tx_desc", K_U32, C(tables.tx_desc), 0, 64, 16384, F_POW2, "1024",               \
+	  "descriptors per TX queue")                                                              \
+	_(TABLES, "handoff_ring", K_U32, C(tables.handoff_ring), 0, 64, 65536, F_POW2, "1024",     \
+	  "per-worker ring for replies that arrive on another worker")                             \
+	_(TABLES, "neighbours", K_U32, C(tables.neighbours), 0, 16, 65536, 0, "1024",              \
+	  "neighbour (ARP) table entries")                                                         \
+	_(CONTROL, "socket", K_PATH, C(control.socket), 0, 0, SUN_PATH_MAX, 0,                     \
+	  "/run/ringway/ringway.sock", "management socket (Unix stream, mode 0600)")               \
+	_(CONTROL, "state_file", K_PATH, C(control.state_file), 0, 0, RW_CFG_PATH_MAX - 1, 0,      \
+	  "/var/lib/ringway/state",                                                                \
+	  "membership and epoch, written on every change; wins over [node] at start")              \
+	_(CONTROL, "tcp_port", K_U32, C(control.tcp_port), 0, 0, 65535, 0, "0",                    \
+	  "control protocol on 127.0.0.1:PORT as well; 0 = off")                                   \
 	_(LOG, "level", K_LOG_LEVEL, C(log.level), 0, 0, 0, 0, "info", "log level")
 
 struct key_def {
@@ -173,15 +172,14 @@ struct key_def {
 };
 
 static const struct key_def keys[] = {
-#define KEY_DEF(s, n, k, o, o2, lo, hi, f, d, doc)                                           \
-	{SEC_##s, n, k, o, o2, lo, hi, f, d, doc},
+#define KEY_DEF(s, n, k, o, o2, lo, hi, f, d, doc) {SEC_##s, n, k, o, o2, lo, hi, f, d, doc},
 	RW_CFG_FOREACH_KEY(KEY_DEF)
 #undef KEY_DEF
 };
 
 #define KEY_COUNT (sizeof(keys) / sizeof(keys[0]))
 
-static const char *const log_levels[] = {"emerg", "alert",  "crit", "err",
+static const char *const log_levels[] = {"emerg",   "alert",  "crit", "err",
 					 "warning", "notice", "info", "debug"};
 
 static const char *const algo_names[] = {
@@ -207,9 +205,10 @@ static void describe(const struct key_def *d, char *buf, size_t len)
 {
 	switch (d->kind) {
 	case K_U32:
-		snprintf(buf, len, "%s %u..%u", d->flags & F_POW2	 ? "a power of two"
-						 : d->flags & F_PRIME ? "a prime"
-								      : "an integer",
+		snprintf(buf, len, "%s %u..%u",
+			 d->flags & F_POW2    ? "a power of two"
+			 : d->flags & F_PRIME ? "a prime"
+					      : "an integer",
 			 d->min, d->max);
 		break;
 	case K_IPV4:
@@ -405,8 +404,8 @@ static int parse_prefix(const char *item, size_t len, struct rw_cfg_prefix *p, c
 	struct in_addr a;
 	char text[INET_ADDRSTRLEN];
 
-	if (slash == NULL || parse_decimal(slash + 1, len - (size_t)(slash + 1 - item), &plen) < 0 ||
-	    plen > 32) {
+	if (slash == NULL ||
+	    parse_decimal(slash + 1, len - (size_t)(slash + 1 - item), &plen) < 0 || plen > 32) {
 		snprintf(why, wlen, "expected IPv4 prefixes a.b.c.d/len with len 0..32 ('%.*s')",
 			 (int)len, item);
 		return -EINVAL;
@@ -465,8 +464,7 @@ static int find_name(const char *const *names, size_t n, const char *s)
 	return -1;
 }
 
-static int parse_path(const struct key_def *d, const char *val, char *out, char *why,
-		      size_t wlen)
+static int parse_path(const struct key_def *d, const char *val, char *out, char *why, size_t wlen)
 {
 	size_t len = strlen(val);
 
@@ -490,8 +488,8 @@ static int parse_node_addr(const struct key_def *d, const char *val, struct pl_m
 
 	if (parse_ipv4_text(val, alen, ip) < 0)
 		return expected(d, why, wlen);
-	if (colon && (parse_decimal(colon + 1, strlen(colon + 1), &port) < 0 || port < 1 ||
-		      port > 65535))
+	if (colon &&
+	    (parse_decimal(colon + 1, strlen(colon + 1), &port) < 0 || port < 1 || port > 65535))
 		return expected(d, why, wlen);
 	a.s_addr = *ip;
 	inet_ntop(AF_INET, &a, m->addr, sizeof(m->addr));
@@ -500,8 +498,7 @@ static int parse_node_addr(const struct key_def *d, const char *val, struct pl_m
 }
 
 /* Parse @p val for key @p d into @p base (a struct rw_config, or a node for node keys). */
-static int parse_value(const struct key_def *d, const char *val, void *base, char *why,
-		       size_t wlen)
+static int parse_value(const struct key_def *d, const char *val, void *base, char *why, size_t wlen)
 {
 	char *p = (char *)base + d->off;
 	int i;
@@ -519,8 +516,8 @@ static int parse_value(const struct key_def *d, const char *val, void *base, cha
 		*(bool *)((char *)base + d->off2) = true;
 		return 0;
 	case K_PORTS:
-		return parse_ports(d, val, (uint16_t *)p, (uint32_t *)((char *)base + d->off2),
-				   why, wlen);
+		return parse_ports(d, val, (uint16_t *)p, (uint32_t *)((char *)base + d->off2), why,
+				   wlen);
 	case K_PREFIXES:
 		return parse_prefixes(d, val, (struct rw_cfg_prefix *)p,
 				      (uint32_t *)((char *)base + d->off2), why, wlen);
@@ -584,7 +581,7 @@ struct scan_section {
 	char name[CFG_NAME_LEN];
 	enum sec_id sec;
 	unsigned int line;
-	uint32_t node;        /* SEC_NODE: index into cfg->nodes */
+	uint32_t node;	      /* SEC_NODE: index into cfg->nodes */
 	uint32_t first_entry; /* into scan.entries */
 	uint32_t n_entries;
 };
@@ -603,9 +600,9 @@ struct loader {
 	uint32_t n_sections, cap_sections;
 	struct scan_entry *entries;
 	uint32_t n_entries, cap_entries;
-	unsigned int key_line[KEY_COUNT];       /* non-node keys: first line seen, 0 = unset */
-	unsigned int section_line[SEC_COUNT];   /* first line of each section kind */
-	unsigned int node_line[RW_CFG_NODES_MAX];      /* "[node NAME]" line */
+	unsigned int key_line[KEY_COUNT];	  /* non-node keys: first line seen, 0 = unset */
+	unsigned int section_line[SEC_COUNT];	  /* first line of each section kind */
+	unsigned int node_line[RW_CFG_NODES_MAX]; /* "[node NAME]" line */
 	unsigned int node_addr_line[RW_CFG_NODES_MAX]; /* its address line */
 };
 
@@ -709,8 +706,8 @@ static bool valid_node_name(const char *n)
 }
 
 /* Which section kind "[name]" is; for node sections *node_name points at NAME. */
-static int classify_section(struct loader *l, unsigned int line, const char *name,
-			    enum sec_id *sec, const char **node_name)
+static int classify_section(struct loader *l, unsigned int line, const char *name, enum sec_id *sec,
+			    const char **node_name)
 {
 	const char *best = NULL;
 	unsigned int best_d = 3;
@@ -729,10 +726,11 @@ static int classify_section(struct loader *l, unsigned int line, const char *nam
 		while (*n == ' ' || *n == '\t')
 			n++;
 		if (!valid_node_name(n))
-			return fail(l, line,
-				    "section [%s]: expected [node NAME] with NAME of 1..%u "
-				    "letters, digits, '.', '_', '-' (starting with a letter or digit)",
-				    name, RW_CFG_NODE_NAME_MAX);
+			return fail(
+				l, line,
+				"section [%s]: expected [node NAME] with NAME of 1..%u "
+				"letters, digits, '.', '_', '-' (starting with a letter or digit)",
+				name, RW_CFG_NODE_NAME_MAX);
 		*sec = SEC_NODE;
 		*node_name = n;
 		return 0;
@@ -800,8 +798,8 @@ static int scan_section_line(struct loader *l, unsigned int line, char *s, size_
 		if (strcmp(o->name, name) == 0 ||
 		    (id == SEC_NODE && o->sec == SEC_NODE &&
 		     strcmp(l->cfg->nodes[o->node].member.name, node_name) == 0))
-			return fail(l, line, "section [%s]: appears twice (first at line %u)",
-				    name, o->line);
+			return fail(l, line, "section [%s]: appears twice (first at line %u)", name,
+				    o->line);
 	}
 	if (id == SEC_NODE && l->cfg->n_nodes >= RW_CFG_NODES_MAX)
 		return fail(l, line, "section [%s]: more than %u nodes", name, RW_CFG_NODES_MAX);
@@ -853,8 +851,8 @@ static int scan_key_line(struct loader *l, unsigned int line, char *s, size_t le
 	if (*key == '\0')
 		return fail(l, line, "expected a key name before '=' in [%s]", sec->name);
 	if (strlen(key) >= CFG_NAME_LEN)
-		return fail(l, line, "key '%.20s...' in [%s]: name longer than %d characters",
-			    key, sec->name, CFG_NAME_LEN - 1);
+		return fail(l, line, "key '%.20s...' in [%s]: name longer than %d characters", key,
+			    sec->name, CFG_NAME_LEN - 1);
 	if (strlen(val) >= CFG_VALUE_LEN)
 		return fail(l, line, "key '%s' in [%s]: value longer than %d characters", key,
 			    sec->name, CFG_VALUE_LEN - 1);
@@ -989,8 +987,8 @@ out:
 
 /* ---- pass 2 and 3: rte_cfgfile's values through the key parsers ---- */
 
-static int apply_entry(struct loader *l, const struct scan_section *s,
-		       const struct scan_entry *e, const char *value)
+static int apply_entry(struct loader *l, const struct scan_section *s, const struct scan_entry *e,
+		       const char *value)
 {
 	const struct key_def *d = e->def;
 	void *base = s->sec == SEC_NODE ? (void *)&l->cfg->nodes[s->node] : (void *)l->cfg;
@@ -1007,9 +1005,12 @@ static int apply_entry(struct loader *l, const struct scan_section *s,
 	} else if (d->kind == K_NODE_ADDR) {
 		l->node_addr_line[s->node] = e->line;
 	}
-	if (parse_value(d, value, base, why, sizeof(why)) < 0)
+	if (parse_value(d, value, base, why, sizeof(why)) < 0) {
+		if (strchr(why, '\'') != NULL) /* the parser quoted the bad part itself */
+			return fail(l, e->line, "key '%s' in [%s]: %s", d->name, s->name, why);
 		return fail(l, e->line, "key '%s' in [%s]: %s, got '%.80s'", d->name, s->name, why,
 			    value);
+	}
 	return 0;
 }
 

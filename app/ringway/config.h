@@ -66,86 +66,105 @@ struct rw_cfg_prefix {
 
 /** [router]: the router's own identity on the wire. */
 struct rw_cfg_router {
-	uint32_t port;         /**< `port`: DPDK ethdev port id to use; default 0 */
-	uint32_t address;      /**< `address`: router IPv4, network byte order; required */
-	bool has_mac;          /**< `mac` given; when false, use the port's own MAC */
-	uint8_t mac[6];        /**< `mac`: source MAC for everything the router sends */
-	uint16_t listen_ports[RW_CFG_LISTEN_PORTS_MAX]; /**< `listen_ports`: host byte order,
-							   distinct; default {11211} */
-	uint32_t n_listen_ports;    /**< entries in listen_ports, >= 1 */
-	uint32_t reply_port_base;   /**< `reply_port_base`: first source port towards nodes;
-				       default 32768 */
-	uint32_t reply_port_count;  /**< `reply_port_count`: ports in the reply range, a power of
-				       two; the range may not contain a listen port; default
-				       16384 */
-	struct rw_cfg_prefix allowed_clients[RW_CFG_PREFIXES_MAX]; /**< `allowed_clients`:
-								      required, >= 1 */
-	uint32_t n_allowed_clients; /**< entries in allowed_clients */
-	enum rw_idle idle;          /**< `idle`: poll | backoff; default poll */
-	uint32_t backoff_us;        /**< `backoff_us`: sleep per empty poll in backoff mode;
-				       1..100000, default 100 */
-	uint32_t backoff_after;     /**< `backoff_after`: empty polls in a row before backing
-				       off; 1..1000000, default 1024 */
-	uint32_t mtu;               /**< `mtu`: IP MTU of the port; 576..9000, default 1500 */
+	/** `port`: DPDK ethdev port id to use; default 0. */
+	uint32_t port;
+	/** `address`: the router's IPv4, network byte order; required. */
+	uint32_t address;
+	/** `mac` was given; when false, use the port's own MAC. */
+	bool has_mac;
+	/** `mac`: source MAC for everything the router sends. */
+	uint8_t mac[6];
+	/** `listen_ports`: UDP ports for client requests, host byte order, distinct;
+	 *  default {11211}. */
+	uint16_t listen_ports[RW_CFG_LISTEN_PORTS_MAX];
+	/** Entries in listen_ports, >= 1. */
+	uint32_t n_listen_ports;
+	/** `reply_port_base`: first UDP source port towards nodes; 1024..65535, default 32768. */
+	uint32_t reply_port_base;
+	/** `reply_port_count`: ports in the reply range [base, base + count), a power of two
+	 *  1..32768; the range ends at 65535 at the latest and contains no listen port and not
+	 *  the control tcp_port; default 16384. */
+	uint32_t reply_port_count;
+	/** `allowed_clients`: prefixes of the clients served, distinct; required. */
+	struct rw_cfg_prefix allowed_clients[RW_CFG_PREFIXES_MAX];
+	/** Entries in allowed_clients, >= 1. */
+	uint32_t n_allowed_clients;
+	/** `idle`: poll | backoff; default poll. */
+	enum rw_idle idle;
+	/** `backoff_us`: sleep per empty poll in backoff mode; 1..100000, default 100. */
+	uint32_t backoff_us;
+	/** `backoff_after`: empty polls in a row before backing off; 1..1000000, default 1024. */
+	uint32_t backoff_after;
+	/** `mtu`: IP MTU of the port; 576..9000, default 1500. */
+	uint32_t mtu;
 };
 
 /** [node NAME]: one initial cache node. */
 struct rw_cfg_node {
 	/** name (from the section header), addr (dotted quad text), port (host order, from
 	 *  `address`, default 11211) and weight (`weight`, 1..10000, default 1): ready for
-	 *  pl_build(). */
+	 *  pl_build(). No two nodes share address and port; none has the router's address. */
 	struct pl_member member;
-	uint32_t ip;    /**< the node's IPv4, network byte order */
-	bool has_mac;   /**< `mac` given: no ARP for this node */
-	uint8_t mac[6]; /**< `mac`: static MAC of the node */
+	/** The node's IPv4, network byte order. */
+	uint32_t ip;
+	/** `mac` was given: use it, no ARP for this node. */
+	bool has_mac;
+	/** `mac`: static MAC of the node. */
+	uint8_t mac[6];
 };
 
 /** [timeouts] */
 struct rw_cfg_timeouts {
-	uint32_t request_ms;     /**< `request_ms`: a request slot without a full reply is freed
-				    after this; 1..60000, default 1000 */
-	uint32_t arp_retry_ms;   /**< `arp_retry_ms`: between ARP requests for one node;
-				    10..60000, default 1000 */
-	uint32_t arp_attempts;   /**< `arp_attempts`: ARP requests before the node counts as
-				    unresolved (retried after arp_retry_ms * attempts);
-				    1..100, default 5 */
-	uint32_t arp_lifetime_s; /**< `arp_lifetime_s`: a learned MAC is refreshed after this;
-				    1..86400, default 300 */
+	/** `request_ms`: a request slot without a complete reply is freed after this;
+	 *  1..60000, default 1000. */
+	uint32_t request_ms;
+	/** `arp_retry_ms`: between ARP requests for one node; 10..60000, default 1000. */
+	uint32_t arp_retry_ms;
+	/** `arp_attempts`: ARP requests before the node counts as unresolved; 1..100,
+	 *  default 5. */
+	uint32_t arp_attempts;
+	/** `arp_lifetime_s`: a learned node MAC is refreshed after this; 1..86400,
+	 *  default 300. */
+	uint32_t arp_lifetime_s;
 };
 
 /** [tables]: sizes fixed at start-up. */
 struct rw_cfg_tables {
-	uint32_t request_slots; /**< `request_slots`: per worker, power of two, 64..65536,
-				   default 4096 */
-	uint32_t mbufs;         /**< `mbufs`: mbufs per pool (one pool per socket),
-				   1024..4194304, default 16383 */
-	uint32_t mbuf_cache;    /**< `mbuf_cache`: per-lcore mempool cache, 0..512, default
-				   256 */
-	uint32_t burst;         /**< `burst`: packets per RX/TX burst, 1..256, default 32 */
-	uint32_t rx_desc;       /**< `rx_desc`: RX descriptors per queue, power of two,
-				   64..16384, default 1024 */
-	uint32_t tx_desc;       /**< `tx_desc`: TX descriptors per queue, power of two,
-				   64..16384, default 1024 */
-	uint32_t handoff_ring;  /**< `handoff_ring`: per-worker ring for replies that arrive on
-				   another worker, power of two, 64..65536, default 1024 */
-	uint32_t neighbours;    /**< `neighbours`: neighbour (ARP) table entries, 16..65536,
-				   default 1024 */
+	/** `request_slots`: per worker, power of two, 64..65536, default 4096. */
+	uint32_t request_slots;
+	/** `mbufs`: mbufs per packet pool, 1024..4194304, default 16383. */
+	uint32_t mbufs;
+	/** `mbuf_cache`: per-lcore mempool cache, 0..512, default 256. */
+	uint32_t mbuf_cache;
+	/** `burst`: packets per RX/TX burst, 1..256, at most rx_desc and tx_desc; default 32. */
+	uint32_t burst;
+	/** `rx_desc`: RX descriptors per queue, power of two, 64..16384, default 1024. */
+	uint32_t rx_desc;
+	/** `tx_desc`: TX descriptors per queue, power of two, 64..16384, default 1024. */
+	uint32_t tx_desc;
+	/** `handoff_ring`: per-worker ring for replies that arrive on another worker, power
+	 *  of two, 64..65536, default 1024. */
+	uint32_t handoff_ring;
+	/** `neighbours`: neighbour (ARP) table entries, 16..65536, default 1024. */
+	uint32_t neighbours;
 };
 
 /** [control] */
 struct rw_cfg_control {
-	char socket[RW_CFG_PATH_MAX];     /**< `socket`: absolute path, < 108 bytes; default
-					     /run/ringway/ringway.sock */
-	char state_file[RW_CFG_PATH_MAX]; /**< `state_file`: absolute path; default
-					     /var/lib/ringway/state */
-	uint32_t tcp_port;                /**< `tcp_port`: TCP listener on 127.0.0.1, 0 = off
-					     (default) */
+	/** `socket`: absolute path of at most 107 bytes (sun_path); default
+	 *  /run/ringway/ringway.sock. */
+	char socket[RW_CFG_PATH_MAX];
+	/** `state_file`: absolute path; default /var/lib/ringway/state. */
+	char state_file[RW_CFG_PATH_MAX];
+	/** `tcp_port`: also listen on 127.0.0.1:tcp_port; 0 = off (default). */
+	uint32_t tcp_port;
 };
 
 /** [log] */
 struct rw_cfg_log {
-	uint32_t level; /**< `level`: emerg|alert|crit|err|warning|notice|info|debug as DPDK's
-			   RTE_LOG_EMERG (1) .. RTE_LOG_DEBUG (8); default info (7) */
+	/** `level`: emerg|alert|crit|err|warning|notice|info|debug as DPDK's RTE_LOG_EMERG (1)
+	 *  .. RTE_LOG_DEBUG (8); default info (7). */
+	uint32_t level;
 };
 
 /** The whole configuration. About 170 KB: keep it static or on the heap, not the stack. */
@@ -157,7 +176,7 @@ struct rw_config {
 	 *  Ready for pl_build(). */
 	struct pl_config placement;
 	struct rw_cfg_node nodes[RW_CFG_NODES_MAX]; /**< in file order */
-	uint32_t n_nodes;                           /**< >= 1 after a successful load */
+	uint32_t n_nodes;			    /**< >= 1 after a successful load */
 	struct rw_cfg_timeouts timeouts;
 	struct rw_cfg_tables tables;
 	struct rw_cfg_control control;

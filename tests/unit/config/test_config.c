@@ -27,11 +27,11 @@
 #endif
 
 #define SAMPLE RW_SOURCE_DIR "/config/ringway.conf"
-#define DOC RW_SOURCE_DIR "/docs/config.md"
+#define DOC    RW_SOURCE_DIR "/docs/config.md"
 
 /* The smallest valid file, in pieces the cases combine. */
-#define ROUTER "[router]\naddress = 198.18.0.1\nallowed_clients = 198.18.0.0/24\n"
-#define NODE_A "[node a]\naddress = 198.18.1.1\n"
+#define ROUTER	"[router]\naddress = 198.18.0.1\nallowed_clients = 198.18.0.0/24\n"
+#define NODE_A	"[node a]\naddress = 198.18.1.1\n"
 #define MINIMAL ROUTER NODE_A
 
 static char tmp_path[64];
@@ -113,140 +113,286 @@ struct bad_case {
 	const char *what; /* the error after "file:line: " must start with this */
 };
 
-#define LONG50 "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+#define LONG50	"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
 #define LONG250 LONG50 LONG50 LONG50 LONG50 LONG50
 
 static const struct bad_case bad_cases[] = {
 	/* structure */
-	{"unknown_section", MINIMAL "[routr] #!\n", "section [routr]: unknown section (did you mean [router]?)"},
-	{"unknown_section_far", MINIMAL "[frobnicate] #!\n", "section [frobnicate]: unknown section (expected router"},
-	{"nodes_section", MINIMAL "[nodes] #!\n", "section [nodes]: unknown section (did you mean [node NAME]?)"},
-	{"node_without_name", MINIMAL "[node] #!\naddress = 198.18.1.2\n", "section [node]: expected [node NAME]"},
-	{"node_bad_name", MINIMAL "[node a/b] #!\naddress = 198.18.1.2\n", "section [node a/b]: expected [node NAME]"},
-	{"node_name_with_space", MINIMAL "[node a b] #!\naddress = 198.18.1.2\n", "section [node a b]: expected [node NAME]"},
-	{"node_name_too_long", MINIMAL "[node " LONG50 "abcdefghi] #!\naddress = 198.18.1.2\n", "section [node aaaa"},
-	{"section_name_too_long", MINIMAL "[" LONG50 "abcdefghijklmn] #!\n", "section [aaaaaaaaaaaaaaaaaaaa...]: name longer than 63 characters"},
-	{"duplicate_section", MINIMAL "[router] #!\n", "section [router]: appears twice (first at line 1)"},
-	{"duplicate_node", MINIMAL "[node a] #!\naddress = 198.18.1.2\n", "section [node a]: appears twice (first at line 4)"},
-	{"duplicate_node_spacing", MINIMAL "[node   a] #!\naddress = 198.18.1.2\n", "section [node   a]: appears twice (first at line 4)"},
-	{"key_before_section", "address = 198.18.0.1 #!\n" MINIMAL, "expected a [section] before the first key"},
-	{"line_without_equals", ROUTER "mtu 1500 #!\n" NODE_A, "expected 'key = value', '[section]' or a '#' comment"},
+	{"unknown_section", MINIMAL "[routr] #!\n",
+	 "section [routr]: unknown section (did you mean [router]?)"},
+	{"unknown_section_far", MINIMAL "[frobnicate] #!\n",
+	 "section [frobnicate]: unknown section (expected router"},
+	{"nodes_section", MINIMAL "[nodes] #!\n",
+	 "section [nodes]: unknown section (did you mean [node NAME]?)"},
+	{"node_without_name", MINIMAL "[node] #!\naddress = 198.18.1.2\n",
+	 "section [node]: expected [node NAME]"},
+	{"node_bad_name", MINIMAL "[node a/b] #!\naddress = 198.18.1.2\n",
+	 "section [node a/b]: expected [node NAME]"},
+	{"node_name_with_space", MINIMAL "[node a b] #!\naddress = 198.18.1.2\n",
+	 "section [node a b]: expected [node NAME]"},
+	{"node_name_too_long", MINIMAL "[node " LONG50 "abcdefghi] #!\naddress = 198.18.1.2\n",
+	 "section [node aaaa"},
+	{"section_name_too_long", MINIMAL "[" LONG50 "abcdefghijklmn] #!\n",
+	 "section [aaaaaaaaaaaaaaaaaaaa...]: name longer than 63 characters"},
+	{"duplicate_section", MINIMAL "[router] #!\n",
+	 "section [router]: appears twice (first at line 1)"},
+	{"duplicate_node", MINIMAL "[node a] #!\naddress = 198.18.1.2\n",
+	 "section [node a]: appears twice (first at line 4)"},
+	{"duplicate_node_spacing", MINIMAL "[node   a] #!\naddress = 198.18.1.2\n",
+	 "section [node   a]: appears twice (first at line 4)"},
+	{"key_before_section", "address = 198.18.0.1 #!\n" MINIMAL,
+	 "expected a [section] before the first key"},
+	{"line_without_equals", ROUTER "mtu 1500 #!\n" NODE_A,
+	 "expected 'key = value', '[section]' or a '#' comment"},
 	{"unclosed_section", MINIMAL "[log #!\n", "expected ']' to close the section name"},
 	{"text_after_section", MINIMAL "[log] level = info #!\n", "expected nothing after ']'"},
 	{"empty_section_name", MINIMAL "[ ] #!\n", "expected a section name between '[' and ']'"},
-	{"backslash", ROUTER "mtu = 15\\00 #!\n" NODE_A, "a backslash is not allowed outside comments"},
+	{"backslash", ROUTER "mtu = 15\\00 #!\n" NODE_A,
+	 "a backslash is not allowed outside comments"},
 	{"control_char", ROUTER "mtu = 15\00100 #!\n" NODE_A, "control character 0x01"},
-	{"line_too_long", ROUTER "#! " LONG250 LONG50 "\n" NODE_A, "line longer than 300 characters"},
-	{"key_without_name", ROUTER " = 5 #!\n" NODE_A, "expected a key name before '=' in [router]"},
-	{"key_name_too_long", ROUTER LONG50 "abcdefghijklmn = 1 #!\n" NODE_A, "key 'aaaaaaaaaaaaaaaaaaaa...' in [router]: name longer than 63"},
-	{"value_too_long", "[control]\nstate_file = /" LONG250 "abcdef #!\n" MINIMAL, "key 'state_file' in [control]: value longer than 255"},
-	{"unknown_key_typo", ROUTER "adress = 198.18.0.1 #!\n" NODE_A, "key 'adress' in [router]: unknown key (did you mean 'address'?)"},
-	{"unknown_key_other_section", MINIMAL "[placement]\nmtu = 1500 #!\n", "key 'mtu' in [placement]: unknown key (it belongs in [router])"},
-	{"unknown_key", MINIMAL "[log]\nverbosity_of_everything = 3 #!\n", "key 'verbosity_of_everything' in [log]: unknown key"},
-	{"duplicate_key", ROUTER "address = 198.18.0.2 #!\n" NODE_A, "key 'address' in [router]: appears twice (first at line 2)"},
-	{"duplicate_node_key", MINIMAL "weight = 1\nweight = 2 #!\n", "key 'weight' in [node a]: appears twice (first at line 6)"},
+	{"line_too_long", ROUTER "#! " LONG250 LONG50 "\n" NODE_A,
+	 "line longer than 300 characters"},
+	{"key_without_name", ROUTER " = 5 #!\n" NODE_A,
+	 "expected a key name before '=' in [router]"},
+	{"key_name_too_long", ROUTER LONG50 "abcdefghijklmn = 1 #!\n" NODE_A,
+	 "key 'aaaaaaaaaaaaaaaaaaaa...' in [router]: name longer than 63"},
+	{"value_too_long", "[control]\nstate_file = /" LONG250 "abcdef #!\n" MINIMAL,
+	 "key 'state_file' in [control]: value longer than 255"},
+	{"unknown_key_typo", ROUTER "adress = 198.18.0.1 #!\n" NODE_A,
+	 "key 'adress' in [router]: unknown key (did you mean 'address'?)"},
+	{"unknown_key_other_section", MINIMAL "[placement]\nmtu = 1500 #!\n",
+	 "key 'mtu' in [placement]: unknown key (it belongs in [router])"},
+	{"unknown_key", MINIMAL "[log]\nverbosity_of_everything = 3 #!\n",
+	 "key 'verbosity_of_everything' in [log]: unknown key"},
+	{"duplicate_key", ROUTER "address = 198.18.0.2 #!\n" NODE_A,
+	 "key 'address' in [router]: appears twice (first at line 2)"},
+	{"duplicate_node_key", MINIMAL "weight = 1\nweight = 2 #!\n",
+	 "key 'weight' in [node a]: appears twice (first at line 6)"},
 	/* required */
 	{"no_router", NODE_A, "missing section [router] with key 'address'"},
-	{"no_address", "[router] #!\nallowed_clients = 198.18.0.0/24\n" NODE_A, "section [router]: missing key 'address' (a unicast IPv4 address)"},
-	{"no_clients", "[router] #!\naddress = 198.18.0.1\n" NODE_A, "section [router]: missing key 'allowed_clients'"},
+	{"no_address", "[router] #!\nallowed_clients = 198.18.0.0/24\n" NODE_A,
+	 "section [router]: missing key 'address' (a unicast IPv4 address)"},
+	{"no_clients", "[router] #!\naddress = 198.18.0.1\n" NODE_A,
+	 "section [router]: missing key 'allowed_clients'"},
 	{"no_nodes", ROUTER, "no [node NAME] section: at least one node is needed"},
-	{"node_without_address", MINIMAL "[node b] #!\nweight = 2\n", "section [node b]: missing key 'address'"},
+	{"node_without_address", MINIMAL "[node b] #!\nweight = 2\n",
+	 "section [node b]: missing key 'address'"},
 	/* [router] values */
-	{"address_octet", "[router]\naddress = 198.18.0.256 #!\nallowed_clients = 198.18.0.0/24\n" NODE_A, "key 'address' in [router]: expected a unicast IPv4 address, got '198.18.0.256'"},
-	{"address_short", "[router]\naddress = 198.18.1 #!\nallowed_clients = 198.18.0.0/24\n" NODE_A, "key 'address' in [router]: expected a unicast IPv4 address, got '198.18.1'"},
-	{"address_loopback", "[router]\naddress = 127.0.0.1 #!\nallowed_clients = 198.18.0.0/24\n" NODE_A, "key 'address' in [router]: expected a unicast IPv4 address"},
-	{"address_multicast", "[router]\naddress = 224.0.0.1 #!\nallowed_clients = 198.18.0.0/24\n" NODE_A, "key 'address' in [router]: expected a unicast IPv4 address"},
-	{"address_zero", "[router]\naddress = 0.0.0.0 #!\nallowed_clients = 198.18.0.0/24\n" NODE_A, "key 'address' in [router]: expected a unicast IPv4 address"},
-	{"address_empty", "[router]\naddress = #!\nallowed_clients = 198.18.0.0/24\n" NODE_A, "key 'address' in [router]: expected a unicast IPv4 address, got ''"},
-	{"address_trailing", "[router]\naddress = 198.18.0.1 x #!\nallowed_clients = 198.18.0.0/24\n" NODE_A, "key 'address' in [router]: expected a unicast IPv4 address, got '198.18.0.1 x'"},
-	{"address_ipv6", "[router]\naddress = 2001:db8::1 #!\nallowed_clients = 198.18.0.0/24\n" NODE_A, "key 'address' in [router]: expected a unicast IPv4 address"},
-	{"port_range", ROUTER "port = 32 #!\n" NODE_A, "key 'port' in [router]: expected an integer 0..31, got '32'"},
-	{"mac_short", ROUTER "mac = 02:00:00:00:00 #!\n" NODE_A, "key 'mac' in [router]: expected a unicast MAC address"},
-	{"mac_multicast", ROUTER "mac = 01:00:5e:00:00:01 #!\n" NODE_A, "key 'mac' in [router]: expected a unicast MAC address"},
-	{"mac_zero", ROUTER "mac = 00:00:00:00:00:00 #!\n" NODE_A, "key 'mac' in [router]: expected a unicast MAC address"},
-	{"mac_dashes", ROUTER "mac = 02-00-00-00-00-01 #!\n" NODE_A, "key 'mac' in [router]: expected a unicast MAC address"},
-	{"mac_hex", ROUTER "mac = 02:00:00:00:00:0g #!\n" NODE_A, "key 'mac' in [router]: expected a unicast MAC address"},
-	{"listen_port_zero", ROUTER "listen_ports = 0 #!\n" NODE_A, "key 'listen_ports' in [router]: expected a comma-separated list of 1..16 UDP ports 1..65535, got '0'"},
-	{"listen_port_big", ROUTER "listen_ports = 11211, 65536 #!\n" NODE_A, "key 'listen_ports' in [router]: expected a comma-separated list"},
-	{"listen_port_trailing_comma", ROUTER "listen_ports = 11211, #!\n" NODE_A, "key 'listen_ports' in [router]: expected a comma-separated list"},
-	{"listen_port_empty_item", ROUTER "listen_ports = 11211,,11212 #!\n" NODE_A, "key 'listen_ports' in [router]: expected a comma-separated list"},
-	{"listen_port_word", ROUTER "listen_ports = memcache #!\n" NODE_A, "key 'listen_ports' in [router]: expected a comma-separated list"},
-	{"listen_port_twice", ROUTER "listen_ports = 11211, 11211 #!\n" NODE_A, "key 'listen_ports' in [router]: port 11211 is listed twice"},
-	{"listen_port_twice_lines", ROUTER "listen_ports = 11211\nlisten_ports = 11212, 11211 #!\n" NODE_A, "key 'listen_ports' in [router]: port 11211 is listed twice"},
-	{"listen_ports_too_many", ROUTER "listen_ports = 1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17 #!\n" NODE_A, "key 'listen_ports' in [router]: at most 16 ports"},
-	{"listen_port_in_reply_range", ROUTER "listen_ports = 11211, 40000 #!\n" NODE_A, "key 'listen_ports' in [router]: port 40000 lies in the reply range 32768..49151"},
-	{"reply_base_low", ROUTER "reply_port_base = 1023 #!\n" NODE_A, "key 'reply_port_base' in [router]: expected an integer 1024..65535, got '1023'"},
-	{"reply_count_pow2", ROUTER "reply_port_count = 1000 #!\n" NODE_A, "key 'reply_port_count' in [router]: expected a power of two 1..32768, got '1000'"},
-	{"reply_range_past_end", ROUTER "reply_port_count = 32768 #!\nreply_port_base = 40000\n" NODE_A, "key 'reply_port_count' in [router]: reply_port_base 40000 + 32768 ports runs past port 65535"},
-	{"client_host_bits", "[router]\naddress = 198.18.0.1\nallowed_clients = 198.18.0.1/24 #!\n" NODE_A, "key 'allowed_clients' in [router]: prefix '198.18.0.1/24' has host bits set (did you mean 198.18.0.0/24?)"},
-	{"client_host_bits_second", "[router]\naddress = 198.18.0.1\nallowed_clients = 198.18.0.0/24, 198.19.0.0/8 #!\n" NODE_A, "key 'allowed_clients' in [router]: prefix '198.19.0.0/8' has host bits set (did you mean 198.0.0.0/8?)"},
-	{"client_len_33", "[router]\naddress = 198.18.0.1\nallowed_clients = 198.18.0.0/33 #!\n" NODE_A, "key 'allowed_clients' in [router]: expected IPv4 prefixes a.b.c.d/len with len 0..32 ('198.18.0.0/33')"},
-	{"client_no_len", "[router]\naddress = 198.18.0.1\nallowed_clients = 198.18.0.0 #!\n" NODE_A, "key 'allowed_clients' in [router]: expected IPv4 prefixes a.b.c.d/len"},
-	{"client_empty_len", "[router]\naddress = 198.18.0.1\nallowed_clients = 198.18.0.0/ #!\n" NODE_A, "key 'allowed_clients' in [router]: expected IPv4 prefixes a.b.c.d/len"},
-	{"client_bad_addr", "[router]\naddress = 198.18.0.1\nallowed_clients = 198.18.0/24 #!\n" NODE_A, "key 'allowed_clients' in [router]: expected IPv4 prefixes a.b.c.d/len ('198.18.0/24')"},
-	{"client_twice", "[router]\naddress = 198.18.0.1\nallowed_clients = 198.18.0.0/24\nallowed_clients = 198.18.0.0/24 #!\n" NODE_A, "key 'allowed_clients' in [router]: prefix '198.18.0.0/24' is listed twice"},
-	{"idle_word", ROUTER "idle = spin #!\n" NODE_A, "key 'idle' in [router]: expected poll or backoff, got 'spin'"},
-	{"backoff_zero", ROUTER "backoff_us = 0 #!\n" NODE_A, "key 'backoff_us' in [router]: expected an integer 1..100000, got '0'"},
-	{"backoff_after_big", ROUTER "backoff_after = 1000001 #!\n" NODE_A, "key 'backoff_after' in [router]: expected an integer 1..1000000"},
-	{"mtu_small", ROUTER "mtu = 575 #!\n" NODE_A, "key 'mtu' in [router]: expected an integer 576..9000, got '575'"},
-	{"mtu_negative", ROUTER "mtu = -1500 #!\n" NODE_A, "key 'mtu' in [router]: expected an integer 576..9000, got '-1500'"},
-	{"mtu_plus", ROUTER "mtu = +1500 #!\n" NODE_A, "key 'mtu' in [router]: expected an integer 576..9000, got '+1500'"},
-	{"mtu_hex", ROUTER "mtu = 0x5dc #!\n" NODE_A, "key 'mtu' in [router]: expected an integer 576..9000, got '0x5dc'"},
-	{"mtu_overflow", ROUTER "mtu = 4294968796 #!\n" NODE_A, "key 'mtu' in [router]: expected an integer 576..9000"},
-	{"mtu_unit", ROUTER "mtu = 1500 bytes #!\n" NODE_A, "key 'mtu' in [router]: expected an integer 576..9000, got '1500 bytes'"},
+	{"address_octet",
+	 "[router]\naddress = 198.18.0.256 #!\nallowed_clients = 198.18.0.0/24\n" NODE_A,
+	 "key 'address' in [router]: expected a unicast IPv4 address, got '198.18.0.256'"},
+	{"address_short",
+	 "[router]\naddress = 198.18.1 #!\nallowed_clients = 198.18.0.0/24\n" NODE_A,
+	 "key 'address' in [router]: expected a unicast IPv4 address, got '198.18.1'"},
+	{"address_loopback",
+	 "[router]\naddress = 127.0.0.1 #!\nallowed_clients = 198.18.0.0/24\n" NODE_A,
+	 "key 'address' in [router]: expected a unicast IPv4 address"},
+	{"address_multicast",
+	 "[router]\naddress = 224.0.0.1 #!\nallowed_clients = 198.18.0.0/24\n" NODE_A,
+	 "key 'address' in [router]: expected a unicast IPv4 address"},
+	{"address_zero", "[router]\naddress = 0.0.0.0 #!\nallowed_clients = 198.18.0.0/24\n" NODE_A,
+	 "key 'address' in [router]: expected a unicast IPv4 address"},
+	{"address_empty", "[router]\naddress = #!\nallowed_clients = 198.18.0.0/24\n" NODE_A,
+	 "key 'address' in [router]: expected a unicast IPv4 address, got ''"},
+	{"address_trailing",
+	 "[router]\naddress = 198.18.0.1 x #!\nallowed_clients = 198.18.0.0/24\n" NODE_A,
+	 "key 'address' in [router]: expected a unicast IPv4 address, got '198.18.0.1 x'"},
+	{"address_ipv6",
+	 "[router]\naddress = 2001:db8::1 #!\nallowed_clients = 198.18.0.0/24\n" NODE_A,
+	 "key 'address' in [router]: expected a unicast IPv4 address"},
+	{"port_range", ROUTER "port = 32 #!\n" NODE_A,
+	 "key 'port' in [router]: expected an integer 0..31, got '32'"},
+	{"mac_short", ROUTER "mac = 02:00:00:00:00 #!\n" NODE_A,
+	 "key 'mac' in [router]: expected a unicast MAC address"},
+	{"mac_multicast", ROUTER "mac = 01:00:5e:00:00:01 #!\n" NODE_A,
+	 "key 'mac' in [router]: expected a unicast MAC address"},
+	{"mac_zero", ROUTER "mac = 00:00:00:00:00:00 #!\n" NODE_A,
+	 "key 'mac' in [router]: expected a unicast MAC address"},
+	{"mac_dashes", ROUTER "mac = 02-00-00-00-00-01 #!\n" NODE_A,
+	 "key 'mac' in [router]: expected a unicast MAC address"},
+	{"mac_hex", ROUTER "mac = 02:00:00:00:00:0g #!\n" NODE_A,
+	 "key 'mac' in [router]: expected a unicast MAC address"},
+	{"listen_port_zero", ROUTER "listen_ports = 0 #!\n" NODE_A,
+	 "key 'listen_ports' in [router]: expected a comma-separated list of 1..16 UDP ports "
+	 "1..65535, got '0'"},
+	{"listen_port_big", ROUTER "listen_ports = 11211, 65536 #!\n" NODE_A,
+	 "key 'listen_ports' in [router]: expected a comma-separated list"},
+	{"listen_port_trailing_comma", ROUTER "listen_ports = 11211, #!\n" NODE_A,
+	 "key 'listen_ports' in [router]: expected a comma-separated list"},
+	{"listen_port_empty_item", ROUTER "listen_ports = 11211,,11212 #!\n" NODE_A,
+	 "key 'listen_ports' in [router]: expected a comma-separated list"},
+	{"listen_port_word", ROUTER "listen_ports = memcache #!\n" NODE_A,
+	 "key 'listen_ports' in [router]: expected a comma-separated list"},
+	{"listen_port_twice", ROUTER "listen_ports = 11211, 11211 #!\n" NODE_A,
+	 "key 'listen_ports' in [router]: port 11211 is listed twice"},
+	{"listen_port_twice_lines",
+	 ROUTER "listen_ports = 11211\nlisten_ports = 11212, 11211 #!\n" NODE_A,
+	 "key 'listen_ports' in [router]: port 11211 is listed twice"},
+	{"listen_ports_too_many",
+	 ROUTER "listen_ports = 1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17 #!\n" NODE_A,
+	 "key 'listen_ports' in [router]: at most 16 ports"},
+	{"listen_port_in_reply_range", ROUTER "listen_ports = 11211, 40000 #!\n" NODE_A,
+	 "key 'listen_ports' in [router]: port 40000 lies in the reply range 32768..49151"},
+	{"reply_base_low", ROUTER "reply_port_base = 1023 #!\n" NODE_A,
+	 "key 'reply_port_base' in [router]: expected an integer 1024..65535, got '1023'"},
+	{"reply_count_pow2", ROUTER "reply_port_count = 1000 #!\n" NODE_A,
+	 "key 'reply_port_count' in [router]: expected a power of two 1..32768, got '1000'"},
+	{"reply_range_past_end",
+	 ROUTER "reply_port_count = 32768 #!\nreply_port_base = 40000\n" NODE_A,
+	 "key 'reply_port_count' in [router]: reply_port_base 40000 + 32768 ports runs past port "
+	 "65535"},
+	{"client_host_bits",
+	 "[router]\naddress = 198.18.0.1\nallowed_clients = 198.18.0.1/24 #!\n" NODE_A,
+	 "key 'allowed_clients' in [router]: prefix '198.18.0.1/24' has host bits set (did you "
+	 "mean 198.18.0.0/24?)"},
+	{"client_host_bits_second",
+	 "[router]\naddress = 198.18.0.1\nallowed_clients = 198.18.0.0/24, 198.19.0.0/8 "
+	 "#!\n" NODE_A,
+	 "key 'allowed_clients' in [router]: prefix '198.19.0.0/8' has host bits set (did you mean "
+	 "198.0.0.0/8?)"},
+	{"client_len_33",
+	 "[router]\naddress = 198.18.0.1\nallowed_clients = 198.18.0.0/33 #!\n" NODE_A,
+	 "key 'allowed_clients' in [router]: expected IPv4 prefixes a.b.c.d/len with len 0..32 "
+	 "('198.18.0.0/33')"},
+	{"client_no_len",
+	 "[router]\naddress = 198.18.0.1\nallowed_clients = 198.18.0.0 #!\n" NODE_A,
+	 "key 'allowed_clients' in [router]: expected IPv4 prefixes a.b.c.d/len"},
+	{"client_empty_len",
+	 "[router]\naddress = 198.18.0.1\nallowed_clients = 198.18.0.0/ #!\n" NODE_A,
+	 "key 'allowed_clients' in [router]: expected IPv4 prefixes a.b.c.d/len"},
+	{"client_bad_addr",
+	 "[router]\naddress = 198.18.0.1\nallowed_clients = 198.18.0/24 #!\n" NODE_A,
+	 "key 'allowed_clients' in [router]: expected IPv4 prefixes a.b.c.d/len ('198.18.0/24')"},
+	{"client_twice",
+	 "[router]\naddress = 198.18.0.1\nallowed_clients = 198.18.0.0/24\nallowed_clients = "
+	 "198.18.0.0/24 #!\n" NODE_A,
+	 "key 'allowed_clients' in [router]: prefix '198.18.0.0/24' is listed twice"},
+	{"idle_word", ROUTER "idle = spin #!\n" NODE_A,
+	 "key 'idle' in [router]: expected poll or backoff, got 'spin'"},
+	{"backoff_zero", ROUTER "backoff_us = 0 #!\n" NODE_A,
+	 "key 'backoff_us' in [router]: expected an integer 1..100000, got '0'"},
+	{"backoff_after_big", ROUTER "backoff_after = 1000001 #!\n" NODE_A,
+	 "key 'backoff_after' in [router]: expected an integer 1..1000000"},
+	{"mtu_small", ROUTER "mtu = 575 #!\n" NODE_A,
+	 "key 'mtu' in [router]: expected an integer 576..9000, got '575'"},
+	{"mtu_negative", ROUTER "mtu = -1500 #!\n" NODE_A,
+	 "key 'mtu' in [router]: expected an integer 576..9000, got '-1500'"},
+	{"mtu_plus", ROUTER "mtu = +1500 #!\n" NODE_A,
+	 "key 'mtu' in [router]: expected an integer 576..9000, got '+1500'"},
+	{"mtu_hex", ROUTER "mtu = 0x5dc #!\n" NODE_A,
+	 "key 'mtu' in [router]: expected an integer 576..9000, got '0x5dc'"},
+	{"mtu_overflow", ROUTER "mtu = 4294968796 #!\n" NODE_A,
+	 "key 'mtu' in [router]: expected an integer 576..9000"},
+	{"mtu_unit", ROUTER "mtu = 1500 bytes #!\n" NODE_A,
+	 "key 'mtu' in [router]: expected an integer 576..9000, got '1500 bytes'"},
 	/* [placement] */
-	{"algorithm_unknown", MINIMAL "[placement]\nalgorithm = ketama_weighted #!\n", "key 'algorithm' in [placement]: expected one of ring, ketama, twemproxy, jump, rendezvous, maglev, modulo, got 'ketama_weighted'"},
-	{"algorithm_case", MINIMAL "[placement]\nalgorithm = Ring #!\n", "key 'algorithm' in [placement]: expected one of ring"},
-	{"vnodes_zero", MINIMAL "[placement]\nvnodes = 0 #!\n", "key 'vnodes' in [placement]: expected an integer 1..10000, got '0'"},
-	{"vnodes_points", ROUTER "[node a]\naddress = 198.18.1.1\nweight = 10000\n[placement]\nvnodes = 10000 #!\n", "key 'vnodes' in [placement]: 10000 vnodes x total weight 10000 is more than 16777216 ring points"},
-	{"hash_tag_one", MINIMAL "[placement]\nhash_tag = { #!\n", "key 'hash_tag' in [placement]: expected empty or two characters like {}, got '{'"},
-	{"hash_tag_three", MINIMAL "[placement]\nhash_tag = {}} #!\n", "key 'hash_tag' in [placement]: expected empty or two characters"},
-	{"hash_tag_space", MINIMAL "[placement]\nhash_tag = { } #!\n", "key 'hash_tag' in [placement]: expected empty or two characters"},
-	{"key_hash_unknown", MINIMAL "[placement]\nkey_hash = sha1 #!\n", "key 'key_hash' in [placement]: expected empty or a twemproxy hash"},
-	{"key_hash_xxh3", MINIMAL "[placement]\nkey_hash = xxh3 #!\n", "key 'key_hash' in [placement]: expected empty or a twemproxy hash"},
-	{"maglev_not_prime", MINIMAL "[placement]\nmaglev_size = 65536 #!\n", "key 'maglev_size' in [placement]: expected a prime 3..16777213, got '65536'"},
-	{"maglev_too_small", ROUTER NODE_A "[node b]\naddress = 198.18.1.2\n[node c]\naddress = 198.18.1.3\n[placement]\nalgorithm = maglev\nmaglev_size = 3 #!\n", "key 'maglev_size' in [placement]: 3 must be larger than the number of nodes (3)"},
+	{"algorithm_unknown", MINIMAL "[placement]\nalgorithm = ketama_weighted #!\n",
+	 "key 'algorithm' in [placement]: expected one of ring, ketama, twemproxy, jump, "
+	 "rendezvous, maglev, modulo, got 'ketama_weighted'"},
+	{"algorithm_case", MINIMAL "[placement]\nalgorithm = Ring #!\n",
+	 "key 'algorithm' in [placement]: expected one of ring"},
+	{"vnodes_zero", MINIMAL "[placement]\nvnodes = 0 #!\n",
+	 "key 'vnodes' in [placement]: expected an integer 1..10000, got '0'"},
+	{"vnodes_points",
+	 ROUTER "[node a]\naddress = 198.18.1.1\nweight = 10000\n[placement]\nvnodes = 10000 #!\n",
+	 "key 'vnodes' in [placement]: 10000 vnodes x total weight 10000 is more than 16777216 "
+	 "ring points"},
+	{"hash_tag_one", MINIMAL "[placement]\nhash_tag = { #!\n",
+	 "key 'hash_tag' in [placement]: expected empty or two characters like {}, got '{'"},
+	{"hash_tag_three", MINIMAL "[placement]\nhash_tag = {}} #!\n",
+	 "key 'hash_tag' in [placement]: expected empty or two characters"},
+	{"hash_tag_space", MINIMAL "[placement]\nhash_tag = { } #!\n",
+	 "key 'hash_tag' in [placement]: expected empty or two characters"},
+	{"key_hash_unknown", MINIMAL "[placement]\nkey_hash = sha1 #!\n",
+	 "key 'key_hash' in [placement]: expected empty or a twemproxy hash"},
+	{"key_hash_xxh3", MINIMAL "[placement]\nkey_hash = xxh3 #!\n",
+	 "key 'key_hash' in [placement]: expected empty or a twemproxy hash"},
+	{"maglev_not_prime", MINIMAL "[placement]\nmaglev_size = 65536 #!\n",
+	 "key 'maglev_size' in [placement]: expected a prime 3..16777213, got '65536'"},
+	{"maglev_too_small",
+	 ROUTER NODE_A "[node b]\naddress = 198.18.1.2\n[node c]\naddress = "
+		       "198.18.1.3\n[placement]\nalgorithm = maglev\nmaglev_size = 3 #!\n",
+	 "key 'maglev_size' in [placement]: 3 must be larger than the number of nodes (3)"},
 	/* [node NAME] */
-	{"weight_zero", MINIMAL "weight = 0 #!\n", "key 'weight' in [node a]: expected an integer 1..10000, got '0'"},
-	{"weight_big", MINIMAL "weight = 10001 #!\n", "key 'weight' in [node a]: expected an integer 1..10000, got '10001'"},
-	{"weight_fraction", MINIMAL "weight = 1.5 #!\n", "key 'weight' in [node a]: expected an integer 1..10000, got '1.5'"},
-	{"node_port_zero", ROUTER "[node a]\naddress = 198.18.1.1:0 #!\n", "key 'address' in [node a]: expected a unicast IPv4 address with an optional :port (1..65535), got '198.18.1.1:0'"},
-	{"node_port_big", ROUTER "[node a]\naddress = 198.18.1.1:65536 #!\n", "key 'address' in [node a]: expected a unicast IPv4 address with an optional :port"},
-	{"node_port_empty", ROUTER "[node a]\naddress = 198.18.1.1: #!\n", "key 'address' in [node a]: expected a unicast IPv4 address with an optional :port"},
-	{"node_hostname", ROUTER "[node a]\naddress = cache1:11211 #!\n", "key 'address' in [node a]: expected a unicast IPv4 address with an optional :port"},
-	{"node_broadcast", ROUTER "[node a]\naddress = 255.255.255.255 #!\n", "key 'address' in [node a]: expected a unicast IPv4 address"},
-	{"node_is_router", ROUTER "[node a]\naddress = 198.18.0.1:11211 #!\n", "key 'address' in [node a]: 198.18.0.1 is the router's own address"},
-	{"node_same_endpoint", MINIMAL "[node b]\naddress = 198.18.1.1:11211 #!\n", "key 'address' in [node b]: 198.18.1.1:11211 is also node a (line 5)"},
-	{"node_mac", MINIMAL "mac = ff:ff:ff:ff:ff:ff #!\n", "key 'mac' in [node a]: expected a unicast MAC address"},
-	{"node_unknown_key", MINIMAL "wieght = 2 #!\n", "key 'wieght' in [node a]: unknown key (did you mean 'weight'?)"},
-	{"node_port_key", MINIMAL "port = 11211 #!\n", "key 'port' in [node a]: unknown key (it belongs in [router])"},
+	{"weight_zero", MINIMAL "weight = 0 #!\n",
+	 "key 'weight' in [node a]: expected an integer 1..10000, got '0'"},
+	{"weight_big", MINIMAL "weight = 10001 #!\n",
+	 "key 'weight' in [node a]: expected an integer 1..10000, got '10001'"},
+	{"weight_fraction", MINIMAL "weight = 1.5 #!\n",
+	 "key 'weight' in [node a]: expected an integer 1..10000, got '1.5'"},
+	{"node_port_zero", ROUTER "[node a]\naddress = 198.18.1.1:0 #!\n",
+	 "key 'address' in [node a]: expected a unicast IPv4 address with an optional :port "
+	 "(1..65535), got '198.18.1.1:0'"},
+	{"node_port_big", ROUTER "[node a]\naddress = 198.18.1.1:65536 #!\n",
+	 "key 'address' in [node a]: expected a unicast IPv4 address with an optional :port"},
+	{"node_port_empty", ROUTER "[node a]\naddress = 198.18.1.1: #!\n",
+	 "key 'address' in [node a]: expected a unicast IPv4 address with an optional :port"},
+	{"node_hostname", ROUTER "[node a]\naddress = cache1:11211 #!\n",
+	 "key 'address' in [node a]: expected a unicast IPv4 address with an optional :port"},
+	{"node_broadcast", ROUTER "[node a]\naddress = 255.255.255.255 #!\n",
+	 "key 'address' in [node a]: expected a unicast IPv4 address"},
+	{"node_is_router", ROUTER "[node a]\naddress = 198.18.0.1:11211 #!\n",
+	 "key 'address' in [node a]: 198.18.0.1 is the router's own address"},
+	{"node_same_endpoint", MINIMAL "[node b]\naddress = 198.18.1.1:11211 #!\n",
+	 "key 'address' in [node b]: 198.18.1.1:11211 is also node a (line 5)"},
+	{"node_mac", MINIMAL "mac = ff:ff:ff:ff:ff:ff #!\n",
+	 "key 'mac' in [node a]: expected a unicast MAC address"},
+	{"node_unknown_key", MINIMAL "wieght = 2 #!\n",
+	 "key 'wieght' in [node a]: unknown key (did you mean 'weight'?)"},
+	{"node_port_key", MINIMAL "port = 11211 #!\n",
+	 "key 'port' in [node a]: unknown key (it belongs in [router])"},
 	/* [timeouts] */
-	{"request_ms_zero", MINIMAL "[timeouts]\nrequest_ms = 0 #!\n", "key 'request_ms' in [timeouts]: expected an integer 1..60000, got '0'"},
-	{"arp_retry_small", MINIMAL "[timeouts]\narp_retry_ms = 9 #!\n", "key 'arp_retry_ms' in [timeouts]: expected an integer 10..60000, got '9'"},
-	{"arp_attempts_big", MINIMAL "[timeouts]\narp_attempts = 101 #!\n", "key 'arp_attempts' in [timeouts]: expected an integer 1..100, got '101'"},
-	{"arp_lifetime_big", MINIMAL "[timeouts]\narp_lifetime_s = 86401 #!\n", "key 'arp_lifetime_s' in [timeouts]: expected an integer 1..86400"},
+	{"request_ms_zero", MINIMAL "[timeouts]\nrequest_ms = 0 #!\n",
+	 "key 'request_ms' in [timeouts]: expected an integer 1..60000, got '0'"},
+	{"arp_retry_small", MINIMAL "[timeouts]\narp_retry_ms = 9 #!\n",
+	 "key 'arp_retry_ms' in [timeouts]: expected an integer 10..60000, got '9'"},
+	{"arp_attempts_big", MINIMAL "[timeouts]\narp_attempts = 101 #!\n",
+	 "key 'arp_attempts' in [timeouts]: expected an integer 1..100, got '101'"},
+	{"arp_lifetime_big", MINIMAL "[timeouts]\narp_lifetime_s = 86401 #!\n",
+	 "key 'arp_lifetime_s' in [timeouts]: expected an integer 1..86400"},
 	/* [tables] */
-	{"slots_pow2", MINIMAL "[tables]\nrequest_slots = 1000 #!\n", "key 'request_slots' in [tables]: expected a power of two 64..65536, got '1000'"},
-	{"slots_small", MINIMAL "[tables]\nrequest_slots = 32 #!\n", "key 'request_slots' in [tables]: expected a power of two 64..65536, got '32'"},
-	{"slots_big", MINIMAL "[tables]\nrequest_slots = 131072 #!\n", "key 'request_slots' in [tables]: expected a power of two 64..65536"},
-	{"mbufs_small", MINIMAL "[tables]\nmbufs = 1023 #!\n", "key 'mbufs' in [tables]: expected an integer 1024..4194304, got '1023'"},
-	{"mbuf_cache_big", MINIMAL "[tables]\nmbuf_cache = 513 #!\n", "key 'mbuf_cache' in [tables]: expected an integer 0..512"},
-	{"burst_zero", MINIMAL "[tables]\nburst = 0 #!\n", "key 'burst' in [tables]: expected an integer 1..256, got '0'"},
-	{"burst_vs_desc", MINIMAL "[tables]\nrx_desc = 64\nburst = 128 #!\n", "key 'burst' in [tables]: 128 is more than rx_desc (64) or tx_desc (1024)"},
-	{"rx_desc_pow2", MINIMAL "[tables]\nrx_desc = 1000 #!\n", "key 'rx_desc' in [tables]: expected a power of two 64..16384"},
-	{"tx_desc_big", MINIMAL "[tables]\ntx_desc = 32768 #!\n", "key 'tx_desc' in [tables]: expected a power of two 64..16384"},
-	{"handoff_small", MINIMAL "[tables]\nhandoff_ring = 32 #!\n", "key 'handoff_ring' in [tables]: expected a power of two 64..65536"},
-	{"neighbours_small", MINIMAL "[tables]\nneighbours = 15 #!\n", "key 'neighbours' in [tables]: expected an integer 16..65536"},
+	{"slots_pow2", MINIMAL "[tables]\nrequest_slots = 1000 #!\n",
+	 "key 'request_slots' in [tables]: expected a power of two 64..65536, got '1000'"},
+	{"slots_small", MINIMAL "[tables]\nrequest_slots = 32 #!\n",
+	 "key 'request_slots' in [tables]: expected a power of two 64..65536, got '32'"},
+	{"slots_big", MINIMAL "[tables]\nrequest_slots = 131072 #!\n",
+	 "key 'request_slots' in [tables]: expected a power of two 64..65536"},
+	{"mbufs_small", MINIMAL "[tables]\nmbufs = 1023 #!\n",
+	 "key 'mbufs' in [tables]: expected an integer 1024..4194304, got '1023'"},
+	{"mbuf_cache_big", MINIMAL "[tables]\nmbuf_cache = 513 #!\n",
+	 "key 'mbuf_cache' in [tables]: expected an integer 0..512"},
+	{"burst_zero", MINIMAL "[tables]\nburst = 0 #!\n",
+	 "key 'burst' in [tables]: expected an integer 1..256, got '0'"},
+	{"burst_vs_desc", MINIMAL "[tables]\nrx_desc = 64\nburst = 128 #!\n",
+	 "key 'burst' in [tables]: 128 is more than rx_desc (64) or tx_desc (1024)"},
+	{"rx_desc_pow2", MINIMAL "[tables]\nrx_desc = 1000 #!\n",
+	 "key 'rx_desc' in [tables]: expected a power of two 64..16384"},
+	{"tx_desc_big", MINIMAL "[tables]\ntx_desc = 32768 #!\n",
+	 "key 'tx_desc' in [tables]: expected a power of two 64..16384"},
+	{"handoff_small", MINIMAL "[tables]\nhandoff_ring = 32 #!\n",
+	 "key 'handoff_ring' in [tables]: expected a power of two 64..65536"},
+	{"neighbours_small", MINIMAL "[tables]\nneighbours = 15 #!\n",
+	 "key 'neighbours' in [tables]: expected an integer 16..65536"},
 	/* [control] */
-	{"socket_relative", MINIMAL "[control]\nsocket = run/ringway.sock #!\n", "key 'socket' in [control]: expected an absolute path of at most 107 bytes, got 'run/ringway.sock'"},
-	{"socket_too_long", MINIMAL "[control]\nsocket = /" LONG50 LONG50 "abcdefg #!\n", "key 'socket' in [control]: expected an absolute path of at most 107 bytes"},
-	{"socket_dir", MINIMAL "[control]\nsocket = /run/ringway/ #!\n", "key 'socket' in [control]: expected an absolute path"},
-	{"state_file_empty", MINIMAL "[control]\nstate_file = #!\n", "key 'state_file' in [control]: expected an absolute path of at most 255 bytes, got ''"},
-	{"tcp_port_big", MINIMAL "[control]\ntcp_port = 65536 #!\n", "key 'tcp_port' in [control]: expected an integer 0..65535"},
-	{"tcp_port_in_reply_range", MINIMAL "[control]\ntcp_port = 32768 #!\n", "key 'tcp_port' in [control]: port 32768 lies in the reply range 32768..49151"},
+	{"socket_relative", MINIMAL "[control]\nsocket = run/ringway.sock #!\n",
+	 "key 'socket' in [control]: expected an absolute path of at most 107 bytes, got "
+	 "'run/ringway.sock'"},
+	{"socket_too_long", MINIMAL "[control]\nsocket = /" LONG50 LONG50 "abcdefg #!\n",
+	 "key 'socket' in [control]: expected an absolute path of at most 107 bytes"},
+	{"socket_dir", MINIMAL "[control]\nsocket = /run/ringway/ #!\n",
+	 "key 'socket' in [control]: expected an absolute path"},
+	{"state_file_empty", MINIMAL "[control]\nstate_file = #!\n",
+	 "key 'state_file' in [control]: expected an absolute path of at most 255 bytes, got ''"},
+	{"tcp_port_big", MINIMAL "[control]\ntcp_port = 65536 #!\n",
+	 "key 'tcp_port' in [control]: expected an integer 0..65535"},
+	{"tcp_port_in_reply_range", MINIMAL "[control]\ntcp_port = 32768 #!\n",
+	 "key 'tcp_port' in [control]: port 32768 lies in the reply range 32768..49151"},
 	/* [log] */
-	{"log_level", MINIMAL "[log]\nlevel = verbose #!\n", "key 'level' in [log]: expected emerg, alert, crit, err, warning, notice, info or debug, got 'verbose'"},
-	{"log_level_number", MINIMAL "[log]\nlevel = 7 #!\n", "key 'level' in [log]: expected emerg"},
+	{"log_level", MINIMAL "[log]\nlevel = verbose #!\n",
+	 "key 'level' in [log]: expected emerg, alert, crit, err, warning, notice, info or debug, "
+	 "got 'verbose'"},
+	{"log_level_number", MINIMAL "[log]\nlevel = 7 #!\n",
+	 "key 'level' in [log]: expected emerg"},
 };
 
 static void test_bad(void **state)
@@ -297,7 +443,8 @@ static void test_missing_file(void **state)
 	assert_non_null(cfg);
 	assert_int_equal(rw_config_load("/nonexistent/ringway.conf", cfg, err, sizeof(err)),
 			 -ENOENT);
-	assert_string_equal(err, "/nonexistent/ringway.conf: cannot open: No such file or directory");
+	assert_string_equal(err,
+			    "/nonexistent/ringway.conf: cannot open: No such file or directory");
 	free(cfg);
 }
 
@@ -435,54 +582,53 @@ static void test_defaults_function(void **state)
 
 static void test_every_value(void **state)
 {
-	struct rw_config *c = load_ok(
-		"# leading comment\n"
-		"  [ router ]  # spaces around the name\n"
-		"port=3\n"
-		"\taddress\t=\t198.18.0.9   \n"
-		"mac = 02:AB:cd:00:00:01\n"
-		"listen_ports = 11211,11212\n"
-		"listen_ports = 11213 # a second line adds to the first\n"
-		"reply_port_base = 32768\n"
-		"reply_port_count = 32768\n"
-		"allowed_clients = 0.0.0.0/0, 198.18.0.7/32\n"
-		"allowed_clients = 10.0.0.0/8\n"
-		"idle = backoff\n"
-		"backoff_us = 100000\n"
-		"backoff_after = 1\n"
-		"mtu = 9000\n"
-		"[placement]\n"
-		"algorithm = twemproxy\n"
-		"vnodes = 10000\n"
-		"hash_tag = ::\n"
-		"key_hash = murmur\n"
-		"maglev_size = 16777213\n"
-		"[node cache-1.a_b]\n"
-		"address = 198.19.255.254:1\n"
-		"weight = 10000\n"
-		"mac = 02:00:00:00:00:ff\n"
-		"[node 2]\n"
-		"address = 198.19.255.254:65535\n"
-		"[timeouts]\n"
-		"request_ms = 60000\n"
-		"arp_retry_ms = 10\n"
-		"arp_attempts = 100\n"
-		"arp_lifetime_s = 86400\n"
-		"[tables]\n"
-		"request_slots = 65536\n"
-		"mbufs = 4194304\n"
-		"mbuf_cache = 0\n"
-		"burst = 64\n"
-		"rx_desc = 64\n"
-		"tx_desc = 16384\n"
-		"handoff_ring = 65536\n"
-		"neighbours = 16\n"
-		"[control]\n"
-		"socket = /tmp/r.sock\n"
-		"state_file = /var/lib/ringway state/with space\n"
-		"tcp_port = 1\n"
-		"[log]\n"
-		"level = debug\n");
+	struct rw_config *c = load_ok("# leading comment\n"
+				      "  [ router ]  # spaces around the name\n"
+				      "port=3\n"
+				      "\taddress\t=\t198.18.0.9   \n"
+				      "mac = 02:AB:cd:00:00:01\n"
+				      "listen_ports = 11211,11212\n"
+				      "listen_ports = 11213 # a second line adds to the first\n"
+				      "reply_port_base = 32768\n"
+				      "reply_port_count = 32768\n"
+				      "allowed_clients = 0.0.0.0/0, 198.18.0.7/32\n"
+				      "allowed_clients = 10.0.0.0/8\n"
+				      "idle = backoff\n"
+				      "backoff_us = 100000\n"
+				      "backoff_after = 1\n"
+				      "mtu = 9000\n"
+				      "[placement]\n"
+				      "algorithm = twemproxy\n"
+				      "vnodes = 10000\n"
+				      "hash_tag = ::\n"
+				      "key_hash = murmur\n"
+				      "maglev_size = 16777213\n"
+				      "[node cache-1.a_b]\n"
+				      "address = 198.19.255.254:1\n"
+				      "weight = 10000\n"
+				      "mac = 02:00:00:00:00:ff\n"
+				      "[node 2]\n"
+				      "address = 198.19.255.254:65535\n"
+				      "[timeouts]\n"
+				      "request_ms = 60000\n"
+				      "arp_retry_ms = 10\n"
+				      "arp_attempts = 100\n"
+				      "arp_lifetime_s = 86400\n"
+				      "[tables]\n"
+				      "request_slots = 65536\n"
+				      "mbufs = 4194304\n"
+				      "mbuf_cache = 0\n"
+				      "burst = 64\n"
+				      "rx_desc = 64\n"
+				      "tx_desc = 16384\n"
+				      "handoff_ring = 65536\n"
+				      "neighbours = 16\n"
+				      "[control]\n"
+				      "socket = /tmp/r.sock\n"
+				      "state_file = /var/lib/ringway state/with space\n"
+				      "tcp_port = 1\n"
+				      "[log]\n"
+				      "level = debug\n");
 
 	(void)state;
 	assert_int_equal(c->router.port, 3);
