@@ -10,6 +10,8 @@
 #   scripts/sandbox.sh exec   [--prefix NAME] ROLE CMD...      ROLE: client router fabric nodeI
 #   scripts/sandbox.sh router-start [--prefix NAME] --ringway BIN --config FILE [--lcores L]
 #                                   [-- EXTRA-EAL-ARGS...]
+#       (ringway in the router namespace on net_af_packet0 over its veth, in the background;
+#        env SANDBOX_AF_PACKET_ARGS: extra PMD arguments, default framecnt=4096)
 #   scripts/sandbox.sh router-stop  [--prefix NAME]
 #   scripts/sandbox.sh config [--prefix NAME] [--algo A] [--vnodes N] [--static-macs] > FILE
 #
@@ -287,6 +289,8 @@ cmd_status() {
 
 cmd_router_start() {
 	local sd bin="" conf="" lcores=0-1 extra=() sock t
+	# Deep af_packet rings: a 500 KB value comes back as ~370 datagrams in one burst.
+	local pmd_args=${SANDBOX_AF_PACKET_ARGS:-framecnt=4096}
 	sd=$(state_dir)
 	[ -f "$sd/env" ] || die "sandbox $prefix is not up"
 	while [ $# -gt 0 ]; do
@@ -305,7 +309,7 @@ cmd_router_start() {
 	rm -rf "/var/run/dpdk/$FILE_PREFIX"
 	# shellcheck disable=SC2086
 	ip netns exec "$NS_ROUTER" "$bin" -l "$lcores" --no-pci $EAL_MEM --file-prefix "$FILE_PREFIX" \
-		--vdev "net_af_packet0,iface=$ROUTER_IF" "${extra[@]}" -- --config "$conf" \
+		--vdev "net_af_packet0,iface=$ROUTER_IF${pmd_args:+,$pmd_args}" "${extra[@]}" -- --config "$conf" \
 		>"$sd/router.log" 2>&1 &
 	echo $! >"$sd/router.pid"
 	sock=/var/run/dpdk/$FILE_PREFIX/dpdk_telemetry.v2
