@@ -148,7 +148,7 @@ enum key_kind {
 	_(TABLES, "handoff_ring", K_U32, C(tables.handoff_ring), 0, 64, 65536, F_POW2, "1024",     \
 	  "per-worker ring for replies that arrive on another worker")                             \
 	_(TABLES, "neighbours", K_U32, C(tables.neighbours), 0, 16, 65536, 0, "1024",              \
-	  "neighbour (ARP) table entries")                                                         \
+	  "neighbour (ARP) table entries: node endpoints tracked, at least the nodes")             \
 	_(CONTROL, "socket", K_PATH, C(control.socket), 0, 0, SUN_PATH_MAX, 0,                     \
 	  "/run/ringway/ringway.sock", "management socket (Unix stream, mode 0600)")               \
 	_(CONTROL, "state_file", K_PATH, C(control.state_file), 0, 0, RW_CFG_PATH_MAX - 1, 0,      \
@@ -1159,6 +1159,10 @@ static int check_nodes(struct loader *l)
 					    c->nodes[j].member.name, l->node_addr_line[j]);
 		}
 	}
+	if (c->tables.neighbours < c->n_nodes)
+		return fail(l, line_of(l, SEC_TABLES, "neighbours"),
+			    "key 'neighbours' in [tables]: %u entries cannot hold the %u nodes",
+			    c->tables.neighbours, c->n_nodes);
 	if (c->placement.algo == PL_ALGO_RING &&
 	    (uint64_t)c->placement.vnodes * weight > RING_POINTS_MAX)
 		return fail(l, line_of(l, SEC_PLACEMENT, "vnodes"),

@@ -145,7 +145,8 @@ struct rw_cfg_tables {
 	/** `handoff_ring`: per-worker ring for replies that arrive on another worker, power
 	 *  of two, 64..65536, default 1024. */
 	uint32_t handoff_ring;
-	/** `neighbours`: neighbour (ARP) table entries, 16..65536, default 1024. */
+	/** `neighbours`: neighbour (ARP) table entries, 16..65536, at least the number of
+	 *  nodes; default 1024. */
 	uint32_t neighbours;
 };
 

@@ -495,6 +495,20 @@ static void test_too_many_nodes(void **state)
 	free(text);
 }
 
+static void test_neighbours_vs_nodes(void **state)
+{
+	char *nodes = many_nodes(17), *text = malloc(strlen(nodes) + 64);
+
+	(void)state;
+	assert_non_null(text);
+	/* ROUTER is 3 lines and each node 2: [tables] is line 38, neighbours line 39 */
+	sprintf(text, "%s[tables]\nneighbours = 16 #!\n", nodes);
+	assert_int_equal(marked_line(text), 39);
+	expect_error(text, "key 'neighbours' in [tables]: 16 entries cannot hold the 17 nodes");
+	free(text);
+	free(nodes);
+}
+
 /* ---- good configs ---- */
 
 static uint32_t ip(const char *s)
@@ -849,6 +863,7 @@ int main(void)
 		cmocka_unit_test(test_missing_file),
 		cmocka_unit_test(test_small_error_buffer),
 		cmocka_unit_test(test_too_many_nodes),
+		cmocka_unit_test(test_neighbours_vs_nodes),
 		cmocka_unit_test(test_defaults_applied),
 		cmocka_unit_test(test_defaults_function),
 		cmocka_unit_test(test_every_value),
