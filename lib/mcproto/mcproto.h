@@ -415,29 +415,54 @@ struct mc_reply_event {
 };
 
 /**
- * Incremental parser for the reply to one request: a stream of datagrams in order.
- * Caller-owned; treat the fields as private. Header lines split across datagrams are
- * reassembled in @c line; value bytes are never copied.
+ * Incremental parser for the reply to one request datagram. Caller-owned; treat the fields as
+ * private. Header lines split across datagrams are reassembled in @c line; value bytes are
+ * never copied.
+ *
+ * What memcached 1.6 sends over UDP (seen with 1.6.18, see tests/data/mcproto/): each response
+ * of a request (one per pipelined command, one per hit of a multi-get, ...) goes out as its own
+ * message with its own sequence numbers: datagrams seq 0..total-1, all with the request's id.
+ * A response suppressed by a quiet flag may show up as an empty message (seq 0, total 0, no
+ * payload). So seq/total alone do not say when a reply is complete: the parser counts the
+ * responses it expects from the request (mc_reply_expect()).
  */
 struct mc_reply_parser {
-	const uint8_t *cur;  /* current chunk */
+	const uint8_t *cur; /* current chunk */
 	uint32_t cur_len;
 	uint32_t cur_pos;
-	uint32_t data_left;  /* value bytes still to come in the current item */
-	uint8_t crlf_left;   /* bytes of the value's trailing "\r\n" still to come */
+	uint32_t data_left; /* value bytes still to come in the current item */
+	uint32_t items;     /* items seen */
+	uint8_t crlf_left;  /* bytes of the value's trailing "\r\n" still to come */
 	uint8_t state;
-	uint8_t framed;      /* fed with mc_reply_feed_datagram() */
-	uint8_t last_dgram;  /* the datagram with seq == total - 1 was fed */
+	uint8_t framed;     /* fed with mc_reply_feed_datagram() */
+	uint8_t expect;     /* how completion is judged (reply.c) */
 	uint16_t request_id;
-	uint16_t next_seq;
-	uint16_t total;
+	uint16_t next_seq;  /* next datagram of the current message */
+	uint16_t total;     /* datagrams in the current message */
 	uint16_t line_len;
-	uint32_t items;
+	uint16_t units;     /* responses (or terminators) expected */
+	uint16_t units_seen;
+	uint8_t multi[MC_MAX_REQUESTS / 8]; /* bit i: response i ends with END (or an error) */
 	uint8_t line[MC_REPLY_LINE_MAX];
 };
 
-/** Reset @p rp for a new reply. */
+/**
+ * Reset @p rp for a new reply. Until mc_reply_expect() is called, mc_reply_done() only says
+ * whether the stream is at a boundary.
+ */
 void mc_reply_init(struct mc_reply_parser *rp);
+
+/**
+ * Tell the parser which requests the reply answers, so mc_reply_done() can say when it is
+ * complete: each request without noreply/q gets one response (ASCII retrieval and stats
+ * responses run to END; an error line ends any response); when the last request is `mn` or a
+ * binary NOOP, the reply ends with the response to it (quiet requests before it may or may
+ * not answer). When quiet requests are not followed by `mn`/NOOP, or a command's reply cannot
+ * be delimited (quit, shutdown, watch, lru_crawler, binary STAT), completion is unknown and
+ * mc_reply_done() stays false: the caller's timeout decides.
+ * @p reqs must be the result of a successful parse; it is not kept.
+ */
+void mc_reply_expect(struct mc_reply_parser *rp, const struct mc_requests *reqs);
 
 /**
  * Feed the next piece of the reply stream, without frame header (e.g. a TCP read or a test
@@ -447,10 +472,11 @@ void mc_reply_init(struct mc_reply_parser *rp);
 void mc_reply_feed(struct mc_reply_parser *rp, const uint8_t *p, size_t len);
 
 /**
- * Feed the next reply datagram's UDP payload, frame header included. Datagrams must come in
- * order: the first sets the request id and total; each next one must have the same request
- * id and total and seq one higher.
- * @return MC_OK, MC_E_FRAME_SHORT or MC_E_REPLY_FRAME_ORDER (the parser is unchanged).
+ * Feed the next reply datagram's UDP payload, frame header included, in order: every datagram
+ * must carry the request id of the first; a message starts at seq 0 and its datagrams follow
+ * with seq one higher and the same total; an empty message (seq 0, total 0) must have no
+ * payload.
+ * @return MC_OK, MC_E_FRAME_SHORT or MC_E_REPLY_FRAME_ORDER (the parser is unchanged then).
  */
 enum mc_err mc_reply_feed_datagram(struct mc_reply_parser *rp, const uint8_t *p, size_t len);
 
@@ -458,14 +484,14 @@ enum mc_err mc_reply_feed_datagram(struct mc_reply_parser *rp, const uint8_t *p,
  * Take the next event from the bytes fed so far.
  * @return MC_EV_MORE, MC_EV_ITEM or MC_EV_DATA as a non-negative int with @p ev filled for the
  *         last two; or a negative reason (-MC_E_REPLY_BAD_LINE, ...). After an error the parser
- *         must be re-initialised.
+ *         keeps returning an error until mc_reply_init().
  */
 int mc_reply_next(struct mc_reply_parser *rp, struct mc_reply_event *ev);
 
 /**
- * True when the reply is complete: the last datagram (seq == total - 1) has been fed, every
- * byte of it was consumed and no item is half-done. Only meaningful with
- * mc_reply_feed_datagram(); for unframed streams, watch for MC_RES_END items instead.
+ * True when the stream is at a boundary (every datagram of the messages fed so far was fed and
+ * consumed, no item half-done) and, after mc_reply_expect(), every expected response has been
+ * seen. With an unknown completion (see mc_reply_expect()) it stays false.
  */
 bool mc_reply_done(const struct mc_reply_parser *rp);
 

@@ -23,10 +23,88 @@ static const uint8_t reply_result[MC_REPLY_COUNT] = {
 #undef MC_REPLY_RES
 };
 
+/* How mc_reply_done() judges completion. */
+enum expect {
+	EX_BOUNDARY, /* no expectation given: a boundary is enough */
+	EX_UNITS,    /* one response per request; multi[] marks those that run to END */
+	EX_TERMS,    /* the reply ends with the units-th MN / binary NOOP response */
+	EX_UNKNOWN,  /* cannot be told from the stream: never done */
+};
+
 void mc_reply_init(struct mc_reply_parser *rp)
 {
 	memset(rp, 0, offsetof(struct mc_reply_parser, line));
 	rp->state = RS_HEAD;
+	rp->expect = EX_BOUNDARY;
+}
+
+/* Commands whose reply cannot be delimited, or that get none. */
+static bool reply_unknowable(const struct mc_request *r)
+{
+	switch (r->cmd) {
+	case MC_CMD_QUIT:
+	case MC_CMD_SHUTDOWN:
+	case MC_CMD_WATCH:
+	case MC_CMD_LRU_CRAWLER:
+		return true;
+	case MC_CMD_STATS:
+		return r->proto == MC_PROTO_BINARY; /* a series ending in an empty STAT */
+	default:
+		return (r->flags & MC_REQ_F_QUIET) != 0;
+	}
+}
+
+static bool reply_multi(const struct mc_request *r)
+{
+	if (r->proto != MC_PROTO_ASCII)
+		return false;
+	return r->kind == MC_KIND_READ || r->cmd == MC_CMD_STATS;
+}
+
+void mc_reply_expect(struct mc_reply_parser *rp, const struct mc_requests *reqs)
+{
+	uint16_t n = reqs->nreq > MC_MAX_REQUESTS ? MC_MAX_REQUESTS : reqs->nreq;
+
+	rp->units = 0;
+	rp->units_seen = 0;
+	memset(rp->multi, 0, sizeof(rp->multi));
+	rp->expect = EX_UNKNOWN;
+	if (n == 0)
+		return;
+	uint8_t last = reqs->req[n - 1].cmd;
+	if (last == MC_CMD_MN || last == MC_CMD_NOOP) {
+		for (uint16_t i = 0; i < n; i++)
+			if (reqs->req[i].cmd == last)
+				rp->units++;
+		rp->expect = EX_TERMS;
+		return;
+	}
+	for (uint16_t i = 0; i < n; i++) {
+		if (reply_unknowable(&reqs->req[i]))
+			return;
+		if (reply_multi(&reqs->req[i]))
+			rp->multi[i / 8] |= (uint8_t)(1u << (i % 8));
+	}
+	rp->units = n;
+	rp->expect = EX_UNITS;
+}
+
+/* Count a response header against the expectation. */
+static void expect_item(struct mc_reply_parser *rp, const struct mc_reply_event *ev)
+{
+	uint16_t u = rp->units_seen;
+
+	if (u >= rp->units)
+		return;
+	if (rp->expect == EX_TERMS) {
+		if (ev->type == MC_REPLY_META_MN ||
+		    (ev->type == MC_REPLY_BINARY && ev->opcode == MC_BIN_NOOP))
+			rp->units_seen++;
+	} else if (rp->expect == EX_UNITS) {
+		bool multi = rp->multi[u / 8] & (1u << (u % 8));
+		if (!multi || ev->type == MC_REPLY_END || ev->result == MC_RES_ERROR)
+			rp->units_seen++;
+	}
 }
 
 void mc_reply_feed(struct mc_reply_parser *rp, const uint8_t *p, size_t len)
@@ -43,28 +121,38 @@ enum mc_err mc_reply_feed_datagram(struct mc_reply_parser *rp, const uint8_t *p,
 
 	if (e != MC_OK)
 		return e;
-	if (f.total == 0 || f.seq >= f.total)
+	if (rp->framed && f.request_id != rp->request_id)
 		return MC_E_REPLY_FRAME_ORDER;
-	if (!rp->framed) {
-		if (f.seq != 0)
+	if (rp->next_seq == rp->total) { /* at a message boundary: a new message starts */
+		if (f.seq != 0 || (f.total == 0 && len != MC_FRAME_HDR_LEN))
 			return MC_E_REPLY_FRAME_ORDER;
-		rp->framed = 1;
-		rp->request_id = f.request_id;
-		rp->total = f.total;
-	} else if (rp->last_dgram || f.request_id != rp->request_id || f.total != rp->total ||
-		   f.seq != rp->next_seq) {
+	} else if (f.seq != rp->next_seq || f.total != rp->total) {
 		return MC_E_REPLY_FRAME_ORDER;
 	}
-	rp->next_seq = (uint16_t)(f.seq + 1);
-	rp->last_dgram = rp->next_seq == rp->total;
+	rp->framed = 1;
+	rp->request_id = f.request_id;
+	rp->total = f.total;
+	rp->next_seq = f.total == 0 ? 0 : (uint16_t)(f.seq + 1);
 	mc_reply_feed(rp, p + MC_FRAME_HDR_LEN, len - MC_FRAME_HDR_LEN);
 	return MC_OK;
 }
 
 bool mc_reply_done(const struct mc_reply_parser *rp)
 {
-	return rp->framed && rp->last_dgram && rp->cur_pos == rp->cur_len &&
-	       rp->state == RS_HEAD && rp->line_len == 0;
+	bool boundary = rp->next_seq == rp->total && rp->cur_pos == rp->cur_len &&
+			rp->state == RS_HEAD && rp->line_len == 0;
+
+	if (!boundary)
+		return false;
+	switch (rp->expect) {
+	case EX_BOUNDARY:
+		return true;
+	case EX_UNITS:
+	case EX_TERMS:
+		return rp->units_seen >= rp->units;
+	default:
+		return false;
+	}
 }
 
 /* ---- header parsing ---- */
@@ -406,6 +494,7 @@ static enum mc_err head_event(struct mc_reply_parser *rp, const uint8_t *h, uint
 		ev->result = reply_result[ev->type];
 	}
 	rp->items++;
+	expect_item(rp, ev);
 	if (ev->value_len) {
 		rp->state = RS_DATA;
 		rp->data_left = ev->value_len;
