@@ -32,8 +32,9 @@ __extension__ typedef unsigned __int128 pl_u128;
 #define PL_SLOTS_MAX (UINT64_C(1) << 26)  /* jump/modulo buckets (sum of weights), maglev size */
 #define PL_INDEX_BITS_MIN 4
 #define PL_INDEX_BITS_MAX 26
-/* Index entry flag: the low 31 bits are the owner itself, not the first point to scan. */
-#define IDX_DIRECT UINT32_C(0x80000000)
+/* Index entry: split (32 bits) | owner at or below the split (16) | owner above it (16). */
+#define IDX_SLOW 0x8000u	   /* in the low owner: the split is the first point to scan */
+#define IDX_OWNERS_MAX 0x8000u /* members that fit the 15-bit owner fields */
 #define NO_MEMBER UINT32_MAX
 #define BLOCK_ALIGN 64
 
@@ -55,7 +56,8 @@ struct pl_placement {
 	enum pl_kind kind;
 	uint32_t index_shift;	 /* continuum: bucket = hash >> index_shift ... */
 	uint64_t index_last;	 /* ... clamped to index_last (hashes above the indexed range) */
-	const uint32_t *index;	 /* continuum: index_last + 1 entries */
+	const uint64_t *index;	 /* continuum: index_last + 1 entries, see index_build() */
+	uint32_t sub_sr, sub_sl; /* top 32 bits of a hash's offset in its bucket: see sub32() */
 	struct pl_point *points; /* continuum: npoints + 1 (sentinel {UINT64_MAX, owner of 0}) */
 	uint64_t npoints;
 	uint32_t *slots;	 /* jump/modulo: bucket -> member; maglev: entry -> member */
@@ -348,9 +350,13 @@ static int continuum_points(const struct pl_config *cfg, const struct pl_member 
 	return rc;
 }
 
-/* Index geometry: 2..4 buckets per point over the range the point values actually use. */
-static void index_geometry(const struct pl_point *pts, size_t m, uint32_t *bits,
-			   uint32_t *shift)
+/*
+ * Index geometry over the range the point values actually use (2^32 for the recipes, 2^64
+ * for ring): 2^bits buckets, 2 to 4 per point, so that most buckets hold at most one point.
+ * The lookup compares the top 32 bits of a hash's offset in its bucket (sub32) with a split.
+ */
+static void index_geometry(struct pl_placement *p, const struct pl_point *pts, size_t m,
+			   uint32_t *bits)
 {
 	uint32_t space = pts[m - 1].value <= UINT32_MAX ? 32 : 64;
 	uint32_t b = 1;
@@ -360,38 +366,64 @@ static void index_geometry(const struct pl_point *pts, size_t m, uint32_t *bits,
 	if (b < PL_INDEX_BITS_MIN)
 		b = PL_INDEX_BITS_MIN;
 	*bits = b;
-	*shift = space - b;
+	p->index_shift = space - b;
+	p->index_last = (uint64_t)1 << b;
+	p->sub_sr = p->index_shift >= 32 ? p->index_shift - 32 : 0;
+	p->sub_sl = p->index_shift >= 32 ? 0 : 32 - p->index_shift;
+}
+
+/* The top 32 bits of v's offset within its bucket (all of them when the offset is shorter). */
+static inline uint32_t sub32(const struct pl_placement *p, uint64_t v)
+{
+	return (uint32_t)((v >> p->sub_sr) << p->sub_sl);
+}
+
+static inline uint64_t idx_entry(uint32_t split, uint32_t lo, uint32_t hi)
+{
+	return (uint64_t)split << 32 | (uint64_t)lo << 16 | hi;
 }
 
 /*
- * Index over sorted points (with their sentinel at pts[m]). Bucket k holds the hashes
- * h with h >> shift == k; the last entry (k == nb) stands for every hash above the indexed
- * range. The lookup rule gives such an h the first point >= h, which lies between s(k), the
- * first point >= k << shift, and s(k + 1) inclusive. When every point in that range has the
- * same owner the entry is that owner (IDX_DIRECT); otherwise it is s(k), and the lookup
- * scans forward from there; the scan stops at s(k + 1) at the latest, the sentinel at worst.
+ * Index over the sorted points (sentinel at pts[m]). Bucket k holds the hashes h with
+ * h >> shift == k; entry nb stands for every hash above the indexed range. The lookup rule
+ * gives such an h the first point >= h, which lies between s(k), the first point >= the
+ * bucket's start, and s(k + 1) inclusive; their owners, in order, form runs:
+ * - one run: the owner; split UINT32_MAX (every sub32 below it gives lo = hi);
+ * - two runs, the first ending at point j: hashes <= v[j] go to lo, above it to hi, and
+ *   comparing sub32(h) with sub32(v[j]) decides unless they are equal;
+ * - more runs, or owners that do not fit in 15 bits: IDX_SLOW, and the split is s(k).
+ * Equal sub32 values and IDX_SLOW entries take the exact path (continuum_lookup_slow).
  */
-static void index_build(uint32_t *idx, uint64_t nb, uint32_t shift, const struct pl_point *pts,
+static void index_build(struct pl_placement *p, uint64_t *idx, const struct pl_point *pts,
 			size_t m)
 {
+	uint64_t nb = p->index_last;
+	bool compact = p->n <= IDX_OWNERS_MAX;
 	size_t i = 0;
 
 	for (uint64_t k = 0; k < nb; k++) {
-		uint64_t lo = k << shift;
+		uint64_t lo = k << p->index_shift;
 
 		while (i < m && pts[i].value < lo)
 			i++;
-		idx[k] = (uint32_t)i;
+		idx[k] = i;
 	}
-	idx[nb] = (uint32_t)m;
+	idx[nb] = m;
 	for (uint64_t k = 0; k <= nb; k++) {
-		uint32_t s = idx[k], e = k < nb ? idx[k + 1] : s, owner = pts[s].member;
-		bool direct = true;
+		size_t s = idx[k], e = k < nb ? idx[k + 1] : s, cut = 0, runs = 1;
 
-		for (uint32_t j = s + 1; j <= e && direct; j++)
-			direct = pts[j].member == owner;
-		if (direct)
-			idx[k] = IDX_DIRECT | owner;
+		for (size_t j = s + 1; j <= e; j++) {
+			if (pts[j].member != pts[j - 1].member) {
+				runs++;
+				cut = j - 1;
+			}
+		}
+		if (!compact || runs > 2)
+			idx[k] = idx_entry((uint32_t)s, IDX_SLOW, 0);
+		else if (runs == 1)
+			idx[k] = idx_entry(UINT32_MAX, pts[s].member, pts[s].member);
+		else
+			idx[k] = idx_entry(sub32(p, pts[cut].value), pts[s].member, pts[e].member);
 	}
 }
 
@@ -478,7 +510,7 @@ struct parts {
 	struct pl_point *points; /* sorted, without sentinel; malloc'd */
 	size_t npoints;
 	uint32_t nslots;
-	uint32_t index_bits, index_shift;
+	uint32_t index_bits;
 };
 
 static void *block_alloc(const struct pl_allocator *a, size_t size)
@@ -516,19 +548,19 @@ static size_t block_layout(struct pl_placement *p, char *base, const struct part
 	return off;
 }
 
-static int build_parts(const struct pl_config *cfg, enum pl_kind kind,
+static int build_parts(struct pl_placement *hdr, const struct pl_config *cfg,
 		       const struct pl_member *members, uint32_t n, const uint32_t *by_name,
 		       struct parts *parts)
 {
 	int rc = 0;
 
 	memset(parts, 0, sizeof(*parts));
-	switch (kind) {
+	switch (hdr->kind) {
 	case KIND_CONTINUUM:
 		rc = continuum_points(cfg, members, n, by_name, &parts->points, &parts->npoints);
 		if (rc == 0 && parts->npoints > 0)
-			index_geometry(parts->points, parts->npoints, &parts->index_bits,
-				       &parts->index_shift);
+			index_geometry(hdr, parts->points, parts->npoints,
+				       &parts->index_bits);
 		break;
 	case KIND_JUMP:
 	case KIND_MODULO:
@@ -554,10 +586,7 @@ static int fill_block(struct pl_placement *p, const struct parts *parts)
 		memcpy(p->points, parts->points, parts->npoints * sizeof(*p->points));
 		p->points[parts->npoints].value = UINT64_MAX;
 		p->points[parts->npoints].member = parts->points[0].member;
-		p->index_shift = parts->index_shift;
-		p->index_last = (uint64_t)1 << parts->index_bits;
-		index_build((uint32_t *)p->index, p->index_last, p->index_shift, p->points,
-			    parts->npoints);
+		index_build(p, (uint64_t *)p->index, p->points, parts->npoints);
 		break;
 	case KIND_JUMP:
 	case KIND_MODULO:
@@ -641,7 +670,7 @@ struct pl_placement *pl_build(const struct pl_config *cfg, const struct pl_membe
 	if (rc != 0)
 		goto out;
 	init_header(&hdr, &c, members, n);
-	rc = build_parts(&c, hdr.kind, members, n, by_name, &parts);
+	rc = build_parts(&hdr, &c, members, n, by_name, &parts);
 	if (rc != 0)
 		goto out;
 	hdr.npoints = parts.npoints;
@@ -813,28 +842,6 @@ uint64_t pl_key_hash(const struct pl_placement *p, const void *key, size_t len)
 	}
 }
 
-/*
- * The continuum rule through the index: one load for most hashes, else a short forward scan
- * from the bucket's first point (it ends at the sentinel at the latest, whose value is
- * UINT64_MAX and whose owner is point 0's: the wrap).
- */
-static inline int32_t continuum_lookup(const struct pl_placement *p, uint64_t h)
-{
-	uint64_t k = h >> p->index_shift;
-	const struct pl_point *pt;
-	uint32_t e;
-
-	if (k > p->index_last)
-		k = p->index_last;
-	e = p->index[k];
-	if (e & IDX_DIRECT)
-		return (int32_t)(e & ~IDX_DIRECT);
-	pt = &p->points[e];
-	while (pt->value < h)
-		pt++;
-	return (int32_t)pt->member;
-}
-
 /* First point >= h by binary search; npoints (the sentinel) when every point is below h. */
 static size_t continuum_lower_bound(const struct pl_placement *p, uint64_t h)
 {
@@ -849,6 +856,39 @@ static size_t continuum_lower_bound(const struct pl_placement *p, uint64_t h)
 			hi = mid;
 	}
 	return lo;
+}
+
+/*
+ * The continuum rule through the index: one load for most hashes, else a short forward scan
+ * from the bucket's first point (it ends at the sentinel at the latest, whose value is
+ * UINT64_MAX and whose owner is point 0's: the wrap).
+ */
+static __attribute__((noinline)) int32_t continuum_lookup_slow(const struct pl_placement *p,
+								 uint64_t h, uint64_t e)
+{
+	const struct pl_point *pt;
+
+	if (!(e & IDX_SLOW << 16))
+		return (int32_t)p->points[continuum_lower_bound(p, h)].member;
+	pt = &p->points[e >> 32];
+	while (pt->value < h)
+		pt++;
+	return (int32_t)pt->member;
+}
+
+static inline int32_t continuum_lookup(const struct pl_placement *p, uint64_t h)
+{
+	uint64_t k = h >> p->index_shift, e;
+	uint32_t split, sub;
+
+	if (k > p->index_last)
+		k = p->index_last;
+	e = p->index[k];
+	split = (uint32_t)(e >> 32);
+	sub = sub32(p, h);
+	if (__builtin_expect(!(e & IDX_SLOW << 16) && sub != split, 1))
+		return (int32_t)(sub < split ? (e >> 16) & 0xffff : e & 0xffff);
+	return continuum_lookup_slow(p, h, e);
 }
 
 /* Rendezvous: does member a (with mixed hash xa) beat member b? Score, then hash, then name. */
