@@ -1,0 +1,444 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The engine: epochs (+1 per applied change, never for reads or refusals), if-epoch,
+ * transactions, replace, plan against the placement library, publish and its failure,
+ * list/ring/stats replies.
+ */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "ctl_test.h"
+
+struct recorder {
+	unsigned calls;
+	uint64_t last_epoch;
+	uint32_t last_members;
+	int fail; /* negative errno to return */
+};
+
+static int rec_publish(void *ctx, const struct ctl_state *next, const struct pl_placement *pl)
+{
+	struct recorder *r = ctx;
+
+	assert_int_equal(pl_member_count(pl), ctl_state_count(next));
+	for (uint32_t i = 0; i < ctl_state_count(next); i++)
+		assert_string_equal(pl_member_at(pl, i)->name, ctl_state_member(next, i)->pl.name);
+	if (r->fail)
+		return r->fail;
+	r->calls++;
+	r->last_epoch = ctl_state_epoch(next);
+	r->last_members = ctl_state_count(next);
+	return 0;
+}
+
+static uint64_t epoch_of(struct ctl_engine *e)
+{
+	return ctl_state_epoch(ctl_engine_state(e));
+}
+
+static void test_epoch_per_change(void **state)
+{
+	struct recorder rec = {0};
+	struct ctl_ops ops = {.publish = rec_publish, .ctx = &rec};
+	struct ctl_engine *e = test_engine(3, NULL, &ops);
+	struct ctl_session *s = ctl_session_new(e);
+
+	(void)state;
+	test_ok(s, "epoch", "OK epoch 1\n");
+	test_ok(s, "add n4 198.18.1.4:11211 weight 2 mac 02:00:00:00:00:04", "OK epoch 2\n");
+	assert_int_equal(rec.calls, 1);
+	assert_int_equal(rec.last_epoch, 2);
+	assert_int_equal(rec.last_members, 4);
+	test_ok(s, "weight n4 5", "OK epoch 3\n");
+	assert_int_equal(ctl_state_member(ctl_engine_state(e), 3)->pl.weight, 5);
+	test_ok(s, "remove n2", "OK epoch 4\n");
+	assert_int_equal(ctl_state_count(ctl_engine_state(e)), 3);
+	assert_int_equal(ctl_state_find(ctl_engine_state(e), "n2"), -ENOENT);
+	/* order of the others is kept: member i of the state is member i of the placement */
+	assert_string_equal(ctl_state_member(ctl_engine_state(e), 1)->pl.name, "n3");
+	test_ok(s, "replace a 198.18.2.1 ; b 198.18.2.2 weight 3", "OK epoch 5\n");
+	assert_int_equal(ctl_state_count(ctl_engine_state(e)), 2);
+	/* reads, plans and refusals never move the epoch */
+	test_ok(s, "list", "OK lines 2 ");
+	test_ok(s, "ring", "OK algo ring ");
+	test_ok(s, "stats", "OK lines ");
+	test_ok(s, "plan add c 198.18.2.3", "OK lines 3 moved ");
+	test_ok(s, "remove zz", "ERROR unknown node zz");
+	test_ok(s, "epoch", "OK epoch 5\n");
+	assert_int_equal(rec.calls, 4);
+	/* the same weight again is still an applied change */
+	test_ok(s, "weight a 1", "OK epoch 6\n");
+	ctl_session_free(s);
+	ctl_engine_free(e);
+}
+
+static void test_if_epoch(void **state)
+{
+	struct ctl_engine *e = test_engine(3, NULL, NULL);
+	struct ctl_session *s = ctl_session_new(e);
+	struct ctl_session *other = ctl_session_new(e);
+
+	(void)state;
+	test_ok(s, "if-epoch 1 weight n1 2", "OK epoch 2\n");
+	test_ok(s, "if-epoch 1 weight n1 3", "ERROR epoch is 2\n");
+	assert_int_equal(ctl_state_member(ctl_engine_state(e), 0)->pl.weight, 2);
+	test_ok(other, "remove n3", "OK epoch 3");
+	test_ok(s, "if-epoch 2 add n9 198.18.1.9", "ERROR epoch is 3\n");
+	test_ok(s, "if-epoch 3 add n9 198.18.1.9", "OK epoch 4\n");
+	test_ok(s, "if-epoch 4 list", "OK lines 3 ");
+	test_ok(s, "if-epoch 5 list", "ERROR epoch is 4\n");
+	test_ok(s, "if-epoch 4 plan remove n9", "OK lines 3 moved ");
+	assert_int_equal(epoch_of(e), 4);
+	ctl_session_free(other);
+	ctl_session_free(s);
+	ctl_engine_free(e);
+}
+
+static void test_transaction(void **state)
+{
+	struct recorder rec = {0};
+	struct ctl_ops ops = {.publish = rec_publish, .ctx = &rec};
+	struct ctl_engine *e = test_engine(3, NULL, &ops);
+	struct ctl_session *s = ctl_session_new(e);
+	struct ctl_session *other = ctl_session_new(e);
+
+	(void)state;
+	test_ok(s, "begin", "OK transaction open epoch 1\n");
+	test_ok(s, "begin", "ERROR a transaction is already open (nested begin)");
+	test_ok(s, "add n4 198.18.1.4", "OK queued 1\n");
+	test_ok(s, "weight n1 7", "OK queued 2\n");
+	test_ok(s, "remove n2", "OK queued 3\n");
+	/* a refused change leaves the pending membership and the transaction as they were */
+	test_ok(s, "add n5 198.18.1.4", "ERROR duplicate address");
+	test_ok(s, "remove n2", "ERROR unknown node n2 (transaction still open)");
+	/* inside: list shows the pending membership; the live one is untouched */
+	test_ok(s, "list", "OK lines 3 members 3 epoch 1 pending yes\n");
+	test_ok(s, "epoch", "OK epoch 1\n");
+	test_ok(other, "list", "OK lines 3 members 3 epoch 1\n");
+	assert_int_equal(ctl_state_find(ctl_engine_state(e), "n4"), -ENOENT);
+	assert_int_equal(rec.calls, 0);
+	test_ok(s, "commit", "OK epoch 2\n");
+	assert_int_equal(rec.calls, 1); /* one publication for three changes */
+	assert_int_equal(epoch_of(e), 2);
+	assert_true(ctl_state_find(ctl_engine_state(e), "n4") >= 0);
+	assert_int_equal(ctl_state_find(ctl_engine_state(e), "n2"), -ENOENT);
+	assert_int_equal(ctl_state_member(ctl_engine_state(e), 0)->pl.weight, 7);
+	test_ok(s, "commit", "ERROR commit without begin");
+
+	/* abort drops everything */
+	test_ok(s, "begin", "OK transaction open epoch 2");
+	test_ok(s, "remove n1", "OK queued 1");
+	test_ok(s, "abort", "OK transaction aborted changes 1\n");
+	assert_true(ctl_state_find(ctl_engine_state(e), "n1") >= 0);
+	test_ok(s, "abort", "ERROR abort without begin");
+
+	/* an empty transaction commits nothing */
+	test_ok(s, "begin", "OK transaction open epoch 2");
+	test_ok(s, "commit", "OK epoch 2 changes 0\n");
+	assert_int_equal(rec.calls, 1);
+
+	/* somebody else changed the membership meanwhile: the commit is refused */
+	test_ok(s, "begin", "OK transaction open epoch 2");
+	test_ok(s, "add n8 198.18.1.8", "OK queued 1");
+	test_ok(other, "weight n3 4", "OK epoch 3");
+	test_ok(s, "commit", "ERROR epoch is 3, the transaction began at 2: transaction discarded");
+	assert_int_equal(ctl_state_find(ctl_engine_state(e), "n8"), -ENOENT);
+	assert_int_equal(epoch_of(e), 3);
+
+	/* if-epoch on commit */
+	test_ok(s, "begin", "OK transaction open epoch 3");
+	test_ok(s, "weight n1 1", "OK queued 1");
+	test_ok(s, "if-epoch 2 commit", "ERROR epoch is 3\n");
+	test_ok(s, "if-epoch 3 commit", "OK epoch 4\n");
+
+	/* a session that goes away with an open transaction changes nothing */
+	test_ok(other, "begin", "OK transaction open epoch 4");
+	test_ok(other, "remove n1", "OK queued 1");
+	ctl_session_free(other);
+	assert_true(ctl_state_find(ctl_engine_state(e), "n1") >= 0);
+	assert_int_equal(epoch_of(e), 4);
+	ctl_session_free(s);
+	ctl_engine_free(e);
+}
+
+static void test_replace_block(void **state)
+{
+	struct ctl_engine *e = test_engine(3, NULL, NULL);
+	struct ctl_session *s = ctl_session_new(e);
+	struct ctl_state *before;
+
+	(void)state;
+	assert_null(test_line(s, "replace"));
+	assert_null(test_line(s, "a 198.18.3.1:11211 weight 2"));
+	assert_null(test_line(s, ""));
+	assert_null(test_line(s, "b 198.18.3.2 mac 02:00:00:00:00:02"));
+	test_ok(s, "end", "OK epoch 2\n");
+	assert_int_equal(ctl_state_count(ctl_engine_state(e)), 2);
+	assert_true(ctl_state_member(ctl_engine_state(e), 1)->has_mac);
+
+	/* a bad member line: reported at end with its line number, nothing changes */
+	before = ctl_state_copy(ctl_engine_state(e));
+	assert_null(test_line(s, "replace"));
+	assert_null(test_line(s, "a 198.18.3.1"));
+	assert_null(test_line(s, "b 198.18.3.300"));
+	assert_null(test_line(s, "c 198.18.3.3"));
+	test_ok(s, "end", "ERROR replace line 2: bad address '198.18.3.300'");
+	assert_true(ctl_state_equal(before, ctl_engine_state(e)));
+	/* duplicates across lines */
+	assert_null(test_line(s, "replace"));
+	assert_null(test_line(s, "a 198.18.3.1"));
+	assert_null(test_line(s, "a 198.18.3.2"));
+	test_ok(s, "end", "ERROR duplicate name: a");
+	/* an empty block */
+	assert_null(test_line(s, "replace"));
+	test_ok(s, "end", "ERROR replace needs at least one member");
+	/* if-epoch is checked at end */
+	assert_null(test_line(s, "if-epoch 1 replace"));
+	assert_null(test_line(s, "z 198.18.3.9"));
+	test_ok(s, "end", "ERROR epoch is 2\n");
+	assert_true(ctl_state_equal(before, ctl_engine_state(e)));
+	/* plan replace as a block */
+	assert_null(test_line(s, "plan replace"));
+	assert_null(test_line(s, "a 198.18.3.1 weight 2"));
+	test_ok(s, "end", "OK lines 2 moved ");
+	assert_true(ctl_state_equal(before, ctl_engine_state(e)));
+	/* after a block the session is back to commands */
+	test_ok(s, "epoch", "OK epoch 2\n");
+	ctl_state_free(before);
+	ctl_session_free(s);
+	ctl_engine_free(e);
+}
+
+/* 10,000 members through one replace block: one epoch, every member kept in order. */
+static void test_replace_large(void **state)
+{
+	struct ctl_engine *e = test_engine(2, NULL, NULL);
+	struct ctl_session *s = ctl_session_new(e);
+	char line[128];
+
+	(void)state;
+	assert_null(test_line(s, "replace"));
+	for (unsigned i = 0; i < 10000; i++) {
+		snprintf(line, sizeof(line), "m%u 198.%u.%u.%u:11211", i, 18 + i / 65536,
+			 (i / 256) % 256, i % 256);
+		assert_null(test_line(s, line));
+	}
+	test_ok(s, "end", "OK epoch 2\n");
+	assert_int_equal(ctl_state_count(ctl_engine_state(e)), 10000);
+	assert_string_equal(ctl_state_member(ctl_engine_state(e), 9999)->pl.name, "m9999");
+	ctl_session_free(s);
+	ctl_engine_free(e);
+}
+
+/* Parse "key value" out of a reply head. */
+static double head_value(const char *reply, const char *key)
+{
+	char pat[64];
+	const char *p;
+
+	snprintf(pat, sizeof(pat), " %s ", key);
+	p = strstr(reply, pat);
+	assert_non_null(p);
+	return strtod(p + strlen(pat), NULL);
+}
+
+static void test_plan_matches_placement(void **state)
+{
+	struct ctl_engine *e = test_engine(4, NULL, NULL);
+	struct ctl_session *s = ctl_session_new(e);
+	struct ctl_state *after = ctl_state_copy(ctl_engine_state(e));
+	struct pl_placement *pa, *pb;
+	struct ctl_member m;
+	double want, shares[5], sum = 0;
+	char err[128], *r, *line;
+
+	(void)state;
+	assert_int_equal(ctl_member_parse("n5 198.18.1.5:11211 weight 2", 28, &m, err,
+					  sizeof(err)), 0);
+	assert_int_equal(ctl_state_add(after, &m, err, sizeof(err)), 0);
+	pa = ctl_state_build(ctl_engine_state(e), err, sizeof(err));
+	pb = ctl_state_build(after, err, sizeof(err));
+	assert_int_equal(pl_moved_fraction(pa, pb, &want), 0);
+	assert_int_equal(pl_shares(pb, shares), 0);
+
+	r = test_expect(s, "plan add n5 198.18.1.5:11211 weight 2", "OK lines 5 moved ");
+	assert_true(fabs(head_value(r, "moved") - want) < 1e-6);
+	assert_true(want > 0.2 && want < 0.5); /* weight 2 of 6: about a third */
+	/* on a ring only keys that go to the new member move: moved == its new share */
+	line = strstr(r, "name n5 ");
+	assert_non_null(line);
+	assert_true(fabs(strtod(strstr(line, "share_after ") + 12, NULL) - shares[4]) < 1e-6);
+	assert_true(fabs(shares[4] - want) < 1e-6);
+	assert_non_null(strstr(line, "change added"));
+	assert_non_null(strstr(r, "name n1 share_before "));
+	assert_non_null(strstr(r, "change kept"));
+	assert_int_equal(epoch_of(e), 1);
+	free(r);
+
+	/* remove: what n2 owned moves, nothing else */
+	r = test_expect(s, "plan remove n2", "OK lines 4 moved ");
+	line = strstr(r, "name n2 share_before ");
+	assert_non_null(line);
+	assert_true(fabs(head_value(r, "moved") - strtod(line + 21, NULL)) < 1e-6);
+	assert_non_null(strstr(line, "share_after 0.000000 change removed"));
+	free(r);
+	r = test_expect(s, "plan weight n3 3", "OK lines 4 moved ");
+	assert_non_null(strstr(r, "change reweighted"));
+	free(r);
+
+	/* list: shares of the live placement, summing to 1 */
+	r = test_expect(s, "list", "OK lines 4 members 4 epoch 1\n");
+	for (const char *p = strstr(r, " share "); p; p = strstr(p + 1, " share "))
+		sum += strtod(p + 7, NULL);
+	assert_true(fabs(sum - 1.0) < 1e-5);
+	assert_non_null(strstr(r, "name n1 addr 198.18.1.1:11211 weight 1 state active share "));
+	assert_non_null(strstr(r, " mac arp\n"));
+	free(r);
+	pl_free(pa);
+	pl_free(pb);
+	ctl_state_free(after);
+	ctl_session_free(s);
+	ctl_engine_free(e);
+}
+
+static int stats_cb(void *ctx, struct ctl_text *out)
+{
+	(void)ctx;
+	return ctl_text_appendf(out, "rx 10\nforwarded 7\ndropped.bad_udp 3"); /* no last \n */
+}
+
+static void status_cb(void *ctx, uint32_t idx, const struct ctl_member *m, struct ctl_text *out)
+{
+	(void)ctx;
+	ctl_text_appendf(out, " idx %u neigh %s", idx, m->has_mac ? "static" : "resolving");
+}
+
+static void test_list_ring_stats(void **state)
+{
+	struct ctl_ops ops = {.stats = stats_cb, .member_status = status_cb};
+	struct ctl_engine *e = test_engine(3, NULL, &ops);
+	struct ctl_session *s = ctl_session_new(e);
+	char *r;
+
+	(void)state;
+	test_ok(s, "weight n2 0", "OK epoch 2");
+	test_ok(s, "add n4 198.18.1.4 mac 02:00:00:00:00:44", "OK epoch 3");
+	r = test_expect(s, "list", "OK lines 4 members 4 epoch 3\n");
+	assert_non_null(strstr(r, "name n2 addr 198.18.1.2:11211 weight 0 state drained "
+				  "share 0.000000 mac arp idx 1 neigh resolving\n"));
+	assert_non_null(strstr(r, "mac 02:00:00:00:00:44 idx 3 neigh static\n"));
+	free(r);
+	r = test_expect(s, "ring", "OK algo ring vnodes 160 points 480 members 4 weighted 3 "
+				   "hash_tag none memory ");
+	assert_non_null(strstr(r, " epoch 3\n"));
+	free(r);
+	r = test_expect(s, "stats", "OK lines 15\n");
+	assert_non_null(strstr(r, "\nctl.changes 2\n"));
+	assert_non_null(strstr(r, "\nctl.epoch 3\n"));
+	assert_non_null(strstr(r, "\nrx 10\nforwarded 7\ndropped.bad_udp 3\n"));
+	free(r);
+	ctl_session_free(s);
+	ctl_engine_free(e);
+}
+
+static char *slurp(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	char *buf = calloc(1, 1 << 20);
+
+	assert_non_null(f);
+	*len = fread(buf, 1, (1 << 20) - 1, f);
+	fclose(f);
+	return buf;
+}
+
+/* A change is on disk before it is acknowledged; a failed publish puts the file back. */
+static void test_persist_and_publish_failure(void **state)
+{
+	struct recorder rec = {0};
+	struct ctl_ops ops = {.publish = rec_publish, .ctx = &rec};
+	char dir[] = "/tmp/ctl_engine_XXXXXX", path[64], err[256];
+	struct ctl_engine *e;
+	struct ctl_session *s;
+	struct ctl_state *loaded, *before;
+	size_t l1, l2;
+	char *b1, *b2;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/state", dir);
+	e = test_engine(3, path, &ops);
+	s = ctl_session_new(e);
+	test_ok(s, "add n4 198.18.1.4 weight 3", "OK epoch 2");
+	assert_int_equal(ctl_state_load(path, &loaded, err, sizeof(err)), 0);
+	assert_true(ctl_state_equal(loaded, ctl_engine_state(e)));
+	ctl_state_free(loaded);
+
+	b1 = slurp(path, &l1);
+	before = ctl_state_copy(ctl_engine_state(e));
+	rec.fail = -EIO;
+	test_ok(s, "remove n1", "ERROR publish failed: Input/output error; nothing changed");
+	assert_true(ctl_state_equal(before, ctl_engine_state(e)));
+	b2 = slurp(path, &l2);
+	assert_int_equal(l1, l2);
+	assert_memory_equal(b1, b2, l1);
+	free(b2);
+	rec.fail = 0;
+
+	/* the state file cannot be written: refused before publishing */
+	chmod(dir, 0500);
+	if (geteuid() != 0) {
+		unsigned calls = rec.calls;
+
+		test_ok(s, "remove n1", "ERROR state file ");
+		assert_int_equal(rec.calls, calls);
+		assert_true(ctl_state_equal(before, ctl_engine_state(e)));
+	}
+	chmod(dir, 0700);
+	ctl_session_free(s);
+	ctl_engine_free(e);
+
+	/* a directory that does not exist: same refusal, also as root */
+	e = test_engine(2, "/nonexistent-ringway-dir/state", &ops);
+	s = ctl_session_new(e);
+	rec.calls = 0;
+	test_ok(s, "weight n1 2", "ERROR state file /nonexistent-ringway-dir/state: cannot create");
+	assert_int_equal(rec.calls, 0);
+	assert_int_equal(epoch_of(e), 1);
+	test_ok(s, "stats", "OK lines");
+	ctl_session_free(s);
+	ctl_engine_free(e);
+
+	free(b1);
+	ctl_state_free(before);
+	unlink(path);
+	rmdir(dir);
+}
+
+static void test_engine_refuses_bad_initial(void **state)
+{
+	(void)state;
+	errno = 0;
+	assert_null(ctl_engine_new(ctl_state_new(NULL, 1), NULL, NULL));
+	assert_int_equal(errno, EINVAL);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_epoch_per_change),
+		cmocka_unit_test(test_if_epoch),
+		cmocka_unit_test(test_transaction),
+		cmocka_unit_test(test_replace_block),
+		cmocka_unit_test(test_replace_large),
+		cmocka_unit_test(test_plan_matches_placement),
+		cmocka_unit_test(test_list_ring_stats),
+		cmocka_unit_test(test_persist_and_publish_failure),
+		cmocka_unit_test(test_engine_refuses_bad_initial),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
