@@ -854,6 +854,90 @@ static void test_dump_round_trip(void **state)
 	free(b);
 }
 
+/* One random edit of @p buf (length *len, capacity cap): a byte, a syntax character, a
+ * deletion, or a copy of a stretch of @p base. */
+static void mutate(char *buf, size_t *len, size_t cap, const char *base, size_t n,
+		   unsigned int *seed)
+{
+	static const char syntax[] = " =[]#\n,:/.0123456789abcdef\\\r\t";
+	size_t pos = (size_t)rand_r(seed) % *len, cnt, src;
+
+	switch (rand_r(seed) % 4) {
+	case 0:
+		buf[pos] = (char)(rand_r(seed) % 256);
+		break;
+	case 1:
+		buf[pos] = syntax[(size_t)rand_r(seed) % (sizeof(syntax) - 1)];
+		break;
+	case 2:
+		if (*len > 1) {
+			memmove(buf + pos, buf + pos + 1, *len - pos - 1);
+			(*len)--;
+		}
+		break;
+	default:
+		src = (size_t)rand_r(seed) % n;
+		cnt = (size_t)rand_r(seed) % 300;
+		if (cnt > n - src)
+			cnt = n - src;
+		if (*len + cnt > cap)
+			break;
+		memmove(buf + pos + cnt, buf + pos, *len - pos);
+		memcpy(buf + pos, base + src, cnt);
+		*len += cnt;
+	}
+}
+
+/*
+ * Randomly damaged copies of the sample: the loader never crashes, every refusal names the
+ * file, and every file it accepts dumps to a file that loads back to the same configuration.
+ */
+static void test_mutations(void **state)
+{
+	char *base = slurp(SAMPLE), *buf, *dump = NULL, err[512];
+	size_t n = strlen(base), cap = n + 4096, len, dlen;
+	struct rw_config *a = malloc(sizeof(*a)), *b = malloc(sizeof(*b));
+	unsigned int seed = 20261130, accepted = 0;
+
+	(void)state;
+	buf = malloc(cap);
+	assert_non_null(buf);
+	assert_non_null(a);
+	assert_non_null(b);
+	for (int it = 0; it < 1000; it++) {
+		FILE *m;
+		int edits = 1 + rand_r(&seed) % 4;
+
+		memcpy(buf, base, n);
+		len = n;
+		for (int k = 0; k < edits; k++)
+			mutate(buf, &len, cap, base, n, &seed);
+		write_tmp(buf, len);
+		if (rw_config_load(tmp_path, a, err, sizeof(err)) != 0) {
+			unlink(tmp_path);
+			if (strncmp(err, tmp_path, strlen(tmp_path)) != 0)
+				fail_msg("iteration %d: error does not name the file: %s", it, err);
+			continue;
+		}
+		unlink(tmp_path);
+		accepted++;
+		m = open_memstream(&dump, &dlen);
+		assert_non_null(m);
+		assert_int_equal(rw_config_dump(a, m), 0);
+		fclose(m);
+		if (load_text(dump, b, err, sizeof(err)) != 0 || memcmp(a, b, sizeof(*a)) != 0)
+			fail_msg("iteration %d: dump does not load back the same: %s", it, err);
+		free(dump);
+		dump = NULL;
+	}
+	/* the edits must leave some files valid, or the round trip was not exercised */
+	assert_true(accepted > 50);
+	free(buf);
+	free(base);
+	free(a);
+	free(b);
+}
+
 int main(void)
 {
 	size_t nb = sizeof(bad_cases) / sizeof(bad_cases[0]);
@@ -873,6 +957,7 @@ int main(void)
 		cmocka_unit_test(test_sample_covers_every_key),
 		cmocka_unit_test(test_doc_matches_table),
 		cmocka_unit_test(test_dump_round_trip),
+		cmocka_unit_test(test_mutations),
 	};
 	size_t nf = sizeof(fixed) / sizeof(fixed[0]);
 	struct CMUnitTest *tests = calloc(nb + nf, sizeof(*tests));
