@@ -168,7 +168,7 @@ struct rw_cfg_log {
 	uint32_t level;
 };
 
-/** The whole configuration. About 170 KB: keep it static or on the heap, not the stack. */
+/** The whole configuration. About 150 KB: keep it static or on the heap, not the stack. */
 struct rw_config {
 	struct rw_cfg_router router;
 	/** [placement]: `algorithm` (default ring), `vnodes` (1..10000, default 160),
