@@ -1,0 +1,367 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * ringway: the memcached shard router.
+ *
+ *   ringway [EAL options] -- --config FILE [--check]
+ *
+ * Wiring only: arguments, configuration (validated before EAL init, so --check and a bad
+ * file never touch a port), EAL, the mbuf pool, the port (one RX/TX queue pair per worker
+ * lcore, RSS on IPv4/UDP where offered), the data plane, the initial placement, telemetry,
+ * worker launch, and the control loop on the main lcore. The only place that prints fatal
+ * errors and exits. At exit (SIGINT/SIGTERM) it prints the counters as "key value" lines.
+ */
+
+#include <errno.h>
+#include <inttypes.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_cycles.h>
+#include <rte_eal.h>
+#include <rte_ethdev.h>
+#include <rte_lcore.h>
+#include <rte_log.h>
+#include <rte_mbuf.h>
+
+#include "config.h"
+#include "dataplane.h"
+#include "placement.h"
+
+#define RW_CONTROL_TICK_US 10000
+
+struct args {
+	const char *config;
+	bool check;
+};
+
+static struct rw_config cfg; /* ~170 KB: not on the stack */
+static volatile sig_atomic_t stop_requested;
+static struct dp *the_dp;
+
+static void
+usage(FILE *out)
+{
+	fprintf(out, "usage: ringway [EAL options] -- --config FILE [--check]\n"
+		     "  --config FILE  router configuration (INI; sample: config/ringway.conf)\n"
+		     "  --check        validate the configuration and exit (0 valid, 1 not)\n");
+}
+
+/* Application arguments (after "--"); exits on error. */
+static void
+parse_args(int argc, char **argv, struct args *a)
+{
+	static const struct option opts[] = {
+		{"config", required_argument, NULL, 'c'},
+		{"check", no_argument, NULL, 'k'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	int c;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		switch (c) {
+		case 'c':
+			a->config = optarg;
+			break;
+		case 'k':
+			a->check = true;
+			break;
+		case 'h':
+			usage(stdout);
+			exit(0);
+		default:
+			usage(stderr);
+			exit(2);
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "ringway: unexpected argument '%s'\n", argv[optind]);
+		usage(stderr);
+		exit(2);
+	}
+	if (a->config == NULL) {
+		fprintf(stderr, "ringway: --config FILE is required\n");
+		usage(stderr);
+		exit(2);
+	}
+}
+
+static void
+on_signal(int sig)
+{
+	(void)sig;
+	stop_requested = 1;
+	if (the_dp != NULL)
+		dp_stop(the_dp);
+}
+
+static struct pl_placement *
+build_placement(void)
+{
+	struct pl_member *members = calloc(cfg.n_nodes, sizeof(*members));
+	struct pl_placement *pl;
+
+	if (members == NULL)
+		return NULL;
+	rw_config_members(&cfg, members);
+	pl = pl_build(&cfg.placement, members, cfg.n_nodes);
+	free(members);
+	return pl;
+}
+
+/* --check: the file loaded and validated, and a placement builds from it. */
+static int
+check_only(const char *path)
+{
+	struct pl_placement *pl = build_placement();
+
+	if (pl == NULL) {
+		fprintf(stderr, "ringway: %s: cannot build the placement: %s\n", path,
+			strerror(errno));
+		return 1;
+	}
+	printf("ringway: %s: OK (%u nodes, algorithm %s, %" PRIu64 " points)\n", path,
+	       cfg.n_nodes, pl_algo_name(pl_config_of(pl)->algo), pl_point_count(pl));
+	pl_free(pl);
+	return 0;
+}
+
+static void
+fatal(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+
+static void
+fatal(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "ringway: ");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	rte_eal_cleanup();
+	exit(1);
+}
+
+/* Configure and start the port with @p nq queue pairs; sets *offload when the port computes
+ * IPv4/UDP checksums. Returns the number of queue pairs used (1 when RSS is not offered). */
+static uint16_t
+port_setup(uint16_t port, uint16_t nq, struct rte_mempool *pool, bool *offload)
+{
+	struct rte_eth_dev_info info;
+	struct rte_eth_conf conf;
+	uint16_t nrx = (uint16_t)cfg.tables.rx_desc, ntx = (uint16_t)cfg.tables.tx_desc;
+	uint64_t csum = RTE_ETH_TX_OFFLOAD_IPV4_CKSUM | RTE_ETH_TX_OFFLOAD_UDP_CKSUM;
+	int rc, socket = rte_eth_dev_socket_id(port);
+
+	memset(&conf, 0, sizeof(conf));
+	rc = rte_eth_dev_info_get(port, &info);
+	if (rc != 0)
+		fatal("port %u: cannot read device info: %s", port, rte_strerror(-rc));
+	if (nq > info.max_rx_queues)
+		nq = info.max_rx_queues;
+	if (nq > info.max_tx_queues)
+		nq = info.max_tx_queues;
+	if (nq > 1) {
+		uint64_t hf = (RTE_ETH_RSS_IPV4 | RTE_ETH_RSS_NONFRAG_IPV4_UDP) &
+			      info.flow_type_rss_offloads;
+
+		if (hf == 0) {
+			nq = 1; /* without RSS only queue 0 would see packets */
+		} else {
+			conf.rxmode.mq_mode = RTE_ETH_MQ_RX_RSS;
+			conf.rx_adv_conf.rss_conf.rss_hf = hf;
+		}
+	}
+	*offload = (info.tx_offload_capa & csum) == csum;
+	if (*offload)
+		conf.txmode.offloads |= csum;
+	rc = rte_eth_dev_configure(port, nq, nq, &conf);
+	if (rc != 0)
+		fatal("port %u: configure %u queues: %s", port, nq, rte_strerror(-rc));
+	rc = rte_eth_dev_adjust_nb_rx_tx_desc(port, &nrx, &ntx);
+	if (rc != 0)
+		fatal("port %u: descriptors: %s", port, rte_strerror(-rc));
+	for (uint16_t q = 0; q < nq; q++) {
+		rc = rte_eth_rx_queue_setup(port, q, nrx, (unsigned int)socket, NULL, pool);
+		if (rc == 0)
+			rc = rte_eth_tx_queue_setup(port, q, ntx, (unsigned int)socket, NULL);
+		if (rc != 0)
+			fatal("port %u: queue %u setup: %s", port, q, rte_strerror(-rc));
+	}
+	rc = rte_eth_dev_start(port);
+	if (rc != 0)
+		fatal("port %u: start: %s", port, rte_strerror(-rc));
+	return nq;
+}
+
+/* The data plane's configuration from the file's and what EAL and the port decided. */
+static void
+dp_config_from(struct dp_config *d, uint16_t nw, const unsigned int *lcores,
+	       struct rte_mempool *pool, bool offload)
+{
+	dp_config_defaults(d);
+	d->port_id = (uint16_t)cfg.router.port;
+	d->n_workers = nw;
+	for (uint16_t i = 0; i < nw; i++)
+		d->worker_socket[i] = rte_lcore_to_socket_id(lcores[i]);
+	d->router_ip = cfg.router.address;
+	memcpy(d->router_mac, cfg.router.mac, 6);
+	d->n_listen = (uint16_t)cfg.router.n_listen_ports;
+	memcpy(d->listen_ports, cfg.router.listen_ports, sizeof(uint16_t) * d->n_listen);
+	d->reply_port_base = (uint16_t)cfg.router.reply_port_base;
+	d->reply_port_count = cfg.router.reply_port_count;
+	d->n_allowed = (uint16_t)cfg.router.n_allowed_clients;
+	for (uint16_t i = 0; i < d->n_allowed; i++) {
+		d->allowed[i].addr = cfg.router.allowed_clients[i].addr;
+		d->allowed[i].mask = cfg.router.allowed_clients[i].mask;
+	}
+	d->slots = cfg.tables.request_slots;
+	d->request_timeout_ms = cfg.timeouts.request_ms;
+	d->burst = cfg.tables.burst;
+	d->handoff_ring = cfg.tables.handoff_ring;
+	d->neighbours = cfg.tables.neighbours;
+	d->arp_retry_ms = cfg.timeouts.arp_retry_ms;
+	d->arp_attempts = cfg.timeouts.arp_attempts;
+	d->arp_lifetime_s = cfg.timeouts.arp_lifetime_s;
+	d->idle = cfg.router.idle == RW_IDLE_BACKOFF ? DP_IDLE_BACKOFF : DP_IDLE_POLL;
+	d->backoff_us = cfg.router.backoff_us;
+	d->backoff_after = cfg.router.backoff_after;
+	d->tx_cksum_offload = offload;
+	d->pool = pool;
+}
+
+static int
+publish_initial(struct dp *dp)
+{
+	struct pl_placement *pl = build_placement();
+	struct dp_node_mac *macs = calloc(cfg.n_nodes, sizeof(*macs));
+	int rc;
+
+	if (pl == NULL || macs == NULL) {
+		rc = pl == NULL ? -errno : -ENOMEM;
+		goto out;
+	}
+	for (uint32_t i = 0; i < cfg.n_nodes; i++) {
+		macs[i].has_mac = cfg.nodes[i].has_mac;
+		memcpy(macs[i].mac, cfg.nodes[i].mac, 6);
+	}
+	rc = dp_publish_placement(dp, pl, macs, 1);
+out:
+	pl_free(pl);
+	free(macs);
+	return rc;
+}
+
+int
+main(int argc, char **argv)
+{
+	struct args a = {0};
+	char err[512];
+	int eal_argc = argc, rc;
+	unsigned int lcores[DP_WORKERS_MAX], nl = 0, lc;
+	struct rte_mempool *pool;
+	struct dp_config dcfg;
+	uint16_t port, nw;
+	bool offload = false;
+	struct rte_ether_addr mac;
+
+	/* Our arguments follow "--"; find them first, so --check needs no EAL. */
+	for (int i = 1; i < argc; i++)
+		if (strcmp(argv[i], "--") == 0) {
+			eal_argc = i;
+			break;
+		}
+	if (eal_argc == argc) {
+		/* No "--": everything is ours (e.g. `ringway --config F --check`). */
+		parse_args(argc, argv, &a);
+		eal_argc = 1;
+	} else {
+		argv[eal_argc] = argv[0];
+		parse_args(argc - eal_argc, argv + eal_argc, &a);
+	}
+	rc = rw_config_load(a.config, &cfg, err, sizeof(err));
+	if (rc != 0) {
+		fprintf(stderr, "ringway: %s\n", err);
+		return 1;
+	}
+	if (a.check)
+		return check_only(a.config);
+
+	rc = rte_eal_init(eal_argc, argv);
+	if (rc < 0) {
+		fprintf(stderr, "ringway: EAL initialisation failed: %s\n", rte_strerror(rte_errno));
+		return 1;
+	}
+	rte_log_set_global_level(cfg.log.level);
+	RTE_LCORE_FOREACH_WORKER(lc)
+	{
+		if (nl < DP_WORKERS_MAX)
+			lcores[nl++] = lc;
+	}
+	if (nl == 0)
+		fatal("need at least two lcores (-l 0,1): the main lcore is the control lcore, "
+		      "the others are workers");
+	port = (uint16_t)cfg.router.port;
+	if (!rte_eth_dev_is_valid_port(port))
+		fatal("port %u does not exist (%u ports probed; give a device with -a or --vdev)",
+		      port, rte_eth_dev_count_avail());
+	pool = rte_pktmbuf_pool_create("ringway_mbufs", cfg.tables.mbufs, cfg.tables.mbuf_cache, 0,
+				       RTE_MBUF_DEFAULT_BUF_SIZE, rte_eth_dev_socket_id(port));
+	if (pool == NULL)
+		fatal("cannot create the mbuf pool (%u mbufs): %s", cfg.tables.mbufs,
+		      rte_strerror(rte_errno));
+	nw = port_setup(port, (uint16_t)nl, pool, &offload);
+	if (!cfg.router.has_mac) {
+		if (rte_eth_macaddr_get(port, &mac) != 0)
+			fatal("port %u: cannot read its MAC", port);
+		memcpy(cfg.router.mac, &mac, 6);
+	} else {
+		rte_eth_promiscuous_enable(port); /* the configured MAC may not be the port's */
+	}
+	dp_config_from(&dcfg, nw, lcores, pool, offload);
+	the_dp = dp_create(&dcfg);
+	if (the_dp == NULL)
+		fatal("cannot create the data plane: %s", strerror(errno));
+	rc = publish_initial(the_dp);
+	if (rc != 0)
+		fatal("cannot publish the initial placement: %s", strerror(-rc));
+	rc = dp_telemetry_register(the_dp);
+	if (rc != 0)
+		fatal("cannot register telemetry: %s", strerror(-rc));
+
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	for (uint16_t i = 0; i < nw; i++) {
+		rc = rte_eal_remote_launch(dp_worker_run, dp_worker_get(the_dp, i), lcores[i]);
+		if (rc != 0)
+			fatal("cannot launch worker %u on lcore %u: %s", i, lcores[i],
+			      strerror(-rc));
+	}
+	printf("ringway: serving on port %u with %u worker(s) (%u lcores asked), checksums %s, "
+	       "%u nodes, epoch %" PRIu64 "\n",
+	       port, nw, nl, offload ? "offloaded" : "in software", cfg.n_nodes,
+	       dp_epoch(the_dp));
+	fflush(stdout);
+
+	while (!stop_requested) {
+		dp_control_poll(the_dp);
+		rte_delay_us_sleep(RW_CONTROL_TICK_US);
+	}
+	dp_stop(the_dp);
+	rte_eal_mp_wait_lcore();
+	printf("ringway: stopping\n");
+	dp_stats_print(the_dp, stdout);
+	rte_eth_dev_stop(port);
+	rte_eth_dev_close(port);
+	dp_free(the_dp);
+	rte_mempool_free(pool);
+	rte_eal_cleanup();
+	return 0;
+}

@@ -1,0 +1,219 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#ifndef RINGWAY_DATAPLANE_PRIV_H
+#define RINGWAY_DATAPLANE_PRIV_H
+
+/*
+ * Internal layout of the data plane, shared by its three files:
+ *   dp_worker.c   the worker loop: parse, request path, reply path, TX and accounting
+ *   dp_local.c    what the router answers itself: ARP, ICMP echo, memcached replies it builds
+ *   dp_control.c  creation, publication (RCU), neighbour timers, counters and telemetry
+ */
+
+#include <stdatomic.h>
+
+#include <rte_common.h>
+#include <rte_ether.h>
+#include <rte_ip.h>
+#include <rte_rcu_qsbr.h>
+#include <rte_ring.h>
+#include <rte_udp.h>
+
+#include "dataplane.h"
+#include "mcproto.h"
+
+/* Bit 48 of a neighbour's MAC word: the MAC is known. */
+#define DP_MAC_VALID (UINT64_C(1) << 48)
+
+/* Tags of buffered TX packets: the outcome is counted when the NIC takes the packet. */
+enum dp_tx_tag {
+	DP_TX_FORWARDED,
+	DP_TX_RETURNED,
+	DP_TX_ANSWERED,
+	DP_TX_CTL, /* control lcore's packet: not part of the rx accounting */
+};
+
+/*
+ * A node endpoint (address:port) with its neighbour state. The table is allocated once;
+ * entries are claimed by the control lcore at publication and never move.
+ * Written by the control lcore except: mac (also by workers that learn it from ARP, with a
+ * relaxed atomic 64-bit store: any writer stores a complete, valid value) and arp_seen
+ * (relaxed atomic add by workers). Workers read ip (relaxed atomic) and mac.
+ */
+struct dp_endpoint {
+	_Atomic uint64_t mac;      /* DP_MAC_VALID | MAC bytes 0..5 in bits 0..47 */
+	_Atomic uint32_t ip;       /* network order; 0 = unused */
+	_Atomic uint32_t arp_seen; /* ARP packets from ip seen by workers */
+	uint16_t port;             /* host order */
+	bool used;
+	bool in_ring;
+	bool mac_static;
+	/* control lcore only */
+	bool resolving;
+	uint32_t tries;
+	uint32_t seen_snapshot;
+	uint64_t next_tsc;
+	uint64_t learned_tsc;
+	uint64_t arp_sent;
+	uint64_t arp_failures;
+	uint64_t base_fwd; /* per-node counter values when the entry was (re)claimed */
+	uint64_t base_ret;
+	char name[PL_NAME_MAX + 1];
+} __rte_cache_aligned;
+
+/* A worker's replica of the placement: immutable once published. */
+struct dp_view {
+	struct pl_placement *pl; /* NUMA-local clone */
+	uint64_t epoch;
+	uint32_t n;              /* members */
+	uint32_t ep[];           /* member index -> endpoint index */
+};
+
+/* One request in flight. tsc == 0: free. */
+struct dp_slot {
+	uint64_t tsc;
+	uint32_t client_ip;  /* network order, as are the ports below */
+	uint32_t node_ip;
+	uint16_t client_port;
+	uint16_t client_reqid; /* host order */
+	uint16_t listen_port;
+	uint16_t node_port;
+	uint16_t gen;        /* request id high bits this use of the slot went out with */
+	uint16_t vlan_tci;   /* network order */
+	uint16_t total;      /* datagrams in the reply, 0 until the first arrives */
+	uint16_t passed;     /* datagrams returned */
+	uint32_t ep;
+	uint8_t client_mac[6];
+	uint8_t has_vlan;
+};
+
+/* Where the headers of a parsed packet are; kept in the mbuf's l2_len / l3_len too. */
+struct dp_pkt {
+	struct rte_ether_hdr *eth;
+	uint16_t l2_len; /* 14 or 18 */
+	uint16_t l3_len; /* IPv4 header length */
+	bool vlan;
+	struct rte_ipv4_hdr *ip;
+	struct rte_udp_hdr *udp;
+	uint8_t *payload; /* UDP payload */
+	uint32_t plen;
+};
+
+#define DP_TX_CAP (3 * DP_BURST_MAX)
+
+struct dp_worker {
+	/* Read-mostly configuration, copied so the hot path touches one structure. */
+	struct dp *dp;
+	uint16_t id;
+	uint16_t n_workers;
+	uint16_t port_id;
+	uint16_t queue_id;
+	uint16_t burst;
+	uint16_t n_listen;
+	uint16_t n_allowed;
+	uint16_t reply_base;
+	uint32_t reply_count;
+	uint32_t port_shift;   /* log2(reply ports per worker) */
+	uint32_t slot_lo_bits; /* slot bits carried in the request id (the rest: in the port) */
+	uint32_t slot_mask;
+	uint32_t router_ip;
+	struct rte_ether_addr router_mac;
+	bool tx_offload;
+	uint16_t listen[DP_LISTEN_MAX];
+	const struct dp_prefix *allowed;
+	struct dp_endpoint *eps;
+	uint32_t n_eps;
+	uint64_t timeout_tsc;
+	uint64_t backoff_after;
+	uint32_t backoff_us;
+	enum dp_idle idle;
+
+	/* Request table: a FIFO of free slots, so a freed slot is reused as late as possible. */
+	struct dp_slot *slots;
+	uint32_t *free_fifo;
+	uint32_t free_head;
+	uint32_t free_tail;
+	uint32_t sweep;
+	uint64_t now; /* TSC at the start of the current burst */
+
+	struct rte_ring *handoff; /* MP/SC: replies for this worker's slots from others */
+	struct rte_ring *ctl_ring; /* SP/SC: packets the control lcore wants sent (worker 0) */
+	uint64_t empty_polls;
+
+	const struct dp_view *cur; /* the view loaded for this burst */
+	uint64_t epoch_seen;       /* epoch of the last view this worker used */
+	struct mc_requests req;    /* parse scratch */
+
+	uint16_t ntx;
+	struct rte_mbuf *tx[DP_TX_CAP];
+	uint8_t tx_tag[DP_TX_CAP];
+	uint32_t tx_ep[DP_TX_CAP];
+
+	uint64_t ctr[DP_CTR_COUNT];
+	uint64_t drop[DP_DROP_COUNT];
+	uint64_t *node_fwd; /* per endpoint */
+	uint64_t *node_ret;
+
+	/* Written by the control lcore (release), read by this worker once per burst (acquire). */
+	_Atomic(struct dp_view *) view __rte_cache_aligned;
+} __rte_cache_aligned;
+
+struct dp {
+	struct dp_config cfg;
+	struct dp_worker *w[DP_WORKERS_MAX];
+	struct rte_rcu_qsbr *rcu;
+	struct dp_endpoint *eps;
+	_Atomic uint32_t n_eps_hwm; /* entries [0, hwm) may be in use */
+	_Atomic uint64_t epoch;
+	_Atomic bool stop;
+	uint64_t tsc_hz;
+	struct rte_ring *handoff_rings[DP_WORKERS_MAX];
+};
+
+/* dp_worker.c */
+void dp_tx_push(struct dp_worker *w, struct rte_mbuf *m, enum dp_tx_tag tag, uint32_t ep);
+void dp_tx_flush(struct dp_worker *w);
+void dp_count_drop(struct dp_worker *w, struct rte_mbuf *m, enum dp_drop why);
+
+/* dp_local.c: each consumes @p m (answers, absorbs or drops it). */
+void dp_local_arp(struct dp_worker *w, struct rte_mbuf *m, struct dp_pkt *pk);
+void dp_local_icmp(struct dp_worker *w, struct rte_mbuf *m, struct dp_pkt *pk);
+/* Reply to the client with the text/binary answer for requests in w->req (version, mn,
+ * noop) or the error @p why (non-NULL: refused / split). Sets ANSWERED. */
+void dp_local_mc_reply(struct dp_worker *w, struct rte_mbuf *m, struct dp_pkt *pk,
+		       const char *why, bool server_error, uint16_t status, uint16_t req_idx);
+/* Build an ARP request for @p target_ip from the router; NULL when the pool is empty. */
+struct rte_mbuf *dp_arp_request(const struct dp *dp, uint32_t target_ip);
+
+/* Checksum helpers (RFC 1624): the ones-complement checksum @p csum (as stored on the wire)
+ * after a 16/32-bit field changes from @p old to @p new (both as stored on the wire). */
+static inline uint16_t
+dp_csum_fold(uint32_t sum)
+{
+	sum = (sum & 0xffff) + (sum >> 16);
+	sum = (sum & 0xffff) + (sum >> 16);
+	return (uint16_t)sum;
+}
+
+static inline uint16_t
+dp_csum_replace2(uint16_t csum, uint16_t old, uint16_t new)
+{
+	uint32_t sum = (uint16_t)~csum;
+
+	sum += (uint16_t)~old;
+	sum += new;
+	return (uint16_t)~dp_csum_fold(sum);
+}
+
+static inline uint16_t
+dp_csum_replace4(uint16_t csum, uint32_t old, uint32_t new)
+{
+	uint32_t sum = (uint16_t)~csum;
+
+	sum += (uint16_t)~(old & 0xffff);
+	sum += (uint16_t)~(old >> 16);
+	sum += new & 0xffff;
+	sum += new >> 16;
+	return (uint16_t)~dp_csum_fold(sum);
+}
+
+#endif /* RINGWAY_DATAPLANE_PRIV_H */

@@ -1,0 +1,758 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The control side of the data plane (control lcore unless noted): creation and teardown,
+ * placement publication with RCU, neighbour (ARP) timers, and the counters as the telemetry
+ * thread and the exit print read them (any thread).
+ */
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_cycles.h>
+#include <rte_malloc.h>
+#include <rte_telemetry.h>
+
+#include "dataplane_priv.h"
+
+static const char *const counter_names[] = {
+#define DP_CTR_NAME(e, s) s,
+	DP_FOREACH_COUNTER(DP_CTR_NAME)
+#undef DP_CTR_NAME
+};
+
+static const char *const drop_names[] = {
+#define DP_DROP_NAME(e, s) s,
+	DP_FOREACH_DROP(DP_DROP_NAME)
+#undef DP_DROP_NAME
+};
+
+const char *
+dp_counter_name(enum dp_counter c)
+{
+	return (unsigned int)c < DP_CTR_COUNT ? counter_names[c] : "unknown";
+}
+
+const char *
+dp_drop_name(enum dp_drop d)
+{
+	return (unsigned int)d < DP_DROP_COUNT ? drop_names[d] : "unknown";
+}
+
+void
+dp_config_defaults(struct dp_config *cfg)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->n_workers = 1;
+	cfg->listen_ports[0] = 11211;
+	cfg->n_listen = 1;
+	cfg->reply_port_base = 32768;
+	cfg->reply_port_count = 16384;
+	cfg->slots = 4096;
+	cfg->request_timeout_ms = 1000;
+	cfg->burst = 32;
+	cfg->handoff_ring = 1024;
+	cfg->neighbours = 1024;
+	cfg->arp_retry_ms = 1000;
+	cfg->arp_attempts = 5;
+	cfg->arp_lifetime_s = 300;
+	cfg->idle = DP_IDLE_POLL;
+	cfg->backoff_us = 100;
+	cfg->backoff_after = 1024;
+}
+
+static bool
+is_pow2(uint64_t v)
+{
+	return v != 0 && (v & (v - 1)) == 0;
+}
+
+static uint32_t
+log2_floor(uint64_t v)
+{
+	uint32_t r = 0;
+
+	while (v >>= 1)
+		r++;
+	return r;
+}
+
+static int
+config_check(const struct dp_config *c)
+{
+	if (c->n_workers == 0 || c->n_workers > DP_WORKERS_MAX || c->n_listen == 0 ||
+	    c->n_listen > DP_LISTEN_MAX || c->n_allowed > DP_PREFIXES_MAX)
+		return -EINVAL;
+	if (!is_pow2(c->slots) || c->slots < 64 || c->slots > 65536)
+		return -EINVAL;
+	if (!is_pow2(c->reply_port_count) || c->reply_port_count < c->n_workers ||
+	    (uint32_t)c->reply_port_base + c->reply_port_count > 65536 || c->reply_port_base == 0)
+		return -EINVAL;
+	for (uint16_t i = 0; i < c->n_listen; i++)
+		if (c->listen_ports[i] >= c->reply_port_base &&
+		    (uint32_t)(c->listen_ports[i] - c->reply_port_base) < c->reply_port_count)
+			return -EINVAL;
+	if (c->burst == 0 || c->burst > DP_BURST_MAX || !is_pow2(c->handoff_ring) ||
+	    c->neighbours == 0 || c->arp_attempts == 0)
+		return -EINVAL;
+	return 0;
+}
+
+static void
+worker_free(struct dp_worker *w)
+{
+	struct dp_view *v;
+
+	if (w == NULL)
+		return;
+	v = atomic_load_explicit(&w->view, memory_order_relaxed);
+	if (v != NULL) {
+		pl_free(v->pl);
+		rte_free(v);
+	}
+	rte_ring_free(w->handoff);
+	if (w->ctl_ring != NULL) {
+		struct rte_mbuf *m;
+
+		while (rte_ring_dequeue(w->ctl_ring, (void **)&m) == 0)
+			rte_pktmbuf_free(m);
+		rte_ring_free(w->ctl_ring);
+	}
+	rte_free(w->slots);
+	rte_free(w->free_fifo);
+	rte_free(w->node_fwd);
+	rte_free(w->node_ret);
+	rte_free(w);
+}
+
+static _Atomic uint32_t dp_instances;
+/* The dp the telemetry commands report on (one per process). */
+static struct dp *tel_dp;
+
+static struct dp_worker *
+worker_new(struct dp *dp, uint16_t id, uint32_t inst)
+{
+	const struct dp_config *c = &dp->cfg;
+	int socket = (int)c->worker_socket[id];
+	struct dp_worker *w = rte_zmalloc_socket("dp_worker", sizeof(*w), RTE_CACHE_LINE_SIZE,
+						 socket);
+	char name[RTE_RING_NAMESIZE];
+	uint32_t ports_per_worker = c->reply_port_count / c->n_workers;
+
+	if (w == NULL)
+		return NULL;
+	w->dp = dp;
+	w->id = id;
+	w->n_workers = c->n_workers;
+	w->port_id = c->port_id;
+	w->queue_id = id;
+	w->burst = (uint16_t)c->burst;
+	w->n_listen = c->n_listen;
+	memcpy(w->listen, c->listen_ports, sizeof(w->listen));
+	w->n_allowed = c->n_allowed;
+	w->allowed = dp->cfg.allowed;
+	w->reply_base = c->reply_port_base;
+	w->reply_count = c->reply_port_count;
+	w->port_shift = log2_floor(ports_per_worker);
+	w->slot_lo_bits = log2_floor(c->slots) > w->port_shift ?
+				  log2_floor(c->slots) - w->port_shift : 0;
+	w->slot_mask = c->slots - 1;
+	w->router_ip = c->router_ip;
+	memcpy(&w->router_mac, c->router_mac, 6);
+	w->tx_offload = c->tx_cksum_offload;
+	w->eps = dp->eps;
+	w->n_eps = c->neighbours;
+	w->timeout_tsc = (uint64_t)c->request_timeout_ms * dp->tsc_hz / 1000;
+	w->idle = c->idle;
+	w->backoff_us = c->backoff_us;
+	w->backoff_after = c->backoff_after;
+	w->slots = rte_zmalloc_socket("dp_slots", sizeof(*w->slots) * c->slots,
+				      RTE_CACHE_LINE_SIZE, socket);
+	w->free_fifo = rte_malloc_socket("dp_free", sizeof(uint32_t) * c->slots, 0, socket);
+	w->node_fwd = rte_zmalloc_socket("dp_nfwd", sizeof(uint64_t) * c->neighbours,
+					 RTE_CACHE_LINE_SIZE, socket);
+	w->node_ret = rte_zmalloc_socket("dp_nret", sizeof(uint64_t) * c->neighbours,
+					 RTE_CACHE_LINE_SIZE, socket);
+	snprintf(name, sizeof(name), "dp%u_ho%u", inst, id);
+	w->handoff = rte_ring_create(name, c->handoff_ring, socket, RING_F_SC_DEQ);
+	if (id == 0) {
+		snprintf(name, sizeof(name), "dp%u_ctl", inst);
+		w->ctl_ring = rte_ring_create(name, 256, socket, RING_F_SP_ENQ | RING_F_SC_DEQ);
+	}
+	if (w->slots == NULL || w->free_fifo == NULL || w->node_fwd == NULL ||
+	    w->node_ret == NULL || w->handoff == NULL || (id == 0 && w->ctl_ring == NULL)) {
+		worker_free(w);
+		return NULL;
+	}
+	for (uint32_t s = 0; s < c->slots; s++)
+		w->free_fifo[s] = s;
+	w->free_head = 0;
+	w->free_tail = c->slots;
+	return w;
+}
+
+struct dp *
+dp_create(const struct dp_config *cfg)
+{
+	struct dp *dp;
+	size_t rcu_size;
+	uint32_t inst = atomic_fetch_add(&dp_instances, 1);
+	uint32_t ppw;
+
+	if (cfg == NULL || config_check(cfg) != 0) {
+		errno = EINVAL;
+		return NULL;
+	}
+	/* The request id carries the slot bits the port cannot, plus at least 4 generation
+	 * bits, so a late reply can tell an old use of a slot from the current one. */
+	ppw = 1u << log2_floor(cfg->reply_port_count / cfg->n_workers);
+	if (cfg->slots > ppw && log2_floor(cfg->slots) - log2_floor(ppw) > 12) {
+		errno = EINVAL;
+		return NULL;
+	}
+	dp = rte_zmalloc("dp", sizeof(*dp), RTE_CACHE_LINE_SIZE);
+	if (dp == NULL)
+		goto nomem;
+	dp->cfg = *cfg;
+	dp->tsc_hz = rte_get_tsc_hz();
+	dp->eps = rte_zmalloc("dp_eps", sizeof(*dp->eps) * cfg->neighbours, RTE_CACHE_LINE_SIZE);
+	rcu_size = rte_rcu_qsbr_get_memsize(cfg->n_workers);
+	dp->rcu = rte_zmalloc("dp_rcu", rcu_size, RTE_CACHE_LINE_SIZE);
+	if (dp->eps == NULL || dp->rcu == NULL)
+		goto nomem;
+	if (rte_rcu_qsbr_init(dp->rcu, cfg->n_workers) != 0) {
+		dp_free(dp);
+		errno = EINVAL;
+		return NULL;
+	}
+	for (uint16_t i = 0; i < cfg->n_workers; i++) {
+		dp->w[i] = worker_new(dp, i, inst);
+		if (dp->w[i] == NULL)
+			goto nomem;
+		dp->handoff_rings[i] = dp->w[i]->handoff;
+	}
+	return dp;
+nomem:
+	dp_free(dp);
+	errno = ENOMEM;
+	return NULL;
+}
+
+void
+dp_free(struct dp *dp)
+{
+	if (dp == NULL)
+		return;
+	if (tel_dp == dp)
+		tel_dp = NULL;
+	for (unsigned int i = 0; i < DP_WORKERS_MAX; i++)
+		worker_free(dp->w[i]);
+	rte_free(dp->rcu);
+	rte_free(dp->eps);
+	rte_free(dp);
+}
+
+struct dp_worker *
+dp_worker_get(struct dp *dp, unsigned int idx)
+{
+	return dp != NULL && idx < dp->cfg.n_workers ? dp->w[idx] : NULL;
+}
+
+void
+dp_stop(struct dp *dp)
+{
+	atomic_store_explicit(&dp->stop, true, memory_order_relaxed);
+}
+
+uint64_t
+dp_epoch(const struct dp *dp)
+{
+	return atomic_load_explicit(&dp->epoch, memory_order_relaxed);
+}
+
+/* ---- publication ---------------------------------------------------------------------- */
+
+static void *
+socket_alloc(size_t size, size_t align, void *ctx)
+{
+	return rte_malloc_socket("dp_pl", size, (unsigned int)align, (int)(intptr_t)ctx);
+}
+
+static void
+socket_free(void *ptr, void *ctx)
+{
+	(void)ctx;
+	rte_free(ptr);
+}
+
+static int32_t
+ep_find(const struct dp *dp, uint32_t ip, uint16_t port)
+{
+	uint32_t n = atomic_load_explicit(&dp->n_eps_hwm, memory_order_relaxed);
+
+	for (uint32_t i = 0; i < n; i++)
+		if (dp->eps[i].used && dp->eps[i].port == port &&
+		    atomic_load_explicit(&dp->eps[i].ip, memory_order_relaxed) == ip)
+			return (int32_t)i;
+	return -ENOENT;
+}
+
+/* A free endpoint index not in @p taken: never used first, then ones no ring references. */
+static int32_t
+ep_claimable(const struct dp *dp, const uint8_t *taken)
+{
+	for (uint32_t i = 0; i < dp->cfg.neighbours; i++)
+		if (!taken[i] && (!dp->eps[i].used || !dp->eps[i].in_ring))
+			return (int32_t)i;
+	return -ENOSPC;
+}
+
+static uint64_t
+ep_sum(const struct dp *dp, uint32_t i, bool fwd)
+{
+	uint64_t s = 0;
+
+	for (uint16_t k = 0; k < dp->cfg.n_workers; k++)
+		s += fwd ? dp->w[k]->node_fwd[i] : dp->w[k]->node_ret[i];
+	return s;
+}
+
+/* Put member @p pm (at @p ip) in endpoint @p i; the previous occupant, if any, is not in any
+ * ring a worker can still read (publication waited for that). */
+static void
+ep_commit(struct dp *dp, uint32_t i, const struct pl_member *pm, uint32_t ip,
+	  const struct dp_node_mac *mac)
+{
+	struct dp_endpoint *e = &dp->eps[i];
+	bool fresh = !e->used || atomic_load_explicit(&e->ip, memory_order_relaxed) != ip ||
+		     e->port != pm->port;
+
+	if (fresh) {
+		uint32_t hwm;
+
+		atomic_store_explicit(&e->mac, 0, memory_order_relaxed);
+		e->port = pm->port;
+		e->tries = 0;
+		e->resolving = false;
+		e->next_tsc = 0;
+		e->learned_tsc = 0;
+		e->arp_sent = 0;
+		e->arp_failures = 0;
+		e->base_fwd = ep_sum(dp, i, true);
+		e->base_ret = ep_sum(dp, i, false);
+		e->seen_snapshot = atomic_load_explicit(&e->arp_seen, memory_order_relaxed);
+		e->used = true;
+		/* Release: a worker that sees the ip sees the entry reset. */
+		atomic_store_explicit(&e->ip, ip, memory_order_release);
+		hwm = atomic_load_explicit(&dp->n_eps_hwm, memory_order_relaxed);
+		if (i + 1 > hwm)
+			atomic_store_explicit(&dp->n_eps_hwm, i + 1, memory_order_release);
+	}
+	snprintf(e->name, sizeof(e->name), "%s", pm->name);
+	e->mac_static = mac != NULL && mac->has_mac;
+	if (e->mac_static) {
+		uint64_t word = DP_MAC_VALID;
+
+		memcpy(&word, mac->mac, 6);
+		atomic_store_explicit(&e->mac, word, memory_order_relaxed);
+	}
+}
+
+static void
+views_free(struct dp_view **v, unsigned int n)
+{
+	for (unsigned int i = 0; i < n; i++) {
+		if (v[i] == NULL)
+			continue;
+		pl_free(v[i]->pl);
+		rte_free(v[i]);
+		v[i] = NULL;
+	}
+}
+
+/* Map every member to an endpoint index (existing or to claim), without changing anything. */
+static int
+plan_endpoints(const struct dp *dp, const struct pl_placement *pl, uint32_t *map,
+	       uint32_t *ips, uint8_t *taken)
+{
+	uint32_t n = pl_member_count(pl);
+
+	for (uint32_t i = 0; i < n; i++) {
+		const struct pl_member *pm = pl_member_at(pl, i);
+		struct in_addr a;
+		int32_t e;
+
+		if (inet_pton(AF_INET, pm->addr, &a) != 1)
+			return -EINVAL;
+		ips[i] = a.s_addr;
+		e = ep_find(dp, ips[i], pm->port);
+		if (e < 0 || taken[e]) {
+			/* Two members at one address:port share nothing: each gets its own. */
+			e = ep_claimable(dp, taken);
+			if (e < 0)
+				return -ENOSPC;
+		}
+		taken[e] = 1;
+		map[i] = (uint32_t)e;
+	}
+	return 0;
+}
+
+int
+dp_publish_placement(struct dp *dp, const struct pl_placement *pl,
+		     const struct dp_node_mac *macs, uint64_t epoch)
+{
+	uint32_t n = pl_member_count(pl);
+	uint32_t *map = calloc(n ? n : 1, sizeof(*map));
+	uint32_t *ips = calloc(n ? n : 1, sizeof(*ips));
+	uint8_t *taken = calloc(dp->cfg.neighbours, 1);
+	struct dp_view *nv[DP_WORKERS_MAX] = {0};
+	struct dp_view *old[DP_WORKERS_MAX] = {0};
+	uint16_t nw = dp->cfg.n_workers;
+	int rc;
+
+	if (map == NULL || ips == NULL || taken == NULL) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	rc = plan_endpoints(dp, pl, map, ips, taken);
+	if (rc != 0)
+		goto out;
+	for (uint16_t k = 0; k < nw; k++) {
+		intptr_t socket = (intptr_t)dp->cfg.worker_socket[k];
+		struct pl_allocator a = {socket_alloc, socket_free, (void *)socket};
+
+		nv[k] = rte_malloc_socket("dp_view", sizeof(*nv[k]) + n * sizeof(uint32_t),
+					  RTE_CACHE_LINE_SIZE, (int)socket);
+		if (nv[k] == NULL) {
+			rc = -ENOMEM;
+			goto out;
+		}
+		nv[k]->pl = pl_clone(pl, &a);
+		if (nv[k]->pl == NULL) {
+			rc = -ENOMEM;
+			goto out;
+		}
+		nv[k]->epoch = epoch;
+		nv[k]->n = n;
+		memcpy(nv[k]->ep, map, n * sizeof(uint32_t));
+	}
+	for (uint32_t i = 0; i < n; i++)
+		ep_commit(dp, map[i], pl_member_at(pl, i), ips[i], macs ? &macs[i] : NULL);
+	/* Release: the replica (and the endpoints it names) is complete before a worker can
+	 * load its pointer (acquire, once per burst). */
+	for (uint16_t k = 0; k < nw; k++)
+		old[k] = atomic_exchange_explicit(&dp->w[k]->view, nv[k], memory_order_acq_rel);
+	/* After this no worker can hold a pointer to an old replica. */
+	rte_rcu_qsbr_synchronize(dp->rcu, RTE_QSBR_THRID_INVALID);
+	views_free(old, nw);
+	for (uint32_t i = 0; i < dp->cfg.neighbours; i++)
+		dp->eps[i].in_ring = taken[i] != 0;
+	atomic_store_explicit(&dp->epoch, epoch, memory_order_relaxed);
+	memset(nv, 0, sizeof(nv));
+out:
+	views_free(nv, nw);
+	free(map);
+	free(ips);
+	free(taken);
+	return rc;
+}
+
+/* ---- neighbours ------------------------------------------------------------------------ */
+
+void
+dp_control_poll(struct dp *dp)
+{
+	uint64_t now = rte_rdtsc();
+	uint64_t retry = (uint64_t)dp->cfg.arp_retry_ms * dp->tsc_hz / 1000;
+	uint64_t life = (uint64_t)dp->cfg.arp_lifetime_s * dp->tsc_hz;
+	uint32_t n = atomic_load_explicit(&dp->n_eps_hwm, memory_order_relaxed);
+	struct rte_ring *ring = dp->w[0]->ctl_ring;
+
+	for (uint32_t i = 0; i < n; i++) {
+		struct dp_endpoint *e = &dp->eps[i];
+		uint32_t seen = atomic_load_explicit(&e->arp_seen, memory_order_relaxed);
+		uint64_t mac = atomic_load_explicit(&e->mac, memory_order_relaxed);
+		struct rte_mbuf *m;
+
+		if (!e->used || !e->in_ring || e->mac_static)
+			continue;
+		if (seen != e->seen_snapshot) {
+			e->seen_snapshot = seen;
+			e->learned_tsc = now;
+			e->tries = 0;
+			e->resolving = false;
+			e->next_tsc = now + life;
+		}
+		if ((mac & DP_MAC_VALID) && e->learned_tsc != 0 && now - e->learned_tsc < life)
+			continue;
+		if (now < e->next_tsc)
+			continue;
+		if (e->tries >= dp->cfg.arp_attempts) {
+			/* A round without an answer: count it and wait longer before the next. */
+			e->arp_failures++;
+			e->tries = 0;
+			e->next_tsc = now + retry * dp->cfg.arp_attempts;
+			continue;
+		}
+		m = dp_arp_request(dp, atomic_load_explicit(&e->ip, memory_order_relaxed));
+		if (m == NULL)
+			return;
+		if (rte_ring_sp_enqueue(ring, m) != 0) {
+			rte_pktmbuf_free(m);
+			return;
+		}
+		e->tries++;
+		e->arp_sent++;
+		e->resolving = true;
+		e->next_tsc = now + retry;
+	}
+}
+
+/* ---- counters -------------------------------------------------------------------------- */
+
+static void
+add_worker(const struct dp_worker *w, struct dp_stats *out)
+{
+	for (int c = 0; c < DP_CTR_COUNT; c++)
+		out->ctr[c] += w->ctr[c];
+	for (int d = 0; d < DP_DROP_COUNT; d++)
+		out->drop[d] += w->drop[d];
+	out->slots_live += w->slot_mask + 1 - (w->free_tail - w->free_head);
+}
+
+int
+dp_stats_get(const struct dp *dp, int worker, struct dp_stats *out)
+{
+	if (dp == NULL || out == NULL || worker >= (int)dp->cfg.n_workers)
+		return -EINVAL;
+	memset(out, 0, sizeof(*out));
+	for (uint16_t k = 0; k < dp->cfg.n_workers; k++)
+		if (worker < 0 || worker == k)
+			add_worker(dp->w[k], out);
+	out->epoch = dp_epoch(dp);
+	return 0;
+}
+
+bool
+dp_stats_identity(const struct dp_stats *s)
+{
+	uint64_t drops = 0;
+
+	for (int d = 0; d < DP_DROP_COUNT; d++)
+		drops += s->drop[d];
+	return drops == s->ctr[DP_CTR_DROPPED] &&
+	       s->ctr[DP_CTR_RX] == s->ctr[DP_CTR_FORWARDED] + s->ctr[DP_CTR_RETURNED] +
+					    s->ctr[DP_CTR_ANSWERED] + s->ctr[DP_CTR_DROPPED];
+}
+
+uint32_t
+dp_nodes_get(const struct dp *dp, struct dp_node_stats *out, uint32_t max)
+{
+	uint32_t n = atomic_load_explicit(&dp->n_eps_hwm, memory_order_relaxed), k = 0;
+
+	for (uint32_t i = 0; i < n && k < max; i++) {
+		const struct dp_endpoint *e = &dp->eps[i];
+		uint64_t mac = atomic_load_explicit(&e->mac, memory_order_relaxed);
+		struct dp_node_stats *o = &out[k];
+
+		if (!e->used)
+			continue;
+		memset(o, 0, sizeof(*o));
+		snprintf(o->name, sizeof(o->name), "%s", e->name);
+		o->ip = atomic_load_explicit(&e->ip, memory_order_relaxed);
+		o->port = e->port;
+		memcpy(o->mac, &mac, 6);
+		o->mac_known = (mac & DP_MAC_VALID) != 0;
+		o->mac_static = e->mac_static;
+		o->in_ring = e->in_ring;
+		o->forwarded = ep_sum(dp, i, true) - e->base_fwd;
+		o->returned = ep_sum(dp, i, false) - e->base_ret;
+		o->arp_sent = e->arp_sent;
+		o->arp_failures = e->arp_failures;
+		k++;
+	}
+	return k;
+}
+
+static int
+print_stats(FILE *out, const char *prefix, const struct dp_stats *s)
+{
+	for (int c = 0; c < DP_CTR_COUNT; c++)
+		if (fprintf(out, "%s.%s %" PRIu64 "\n", prefix, counter_names[c], s->ctr[c]) < 0)
+			return -EIO;
+	for (int d = 0; d < DP_DROP_COUNT; d++)
+		if (fprintf(out, "%s.drop.%s %" PRIu64 "\n", prefix, drop_names[d], s->drop[d]) < 0)
+			return -EIO;
+	return 0;
+}
+
+int
+dp_stats_print(const struct dp *dp, FILE *out)
+{
+	struct dp_stats s;
+	struct dp_node_stats *nodes;
+	uint32_t nn;
+	uint64_t sum;
+	char name[32];
+
+	for (uint16_t k = 0; k < dp->cfg.n_workers; k++) {
+		dp_stats_get(dp, k, &s);
+		snprintf(name, sizeof(name), "worker.%u", k);
+		if (print_stats(out, name, &s) != 0)
+			return -EIO;
+	}
+	nodes = calloc(dp->cfg.neighbours, sizeof(*nodes));
+	nn = nodes ? dp_nodes_get(dp, nodes, dp->cfg.neighbours) : 0;
+	for (uint32_t i = 0; i < nn; i++) {
+		char a[INET_ADDRSTRLEN];
+
+		inet_ntop(AF_INET, &nodes[i].ip, a, sizeof(a));
+		fprintf(out,
+			"node.%s.address %s:%u\nnode.%s.forwarded %" PRIu64
+			"\nnode.%s.returned %" PRIu64 "\nnode.%s.mac_known %d\n",
+			nodes[i].name, a, nodes[i].port, nodes[i].name, nodes[i].forwarded,
+			nodes[i].name, nodes[i].returned, nodes[i].name, nodes[i].mac_known);
+	}
+	free(nodes);
+	dp_stats_get(dp, -1, &s);
+	if (print_stats(out, "total", &s) != 0)
+		return -EIO;
+	sum = s.ctr[DP_CTR_FORWARDED] + s.ctr[DP_CTR_RETURNED] + s.ctr[DP_CTR_ANSWERED] +
+	      s.ctr[DP_CTR_DROPPED];
+	if (fprintf(out, "total.epoch %" PRIu64 "\ntotal.slots_live %u\n", s.epoch,
+		    s.slots_live) < 0 ||
+	    fprintf(out, "identity %s rx=%" PRIu64 " sum=%" PRIu64 "\n",
+		    dp_stats_identity(&s) ? "ok" : "broken", s.ctr[DP_CTR_RX], sum) < 0)
+		return -EIO;
+	return fflush(out) == 0 ? 0 : -EIO;
+}
+
+/* ---- telemetry (runs on DPDK's telemetry thread) ---------------------------------------- */
+
+static void
+tel_add_stats(struct rte_tel_data *d, const struct dp_stats *s)
+{
+	char key[RTE_TEL_MAX_STRING_LEN];
+
+	for (int c = 0; c < DP_CTR_COUNT; c++)
+		rte_tel_data_add_dict_u64(d, counter_names[c], s->ctr[c]);
+	for (int e = 0; e < DP_DROP_COUNT; e++) {
+		snprintf(key, sizeof(key), "drop.%s", drop_names[e]);
+		rte_tel_data_add_dict_u64(d, key, s->drop[e]);
+	}
+	rte_tel_data_add_dict_u64(d, "epoch", s->epoch);
+	rte_tel_data_add_dict_u64(d, "slots_live", s->slots_live);
+	rte_tel_data_add_dict_u64(d, "identity_ok", dp_stats_identity(s));
+}
+
+/* /ringway/stats[,W]: flat dict (DPDK 22.11 telemetry cannot nest dicts) of the totals, or
+ * of worker W's counters. */
+static int
+tel_stats(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	struct dp_stats s;
+	int worker = -1;
+
+	(void)cmd;
+	if (tel_dp == NULL)
+		return -ENODEV;
+	if (params != NULL && *params != '\0') {
+		char *end;
+		long v = strtol(params, &end, 10);
+
+		if (*end != '\0' || v < 0 || v >= tel_dp->cfg.n_workers)
+			return -EINVAL;
+		worker = (int)v;
+	}
+	dp_stats_get(tel_dp, worker, &s);
+	rte_tel_data_start_dict(d);
+	tel_add_stats(d, &s);
+	rte_tel_data_add_dict_u64(d, "workers", tel_dp->cfg.n_workers);
+	return 0;
+}
+
+static void
+tel_add_node(struct rte_tel_data *d, const struct dp_node_stats *n, const char *prefix)
+{
+	char key[RTE_TEL_MAX_STRING_LEN], a[INET_ADDRSTRLEN + 8], mac[RTE_ETHER_ADDR_FMT_SIZE];
+
+#define TEL_KEY(field) (snprintf(key, sizeof(key), "%s%s", prefix, field), key)
+	inet_ntop(AF_INET, &n->ip, a, INET_ADDRSTRLEN);
+	snprintf(a + strlen(a), 8, ":%u", n->port);
+	rte_ether_format_addr(mac, sizeof(mac), (const struct rte_ether_addr *)n->mac);
+	rte_tel_data_add_dict_string(d, TEL_KEY("address"), a);
+	rte_tel_data_add_dict_string(d, TEL_KEY("mac"), n->mac_known ? mac : "unknown");
+	rte_tel_data_add_dict_u64(d, TEL_KEY("mac_known"), n->mac_known);
+	rte_tel_data_add_dict_u64(d, TEL_KEY("mac_static"), n->mac_static);
+	rte_tel_data_add_dict_u64(d, TEL_KEY("in_ring"), n->in_ring);
+	rte_tel_data_add_dict_u64(d, TEL_KEY("forwarded"), n->forwarded);
+	rte_tel_data_add_dict_u64(d, TEL_KEY("returned"), n->returned);
+	rte_tel_data_add_dict_u64(d, TEL_KEY("arp_sent"), n->arp_sent);
+	rte_tel_data_add_dict_u64(d, TEL_KEY("arp_failures"), n->arp_failures);
+#undef TEL_KEY
+}
+
+#define TEL_NODE_KEYS 9
+
+/* /ringway/nodes[,NAME]: flat dict "NAME.field" for as many nodes as one reply holds (the
+ * first (256 - 2) / 9), with "nodes" and "mac_known" counts over all; with NAME, only that
+ * node, fields unprefixed. */
+static int
+tel_nodes(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	uint32_t max = tel_dp ? tel_dp->cfg.neighbours : 0, n, known = 0, shown = 0;
+	struct dp_node_stats *nodes;
+	char prefix[PL_NAME_MAX + 2];
+
+	(void)cmd;
+	if (tel_dp == NULL)
+		return -ENODEV;
+	nodes = calloc(max, sizeof(*nodes));
+	if (nodes == NULL)
+		return -ENOMEM;
+	n = dp_nodes_get(tel_dp, nodes, max);
+	rte_tel_data_start_dict(d);
+	for (uint32_t i = 0; i < n; i++) {
+		bool want = params == NULL || *params == '\0' || strcmp(params, nodes[i].name) == 0;
+
+		known += nodes[i].mac_known;
+		if (!want)
+			continue;
+		if (params != NULL && *params != '\0') {
+			tel_add_node(d, &nodes[i], "");
+			shown++;
+		} else if (2 + (shown + 1) * TEL_NODE_KEYS <= RTE_TEL_MAX_DICT_ENTRIES) {
+			snprintf(prefix, sizeof(prefix), "%s.", nodes[i].name);
+			tel_add_node(d, &nodes[i], prefix);
+			shown++;
+		}
+	}
+	free(nodes);
+	if (params != NULL && *params != '\0' && shown == 0)
+		return -ENOENT;
+	rte_tel_data_add_dict_u64(d, "nodes", n);
+	rte_tel_data_add_dict_u64(d, "mac_known", known);
+	return 0;
+}
+
+int
+dp_telemetry_register(struct dp *dp)
+{
+	static bool registered;
+	int rc;
+
+	tel_dp = dp;
+	if (registered)
+		return 0;
+	rc = rte_telemetry_register_cmd("/ringway/stats", tel_stats,
+					"Router counters (totals, or worker W with param W): rx, forwarded, returned, answered, dropped, drop.<reason>");
+	if (rc == 0)
+		rc = rte_telemetry_register_cmd("/ringway/nodes", tel_nodes,
+						"Per cache node (all, or one with param NAME): NAME.address, .mac, .mac_known, .forwarded, .returned, ...");
+	registered = rc == 0;
+	return rc;
+}

@@ -1,0 +1,256 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * What the router answers itself, on the worker that received the packet: ARP for its own
+ * address (and learning node MACs from any ARP a node sends), ICMP echo, and the memcached
+ * replies it builds (version, lone no-ops, refusals). Replies are built in the received mbuf.
+ * Plus the ARP requests the control lcore sends (dp_arp_request, control lcore).
+ */
+
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <rte_arp.h>
+#include <rte_icmp.h>
+
+#include "dataplane_priv.h"
+
+/* What `version` answers. */
+#define DP_VERSION_TEXT "1.6.0-ringway"
+
+/* Swap Ethernet addresses towards the sender: dst = old src, src = router. */
+static void
+eth_back(struct dp_worker *w, struct rte_ether_hdr *eth)
+{
+	rte_ether_addr_copy(&eth->src_addr, &eth->dst_addr);
+	rte_ether_addr_copy(&w->router_mac, &eth->src_addr);
+}
+
+/* Store @p mac in every node endpoint at @p ip that is not static. @return matches. */
+static unsigned int
+learn_mac(struct dp_worker *w, uint32_t ip, const struct rte_ether_addr *mac)
+{
+	struct dp *dp = w->dp;
+	uint32_t n = atomic_load_explicit(&dp->n_eps_hwm, memory_order_acquire);
+	uint64_t word = DP_MAC_VALID;
+	unsigned int hits = 0;
+
+	if (ip == 0 || rte_is_zero_ether_addr(mac) || !rte_is_unicast_ether_addr(mac))
+		return 0;
+	memcpy(&word, mac, 6);
+	for (uint32_t i = 0; i < n; i++) {
+		struct dp_endpoint *e = &w->eps[i];
+
+		if (atomic_load_explicit(&e->ip, memory_order_relaxed) != ip || e->mac_static)
+			continue;
+		atomic_store_explicit(&e->mac, word, memory_order_relaxed);
+		atomic_fetch_add_explicit(&e->arp_seen, 1, memory_order_relaxed);
+		hits++;
+	}
+	return hits;
+}
+
+void
+dp_local_arp(struct dp_worker *w, struct rte_mbuf *m, struct dp_pkt *pk)
+{
+	struct rte_arp_hdr *a = (struct rte_arp_hdr *)((uint8_t *)pk->eth + pk->l2_len);
+	struct rte_arp_ipv4 *d = &a->arp_data;
+	uint32_t sip;
+
+	if (rte_pktmbuf_data_len(m) < pk->l2_len + sizeof(*a) ||
+	    a->arp_hardware != rte_cpu_to_be_16(RTE_ARP_HRD_ETHER) ||
+	    a->arp_protocol != rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4) || a->arp_hlen != 6 ||
+	    a->arp_plen != 4)
+		return dp_count_drop(w, m, DP_DROP_BAD_ARP);
+	sip = d->arp_sip;
+	if (learn_mac(w, sip, &d->arp_sha) > 0)
+		w->ctr[DP_CTR_ARP_LEARNED]++;
+	else if (!(a->arp_opcode == rte_cpu_to_be_16(RTE_ARP_OP_REQUEST) &&
+		   d->arp_tip == w->router_ip))
+		return dp_count_drop(w, m, DP_DROP_BAD_ARP);
+
+	if (a->arp_opcode == rte_cpu_to_be_16(RTE_ARP_OP_REQUEST) && d->arp_tip == w->router_ip) {
+		a->arp_opcode = rte_cpu_to_be_16(RTE_ARP_OP_REPLY);
+		rte_ether_addr_copy(&d->arp_sha, &d->arp_tha);
+		d->arp_tip = sip;
+		rte_ether_addr_copy(&w->router_mac, &d->arp_sha);
+		d->arp_sip = w->router_ip;
+		eth_back(w, pk->eth);
+		w->ctr[DP_CTR_ARP_REPLIED]++;
+		return dp_tx_push(w, m, DP_TX_ANSWERED, 0);
+	}
+	/* An ARP that only taught us a MAC is absorbed: handled by the router. */
+	w->ctr[DP_CTR_ANSWERED]++;
+	rte_pktmbuf_free(m);
+}
+
+/* Finish a reply built in place: IPv4 back to the sender with @p l4_len bytes after the IP
+ * header, fresh header checksum. */
+static void
+ip_back(struct dp_worker *w, struct rte_mbuf *m, struct dp_pkt *pk, uint32_t l4_len)
+{
+	struct rte_ipv4_hdr *ip = pk->ip;
+	uint32_t len = pk->l2_len + pk->l3_len + l4_len;
+
+	ip->dst_addr = ip->src_addr;
+	ip->src_addr = w->router_ip;
+	ip->time_to_live = 64;
+	ip->fragment_offset = 0;
+	ip->total_length = rte_cpu_to_be_16((uint16_t)(pk->l3_len + l4_len));
+	ip->hdr_checksum = 0;
+	ip->hdr_checksum = rte_ipv4_cksum(ip);
+	m->data_len = (uint16_t)len;
+	m->pkt_len = len;
+	eth_back(w, pk->eth);
+}
+
+void
+dp_local_icmp(struct dp_worker *w, struct rte_mbuf *m, struct dp_pkt *pk)
+{
+	uint32_t tot = rte_be_to_cpu_16(pk->ip->total_length);
+	uint32_t ilen = tot - pk->l3_len;
+	struct rte_icmp_hdr *ic = (struct rte_icmp_hdr *)((uint8_t *)pk->ip + pk->l3_len);
+	uint16_t old, new;
+
+	if (ilen < sizeof(*ic) || ic->icmp_type != RTE_IP_ICMP_ECHO_REQUEST ||
+	    ic->icmp_code != 0 || rte_raw_cksum(ic, ilen) != 0xffff)
+		return dp_count_drop(w, m, DP_DROP_BAD_ICMP);
+	memcpy(&old, ic, 2);
+	ic->icmp_type = RTE_IP_ICMP_ECHO_REPLY;
+	memcpy(&new, ic, 2);
+	ic->icmp_cksum = dp_csum_replace2(ic->icmp_cksum, old, new);
+	ip_back(w, m, pk, ilen);
+	w->ctr[DP_CTR_ICMP_ECHOED]++;
+	dp_tx_push(w, m, DP_TX_ANSWERED, 0);
+}
+
+/* Append a binary response header (and @p body) for request @p rq to @p out. */
+static size_t
+bin_response(uint8_t *out, size_t room, const struct mc_request *rq, uint16_t status,
+	     const char *body)
+{
+	size_t blen = body ? strlen(body) : 0;
+
+	if (room < MC_BIN_HDR_LEN + blen)
+		return 0;
+	memset(out, 0, MC_BIN_HDR_LEN);
+	out[0] = 0x81;
+	out[1] = rq->opcode;
+	out[6] = (uint8_t)(status >> 8);
+	out[7] = (uint8_t)status;
+	out[8] = (uint8_t)(blen >> 24);
+	out[9] = (uint8_t)(blen >> 16);
+	out[10] = (uint8_t)(blen >> 8);
+	out[11] = (uint8_t)blen;
+	out[12] = (uint8_t)(rq->opaque >> 24);
+	out[13] = (uint8_t)(rq->opaque >> 16);
+	out[14] = (uint8_t)(rq->opaque >> 8);
+	out[15] = (uint8_t)rq->opaque;
+	memcpy(out + MC_BIN_HDR_LEN, body, blen);
+	return MC_BIN_HDR_LEN + blen;
+}
+
+/* The router's own answer to each request of a keyless datagram (version, mn, noop). */
+static size_t
+local_answers(const struct mc_requests *r, uint8_t *out, size_t room)
+{
+	size_t used = 0;
+
+	for (uint16_t i = 0; i < r->nreq; i++) {
+		const struct mc_request *rq = &r->req[i];
+		size_t n;
+
+		if (rq->proto == MC_PROTO_BINARY)
+			n = bin_response(out + used, room - used, rq, 0,
+					 rq->cmd == MC_CMD_VERSION ? DP_VERSION_TEXT : NULL);
+		else {
+			int k = snprintf((char *)out + used, room - used, "%s\r\n",
+					 rq->cmd == MC_CMD_VERSION ? "VERSION " DP_VERSION_TEXT : "MN");
+
+			n = k > 0 && (size_t)k < room - used ? (size_t)k : 0;
+		}
+		if (n == 0)
+			break;
+		used += n;
+	}
+	return used;
+}
+
+void
+dp_local_mc_reply(struct dp_worker *w, struct rte_mbuf *m, struct dp_pkt *pk, const char *why,
+		  bool server_error, uint16_t status, uint16_t req_idx)
+{
+	const struct mc_requests *r = &w->req;
+	uint8_t *body = pk->payload + MC_FRAME_HDR_LEN;
+	size_t head = (size_t)(body - (uint8_t *)m->buf_addr);
+	size_t room = m->buf_len > head ? m->buf_len - head : 0;
+	size_t blen = 0;
+	uint32_t ulen;
+
+	if (room > 1400)
+		room = 1400;
+	if (why == NULL)
+		blen = local_answers(r, body, room);
+	else if (r->req[req_idx].proto == MC_PROTO_BINARY)
+		blen = bin_response(body, room, &r->req[req_idx], status, why);
+	else {
+		int k = snprintf((char *)body, room, "%s %s\r\n",
+				 server_error ? "SERVER_ERROR" : "CLIENT_ERROR", why);
+
+		blen = k > 0 && (size_t)k < room ? (size_t)k : 0;
+	}
+	/* Frame header: the client's request id stays, one datagram. */
+	pk->payload[2] = 0;
+	pk->payload[3] = 0;
+	pk->payload[4] = 0;
+	pk->payload[5] = 1;
+	pk->payload[6] = 0;
+	pk->payload[7] = 0;
+	ulen = (uint32_t)(sizeof(struct rte_udp_hdr) + MC_FRAME_HDR_LEN + blen);
+	uint16_t p = pk->udp->src_port;
+	pk->udp->src_port = pk->udp->dst_port;
+	pk->udp->dst_port = p;
+	pk->udp->dgram_len = rte_cpu_to_be_16((uint16_t)ulen);
+	ip_back(w, m, pk, ulen);
+	pk->udp->dgram_cksum = 0;
+	if (w->tx_offload) {
+		m->l2_len = pk->l2_len;
+		m->l3_len = pk->l3_len;
+		m->ol_flags |= RTE_MBUF_F_TX_IPV4 | RTE_MBUF_F_TX_IP_CKSUM | RTE_MBUF_F_TX_UDP_CKSUM;
+		pk->udp->dgram_cksum = rte_ipv4_phdr_cksum(pk->ip, m->ol_flags);
+	} else {
+		pk->udp->dgram_cksum = rte_ipv4_udptcp_cksum(pk->ip, pk->udp);
+	}
+	dp_tx_push(w, m, DP_TX_ANSWERED, 0);
+}
+
+struct rte_mbuf *
+dp_arp_request(const struct dp *dp, uint32_t target_ip)
+{
+	struct rte_mbuf *m = dp->cfg.pool ? rte_pktmbuf_alloc(dp->cfg.pool) : NULL;
+	struct rte_ether_hdr *eth;
+	struct rte_arp_hdr *a;
+	const uint32_t len = RTE_ETHER_MIN_LEN - RTE_ETHER_CRC_LEN;
+
+	if (m == NULL)
+		return NULL;
+	eth = (struct rte_ether_hdr *)rte_pktmbuf_append(m, len);
+	if (eth == NULL) {
+		rte_pktmbuf_free(m);
+		return NULL;
+	}
+	memset(eth, 0, len);
+	memset(&eth->dst_addr, 0xff, sizeof(eth->dst_addr));
+	memcpy(&eth->src_addr, dp->cfg.router_mac, 6);
+	eth->ether_type = rte_cpu_to_be_16(RTE_ETHER_TYPE_ARP);
+	a = (struct rte_arp_hdr *)(eth + 1);
+	a->arp_hardware = rte_cpu_to_be_16(RTE_ARP_HRD_ETHER);
+	a->arp_protocol = rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4);
+	a->arp_hlen = 6;
+	a->arp_plen = 4;
+	a->arp_opcode = rte_cpu_to_be_16(RTE_ARP_OP_REQUEST);
+	memcpy(&a->arp_data.arp_sha, dp->cfg.router_mac, 6);
+	a->arp_data.arp_sip = dp->cfg.router_ip;
+	a->arp_data.arp_tip = target_ip;
+	return m;
+}

@@ -1,0 +1,566 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The worker loop, in the order a packet meets it:
+ *   dp_worker_poll -> dp_forward_burst -> handle_packet (Ethernet, VLAN, IPv4, UDP)
+ *     -> handle_request  (client -> router: mcproto, placement, slot, rewrite to the node)
+ *     -> handle_reply    (node -> router: slot check, rewrite back to the client)
+ *   -> dp_tx_push / dp_tx_flush (outcome counted when the NIC takes the packet).
+ * Everything here runs on the worker's own lcore and touches only its own dp_worker, except
+ * the hand-off ring of another worker (multi-producer enqueue) and the neighbour MAC words
+ * (relaxed atomic loads).
+ */
+
+#include <stdatomic.h>
+#include <string.h>
+
+#include <rte_branch_prediction.h>
+#include <rte_cycles.h>
+#include <rte_ethdev.h>
+
+#include "dataplane_priv.h"
+
+void
+dp_count_drop(struct dp_worker *w, struct rte_mbuf *m, enum dp_drop why)
+{
+	w->drop[why]++;
+	w->ctr[DP_CTR_DROPPED]++;
+	rte_pktmbuf_free(m);
+}
+
+/* Count the outcome of a packet the NIC took. */
+static inline void
+count_sent(struct dp_worker *w, enum dp_tx_tag tag, uint32_t ep)
+{
+	switch (tag) {
+	case DP_TX_FORWARDED:
+		w->ctr[DP_CTR_FORWARDED]++;
+		w->node_fwd[ep]++;
+		break;
+	case DP_TX_RETURNED:
+		w->ctr[DP_CTR_RETURNED]++;
+		w->node_ret[ep]++;
+		break;
+	case DP_TX_ANSWERED:
+		w->ctr[DP_CTR_ANSWERED]++;
+		break;
+	case DP_TX_CTL:
+		w->ctr[DP_CTR_CTL_TX]++;
+		break;
+	}
+}
+
+/* Send the buffered packets; the ones the queue refuses (after one retry) are dropped
+ * (tx_full) here, the only place a buffered packet is freed. */
+void
+dp_tx_flush(struct dp_worker *w)
+{
+	uint16_t n = w->ntx, sent = 0, i;
+
+	if (n == 0)
+		return;
+	sent = rte_eth_tx_burst(w->port_id, w->queue_id, w->tx, n);
+	if (unlikely(sent < n))
+		sent += rte_eth_tx_burst(w->port_id, w->queue_id, w->tx + sent, n - sent);
+	for (i = 0; i < sent; i++)
+		count_sent(w, (enum dp_tx_tag)w->tx_tag[i], w->tx_ep[i]);
+	for (; i < n; i++) {
+		if (w->tx_tag[i] == DP_TX_CTL)
+			rte_pktmbuf_free(w->tx[i]);
+		else
+			dp_count_drop(w, w->tx[i], DP_DROP_TX_FULL);
+	}
+	w->ntx = 0;
+}
+
+void
+dp_tx_push(struct dp_worker *w, struct rte_mbuf *m, enum dp_tx_tag tag, uint32_t ep)
+{
+	if (unlikely(w->ntx == DP_TX_CAP))
+		dp_tx_flush(w);
+	w->tx[w->ntx] = m;
+	w->tx_tag[w->ntx] = (uint8_t)tag;
+	w->tx_ep[w->ntx] = ep;
+	w->ntx++;
+}
+
+/*
+ * Rewrite the addresses of a parsed UDP packet and its memcached request id, keeping every
+ * checksum valid: incrementally (RFC 1624) in software, or left to the NIC when it offloads.
+ * A UDP checksum of 0 (none) stays 0. All values as stored on the wire except reqid (host).
+ */
+static void
+rewrite_udp(struct dp_worker *w, struct rte_mbuf *m, struct dp_pkt *pk, uint32_t sip,
+	    uint32_t dip, uint16_t sport, uint16_t dport, uint16_t reqid)
+{
+	struct rte_ipv4_hdr *ip = pk->ip;
+	struct rte_udp_hdr *udp = pk->udp;
+	uint16_t old_reqid, new_reqid = rte_cpu_to_be_16(reqid);
+	uint16_t old_ttl_proto, new_ttl_proto;
+
+	memcpy(&old_reqid, pk->payload, 2);
+	memcpy(pk->payload, &new_reqid, 2);
+	memcpy(&old_ttl_proto, &ip->time_to_live, 2);
+	ip->time_to_live = 64;
+	memcpy(&new_ttl_proto, &ip->time_to_live, 2);
+
+	if (w->tx_offload) {
+		ip->src_addr = sip;
+		ip->dst_addr = dip;
+		udp->src_port = sport;
+		udp->dst_port = dport;
+		ip->hdr_checksum = 0;
+		m->l2_len = pk->l2_len;
+		m->l3_len = pk->l3_len;
+		m->ol_flags |= RTE_MBUF_F_TX_IPV4 | RTE_MBUF_F_TX_IP_CKSUM | RTE_MBUF_F_TX_UDP_CKSUM;
+		udp->dgram_cksum = rte_ipv4_phdr_cksum(ip, m->ol_flags);
+		return;
+	}
+	uint16_t c = ip->hdr_checksum;
+
+	c = dp_csum_replace4(c, ip->src_addr, sip);
+	c = dp_csum_replace4(c, ip->dst_addr, dip);
+	ip->hdr_checksum = dp_csum_replace2(c, old_ttl_proto, new_ttl_proto);
+	if (udp->dgram_cksum != 0) {
+		c = udp->dgram_cksum;
+		c = dp_csum_replace4(c, ip->src_addr, sip);
+		c = dp_csum_replace4(c, ip->dst_addr, dip);
+		c = dp_csum_replace2(c, udp->src_port, sport);
+		c = dp_csum_replace2(c, udp->dst_port, dport);
+		c = dp_csum_replace2(c, old_reqid, new_reqid);
+		udp->dgram_cksum = c == 0 ? 0xffff : c;
+	}
+	ip->src_addr = sip;
+	ip->dst_addr = dip;
+	udp->src_port = sport;
+	udp->dst_port = dport;
+}
+
+static inline bool
+client_allowed(const struct dp_worker *w, uint32_t src)
+{
+	for (uint16_t i = 0; i < w->n_allowed; i++)
+		if ((src & w->allowed[i].mask) == w->allowed[i].addr)
+			return true;
+	return false;
+}
+
+static enum dp_drop
+mc_drop_reason(enum mc_err e)
+{
+	switch (e) {
+	case MC_E_FRAME_SHORT:
+	case MC_E_FRAME_SEQ:
+		return DP_DROP_MC_FRAME;
+	case MC_E_FRAME_MULTI:
+		return DP_DROP_MC_MULTI_DATAGRAM;
+	case MC_E_KEY_TOO_LONG:
+		return DP_DROP_MC_KEY_TOO_LONG;
+	default:
+		return DP_DROP_MC_BAD_REQUEST;
+	}
+}
+
+/* Keyless commands: 1 = forwardable alongside keys (mn, noop), 2 = answered here (version),
+ * 0 = refused (would reach every node or one arbitrary node). */
+static int
+keyless_policy(uint8_t cmd)
+{
+	switch (cmd) {
+	case MC_CMD_MN:
+	case MC_CMD_NOOP:
+		return 1;
+	case MC_CMD_VERSION:
+		return 2;
+	default:
+		return 0;
+	}
+}
+
+static void
+slot_free(struct dp_worker *w, uint32_t s)
+{
+	w->slots[s].tsc = 0;
+	w->free_fifo[w->free_tail++ & w->slot_mask] = s;
+}
+
+/*
+ * Owner of every key in the request, or a negative: -1 keys on several nodes, -2 no
+ * placement / no member with weight.
+ */
+static int32_t
+request_owner(struct dp_worker *w, const uint8_t *payload)
+{
+	const struct mc_requests *r = &w->req;
+	const struct pl_placement *pl = w->cur->pl;
+	uint8_t buf[MC_KEY_MAX];
+	int32_t owner = -2;
+
+	for (uint16_t k = 0; k < r->nkeys; k++) {
+		const struct mc_key *key = &r->keys[k];
+		const uint8_t *kp = payload + key->off;
+		size_t len = key->len;
+		int32_t idx;
+
+		if (key->base64) {
+			len = mc_key_decode(payload, key, buf);
+			kp = buf;
+		}
+		idx = pl_lookup_hash(pl, pl_key_hash(pl, kp, len));
+		if (idx < 0)
+			return -2;
+		if (owner >= 0 && idx != owner)
+			return -1;
+		owner = idx;
+	}
+	return owner;
+}
+
+/* Client -> router: serve, refuse or drop; on success the packet leaves towards the node. */
+static void
+handle_request(struct dp_worker *w, struct rte_mbuf *m, struct dp_pkt *pk)
+{
+	struct mc_requests *r = &w->req;
+	bool version = false;
+	int32_t owner;
+	enum mc_err e;
+
+	if (unlikely(!client_allowed(w, pk->ip->src_addr)))
+		return dp_count_drop(w, m, DP_DROP_CLIENT_DENIED);
+	e = mc_parse_datagram(pk->payload, pk->plen, r);
+	if (unlikely(e != MC_OK))
+		return dp_count_drop(w, m, mc_drop_reason(e));
+	for (uint16_t i = 0; i < r->nreq; i++) {
+		int pol;
+
+		if (r->req[i].kind != MC_KIND_KEYLESS)
+			continue;
+		pol = keyless_policy(r->req[i].cmd);
+		if (pol == 0) {
+			w->ctr[DP_CTR_MC_REFUSED]++;
+			return dp_local_mc_reply(w, m, pk, "command not allowed through the router",
+						 false, 0x0083, i);
+		}
+		version |= pol == 2;
+	}
+	if (r->nkeys == 0) {
+		w->ctr[DP_CTR_MC_VERSION]++;
+		return dp_local_mc_reply(w, m, pk, NULL, false, 0, 0);
+	}
+	if (unlikely(version)) {
+		w->ctr[DP_CTR_MC_REFUSED]++;
+		return dp_local_mc_reply(w, m, pk, "version cannot be pipelined with keyed commands",
+					 false, 0x0083, 0);
+	}
+	if (unlikely(w->cur == NULL))
+		return dp_count_drop(w, m, DP_DROP_NO_PLACEMENT);
+	owner = request_owner(w, pk->payload);
+	if (unlikely(owner == -2))
+		return dp_count_drop(w, m, DP_DROP_NO_PLACEMENT);
+	if (unlikely(owner == -1)) {
+		w->ctr[DP_CTR_MC_SPLIT_REFUSED]++;
+		return dp_local_mc_reply(w, m, pk, "multi-key request spans several nodes", true,
+					 0x0084, 0);
+	}
+
+	uint32_t ep = w->cur->ep[owner];
+	uint64_t mac = atomic_load_explicit(&w->eps[ep].mac, memory_order_relaxed);
+
+	if (unlikely(!(mac & DP_MAC_VALID)))
+		return dp_count_drop(w, m, DP_DROP_NODE_NO_MAC);
+	if (unlikely(w->free_head == w->free_tail))
+		return dp_count_drop(w, m, DP_DROP_NO_SLOT);
+
+	uint32_t s = w->free_fifo[w->free_head++ & w->slot_mask];
+	struct dp_slot *sl = &w->slots[s];
+	uint16_t reqid_host;
+
+	sl->gen = (uint16_t)((sl->gen + 1) & (0xffffu >> w->slot_lo_bits));
+	sl->tsc = w->now | 1; /* never 0 while live */
+	sl->client_ip = pk->ip->src_addr;
+	sl->client_port = pk->udp->src_port;
+	sl->client_reqid = r->frame.request_id;
+	sl->listen_port = pk->udp->dst_port;
+	sl->node_ip = atomic_load_explicit(&w->eps[ep].ip, memory_order_relaxed);
+	sl->node_port = rte_cpu_to_be_16(w->eps[ep].port);
+	sl->total = 0;
+	sl->passed = 0;
+	sl->ep = ep;
+	memcpy(sl->client_mac, &pk->eth->src_addr, 6);
+	sl->has_vlan = pk->vlan;
+	if (pk->vlan)
+		sl->vlan_tci = ((struct rte_vlan_hdr *)(pk->eth + 1))->vlan_tci;
+
+	uint32_t lo_mask = (1u << w->slot_lo_bits) - 1;
+	uint16_t port = (uint16_t)(w->reply_base + ((uint32_t)w->id << w->port_shift) +
+				   (s >> w->slot_lo_bits));
+
+	reqid_host = (uint16_t)((sl->gen << w->slot_lo_bits) | (s & lo_mask));
+	memcpy(&pk->eth->dst_addr, &mac, 6); /* little-endian: bytes 0..5 of the word */
+	rte_ether_addr_copy(&w->router_mac, &pk->eth->src_addr);
+	rewrite_udp(w, m, pk, w->router_ip, sl->node_ip, rte_cpu_to_be_16(port), sl->node_port,
+		    reqid_host);
+	dp_tx_push(w, m, DP_TX_FORWARDED, ep);
+}
+
+/* Node -> router, on the worker owning the slot the destination port names. */
+static void
+handle_reply_owned(struct dp_worker *w, struct rte_mbuf *m, struct dp_pkt *pk, uint32_t k)
+{
+	uint16_t reqid, seq, total;
+	uint32_t s;
+	struct dp_slot *sl;
+
+	if (unlikely(pk->plen < MC_FRAME_HDR_LEN))
+		return dp_count_drop(w, m, DP_DROP_REPLY_BAD_FRAME);
+	reqid = (uint16_t)(pk->payload[0] << 8 | pk->payload[1]);
+	seq = (uint16_t)(pk->payload[2] << 8 | pk->payload[3]);
+	total = (uint16_t)(pk->payload[4] << 8 | pk->payload[5]);
+	s = ((k & ((1u << w->port_shift) - 1)) << w->slot_lo_bits) |
+	    (reqid & ((1u << w->slot_lo_bits) - 1));
+	if (unlikely(s > w->slot_mask || w->slots[s].tsc == 0))
+		return dp_count_drop(w, m, DP_DROP_REPLY_NO_SLOT);
+	sl = &w->slots[s];
+	if (unlikely(pk->ip->src_addr != sl->node_ip || pk->udp->src_port != sl->node_port))
+		return dp_count_drop(w, m, DP_DROP_REPLY_WRONG_SOURCE);
+	if (unlikely((reqid >> w->slot_lo_bits) != sl->gen))
+		return dp_count_drop(w, m, DP_DROP_REPLY_STALE);
+	if (unlikely(total == 0 || seq >= total || (sl->total != 0 && total != sl->total)))
+		return dp_count_drop(w, m, DP_DROP_REPLY_BAD_FRAME);
+	if (unlikely(pk->vlan != (bool)sl->has_vlan))
+		return dp_count_drop(w, m, DP_DROP_VLAN_MISMATCH);
+
+	memcpy(&pk->eth->dst_addr, sl->client_mac, 6);
+	rte_ether_addr_copy(&w->router_mac, &pk->eth->src_addr);
+	if (pk->vlan)
+		((struct rte_vlan_hdr *)(pk->eth + 1))->vlan_tci = sl->vlan_tci;
+	rewrite_udp(w, m, pk, w->router_ip, sl->client_ip, sl->listen_port, sl->client_port,
+		    sl->client_reqid);
+	dp_tx_push(w, m, DP_TX_RETURNED, sl->ep);
+	sl->total = total;
+	if (++sl->passed >= total) {
+		w->ctr[DP_CTR_SLOTS_COMPLETED]++;
+		slot_free(w, s);
+	}
+}
+
+/* Node -> router on any worker: hand the packet to the slot's owner when it is another. */
+static void
+handle_reply(struct dp_worker *w, struct rte_mbuf *m, struct dp_pkt *pk, uint32_t k)
+{
+	uint32_t owner = k >> w->port_shift;
+
+	if (likely(owner == w->id))
+		return handle_reply_owned(w, m, pk, k);
+	if (unlikely(owner >= w->n_workers))
+		return dp_count_drop(w, m, DP_DROP_REPLY_NO_SLOT);
+	m->l2_len = pk->l2_len;
+	m->l3_len = pk->l3_len;
+	if (rte_ring_mp_enqueue(w->dp->handoff_rings[owner], m) != 0)
+		return dp_count_drop(w, m, DP_DROP_HANDOFF_FULL);
+	w->ctr[DP_CTR_HANDED_OVER]++;
+}
+
+/* Rebuild the parse of a packet another worker validated (l2_len / l3_len set by it). */
+static void
+take_over(struct dp_worker *w, struct rte_mbuf *m)
+{
+	struct dp_pkt pk;
+	uint8_t *p = rte_pktmbuf_mtod(m, uint8_t *);
+
+	pk.eth = (struct rte_ether_hdr *)p;
+	pk.l2_len = m->l2_len;
+	pk.l3_len = m->l3_len;
+	pk.vlan = pk.l2_len != sizeof(struct rte_ether_hdr);
+	pk.ip = (struct rte_ipv4_hdr *)(p + pk.l2_len);
+	pk.udp = (struct rte_udp_hdr *)((uint8_t *)pk.ip + pk.l3_len);
+	pk.payload = (uint8_t *)(pk.udp + 1);
+	pk.plen = rte_be_to_cpu_16(pk.udp->dgram_len) - (uint32_t)sizeof(struct rte_udp_hdr);
+	w->ctr[DP_CTR_TAKEN_OVER]++;
+	handle_reply_owned(w, m, &pk,
+			   (uint32_t)(rte_be_to_cpu_16(pk.udp->dst_port) - w->reply_base));
+}
+
+static inline bool
+is_listen_port(const struct dp_worker *w, uint16_t port)
+{
+	for (uint16_t i = 0; i < w->n_listen; i++)
+		if (w->listen[i] == port)
+			return true;
+	return false;
+}
+
+/* After Ethernet: IPv4 checks (lengths before reads, never trusting a length field), then
+ * ICMP or UDP dispatch. */
+static void
+handle_ipv4(struct dp_worker *w, struct rte_mbuf *m, struct dp_pkt *pk, uint32_t len)
+{
+	struct rte_ipv4_hdr *ip;
+	uint32_t ihl, tot, ulen, k;
+	uint16_t dport;
+
+	if (unlikely(len < pk->l2_len + sizeof(struct rte_ipv4_hdr)))
+		return dp_count_drop(w, m, DP_DROP_TRUNC_IP);
+	ip = pk->ip = (struct rte_ipv4_hdr *)((uint8_t *)pk->eth + pk->l2_len);
+	ihl = (uint32_t)(ip->version_ihl & 0x0f) * 4;
+	if (unlikely((ip->version_ihl >> 4) != 4 || ihl < sizeof(*ip)))
+		return dp_count_drop(w, m, DP_DROP_BAD_IP);
+	if (unlikely(len < pk->l2_len + ihl))
+		return dp_count_drop(w, m, DP_DROP_TRUNC_IP);
+	tot = rte_be_to_cpu_16(ip->total_length);
+	if (unlikely(tot < ihl || pk->l2_len + tot > len))
+		return dp_count_drop(w, m, DP_DROP_BAD_IP);
+	if ((m->ol_flags & RTE_MBUF_F_RX_IP_CKSUM_MASK) != RTE_MBUF_F_RX_IP_CKSUM_GOOD &&
+	    unlikely(rte_raw_cksum(ip, ihl) != 0xffff))
+		return dp_count_drop(w, m, DP_DROP_BAD_IP);
+	if (unlikely(ip->fragment_offset &
+		     rte_cpu_to_be_16(RTE_IPV4_HDR_MF_FLAG | RTE_IPV4_HDR_OFFSET_MASK)))
+		return dp_count_drop(w, m, DP_DROP_IP_FRAGMENT);
+	if (unlikely(ip->dst_addr != w->router_ip))
+		return dp_count_drop(w, m, DP_DROP_NOT_OUR_IP);
+	pk->l3_len = (uint16_t)ihl;
+	if (ip->next_proto_id == IPPROTO_ICMP)
+		return dp_local_icmp(w, m, pk);
+	if (unlikely(ip->next_proto_id != IPPROTO_UDP))
+		return dp_count_drop(w, m, DP_DROP_NOT_UDP);
+	if (unlikely(tot < ihl + sizeof(struct rte_udp_hdr)))
+		return dp_count_drop(w, m, DP_DROP_TRUNC_UDP);
+	pk->udp = (struct rte_udp_hdr *)((uint8_t *)ip + ihl);
+	ulen = rte_be_to_cpu_16(pk->udp->dgram_len);
+	if (unlikely(ulen != tot - ihl))
+		return dp_count_drop(w, m, DP_DROP_BAD_UDP_LEN);
+	pk->payload = (uint8_t *)(pk->udp + 1);
+	pk->plen = ulen - (uint32_t)sizeof(struct rte_udp_hdr);
+	dport = rte_be_to_cpu_16(pk->udp->dst_port);
+	k = (uint32_t)(uint16_t)(dport - w->reply_base);
+	if (dport >= w->reply_base && k < w->reply_count)
+		return handle_reply(w, m, pk, k);
+	if (likely(is_listen_port(w, dport)))
+		return handle_request(w, m, pk);
+	dp_count_drop(w, m, DP_DROP_BAD_PORT);
+}
+
+static void
+handle_packet(struct dp_worker *w, struct rte_mbuf *m)
+{
+	struct dp_pkt pk;
+	uint32_t len = rte_pktmbuf_data_len(m);
+	uint16_t etype;
+
+	if (unlikely(m->nb_segs != 1))
+		return dp_count_drop(w, m, DP_DROP_MULTI_SEGMENT);
+	if (unlikely(len < sizeof(struct rte_ether_hdr)))
+		return dp_count_drop(w, m, DP_DROP_TRUNC_ETH);
+	pk.eth = rte_pktmbuf_mtod(m, struct rte_ether_hdr *);
+	pk.l2_len = sizeof(struct rte_ether_hdr);
+	pk.vlan = false;
+	etype = pk.eth->ether_type;
+	if (etype == rte_cpu_to_be_16(RTE_ETHER_TYPE_VLAN)) {
+		if (unlikely(len < sizeof(struct rte_ether_hdr) + sizeof(struct rte_vlan_hdr)))
+			return dp_count_drop(w, m, DP_DROP_TRUNC_ETH);
+		etype = ((struct rte_vlan_hdr *)(pk.eth + 1))->eth_proto;
+		pk.l2_len += sizeof(struct rte_vlan_hdr);
+		pk.vlan = true;
+	}
+	if (unlikely(!rte_is_same_ether_addr(&pk.eth->dst_addr, &w->router_mac)) &&
+	    !(etype == rte_cpu_to_be_16(RTE_ETHER_TYPE_ARP) &&
+	      rte_is_broadcast_ether_addr(&pk.eth->dst_addr)))
+		return dp_count_drop(w, m, DP_DROP_NOT_FOR_US);
+	if (likely(etype == rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4)))
+		return handle_ipv4(w, m, &pk, len);
+	if (etype == rte_cpu_to_be_16(RTE_ETHER_TYPE_ARP))
+		return dp_local_arp(w, m, &pk);
+	dp_count_drop(w, m, DP_DROP_NOT_IPV4);
+}
+
+uint16_t
+dp_forward_burst(struct dp_worker *w, struct rte_mbuf **pkts, uint16_t n)
+{
+	w->now = rte_rdtsc();
+	/* Acquire pairs with the control lcore's release store in dp_publish_placement(): the
+	 * replica's contents are visible before its pointer. Loaded once per burst; the worker
+	 * reports quiescence only after the burst, so the replica outlives every use. */
+	w->cur = atomic_load_explicit(&w->view, memory_order_acquire);
+	if (unlikely(w->cur != NULL && w->cur->epoch != w->epoch_seen)) {
+		w->epoch_seen = w->cur->epoch;
+		w->ctr[DP_CTR_PUBLISH_SEEN]++;
+	}
+	w->ctr[DP_CTR_RX] += n;
+	for (uint16_t i = 0; i < n; i++) {
+		if (i + 1 < n)
+			rte_prefetch0(rte_pktmbuf_mtod(pkts[i + 1], void *));
+		handle_packet(w, pkts[i]);
+	}
+	dp_tx_flush(w);
+	return n;
+}
+
+/* Free slots whose reply did not fully pass within the timeout; a few per poll. */
+static void
+expire_slots(struct dp_worker *w)
+{
+	for (int i = 0; i < 16; i++) {
+		uint32_t s = w->sweep++ & w->slot_mask;
+		struct dp_slot *sl = &w->slots[s];
+
+		if (sl->tsc != 0 && w->now - sl->tsc > w->timeout_tsc) {
+			w->ctr[DP_CTR_SLOTS_EXPIRED]++;
+			slot_free(w, s);
+		}
+	}
+}
+
+unsigned int
+dp_worker_poll(struct dp_worker *w)
+{
+	struct rte_mbuf *pkts[DP_BURST_MAX];
+	unsigned int nh = 0;
+	uint16_t nr;
+
+	w->ctr[DP_CTR_POLLS]++;
+	if (w->ctl_ring != NULL) {
+		unsigned int nc = rte_ring_sc_dequeue_burst(w->ctl_ring, (void **)pkts, w->burst,
+							     NULL);
+
+		for (unsigned int i = 0; i < nc; i++)
+			dp_tx_push(w, pkts[i], DP_TX_CTL, 0);
+	}
+	nh = rte_ring_sc_dequeue_burst(w->handoff, (void **)pkts, w->burst, NULL);
+	for (unsigned int i = 0; i < nh; i++)
+		take_over(w, pkts[i]);
+	nr = rte_eth_rx_burst(w->port_id, w->queue_id, pkts, w->burst);
+	dp_forward_burst(w, pkts, nr); /* also flushes what the rings added */
+	expire_slots(w);
+	if (nr + nh == 0)
+		w->ctr[DP_CTR_IDLE_POLLS]++;
+	return nr + nh;
+}
+
+int
+dp_worker_run(void *arg)
+{
+	struct dp_worker *w = arg;
+	struct dp *dp = w->dp;
+	uint64_t empty = 0;
+
+	rte_rcu_qsbr_thread_register(dp->rcu, w->id);
+	rte_rcu_qsbr_thread_online(dp->rcu, w->id);
+	while (!atomic_load_explicit(&dp->stop, memory_order_relaxed)) {
+		unsigned int n = dp_worker_poll(w);
+
+		/* Nothing of the previous view is used past this point. */
+		rte_rcu_qsbr_quiescent(dp->rcu, w->id);
+		if (n != 0) {
+			empty = 0;
+			continue;
+		}
+		if (w->idle == DP_IDLE_BACKOFF && ++empty >= w->backoff_after) {
+			/* Offline while asleep, so a publication never waits for a sleeper. */
+			rte_rcu_qsbr_thread_offline(dp->rcu, w->id);
+			rte_delay_us_sleep(w->backoff_us);
+			rte_rcu_qsbr_thread_online(dp->rcu, w->id);
+		}
+	}
+	rte_rcu_qsbr_thread_offline(dp->rcu, w->id);
+	rte_rcu_qsbr_thread_unregister(dp->rcu, w->id);
+	return 0;
+}
