@@ -7,6 +7,7 @@
  * key-by-key owner comparison between two placements.
  */
 
+#include <errno.h>
 #include <stdarg.h>
 #include <setjmp.h>
 #include <stddef.h>
@@ -49,7 +50,8 @@ static inline struct pl_placement *pt_build(enum pl_algo algo, const struct pl_m
 	struct pl_config cfg = {.algo = algo};
 	struct pl_placement *p = pl_build(&cfg, m, n);
 
-	assert_non_null(p);
+	if (p == NULL)
+		fail_msg("building %s over %u members: %s", pl_algo_name(algo), n, strerror(errno));
 	return p;
 }
 
