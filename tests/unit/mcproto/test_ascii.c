@@ -1,0 +1,366 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Classic text requests: retrieval, storage with data blocks, delete, arithmetic, touch,
+ * keyless commands, key rules, line endings and pipelines (protocol.txt, memcached 1.6). */
+#include "mc_test.h"
+
+static struct mc_requests r;
+
+static void test_get_one_key(void **state)
+{
+	(void)state;
+	const char s[] = "get foo\r\n";
+	assert_int_equal(PARSE(s, &r), MC_OK);
+	assert_int_equal(r.nreq, 1);
+	assert_int_equal(r.nkeys, 1);
+	assert_int_equal(r.proto, MC_PROTO_ASCII);
+	assert_int_equal(r.req[0].cmd, MC_CMD_GET);
+	assert_int_equal(r.req[0].kind, MC_KIND_READ);
+	assert_int_equal(r.req[0].proto, MC_PROTO_ASCII);
+	assert_int_equal(r.req[0].off, 0);
+	assert_int_equal(r.req[0].len, sizeof(s) - 1);
+	assert_int_equal(r.req[0].line_len, sizeof(s) - 1);
+	assert_int_equal(r.req[0].flags, 0);
+	assert_int_equal(r.req[0].key_first, 0);
+	assert_int_equal(r.req[0].key_count, 1);
+	assert_int_equal(r.keys[0].off, 4);
+	assert_int_equal(r.keys[0].req, 0);
+	assert_key(s, &r, 0, "foo");
+}
+
+static void test_get_many_keys_extra_spaces(void **state)
+{
+	(void)state;
+	const char s[] = "  get   a  bb ccc    \r\n";
+	assert_int_equal(PARSE(s, &r), MC_OK);
+	assert_int_equal(r.req[0].cmd, MC_CMD_GET);
+	assert_int_equal(r.req[0].off, 2); /* the command name */
+	assert_int_equal(r.nkeys, 3);
+	assert_key(s, &r, 0, "a");
+	assert_key(s, &r, 1, "bb");
+	assert_key(s, &r, 2, "ccc");
+	assert_int_equal(r.req[0].len, sizeof(s) - 1 - 2);
+}
+
+static void test_gets_gat_gats(void **state)
+{
+	(void)state;
+	const char gets[] = "gets k1 k2\r\n";
+	assert_int_equal(PARSE(gets, &r), MC_OK);
+	assert_int_equal(r.req[0].cmd, MC_CMD_GETS);
+	assert_int_equal(r.nkeys, 2);
+
+	const char gat[] = "gat 300 k1 k2 k3\r\n";
+	assert_int_equal(PARSE(gat, &r), MC_OK);
+	assert_int_equal(r.req[0].cmd, MC_CMD_GAT);
+	assert_int_equal(r.req[0].kind, MC_KIND_READ);
+	assert_int_equal(r.nkeys, 3);
+	assert_key(gat, &r, 0, "k1");
+	assert_int_equal(r.req[0].args_len, 3);
+	assert_memory_equal(gat + r.req[0].args_off, "300", 3);
+
+	assert_int_equal(PARSE("gats -1 k\r\n", &r), MC_OK);
+	assert_int_equal(r.req[0].cmd, MC_CMD_GATS);
+	assert_int_equal(PARSE("gat 10\r\n", &r), MC_E_KEY_MISSING);
+	assert_int_equal(PARSE("gat\r\n", &r), MC_E_BAD_ARGUMENTS);
+	assert_int_equal(PARSE("gat ten k\r\n", &r), MC_E_BAD_NUMBER);
+	assert_int_equal(PARSE("gat 2147483648 k\r\n", &r), MC_E_BAD_NUMBER);
+	assert_int_equal(PARSE("gat -2147483648 k\r\n", &r), MC_OK);
+}
+
+static void test_get_errors(void **state)
+{
+	(void)state;
+	assert_int_equal(PARSE("get\r\n", &r), MC_E_KEY_MISSING);
+	assert_int_equal(PARSE("get    \r\n", &r), MC_E_KEY_MISSING);
+	assert_int_equal(PARSE("get foo", &r), MC_E_LINE_UNTERMINATED);
+	assert_int_equal(PARSE("get foo\r", &r), MC_E_LINE_UNTERMINATED);
+	/* A bare "\n" ends a line, as in memcached. */
+	assert_int_equal(PARSE("get foo\n", &r), MC_OK);
+	assert_int_equal(r.req[0].len, 8);
+	assert_key("get foo\n", &r, 0, "foo");
+	/* "\r" not right before "\n" stays in the token: a control character in the key. */
+	assert_int_equal(PARSE("get foo\r \n", &r), MC_E_KEY_BAD_CHAR);
+	assert_int_equal(PARSE("get foo\r\r\n", &r), MC_E_KEY_BAD_CHAR);
+	assert_int_equal(PARSE("get fo\to\r\n", &r), MC_E_KEY_BAD_CHAR);
+	assert_int_equal(PARSE("get a\x7f\r\n", &r), MC_E_KEY_BAD_CHAR);
+	assert_int_equal(PARSE("get a\0b\r\n", &r), MC_E_KEY_BAD_CHAR);
+	/* Commands are case-sensitive. */
+	assert_int_equal(PARSE("GET foo\r\n", &r), MC_E_UNKNOWN_COMMAND);
+	assert_int_equal(PARSE("\r\n", &r), MC_E_UNKNOWN_COMMAND);
+	assert_int_equal(PARSE("   \r\n", &r), MC_E_UNKNOWN_COMMAND);
+	assert_int_equal(PARSE("bogus foo\r\n", &r), MC_E_UNKNOWN_COMMAND);
+	assert_int_equal(PARSE("", &r), MC_E_EMPTY);
+}
+
+static void test_key_length_limits(void **state)
+{
+	(void)state;
+	char buf[300];
+	char key[252];
+
+	memset(key, 'k', sizeof(key));
+	key[250] = '\0';
+	snprintf(buf, sizeof(buf), "get %s\r\n", key);
+	assert_int_equal(parse_str(buf, &r), MC_OK);
+	assert_int_equal(r.keys[0].len, 250);
+	key[250] = 'k';
+	key[251] = '\0';
+	snprintf(buf, sizeof(buf), "get %s\r\n", key);
+	assert_int_equal(parse_str(buf, &r), MC_E_KEY_TOO_LONG);
+	snprintf(buf, sizeof(buf), "set %s 0 0 1\r\nx\r\n", key);
+	assert_int_equal(parse_str(buf, &r), MC_E_KEY_TOO_LONG);
+	/* Bytes above 0x7f (UTF-8) are allowed. */
+	assert_int_equal(PARSE("get caf\xc3\xa9\r\n", &r), MC_OK);
+	assert_int_equal(r.keys[0].len, 5);
+}
+
+static void test_key_count_limit(void **state)
+{
+	(void)state;
+	static char buf[8192];
+	size_t n = (size_t)snprintf(buf, sizeof(buf), "get");
+
+	for (int i = 0; i < MC_MAX_KEYS; i++)
+		n += (size_t)snprintf(buf + n, sizeof(buf) - n, " k%d", i);
+	snprintf(buf + n, sizeof(buf) - n, "\r\n");
+	assert_int_equal(parse_str(buf, &r), MC_OK);
+	assert_int_equal(r.nkeys, MC_MAX_KEYS);
+	assert_int_equal(r.req[0].key_count, MC_MAX_KEYS);
+	assert_key(buf, &r, MC_MAX_KEYS - 1, "k255");
+	snprintf(buf + n, sizeof(buf) - n, " one_more\r\n");
+	assert_int_equal(parse_str(buf, &r), MC_E_TOO_MANY_KEYS);
+}
+
+static void test_set_and_friends(void **state)
+{
+	(void)state;
+	const char s[] = "set foo 5 0 3\r\nbar\r\n";
+	assert_int_equal(PARSE(s, &r), MC_OK);
+	assert_int_equal(r.req[0].cmd, MC_CMD_SET);
+	assert_int_equal(r.req[0].kind, MC_KIND_WRITE);
+	assert_true(r.req[0].flags & MC_REQ_F_VALUE);
+	assert_false(r.req[0].flags & MC_REQ_F_QUIET);
+	assert_int_equal(r.req[0].line_len, 15);
+	assert_int_equal(r.req[0].data_off, 15);
+	assert_int_equal(r.req[0].data_len, 3);
+	assert_memory_equal(s + r.req[0].data_off, "bar", 3);
+	assert_int_equal(r.req[0].len, sizeof(s) - 1);
+	assert_key(s, &r, 0, "foo");
+
+	static const struct {
+		const char *name;
+		enum mc_cmd cmd;
+	} cmds[] = {{"add", MC_CMD_ADD},
+		    {"replace", MC_CMD_REPLACE},
+		    {"append", MC_CMD_APPEND},
+		    {"prepend", MC_CMD_PREPEND}};
+	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
+		char buf[64];
+		snprintf(buf, sizeof(buf), "%s k 1 2 4 noreply\r\nab\r\n\r\n", cmds[i].name);
+		assert_int_equal(parse_str(buf, &r), MC_OK);
+		assert_int_equal(r.req[0].cmd, cmds[i].cmd);
+		assert_int_equal(r.req[0].kind, MC_KIND_WRITE);
+		assert_true(r.req[0].flags & MC_REQ_F_QUIET);
+		assert_int_equal(r.req[0].data_len, 4);
+		assert_memory_equal(buf + r.req[0].data_off, "ab\r\n", 4);
+	}
+}
+
+static void test_set_data_block(void **state)
+{
+	(void)state;
+	/* Empty value, value holding "\r\n", exptime negative, flags at 2^32-1. */
+	assert_int_equal(PARSE("set k 0 0 0\r\n\r\n", &r), MC_OK);
+	assert_int_equal(r.req[0].data_len, 0);
+	assert_int_equal(PARSE("set k 0 0 4\r\n\r\n\r\n\r\n", &r), MC_OK);
+	assert_int_equal(r.req[0].data_len, 4);
+	assert_int_equal(PARSE("set k 4294967295 -1 1\r\nx\r\n", &r), MC_OK);
+	/* <bytes> off by one either way. */
+	/* One too many: the block runs into its own "\r\n", one byte is missing. */
+	assert_int_equal(PARSE("set k 0 0 4\r\nbar\r\n", &r), MC_E_DATA_TRUNCATED);
+	assert_int_equal(PARSE("set k 0 0 4\r\nbar\r\nX", &r), MC_E_DATA_BAD_END);
+	/* One too few: "r" sits where "\r" must be. */
+	assert_int_equal(PARSE("set k 0 0 2\r\nbar\r\n", &r), MC_E_DATA_BAD_END);
+	assert_int_equal(PARSE("set k 0 0 5\r\nbar\r\n", &r), MC_E_DATA_TRUNCATED);
+	assert_int_equal(PARSE("set k 0 0 3\r\nbar", &r), MC_E_DATA_TRUNCATED);
+	assert_int_equal(PARSE("set k 0 0 3\r\nbar\r", &r), MC_E_DATA_TRUNCATED);
+	assert_int_equal(PARSE("set k 0 0 3\r\nbar\n", &r), MC_E_DATA_TRUNCATED);
+	assert_int_equal(PARSE("set k 0 0 3\r\nbar\nx", &r), MC_E_DATA_BAD_END);
+	assert_int_equal(PARSE("set k 0 0 3\r\n", &r), MC_E_DATA_TRUNCATED);
+	assert_int_equal(PARSE("set k 0 0 99999999999\r\nx\r\n", &r), MC_E_BAD_NUMBER);
+	/* Numbers and argument counts. */
+	assert_int_equal(PARSE("set k x 0 1\r\nx\r\n", &r), MC_E_BAD_NUMBER);
+	assert_int_equal(PARSE("set k 4294967296 0 1\r\nx\r\n", &r), MC_E_BAD_NUMBER);
+	assert_int_equal(PARSE("set k 0 0 -1\r\nx\r\n", &r), MC_E_BAD_NUMBER);
+	assert_int_equal(PARSE("set k 0 1x 1\r\nx\r\n", &r), MC_E_BAD_NUMBER);
+	assert_int_equal(PARSE("set k 0 0\r\nx\r\n", &r), MC_E_BAD_ARGUMENTS);
+	assert_int_equal(PARSE("set k 0 0 1 norepl\r\nx\r\n", &r), MC_E_BAD_ARGUMENTS);
+	assert_int_equal(PARSE("set k 0 0 1 noreply x\r\nx\r\n", &r), MC_E_BAD_ARGUMENTS);
+	assert_int_equal(PARSE("set\r\n", &r), MC_E_KEY_MISSING);
+}
+
+static void test_cas(void **state)
+{
+	(void)state;
+	assert_int_equal(PARSE("cas k 0 0 1 12345\r\nx\r\n", &r), MC_OK);
+	assert_int_equal(r.req[0].cmd, MC_CMD_CAS);
+	assert_int_equal(r.req[0].kind, MC_KIND_WRITE);
+	assert_false(r.req[0].flags & MC_REQ_F_QUIET);
+	assert_int_equal(PARSE("cas k 0 0 1 18446744073709551615 noreply\r\nx\r\n", &r), MC_OK);
+	assert_true(r.req[0].flags & MC_REQ_F_QUIET);
+	assert_int_equal(PARSE("cas k 0 0 1 18446744073709551616\r\nx\r\n", &r),
+			 MC_E_BAD_NUMBER);
+	assert_int_equal(PARSE("cas k 0 0 1\r\nx\r\n", &r), MC_E_BAD_ARGUMENTS);
+	assert_int_equal(PARSE("cas k 0 0 1 noreply\r\nx\r\n", &r), MC_E_BAD_NUMBER);
+}
+
+static void test_delete(void **state)
+{
+	(void)state;
+	assert_int_equal(PARSE("delete k\r\n", &r), MC_OK);
+	assert_int_equal(r.req[0].cmd, MC_CMD_DELETE);
+	assert_int_equal(r.req[0].kind, MC_KIND_DELETE);
+	assert_false(r.req[0].flags & MC_REQ_F_QUIET);
+	assert_int_equal(PARSE("delete k noreply\r\n", &r), MC_OK);
+	assert_true(r.req[0].flags & MC_REQ_F_QUIET);
+	assert_int_equal(PARSE("delete k 0\r\n", &r), MC_OK);
+	assert_int_equal(PARSE("delete k 0 noreply\r\n", &r), MC_OK);
+	assert_true(r.req[0].flags & MC_REQ_F_QUIET);
+	assert_int_equal(PARSE("delete k 5\r\n", &r), MC_E_BAD_ARGUMENTS);
+	assert_int_equal(PARSE("delete k noreply 0\r\n", &r), MC_E_BAD_ARGUMENTS);
+	assert_int_equal(PARSE("delete\r\n", &r), MC_E_KEY_MISSING);
+}
+
+static void test_incr_decr_touch(void **state)
+{
+	(void)state;
+	assert_int_equal(PARSE("incr n 5\r\n", &r), MC_OK);
+	assert_int_equal(r.req[0].cmd, MC_CMD_INCR);
+	assert_int_equal(r.req[0].kind, MC_KIND_ARITH);
+	assert_int_equal(PARSE("decr n 18446744073709551615 noreply\r\n", &r), MC_OK);
+	assert_int_equal(r.req[0].cmd, MC_CMD_DECR);
+	assert_true(r.req[0].flags & MC_REQ_F_QUIET);
+	assert_int_equal(PARSE("incr n 18446744073709551616\r\n", &r), MC_E_BAD_NUMBER);
+	assert_int_equal(PARSE("incr n -1\r\n", &r), MC_E_BAD_NUMBER);
+	assert_int_equal(PARSE("incr n\r\n", &r), MC_E_BAD_ARGUMENTS);
+	assert_int_equal(PARSE("incr\r\n", &r), MC_E_KEY_MISSING);
+	assert_int_equal(PARSE("touch k 10\r\n", &r), MC_OK);
+	assert_int_equal(r.req[0].cmd, MC_CMD_TOUCH);
+	assert_int_equal(r.req[0].kind, MC_KIND_TOUCH);
+	assert_int_equal(PARSE("touch k -1 noreply\r\n", &r), MC_OK);
+	assert_true(r.req[0].flags & MC_REQ_F_QUIET);
+	assert_int_equal(PARSE("touch k soon\r\n", &r), MC_E_BAD_NUMBER);
+	assert_int_equal(PARSE("touch k 1 2\r\n", &r), MC_E_BAD_ARGUMENTS);
+}
+
+static void test_keyless(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *line;
+		enum mc_cmd cmd;
+		bool quiet;
+	} cases[] = {
+		{"version\r\n", MC_CMD_VERSION, false},
+		{"verbosity 1\r\n", MC_CMD_VERBOSITY, false},
+		{"verbosity 1 noreply\r\n", MC_CMD_VERBOSITY, true},
+		{"stats\r\n", MC_CMD_STATS, false},
+		{"stats items\r\n", MC_CMD_STATS, false},
+		{"flush_all\r\n", MC_CMD_FLUSH_ALL, false},
+		{"flush_all 10 noreply\r\n", MC_CMD_FLUSH_ALL, true},
+		{"quit\r\n", MC_CMD_QUIT, false},
+		{"shutdown graceful\r\n", MC_CMD_SHUTDOWN, false},
+		{"cache_memlimit 100\r\n", MC_CMD_CACHE_MEMLIMIT, false},
+		{"misbehave\r\n", MC_CMD_MISBEHAVE, false},
+		{"lru_crawler metadump all\r\n", MC_CMD_LRU_CRAWLER, false},
+		{"lru tune 10 25 0.1 2.0\r\n", MC_CMD_LRU, false},
+		{"slabs automove 1\r\n", MC_CMD_SLABS, false},
+		{"watch fetchers\r\n", MC_CMD_WATCH, false},
+		{"extstore item_size 64\r\n", MC_CMD_EXTSTORE, false},
+		{"debugtime 5\r\n", MC_CMD_DEBUGTIME, false},
+		{"mn\r\n", MC_CMD_MN, false},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		assert_int_equal(parse_str(cases[i].line, &r), MC_OK);
+		assert_int_equal(r.req[0].cmd, cases[i].cmd);
+		assert_int_equal(r.req[0].kind, MC_KIND_KEYLESS);
+		assert_int_equal(r.req[0].key_count, 0);
+		assert_int_equal(r.nkeys, 0);
+		assert_int_equal(!!(r.req[0].flags & MC_REQ_F_QUIET), cases[i].quiet);
+		/* The command's name is the word that starts the line. */
+		const char *name = mc_cmd_name(r.req[0].cmd);
+		assert_memory_equal(cases[i].line, name, strlen(name));
+		assert_true(cases[i].line[strlen(name)] == ' ' || cases[i].line[strlen(name)] == '\r');
+	}
+	assert_int_equal(PARSE("stats slabs\r\n", &r), MC_OK);
+	assert_int_equal(r.req[0].args_len, 5);
+	assert_memory_equal("stats slabs" + r.req[0].args_off, "slabs", 5);
+}
+
+static void test_pipeline(void **state)
+{
+	(void)state;
+	const char s[] = "get a b\r\nset c 0 0 1\r\nx\r\ndelete d noreply\r\nversion\r\nincr e 1\r\n";
+	assert_int_equal(PARSE(s, &r), MC_OK);
+	assert_int_equal(r.nreq, 5);
+	assert_int_equal(r.nkeys, 5);
+	const enum mc_cmd want[] = {MC_CMD_GET, MC_CMD_SET, MC_CMD_DELETE, MC_CMD_VERSION,
+				    MC_CMD_INCR};
+	uint32_t pos = 0;
+	for (int i = 0; i < 5; i++) {
+		assert_int_equal(r.req[i].cmd, want[i]);
+		assert_int_equal(r.req[i].off, pos); /* requests tile the buffer */
+		pos += r.req[i].len;
+	}
+	assert_int_equal(pos, sizeof(s) - 1);
+	assert_int_equal(r.req[1].key_first, 2);
+	assert_int_equal(r.keys[2].req, 1);
+	assert_key(s, &r, 3, "d");
+	assert_int_equal(r.keys[4].req, 4);
+	assert_int_equal(r.req[3].key_count, 0);
+	assert_int_equal(r.req[4].key_first, 4);
+
+	/* An error in a later request names where it is. */
+	const char bad[] = "get a\r\nget \x01\r\n";
+	assert_int_equal(PARSE(bad, &r), MC_E_KEY_BAD_CHAR);
+	assert_int_equal(r.err_off, 7);
+	/* Binary after text is refused. */
+	const char mixed[] = "get a\r\n\x80\x00\x00\x00";
+	assert_int_equal(PARSE(mixed, &r), MC_E_MIXED_PROTOCOLS);
+	assert_int_equal(r.err_off, 7);
+}
+
+static void test_request_count_limit(void **state)
+{
+	(void)state;
+	static char buf[MC_MAX_REQUESTS * 8 + 16];
+	size_t n = 0;
+
+	for (int i = 0; i < MC_MAX_REQUESTS; i++)
+		n += (size_t)snprintf(buf + n, sizeof(buf) - n, "get k\r\n");
+	assert_int_equal(mc_parse_requests((uint8_t *)buf, n, &r), MC_OK);
+	assert_int_equal(r.nreq, MC_MAX_REQUESTS);
+	n += (size_t)snprintf(buf + n, sizeof(buf) - n, "mn\r\n");
+	assert_int_equal(mc_parse_requests((uint8_t *)buf, n, &r), MC_E_TOO_MANY_REQUESTS);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_get_one_key),
+		cmocka_unit_test(test_get_many_keys_extra_spaces),
+		cmocka_unit_test(test_gets_gat_gats),
+		cmocka_unit_test(test_get_errors),
+		cmocka_unit_test(test_key_length_limits),
+		cmocka_unit_test(test_key_count_limit),
+		cmocka_unit_test(test_set_and_friends),
+		cmocka_unit_test(test_set_data_block),
+		cmocka_unit_test(test_cas),
+		cmocka_unit_test(test_delete),
+		cmocka_unit_test(test_incr_decr_touch),
+		cmocka_unit_test(test_keyless),
+		cmocka_unit_test(test_pipeline),
+		cmocka_unit_test(test_request_count_limit),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
