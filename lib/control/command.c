@@ -244,7 +244,7 @@ struct ctl_engine *ctl_engine_new(struct ctl_state *initial, const char *state_p
 		goto fail;
 	if (state_path != NULL && (e->state_path = strdup(state_path)) == NULL)
 		goto fail;
-	if (ctl_state_check(initial, NULL, 0) < 0) {
+	if (initial == NULL || ctl_state_check(initial, NULL, 0) < 0) {
 		saved = EINVAL;
 		goto fail;
 	}

@@ -158,7 +158,8 @@ struct ctl_ops {
 struct ctl_engine;
 
 /**
- * Engine over @p initial (taken over, also on failure), which must pass ctl_state_check().
+ * Engine over @p initial (taken over, also on failure), which must pass ctl_state_check()
+ * (NULL: fails with EINVAL, so a failed load can be passed straight in).
  * @p state_path: where each change is saved before it is published and acknowledged; NULL
  * for no persistence. @p ops is copied; NULL means no callbacks. Nothing is published or
  * saved here: the router publishes ctl_engine_placement() to its workers at start.

@@ -98,6 +98,7 @@ int main(int argc, char **argv)
 	struct ctl_ops ops = {.publish = fake_publish, .stats = fake_stats,
 			      .member_status = fake_status};
 	const char *state_path = NULL;
+	struct ctl_state *st;
 	struct ctl_engine *e;
 	struct ctl_server *srv;
 	unsigned nodes = 4;
@@ -117,7 +118,10 @@ int main(int argc, char **argv)
 	}
 	signal(SIGTERM, on_signal);
 	signal(SIGINT, on_signal);
-	e = ctl_engine_new(initial_state(state_path, nodes), state_path, &ops);
+	st = initial_state(state_path, nodes);
+	if (st == NULL)
+		return 1;
+	e = ctl_engine_new(st, state_path, &ops);
 	if (e == NULL) {
 		fprintf(stderr, "ctl_fake_router: initial membership refused: %s\n",
 			strerror(errno));

@@ -1,0 +1,388 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * ringwayctl end to end against ctl_fake_router (the control library served with a fake
+ * publish callback): exit codes, human and --json output, stdin scripts and transactions,
+ * replace from stdin, persistence across a restart, a corrupt state file refusing the start,
+ * and a non-root user refused by the socket's mode.
+ *
+ * argv[1] = ringwayctl, argv[2] = ctl_fake_router (paths from meson).
+ */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "ctl_test.h"
+
+static const char *ctl_bin, *router_bin;
+static char dir[64], sock[128], statef[128];
+static pid_t router = -1;
+
+struct run {
+	int status; /* exit code, or -1 when killed */
+	char out[1 << 16];
+	char err[4096];
+};
+
+static void read_file(const char *path, char *buf, size_t size)
+{
+	int fd = open(path, O_RDONLY);
+	ssize_t n = fd >= 0 ? read(fd, buf, size - 1) : -1;
+
+	buf[n > 0 ? n : 0] = '\0';
+	if (fd >= 0)
+		close(fd);
+}
+
+/* Run @p argv (NULL-terminated) with @p input on stdin; wait; collect output. */
+static void run_argv(char *const argv[], const char *input, struct run *r)
+{
+	char in[160], out[160], err[160];
+	pid_t pid;
+	int status, fd;
+
+	snprintf(in, sizeof(in), "%s/stdin", dir);
+	snprintf(out, sizeof(out), "%s/stdout", dir);
+	snprintf(err, sizeof(err), "%s/stderr", dir);
+	fd = open(in, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	assert_true(fd >= 0);
+	if (input != NULL)
+		assert_int_equal(write(fd, input, strlen(input)), (ssize_t)strlen(input));
+	close(fd);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		int i = open(in, O_RDONLY), o = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644),
+		    e = open(err, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+		dup2(i, 0);
+		dup2(o, 1);
+		dup2(e, 2);
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	r->status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+	read_file(out, r->out, sizeof(r->out));
+	read_file(err, r->err, sizeof(r->err));
+}
+
+/* ringwayctl --socket SOCK ARGS... (NULL-terminated) with @p input on stdin. */
+static void ctl(struct run *r, const char *input, ...)
+{
+	char *argv[16] = {(char *)ctl_bin, (char *)"--socket", sock};
+	const char *a;
+	int n = 3;
+	va_list ap;
+
+	va_start(ap, input);
+	while ((a = va_arg(ap, const char *)) != NULL && n < 15)
+		argv[n++] = (char *)a;
+	va_end(ap);
+	argv[n] = NULL;
+	run_argv(argv, input, r);
+}
+
+#define CTL(r, ...) ctl(r, NULL, __VA_ARGS__, (const char *)NULL)
+#define CTL_IN(r, in, ...) ctl(r, in, __VA_ARGS__, (const char *)NULL)
+
+static void expect(const struct run *r, int status, const char *out, const char *err)
+{
+	if (r->status != status || (out && strstr(r->out, out) == NULL) ||
+	    (err && strstr(r->err, err) == NULL))
+		fail_msg("exit %d stdout '%s' stderr '%s'; wanted exit %d, '%s', '%s'", r->status,
+			 r->out, r->err, status, out ? out : "", err ? err : "");
+}
+
+/* Start the fake router; returns its exit code if it stops at once, else 0 when ready. */
+static int router_start(void)
+{
+	int p[2], status;
+	char buf[64] = "";
+	struct pollfd pf;
+
+	assert_int_equal(pipe(p), 0);
+	router = fork();
+	assert_true(router >= 0);
+	if (router == 0) {
+		dup2(p[1], 1);
+		close(p[0]);
+		execl(router_bin, router_bin, "--socket", sock, "--state", statef, "--nodes", "4",
+		      (char *)NULL);
+		_exit(127);
+	}
+	close(p[1]);
+	pf = (struct pollfd){.fd = p[0], .events = POLLIN};
+	assert_int_equal(poll(&pf, 1, 10000), 1);
+	if (read(p[0], buf, sizeof(buf) - 1) <= 0 || strncmp(buf, "ready", 5) != 0) {
+		close(p[0]);
+		assert_int_equal(waitpid(router, &status, 0), router);
+		router = -1;
+		return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+	}
+	close(p[0]);
+	return 0;
+}
+
+static void router_stop(void)
+{
+	int status;
+
+	if (router <= 0)
+		return;
+	kill(router, SIGTERM);
+	assert_int_equal(waitpid(router, &status, 0), router);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	router = -1;
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	strcpy(dir, "/tmp/ctl_cli_XXXXXX");
+	if (mkdtemp(dir) == NULL)
+		return -1;
+	snprintf(sock, sizeof(sock), "%s/run/ctl.sock", dir);
+	snprintf(statef, sizeof(statef), "%s/state", dir);
+	return router_start() == 0 ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+	char cmd[256];
+
+	(void)state;
+	router_stop();
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	return system(cmd) == 0 ? 0 : -1;
+}
+
+static void test_exit_codes_and_human_output(void **state)
+{
+	struct run r;
+
+	(void)state;
+	CTL(&r, "epoch");
+	expect(&r, 0, "epoch 1\n", NULL);
+	CTL(&r, "remove", "nope");
+	expect(&r, 1, NULL, "ERROR unknown node nope\n");
+	assert_string_equal(r.out, "");
+	CTL(&r, "frobnicate");
+	expect(&r, 1, NULL, "ERROR unknown command 'frobnicate'");
+	CTL(&r, "add", "n5", "198.18.1.5:11211", "weight", "2");
+	expect(&r, 0, "epoch 2\n", NULL);
+	CTL(&r, "list");
+	expect(&r, 0, "members 5 epoch 2\nname n1 addr 198.18.1.1:11211 weight 1 state active share ",
+	       NULL);
+	assert_non_null(strstr(r.out, "name n5 addr 198.18.1.5:11211 weight 2 state active "));
+	CTL(&r, "ring");
+	expect(&r, 0, "algo ring vnodes 160 points 960 members 5", NULL);
+	CTL(&r, "stats");
+	expect(&r, 0, "ctl.changes 1\n", NULL);
+	assert_non_null(strstr(r.out, "router.publishes 1\n"));
+	/* a publish the router refuses: ERROR, nothing changed */
+	CTL(&r, "add", "failpublish", "198.18.9.9");
+	expect(&r, 1, NULL, "ERROR publish failed: Input/output error; nothing changed");
+	CTL(&r, "epoch");
+	expect(&r, 0, "epoch 2\n", NULL);
+
+	/* usage and connection errors: 2 */
+	{
+		char *argv[] = {(char *)ctl_bin, NULL};
+
+		run_argv(argv, NULL, &r);
+		expect(&r, 2, NULL, "usage: ringwayctl");
+	}
+	CTL(&r, "--bogus", "epoch");
+	expect(&r, 2, NULL, "usage");
+	CTL(&r, "--timeout", "x", "epoch");
+	expect(&r, 2, NULL, "bad --timeout 'x'");
+	{
+		char *argv[] = {(char *)ctl_bin, (char *)"--socket", (char *)"/nonexistent/ctl.sock",
+				(char *)"epoch", NULL};
+
+		run_argv(argv, NULL, &r);
+		expect(&r, 2, NULL, "no control socket at /nonexistent/ctl.sock");
+	}
+	{
+		char *argv[] = {(char *)ctl_bin, (char *)"--socket", sock, (char *)"add",
+				(char *)"a\nb", NULL};
+
+		run_argv(argv, NULL, &r);
+		expect(&r, 2, NULL, "must be one line");
+	}
+}
+
+/* Check @p json with Python's parser and an assertion over each line's object `d`. */
+static void check_json(const char *json, const char *assertion)
+{
+	char path[160], script[160], cmd[512];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/json", dir);
+	snprintf(script, sizeof(script), "%s/check.py", dir);
+	f = fopen(path, "w");
+	fputs(json, f);
+	fclose(f);
+	f = fopen(script, "w");
+	fprintf(f, "import json, sys\nfor l in open(sys.argv[1]):\n    d = json.loads(l)\n"
+		   "    assert %s, d\n", assertion);
+	fclose(f);
+	snprintf(cmd, sizeof(cmd), "python3 '%s' '%s'", script, path);
+	if (system(cmd) != 0)
+		fail_msg("JSON check failed: %s on %s", assertion, json);
+}
+
+static void test_json(void **state)
+{
+	struct run r;
+
+	(void)state;
+	CTL(&r, "--json", "epoch");
+	expect(&r, 0, NULL, NULL);
+	assert_string_equal(r.out, "{\"ok\":true,\"epoch\":1}\n");
+	CTL(&r, "--json", "remove", "nope");
+	expect(&r, 1, NULL, NULL);
+	assert_string_equal(r.out, "{\"ok\":false,\"error\":\"unknown node nope\"}\n");
+	assert_string_equal(r.err, "");
+	if (system("python3 -c 'import json' 2>/dev/null") != 0) {
+		print_message("python3 missing: JSON structure checks skipped\n");
+		return;
+	}
+	CTL(&r, "--json", "list");
+	expect(&r, 0, NULL, NULL);
+	check_json(r.out, "d['ok'] and d['members']==4 and d['epoch']==1 and len(d['items'])==4 "
+			  "and d['items'][0]['name']=='n1' and d['items'][0]['addr']=="
+			  "'198.18.1.1:11211' and d['items'][0]['weight']==1 and "
+			  "abs(sum(i['share'] for i in d['items'])-1)<1e-5");
+	CTL(&r, "--json", "plan", "add", "n5", "198.18.1.5");
+	expect(&r, 0, NULL, NULL);
+	check_json(r.out, "0.1<d['moved']<0.3 and d['epoch']==1 and d['items'][4]['change']=="
+			  "'added' and abs(d['items'][4]['share_after']-d['moved'])<1e-6");
+	CTL(&r, "--json", "stats");
+	check_json(r.out, "{'ctl.commands'} <= set(k for i in d['items'] for k in i)");
+	CTL(&r, "--json", "ring");
+	check_json(r.out, "d['algo']=='ring' and d['points']==640 and d['hash_tag']=='none'");
+	CTL_IN(&r, "epoch\nbogus\nweight n1 2\n", "--json", "-");
+	expect(&r, 1, NULL, NULL);
+	check_json(r.out, "'ok' in d");
+	assert_non_null(strstr(r.out, "{\"ok\":true,\"epoch\":1}\n{\"ok\":false,\"error\":"
+				      "\"unknown command 'bogus'"));
+	assert_non_null(strstr(r.out, "}\n{\"ok\":true,\"epoch\":2}\n"));
+}
+
+static void test_stdin_script_and_replace(void **state)
+{
+	struct run r;
+
+	(void)state;
+	/* a transaction in one connection */
+	CTL_IN(&r, "begin\nadd t1 198.18.6.1\n\nweight n1 3\ncommit\nepoch\n", "-");
+	expect(&r, 0, "transaction open epoch 1\nqueued 1\nqueued 2\nepoch 2\nepoch 2\n", NULL);
+	/* an error in the middle: the rest still runs, exit 1 */
+	CTL_IN(&r, "remove zz\nremove t1\n", "-");
+	expect(&r, 1, "epoch 3\n", "ERROR unknown node zz");
+	/* a replace block inside a script */
+	CTL_IN(&r, "replace\na 198.18.7.1\nb 198.18.7.2 weight 2\nend\nlist\n", "-");
+	expect(&r, 0, "epoch 4\nmembers 2 epoch 4\nname a ", NULL);
+	/* replace reading the members from stdin */
+	CTL_IN(&r, "x 198.18.8.1\n# not a member\n", "replace");
+	expect(&r, 1, NULL, "ERROR replace line 2: bad name '#'");
+	CTL_IN(&r, "x 198.18.8.1\ny 198.18.8.2 mac 02:00:00:00:00:02\nz 198.18.8.3\n", "replace");
+	expect(&r, 0, "epoch 5\n", NULL);
+	CTL_IN(&r, "x 198.18.8.1\n", "if-epoch", "4", "replace");
+	expect(&r, 1, NULL, "ERROR epoch is 5");
+	CTL(&r, "list");
+	expect(&r, 0, "members 3 epoch 5\n", NULL);
+	assert_non_null(strstr(r.out, "name y addr 198.18.8.2:11211 weight 1 state active share "));
+	assert_non_null(strstr(r.out, " mac 02:00:00:00:00:02 arp static\n"));
+	CTL(&r, "if-epoch", "5", "remove", "z");
+	expect(&r, 0, "epoch 6\n", NULL);
+}
+
+/* The membership survives a restart; a corrupt state file stops the start and is kept. */
+static void test_restart_and_corrupt_state(void **state)
+{
+	struct run before, after, ep;
+	char a[4096], b[4096];
+	int fd;
+
+	(void)state;
+	CTL(&before, "add", "n9", "198.18.1.9:11300", "weight", "3", "mac");
+	expect(&before, 1, NULL, "bad MAC");
+	CTL(&before, "add", "n9", "198.18.1.9:11300", "weight", "3");
+	expect(&before, 0, "epoch 2", NULL);
+	CTL(&before, "weight", "n2", "0");
+	expect(&before, 0, "epoch 3", NULL);
+	CTL(&before, "list");
+	router_stop();
+	assert_int_equal(router_start(), 0);
+	CTL(&after, "list");
+	assert_string_equal(before.out, after.out);
+	CTL(&ep, "epoch");
+	expect(&ep, 0, "epoch 3\n", NULL);
+
+	router_stop();
+	read_file(statef, a, sizeof(a));
+	a[strlen(a) / 2] ^= 0x01; /* one bit */
+	fd = open(statef, O_WRONLY | O_TRUNC);
+	assert_int_equal(write(fd, a, strlen(a)), (ssize_t)strlen(a));
+	close(fd);
+	assert_int_equal(router_start(), 1);
+	read_file(statef, b, sizeof(b));
+	assert_string_equal(a, b); /* left as it was */
+	CTL(&ep, "epoch");
+	expect(&ep, 2, NULL, NULL); /* nobody serves */
+}
+
+static void test_non_root_refused(void **state)
+{
+	char copy[160], cmd[512];
+	struct run r;
+
+	(void)state;
+	if (geteuid() != 0) {
+		print_message("SKIP: not root, cannot run ringwayctl as nobody\n");
+		skip();
+	}
+	/* a copy nobody can execute, in directories nobody can enter: only the mode stops it */
+	snprintf(copy, sizeof(copy), "%s/ringwayctl", dir);
+	snprintf(cmd, sizeof(cmd), "cp '%s' '%s' && chmod 0755 '%s' '%s' '%s/run'", ctl_bin, copy,
+		 copy, dir, dir);
+	assert_int_equal(system(cmd), 0);
+	{
+		char *argv[] = {(char *)"/usr/bin/setpriv", (char *)"--reuid=nobody",
+				(char *)"--regid=nogroup", (char *)"--clear-groups", copy,
+				(char *)"--socket", sock, (char *)"epoch", NULL};
+
+		run_argv(argv, NULL, &r);
+		expect(&r, 2, NULL, "Permission denied");
+		chmod(sock, 0666); /* control: the same command gets through when the mode allows */
+		run_argv(argv, NULL, &r);
+		chmod(sock, 0600);
+		expect(&r, 0, "epoch 1\n", NULL);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_exit_codes_and_human_output, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_json, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_stdin_script_and_replace, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_restart_and_corrupt_state, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_non_root_refused, setup, teardown),
+	};
+
+	if (argc != 3) {
+		fprintf(stderr, "usage: %s RINGWAYCTL CTL_FAKE_ROUTER\n", argv[0]);
+		return 2;
+	}
+	ctl_bin = argv[1];
+	router_bin = argv[2];
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
