@@ -69,7 +69,7 @@ CASES = [
     ("ascii_replace_miss", b"replace nokey 0 0 1\r\nx\r\n"),
     ("ascii_append", b"append baz 0 0 1\r\n!\r\n"),
     ("ascii_cas_miss", b"cas nokey 0 0 1 1\r\nx\r\n"),
-    ("ascii_cas_exists", b"cas foo 5 0 3 1\r\nbar\r\n"),
+    ("ascii_cas_exists", b"cas foo 5 0 3 999999\r\nbar\r\n"),
     ("ascii_delete_hit", b"delete del1\r\n"),
     ("ascii_delete_miss", b"delete nokey\r\n"),
     ("ascii_incr", b"incr num 5\r\n"),
