@@ -502,7 +502,8 @@ expire_slots(struct dp_worker *w)
 		uint32_t s = w->sweep++ & w->slot_mask;
 		struct dp_slot *sl = &w->slots[s];
 
-		if (sl->tsc != 0 && w->now - sl->tsc > w->timeout_tsc) {
+		/* tsc may be now | 1, one tick ahead of now. */
+		if (sl->tsc != 0 && w->now > sl->tsc && w->now - sl->tsc > w->timeout_tsc) {
 			w->ctr[DP_CTR_SLOTS_EXPIRED]++;
 			slot_free(w, s);
 		}
