@@ -420,6 +420,7 @@ static void machine(FILE *f)
 {
 	char line[256], model[128] = "unknown";
 	FILE *c = fopen("/proc/cpuinfo", "r");
+	double load1;
 
 	while (c != NULL && fgets(line, sizeof(line), c) != NULL) {
 		char *v = strchr(line, ':');
@@ -432,8 +433,15 @@ static void machine(FILE *f)
 	}
 	if (c != NULL)
 		fclose(c);
-	fprintf(f, "  \"machine\": {\"cpu\": \"%s\", \"online_cpus\": %ld},\n", model,
-		sysconf(_SC_NPROCESSORS_ONLN));
+	/* the load when the run started: on a shared machine it explains slow figures */
+	c = fopen("/proc/loadavg", "r");
+	if (c == NULL || fscanf(c, "%lf", &load1) != 1)
+		load1 = -1;
+	if (c != NULL)
+		fclose(c);
+	fprintf(f,
+		"  \"machine\": {\"cpu\": \"%s\", \"online_cpus\": %ld, \"loadavg_1min\": %.2f},\n",
+		model, sysconf(_SC_NPROCESSORS_ONLN), load1);
 }
 
 static int setup(struct bench *b)
