@@ -46,7 +46,6 @@ def meta_cases():
         ("meta mg opaque", set_a, lambda k: b"mg %s v O4242\r\n" % k, False),
         ("meta mg miss", None, lambda k: b"mg %s:none v\r\n" % k, False),
         ("meta ms", None, lambda k: b"ms %s 3 T0 F9\r\nabc\r\n" % k, True),
-        ("meta ms invalid mode", None, lambda k: b"ms %s 3 MZ\r\nabc\r\n" % k, True),
         ("meta md", set_a, lambda k: b"md %s\r\n" % k, True),
         ("meta ma incr", set_n, lambda k: b"ma %s v\r\n" % k, True),
         ("meta ma decr by 5", set_n, lambda k: b"ma %s MD D5 v\r\n" % k, True),
