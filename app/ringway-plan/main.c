@@ -517,8 +517,9 @@ static int parse_option(int c, const char *arg, struct opts *o)
 		}
 		return 0;
 	case OPT_HASH_TAG:
-		if (strlen(arg) != 2) {
-			errmsg("--hash-tag %s: expected two characters, such as {}", arg);
+		if (strlen(arg) != 2 || arg[0] <= ' ' || arg[0] > '~' || arg[1] <= ' ' ||
+		    arg[1] > '~') {
+			errmsg("--hash-tag %s: expected two printable characters, such as {}", arg);
 			return EXIT_USAGE;
 		}
 		memcpy(o->cfg.hash_tag, arg, 2);
@@ -669,10 +670,15 @@ static struct pl_placement *build(const struct opts *o, enum pl_algo a, const st
 	struct pl_placement *p;
 
 	cfg.algo = a;
+	if (a != PL_ALGO_TWEMPROXY) /* the others hash keys their own way */
+		cfg.key_hash = PL_HASH_XXH3;
 	p = pl_build(&cfg, fl->m, fl->n);
 	if (p == NULL)
-		errmsg("%s: cannot build the %s placement (%u members): %s", pl_algo_name(a), which,
-		       fl->n, strerror(errno));
+		errmsg("%s: cannot build the %splacement (%u members): %s%s", pl_algo_name(a), which,
+		       fl->n, strerror(errno),
+		       a == PL_ALGO_MAGLEV && errno == EINVAL
+			       ? " (the table size must be a prime, at least the members with weight)"
+			       : "");
 	return p;
 }
 
@@ -814,9 +820,9 @@ static void print_config_json(const struct pl_config *c)
 		printf(", \"maglev_size\": %u", c->maglev_size);
 	if (c->algo == PL_ALGO_TWEMPROXY)
 		printf(", \"key_hash\": \"%s\"", pl_hash_name(c->key_hash));
-	if (c->hash_tag[0] != '\0')
-		printf(", \"hash_tag\": \"%s%c%c\"", c->hash_tag[0] == '"' ? "\\" : "",
-		       c->hash_tag[0], c->hash_tag[1]);
+	if (c->hash_tag[0] != '\0') /* printable ASCII (see --hash-tag): escape " and \ */
+		printf(", \"hash_tag\": \"%s%c%s%c\"", strchr("\"\\", c->hash_tag[0]) ? "\\" : "",
+		       c->hash_tag[0], strchr("\"\\", c->hash_tag[1]) ? "\\" : "", c->hash_tag[1]);
 }
 
 static void print_load_json(const char *name, const struct load *l)
@@ -915,6 +921,30 @@ static void print_load_text(const struct load *l)
 	       (unsigned long long)l->max, l->mean, l->stddev, l->max_over_mean);
 }
 
+/* The settings that shaped the figures: defaults as the library filled them in. */
+static void print_settings_text(const struct opts *o, const struct result *res)
+{
+	const char *sep = "settings: ";
+	unsigned i;
+
+	for (i = 0; i < o->nalgos; i++) {
+		const struct pl_config *c = res[i].cfg;
+
+		if (c->algo == PL_ALGO_RING)
+			printf("%sring %u vnodes per unit of weight", sep, c->vnodes);
+		else if (c->algo == PL_ALGO_MAGLEV)
+			printf("%smaglev table %u", sep, c->maglev_size);
+		else if (c->algo == PL_ALGO_TWEMPROXY)
+			printf("%stwemproxy key hash %s", sep, pl_hash_name(c->key_hash));
+		else
+			continue;
+		sep = "; ";
+	}
+	if (o->cfg.hash_tag[0] != '\0')
+		printf("%shash tag %c%c", sep, o->cfg.hash_tag[0], o->cfg.hash_tag[1]);
+	printf("%s\n", sep[0] == ';' || o->cfg.hash_tag[0] ? "\n" : "");
+}
+
 static void print_text(const struct opts *o, const struct fleet *from, const struct fleet *to,
 		       const struct keys *k, const struct result *res)
 {
@@ -923,8 +953,9 @@ static void print_text(const struct opts *o, const struct fleet *from, const str
 	printf("change: ");
 	print_change_text(o);
 	printf("\nmembers: %u -> %u; keys: %zu (%s)\n", from->n, to->n, k->n, k->source);
-	printf("ideal movement (weight share that changes hands): %.2f%%\n\n",
+	printf("ideal movement (weight share that changes hands): %.2f%%\n",
 	       100 * ideal_fraction(from, to));
+	print_settings_text(o, res);
 	printf("%-11s %9s %8s %18s %12s\n", "algorithm", "moved", "moved%", "between-unchanged",
 	       "hash-space%");
 	for (i = 0; i < o->nalgos; i++) {
@@ -996,8 +1027,8 @@ static int run_compare(struct opts *o, const struct fleet *from, const struct ke
 	}
 	rc = EXIT_FAILURE;
 	for (i = 0; i < o->nalgos; i++) {
-		pf[i] = build(o, o->algos[i], from, "current");
-		pt[i] = pf[i] ? build(o, o->algos[i], &to, "changed") : NULL;
+		pf[i] = build(o, o->algos[i], from, "current ");
+		pt[i] = pf[i] ? build(o, o->algos[i], &to, "changed ") : NULL;
 		if (pt[i] == NULL)
 			goto out;
 		res[i].algo = o->algos[i];

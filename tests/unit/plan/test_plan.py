@@ -161,6 +161,35 @@ def test_keys_file_and_generated_addresses(tmp):
           "--add NAME=ADDR:PORT then --weight: a weight-3 member takes half", str(a)[:300])
 
 
+def test_settings(tmp):
+    path = os.path.join(tmp, "tagged")
+    with open(path, "w") as f:
+        f.write("".join("{acct%d}:item%d\n" % (i % 3, i) for i in range(300)))
+    for algo in ALGOS:
+        tagged = assign("--nodes", "20", "--algo", algo, "--keys", path, "--hash-tag", "{}")
+        owners = {}
+        for key, node in tagged.items():
+            owners.setdefault(key.split(":")[0], set()).add(node)
+        plain = assign("--nodes", "20", "--algo", algo, "--keys", path)
+        check(all(len(v) == 1 for v in owners.values()) and len(set(plain.values())) > 3,
+              "%s: --hash-tag {} places keys with the same tag together" % algo, str(owners))
+    doc = json.loads(run("compare", "--json", "--nodes", "10", "--add", "n", "--vnodes", "10",
+                         "--key-hash", "md5", "--maglev-size", "257", "--hash-tag", "{}",
+                         "--algo", "ring,twemproxy,maglev", "--generate", "2000").stdout)
+    a = {x["algo"]: x for x in doc["algorithms"]}
+    check(a["ring"]["vnodes"] == 10 and a["ring"]["points_before"] == 100
+          and a["ring"]["points_after"] == 110, "--vnodes sets ring tokens", str(a["ring"])[:200])
+    check(a["twemproxy"]["key_hash"] == "md5" and a["maglev"]["maglev_size"] == 257
+          and a["ring"]["hash_tag"] == "{}", "--key-hash, --maglev-size, --hash-tag are applied")
+    md5 = assign("--nodes", "10", "--algo", "twemproxy", "--key-hash", "md5", "--generate", "500")
+    fnv = assign("--nodes", "10", "--algo", "twemproxy", "--generate", "500")
+    check(md5 != fnv, "twemproxy's key hash changes placement")
+    p = run("compare", "--nodes", "10", "--add", "n", "--maglev-size", "256", "--algo", "maglev",
+            code=1)
+    check("maglev" in p.stderr, "a maglev table size that is not prime is refused",
+          p.stderr.strip())
+
+
 def test_errors(tmp):
     bad = nodes_file(tmp, "bad", 2, "node9 198.18.1.10:70000\n")
     p = run("compare", "--nodes", bad, "--add", "x", code=1)
@@ -190,6 +219,8 @@ def test_errors(tmp):
         ["assign", "--nodes", "10", "--algo", "ring", "--add", "x"],
         ["assign", "--nodes", "10", "--algo", "twemproxy", "--key-hash", "sha1"],
         ["assign", "--nodes", "10", "--algo", "ring", "extra"],
+        ["assign", "--nodes", "10", "--algo", "ring", "--hash-tag", "{"],
+        ["assign", "--nodes", "10", "--algo", "ring", "--vnodes", "0"],
     ]
     for args in usage:
         p = subprocess.run([PLAN, *args], capture_output=True, text=True)
@@ -217,6 +248,7 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         steps = [lambda: test_assign_agrees(tmp, test_add_one(tmp)), test_remove_and_weight,
                  lambda: test_keys_file_and_generated_addresses(tmp), lambda: test_errors(tmp),
+                 lambda: test_settings(tmp),
                  test_text_output]
         for step in steps:
             try:
