@@ -826,8 +826,15 @@ struct ctl_reader *ctl_reader_new(int fd)
 {
 	struct ctl_reader *rd = calloc(1, sizeof(*rd));
 
-	if (rd != NULL)
-		rd->fd = fd;
+	if (rd == NULL)
+		return NULL;
+	rd->fd = fd;
+	rd->cap = 4096;
+	rd->buf = malloc(rd->cap);
+	if (rd->buf == NULL) {
+		free(rd);
+		return NULL;
+	}
 	return rd;
 }
 
