@@ -336,6 +336,7 @@ static void test_twemproxy_md5_equals_libmemcached(void **state)
 	}
 	pl_free(p);
 	memcached_free(memc);
+	free(m);
 }
 
 /* Whether the sorted recipe points of @p m hold equal values from different members. */
@@ -403,6 +404,51 @@ static void test_tie_break(void **state)
 	free(m);
 }
 
+/*
+ * libmemcached's points per server depend on every server's share of the total weight and on
+ * the server count, so adding one server changes the other servers' point counts and keys
+ * move between servers that did not change (the README quotes this). Measured with
+ * libmemcached itself: equal weights 24 -> 25 (float rounding gives 156 points, not 160, at
+ * 25 servers) and weights 1..10 plus one server of weight 1.
+ */
+static void measure_add(const struct pl_member *m, uint32_t n, const char *label)
+{
+	memcached_st *before = lm_create(m, n - 1), *after = lm_create(m, n);
+	uint64_t moved = 0, between = 0;
+	const uint64_t nkeys = 200000;
+	char key[64];
+
+	for (uint64_t i = 0; i < nkeys; i++) {
+		int len = snprintf(key, sizeof(key), "user:%llu", (unsigned long long)i);
+		uint32_t a = memcached_generate_hash(before, key, (size_t)len);
+		uint32_t b = memcached_generate_hash(after, key, (size_t)len);
+
+		moved += a != b;
+		between += a != b && b != n - 1;
+	}
+	print_message("# libmemcached %s: %.2f%% of keys moved, %.2f%% between unchanged "
+		      "servers\n",
+		      label, 100.0 * (double)moved / (double)nkeys,
+		      100.0 * (double)between / (double)nkeys);
+	assert_true(between > 0);
+	memcached_free(before);
+	memcached_free(after);
+}
+
+static void test_weighted_formula_moves_survivors(void **state)
+{
+	struct pl_member *m = fleet(25, "198.18.%u.%u", 11211, 1);
+
+	(void)state;
+	measure_add(m, 25, "24 -> 25 equal weights");
+	free(m);
+	m = fleet(11, "198.18.%u.%u", 11211, 1);
+	for (uint32_t i = 0; i < 10; i++)
+		m[i].weight = i + 1;
+	measure_add(m, 11, "weights 1..10 + one of weight 1");
+	free(m);
+}
+
 /* ---- Golden vectors recorded from libmemcached by compat_gen_ketama (see compat_golden.h) */
 
 static void check_golden(const char *file)
@@ -446,6 +492,7 @@ int main(void)
 		cmocka_unit_test(test_points_formula_random_fleets),
 		cmocka_unit_test(test_twemproxy_md5_equals_libmemcached),
 		cmocka_unit_test(test_tie_break),
+		cmocka_unit_test(test_weighted_formula_moves_survivors),
 		cmocka_unit_test(test_golden_ketama),
 	};
 
