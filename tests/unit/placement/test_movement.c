@@ -11,8 +11,8 @@
 #include "pl_test.h"
 
 #define N 100
-#define KEYS 200000
-#define SAMPLES 400000
+#define KEYS 100000
+#define SAMPLES 200000
 
 enum change { ADD, REMOVE, REWEIGHT_UP, REWEIGHT_DOWN, DRAIN };
 
