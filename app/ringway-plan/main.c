@@ -987,6 +987,8 @@ static void print_text(const struct opts *o, const struct fleet *from, const str
 		       pl_algo_name(r->algo), r->moved_unchanged);
 		if (r->algo == PL_ALGO_MODULO)
 			printf(" (hash mod N: reference only).");
+		else if (r->algo == PL_ALGO_MAGLEV)
+			printf(" (Maglev refills its whole table: nearly minimal by design).");
 		else if (r->algo == PL_ALGO_KETAMA || r->algo == PL_ALGO_TWEMPROXY)
 			printf(" (its weighted formula gives every member a new point count when the"
 			       " fleet changes: %llu -> %llu points).",
