@@ -1,0 +1,204 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Placement publication while a worker lcore forwards: hundreds of epochs swapped under
+ * traffic, every request forwarded to its owner under the old or the new ring (never a
+ * third node), none lost to the swap (identity, forwarded == sent), old replicas freed (the
+ * heap returns to its size).
+ */
+
+#include <string.h>
+#include <unistd.h>
+
+#include <rte_cycles.h>
+#include <rte_launch.h>
+#include <rte_malloc.h>
+
+#include "dp_test.h"
+
+#define ROUNDS 300
+#define PER_ROUND 16
+
+static void
+big_table(struct dp_config *c)
+{
+	c->slots = 8192;
+	c->request_timeout_ms = 60000;
+}
+
+static size_t
+heap_bytes(void)
+{
+	struct rte_malloc_socket_stats st;
+
+	assert_int_equal(rte_malloc_get_socket_stats(0, &st), 0);
+	return st.heap_allocsz_bytes;
+}
+
+/* Check every forwarded packet on queue 0: its node owns its key under @p a or @p b. */
+static unsigned int
+drain_check(const struct pl_placement *a, const struct pl_placement *b)
+{
+	struct rte_mbuf *m;
+	unsigned int n = 0;
+
+	while ((m = t_sent(0)) != NULL) {
+		struct t_view v;
+		char key[64];
+		size_t klen;
+		int32_t oa, ob;
+		uint32_t last;
+
+		t_view_udp(m, &v, false);
+		assert_true(v.plen > 8 + 4);
+		assert_memory_equal(v.payload + 8, "get ", 4);
+		klen = v.plen - 8 - 4 - 2;
+		assert_true(klen < sizeof(key));
+		memcpy(key, v.payload + 12, klen);
+		oa = pl_lookup(a, key, klen);
+		ob = pl_lookup(b, key, klen);
+		last = rte_be_to_cpu_32(v.ip->dst_addr) & 0xff;
+		if (last != (uint32_t)oa + 1 && last != (uint32_t)ob + 1)
+			fail_msg("key %.*s went to node %u, owners %d / %d", (int)klen, key, last,
+				 oa + 1, ob + 1);
+		rte_pktmbuf_free(m);
+		n++;
+	}
+	return n;
+}
+
+static void
+test_publish_under_traffic(void **state)
+{
+	struct pl_placement *p4 = t_fleet(4), *p5 = t_fleet(5);
+	struct dp_node_mac macs[5];
+	unsigned int sent = 0, seen = 0;
+	size_t heap0;
+	char text[64];
+	struct dp_stats s;
+	uint64_t deadline;
+
+	(void)state;
+	t_dp_start(1, 4, big_table);
+	memset(macs, 0, sizeof(macs));
+	for (int i = 0; i < 5; i++) {
+		uint8_t mac[6] = {0x02, 0, 0, 0, 0x01, (uint8_t)(i + 1)};
+
+		memcpy(macs[i].mac, mac, 6);
+		macs[i].has_mac = true;
+	}
+	assert_int_equal(dp_publish_placement(rig.dp, p4, macs, 2), 0);
+	heap0 = heap_bytes();
+	assert_int_equal(rte_eal_remote_launch(dp_worker_run, dp_worker_get(rig.dp, 0), 1), 0);
+	for (int r = 0; r < ROUNDS; r++) {
+		for (int j = 0; j < PER_ROUND; j++) {
+			int n = snprintf(text, sizeof(text), "get k%d_%d\r\n", r, j);
+
+			t_inject(0, t_request((uint16_t)(1024 + j), (uint16_t)r, text, (size_t)n));
+			sent++;
+		}
+		assert_int_equal(dp_publish_placement(rig.dp, r % 2 ? p4 : p5, macs,
+						      (uint64_t)r + 3),
+				 0);
+		assert_int_equal(dp_epoch(rig.dp), (uint64_t)r + 3);
+		seen += drain_check(p4, p5);
+	}
+	assert_int_equal(dp_publish_placement(rig.dp, p4, macs, ROUNDS + 3), 0);
+	deadline = rte_get_tsc_cycles() + 5 * rte_get_tsc_hz();
+	do {
+		seen += drain_check(p4, p5);
+		s = t_stats_raw();
+	} while (s.ctr[DP_CTR_RX] < sent && rte_get_tsc_cycles() < deadline);
+	dp_stop(rig.dp);
+	assert_int_equal(rte_eal_wait_lcore(1), 0);
+	seen += drain_check(p4, p5);
+	s = t_stats();
+	assert_int_equal(s.ctr[DP_CTR_RX], sent);
+	assert_int_equal(s.ctr[DP_CTR_FORWARDED], sent);
+	assert_int_equal(s.ctr[DP_CTR_DROPPED], 0);
+	assert_int_equal(seen, sent);
+	assert_true(s.ctr[DP_CTR_PUBLISH_SEEN] >= 2);
+	/* Every replica but the current one was freed. */
+	assert_int_equal(heap_bytes(), heap0);
+	pl_free(p4);
+	pl_free(p5);
+	t_dp_stop();
+}
+
+/* Publication with a worker that sleeps in backoff must not wait for it to wake. */
+static void
+backoff_idle(struct dp_config *c)
+{
+	c->idle = DP_IDLE_BACKOFF;
+	c->backoff_after = 1;
+	c->backoff_us = 50000;
+}
+
+static void
+test_publish_with_sleeping_worker(void **state)
+{
+	struct pl_placement *p5 = t_fleet(5);
+	uint64_t t0, us;
+
+	(void)state;
+	t_dp_start(1, 4, backoff_idle);
+	assert_int_equal(rte_eal_remote_launch(dp_worker_run, dp_worker_get(rig.dp, 0), 1), 0);
+	usleep(20000);
+	t0 = rte_get_tsc_cycles();
+	for (int i = 0; i < 20; i++)
+		assert_int_equal(dp_publish_placement(rig.dp, p5, NULL, (uint64_t)i + 2), 0);
+	us = (rte_get_tsc_cycles() - t0) * 1000000 / rte_get_tsc_hz();
+	/* 20 publications: far less than 20 sleeps of 50 ms. */
+	assert_true(us < 500000);
+	dp_stop(rig.dp);
+	assert_int_equal(rte_eal_wait_lcore(1), 0);
+	pl_free(p5);
+	t_dp_stop();
+}
+
+/* A bad member address refuses the publication and keeps the ring in force. */
+static void
+test_publish_refused_keeps_ring(void **state)
+{
+	struct pl_member m[2];
+	struct pl_config c = {0};
+	struct pl_placement *bad;
+
+	(void)state;
+	t_dp_start(1, 4, NULL);
+	memset(m, 0, sizeof(m));
+	snprintf(m[0].name, sizeof(m[0].name), "a");
+	snprintf(m[0].addr, sizeof(m[0].addr), "cache.example");
+	m[0].port = 11211;
+	m[0].weight = 1;
+	snprintf(m[1].name, sizeof(m[1].name), "b");
+	snprintf(m[1].addr, sizeof(m[1].addr), "198.18.1.9");
+	m[1].port = 11211;
+	m[1].weight = 1;
+	bad = pl_build(&c, m, 2);
+	assert_non_null(bad);
+	assert_int_equal(dp_publish_placement(rig.dp, bad, NULL, 9), -EINVAL);
+	assert_int_equal(dp_epoch(rig.dp), 1);
+	t_inject(0, t_request(5555, 1, "get foo\r\n", 9));
+	t_poll(0);
+	struct rte_mbuf *out = t_sent(0);
+	struct t_view v;
+
+	t_view_udp(out, &v, false);
+	assert_int_equal(rte_be_to_cpu_32(v.ip->dst_addr) & 0xff, (uint32_t)t_owner("foo") + 1);
+	rte_pktmbuf_free(out);
+	pl_free(bad);
+	t_dp_stop();
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_publish_under_traffic),
+		cmocka_unit_test(test_publish_with_sleeping_worker),
+		cmocka_unit_test(test_publish_refused_keeps_ring),
+	};
+
+	t_eal_setup("dp_publish", "0-1", 2);
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
