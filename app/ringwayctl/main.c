@@ -11,6 +11,7 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,7 +21,7 @@
 #include "control.h"
 
 #define EXIT_ERROR_REPLY 1
-#define EXIT_USAGE 2
+#define EXIT_USAGE	 2
 
 struct opts {
 	const char *socket;
@@ -35,7 +36,8 @@ static void usage(FILE *f)
 		"usage: ringwayctl [--socket PATH | --tcp PORT] [--json] [--timeout MS] COMMAND "
 		"[ARG...]\n"
 		"       ringwayctl [OPTIONS] -      (commands from stdin, one per line)\n"
-		"commands: add NAME ADDR:PORT [weight W] [mac MAC] | remove NAME | weight NAME W |\n"
+		"commands: add NAME ADDR:PORT [weight W] [mac MAC] | remove NAME | weight NAME W "
+		"|\n"
 		"          replace (member lines on stdin) | list | ring | stats | epoch |\n"
 		"          plan add|remove|weight|replace ... | if-epoch E COMMAND\n"
 		"socket: --socket, else $RINGWAY_SOCKET, else %s\n"
@@ -362,6 +364,7 @@ int main(int argc, char **argv)
 	char err[512], *line = NULL;
 	int fd, rc;
 
+	signal(SIGPIPE, SIG_IGN); /* a closed connection is an error to report, not a kill */
 	if (parse_opts(argc, argv, &o) < 0) {
 		usage(stderr);
 		return EXIT_USAGE;
@@ -388,7 +391,8 @@ int main(int argc, char **argv)
 	else if (opens_block(line))
 		rc = run_stdin(fd, rd, &o, line);
 	else if (send_line(fd, line) < 0)
-		rc = (fprintf(stderr, "ringwayctl: the server closed the connection\n"), EXIT_USAGE);
+		rc = (fprintf(stderr, "ringwayctl: the server closed the connection\n"),
+		      EXIT_USAGE);
 	else
 		rc = await_reply(rd, &o);
 	ctl_reader_free(rd);

@@ -73,8 +73,8 @@ static int check_bytes(const char *p, size_t len, char *err, size_t errlen)
 
 		if ((c < 0x20 && c != '\t') || c >= 0x7f)
 			return ctl_fail(err, errlen,
-					"byte 0x%02x at column %zu: commands are printable ASCII", c,
-					i + 1);
+					"byte 0x%02x at column %zu: commands are printable ASCII",
+					c, i + 1);
 	}
 	return 0;
 }
@@ -111,8 +111,8 @@ static int parse_replace(const char *cur, const char *end, struct ctl_cmd *cmd, 
 	return 0;
 }
 
-static int parse_name_arg(const char **cur, const char *end, struct ctl_cmd *cmd,
-			  const char *usage, char *err, size_t errlen)
+static int parse_name_arg(const char **cur, const char *end, struct ctl_cmd *cmd, const char *usage,
+			  char *err, size_t errlen)
 {
 	char why[REASON_MAX];
 	struct span w;
@@ -160,8 +160,8 @@ static int parse_args(const char *cur, const char *end, struct ctl_cmd *cmd, cha
 	return 0;
 }
 
-static int parse_prefixes(const char **cur, const char *end, struct ctl_cmd *cmd,
-			  struct span *w, char *err, size_t errlen)
+static int parse_prefixes(const char **cur, const char *end, struct ctl_cmd *cmd, struct span *w,
+			  char *err, size_t errlen)
 {
 	struct span e;
 
@@ -300,7 +300,7 @@ struct ctl_session {
 	uint32_t txn_changes;
 	/* a `replace` block in progress */
 	bool in_block;
-	struct ctl_cmd block;  /* its prefixes; members collected below */
+	struct ctl_cmd block; /* its prefixes; members collected below */
 	uint32_t block_cap;
 	unsigned block_lines;
 	char block_err[REASON_MAX + 32]; /* first bad member line, "" when none */
@@ -434,9 +434,8 @@ static void plan_body(const struct ctl_state *a, const double *sa, const struct 
 		if (j >= 0)
 			what = ctl_state_member(b, (uint32_t)j)->pl.weight != m->pl.weight
 				       ? "reweighted"
-				       : same_place(m, ctl_state_member(b, (uint32_t)j))
-						 ? "kept"
-						 : "readdressed";
+			       : same_place(m, ctl_state_member(b, (uint32_t)j)) ? "kept"
+										 : "readdressed";
 		ctl_text_appendf(body, "name %s share_before %.6f share_after %.6f change %s\n",
 				 m->pl.name, sa[i], j >= 0 ? sb[j] : 0.0, what);
 		(*n)++;
@@ -446,7 +445,8 @@ static void plan_body(const struct ctl_state *a, const double *sa, const struct 
 
 		if (ctl_state_find(a, m->pl.name) >= 0)
 			continue;
-		ctl_text_appendf(body, "name %s share_before 0.000000 share_after %.6f change added\n",
+		ctl_text_appendf(body,
+				 "name %s share_before 0.000000 share_after %.6f change added\n",
 				 m->pl.name, sb[j]);
 		(*n)++;
 	}
@@ -602,8 +602,8 @@ static int do_stats(struct ctl_session *s, struct ctl_text *r)
 #define CTL_COUNTER_LINE(f, name) ctl_text_appendf(&body, name " %" PRIu64 "\n", e->cnt.f);
 	CTL_FOREACH_COUNTER(CTL_COUNTER_LINE)
 #undef CTL_COUNTER_LINE
-	ctl_text_appendf(&body, "ctl.epoch %" PRIu64 "\nctl.members %u\n",
-			 ctl_state_epoch(e->st), ctl_state_count(e->st));
+	ctl_text_appendf(&body, "ctl.epoch %" PRIu64 "\nctl.members %u\n", ctl_state_epoch(e->st),
+			 ctl_state_count(e->st));
 	rc = e->ops.stats ? e->ops.stats(e->ops.ctx, &body) : 0;
 	if (rc == 0)
 		rc = count_lines(&body, &n);
@@ -716,8 +716,8 @@ static int block_member(struct ctl_session *s, const char *line, size_t len)
 	    (b->nmembers >= PL_MEMBERS_MAX &&
 	     ctl_fail(why, sizeof(why), "more than %d members", PL_MEMBERS_MAX)) ||
 	    ctl_member_parse(line, len, &b->members[b->nmembers], why, sizeof(why)) < 0) {
-		snprintf(s->block_err, sizeof(s->block_err), "replace line %u: %s",
-			 s->block_lines, len > CTL_LINE_MAX ? "line too long" : why);
+		snprintf(s->block_err, sizeof(s->block_err), "replace line %u: %s", s->block_lines,
+			 len > CTL_LINE_MAX ? "line too long" : why);
 		return 0;
 	}
 	b->nmembers++;

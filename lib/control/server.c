@@ -38,9 +38,9 @@ struct client {
 	size_t in_len;
 	struct ctl_text out;
 	size_t out_off;
-	bool eof;      /* the peer will send no more */
-	bool closing;  /* refused: flush the reply, then drain and close */
-	bool shut;     /* our side shut down for writing (closing, reply flushed) */
+	bool eof;     /* the peer will send no more */
+	bool closing; /* refused: flush the reply, then drain and close */
+	bool shut;    /* our side shut down for writing (closing, reply flushed) */
 	size_t drained;
 	int64_t last_ms; /* last byte in or out */
 };
@@ -127,8 +127,10 @@ static int clear_stale(const char *path, const struct sockaddr_un *sa, char *err
 	rc = connect(fd, (const struct sockaddr *)sa, sizeof(*sa)) == 0 ? 0 : -errno;
 	close(fd);
 	if (rc == 0) {
-		ctl_fail(err, errlen, "%s is served by another running process: refusing to "
-			 "take it over", path);
+		ctl_fail(err, errlen,
+			 "%s is served by another running process: refusing to "
+			 "take it over",
+			 path);
 		return -EADDRINUSE;
 	}
 	if (rc != -ECONNREFUSED)

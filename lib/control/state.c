@@ -19,7 +19,7 @@
 
 #include "control_priv.h"
 
-#define STATE_MAGIC "ringway-state"
+#define STATE_MAGIC   "ringway-state"
 #define STATE_VERSION 1
 /* A state file above this size is refused rather than read (65536 members fit easily). */
 #define STATE_FILE_MAX (64u << 20)
@@ -163,8 +163,8 @@ int ctl_mac_parse(const char *s, size_t len, uint8_t mac[6])
 
 void ctl_mac_format(const uint8_t mac[6], char out[18])
 {
-	snprintf(out, 18, "%02x:%02x:%02x:%02x:%02x:%02x", mac[0], mac[1], mac[2], mac[3],
-		 mac[4], mac[5]);
+	snprintf(out, 18, "%02x:%02x:%02x:%02x:%02x:%02x", mac[0], mac[1], mac[2], mac[3], mac[4],
+		 mac[5]);
 }
 
 /* ---- member specs ---- */
@@ -199,8 +199,7 @@ static bool tok_is(const struct tok *t, const char *word)
 
 static int name_parse(const struct tok *t, char *out, char *err, size_t errlen);
 
-int ctl_name_parse(const char *s, size_t len, char out[PL_NAME_MAX + 1], char *err,
-		   size_t errlen)
+int ctl_name_parse(const char *s, size_t len, char out[PL_NAME_MAX + 1], char *err, size_t errlen)
 {
 	struct tok t = {s, len};
 
@@ -276,12 +275,11 @@ static int member_option(const struct tok *key, const struct tok *val, struct ct
 	}
 	if (tok_is(key, "weight") || tok_is(key, "mac"))
 		return ctl_fail(err, errlen, "'%.*s' given twice", (int)key->n, key->p);
-	return ctl_fail(err, errlen, "unexpected '%.*s': expected weight W or mac MAC",
-			(int)key->n, key->p);
+	return ctl_fail(err, errlen, "unexpected '%.*s': expected weight W or mac MAC", (int)key->n,
+			key->p);
 }
 
-int ctl_member_parse(const char *text, size_t len, struct ctl_member *m, char *err,
-		     size_t errlen)
+int ctl_member_parse(const char *text, size_t len, struct ctl_member *m, char *err, size_t errlen)
 {
 	const char *cur = text, *end = text + len;
 	struct tok name, addr, key, val;
@@ -400,8 +398,7 @@ bool ctl_state_equal(const struct ctl_state *a, const struct ctl_state *b)
 {
 	if (a->epoch != b->epoch || a->n != b->n || a->cfg.algo != b->cfg.algo ||
 	    a->cfg.vnodes != b->cfg.vnodes || a->cfg.maglev_size != b->cfg.maglev_size ||
-	    a->cfg.key_hash != b->cfg.key_hash ||
-	    memcmp(a->cfg.hash_tag, b->cfg.hash_tag, 2) != 0)
+	    a->cfg.key_hash != b->cfg.key_hash || memcmp(a->cfg.hash_tag, b->cfg.hash_tag, 2) != 0)
 		return false;
 	for (uint32_t i = 0; i < a->n; i++)
 		if (!member_equal(&a->m[i], &b->m[i]))
@@ -627,8 +624,7 @@ struct pl_placement *ctl_state_build(const struct ctl_state *st, char *err, size
 	saved = errno;
 	free(v);
 	if (pl == NULL) {
-		ctl_fail(err, errlen, "the placement refused this membership: %s",
-			 strerror(saved));
+		ctl_fail(err, errlen, "the placement refused this membership: %s", strerror(saved));
 		errno = saved;
 	}
 	return pl;
@@ -703,8 +699,7 @@ static int keyed(struct lines *l, const char *key, struct tok *val, char *err, s
 	size_t k = strlen(key);
 
 	if (!next_line(l, &t))
-		return ctl_fail(err, errlen, "line %u: truncated, expected '%s'", l->line + 1,
-				key);
+		return ctl_fail(err, errlen, "line %u: truncated, expected '%s'", l->line + 1, key);
 	if (t.n <= k + 1 || memcmp(t.p, key, k) != 0 || t.p[k] != ' ')
 		return ctl_fail(err, errlen, "line %u: expected '%s VALUE'", l->line, key);
 	val->p = t.p + k + 1;
@@ -720,8 +715,7 @@ static int keyed_u64(struct lines *l, const char *key, uint64_t max, uint64_t *o
 	if (keyed(l, key, &v, err, errlen) < 0)
 		return -EINVAL;
 	if (ctl_parse_u64(v.p, v.n, max, out) < 0)
-		return ctl_fail(err, errlen, "line %u: bad %s '%.*s'", l->line, key, (int)v.n,
-				v.p);
+		return ctl_fail(err, errlen, "line %u: bad %s '%.*s'", l->line, key, (int)v.n, v.p);
 	return 0;
 }
 
@@ -749,8 +743,10 @@ static int parse_header(struct lines *l, struct pl_config *cfg, uint64_t *epoch,
 	if (keyed_u64(l, STATE_MAGIC, 1000, &x, err, errlen) < 0)
 		return ctl_fail(err, errlen, "line 1: not a ringway state file");
 	if (x != STATE_VERSION)
-		return ctl_fail(err, errlen, "line 1: state file version %" PRIu64
-				", this build reads version %d", x, STATE_VERSION);
+		return ctl_fail(err, errlen,
+				"line 1: state file version %" PRIu64
+				", this build reads version %d",
+				x, STATE_VERSION);
 	if (keyed_u64(l, "epoch", UINT64_MAX, epoch, err, errlen) < 0)
 		return -EINVAL;
 	if (keyed_name(l, "algo", name, sizeof(name), err, errlen) < 0)
@@ -785,8 +781,7 @@ static int check_sum(const char *text, size_t len, size_t *body, char *err, size
 	uint64_t want = 0, got;
 	const char *p;
 
-	if (len < line || text[len - 1] != '\n' ||
-	    (len > line && text[len - line - 1] != '\n') ||
+	if (len < line || text[len - 1] != '\n' || (len > line && text[len - line - 1] != '\n') ||
 	    memcmp(text + len - line, key, sizeof(key) - 1) != 0)
 		return ctl_fail(err, errlen, "truncated: the last line is not 'checksum <xxh64>'");
 	p = text + len - line + sizeof(key) - 1;
@@ -816,8 +811,9 @@ static int parse_members(struct lines *l, struct ctl_state *st, uint64_t count, 
 
 	for (uint64_t i = 0; i < count; i++) {
 		if (!next_line(l, &t))
-			return ctl_fail(err, errlen, "line %u: truncated: %" PRIu64
-					" of %" PRIu64 " members", l->line + 1, i, count);
+			return ctl_fail(err, errlen,
+					"line %u: truncated: %" PRIu64 " of %" PRIu64 " members",
+					l->line + 1, i, count);
 		if (t.n < 7 || memcmp(t.p, "member ", 7) != 0)
 			return ctl_fail(err, errlen, "line %u: expected 'member ...'", l->line);
 		if (ctl_member_parse(t.p + 7, t.n - 7, &m, why, sizeof(why)) < 0 ||
@@ -827,8 +823,7 @@ static int parse_members(struct lines *l, struct ctl_state *st, uint64_t count, 
 	return 0;
 }
 
-int ctl_state_parse(const char *text, size_t len, struct ctl_state **out, char *err,
-		    size_t errlen)
+int ctl_state_parse(const char *text, size_t len, struct ctl_state **out, char *err, size_t errlen)
 {
 	struct lines l = {text, text, 0};
 	struct ctl_state *st = NULL;

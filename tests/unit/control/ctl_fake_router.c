@@ -48,8 +48,7 @@ static int fake_stats(void *ctx, struct ctl_text *out)
 	return ctl_text_appendf(out, "router.publishes %lu\nrouter.rx 0\n", publishes);
 }
 
-static void fake_status(void *ctx, uint32_t idx, const struct ctl_member *m,
-			struct ctl_text *out)
+static void fake_status(void *ctx, uint32_t idx, const struct ctl_member *m, struct ctl_text *out)
 {
 	(void)ctx;
 	ctl_text_appendf(out, " arp %s", m->has_mac ? "static" : idx % 2 ? "pending" : "resolved");
@@ -95,8 +94,8 @@ int main(int argc, char **argv)
 		{NULL, 0, NULL, 0},
 	};
 	struct ctl_server_config cfg = {0};
-	struct ctl_ops ops = {.publish = fake_publish, .stats = fake_stats,
-			      .member_status = fake_status};
+	struct ctl_ops ops = {
+		.publish = fake_publish, .stats = fake_stats, .member_status = fake_status};
 	const char *state_path = NULL;
 	struct ctl_state *st;
 	struct ctl_engine *e;
@@ -107,13 +106,26 @@ int main(int argc, char **argv)
 
 	while ((c = getopt_long(argc, argv, "", longs, NULL)) != -1) {
 		switch (c) {
-		case 's': cfg.unix_path = optarg; break;
-		case 'f': state_path = optarg; break;
-		case 'n': nodes = (unsigned)atoi(optarg); break;
-		case 't': cfg.tcp = true; break;
-		case 'i': cfg.idle_ms = (uint32_t)atoi(optarg); break;
-		case 'm': cfg.max_clients = (uint32_t)atoi(optarg); break;
-		default: return 2;
+		case 's':
+			cfg.unix_path = optarg;
+			break;
+		case 'f':
+			state_path = optarg;
+			break;
+		case 'n':
+			nodes = (unsigned)atoi(optarg);
+			break;
+		case 't':
+			cfg.tcp = true;
+			break;
+		case 'i':
+			cfg.idle_ms = (uint32_t)atoi(optarg);
+			break;
+		case 'm':
+			cfg.max_clients = (uint32_t)atoi(optarg);
+			break;
+		default:
+			return 2;
 		}
 	}
 	signal(SIGTERM, on_signal);

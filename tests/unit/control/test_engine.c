@@ -256,8 +256,8 @@ static void test_plan_matches_placement(void **state)
 	char err[128], *r, *line;
 
 	(void)state;
-	assert_int_equal(ctl_member_parse("n5 198.18.1.5:11211 weight 2", 28, &m, err,
-					  sizeof(err)), 0);
+	assert_int_equal(ctl_member_parse("n5 198.18.1.5:11211 weight 2", 28, &m, err, sizeof(err)),
+			 0);
 	assert_int_equal(ctl_state_add(after, &m, err, sizeof(err)), 0);
 	pa = ctl_state_build(ctl_engine_state(e), err, sizeof(err));
 	pb = ctl_state_build(after, err, sizeof(err));
@@ -331,8 +331,9 @@ static void test_list_ring_stats(void **state)
 				  "share 0.000000 mac arp idx 1 neigh resolving\n"));
 	assert_non_null(strstr(r, "mac 02:00:00:00:00:44 idx 3 neigh static\n"));
 	free(r);
-	r = test_expect(s, "ring", "OK algo ring vnodes 160 points 480 members 4 weighted 3 "
-				   "hash_tag none memory ");
+	r = test_expect(s, "ring",
+			"OK algo ring vnodes 160 points 480 members 4 weighted 3 "
+			"hash_tag none memory ");
 	assert_non_null(strstr(r, " epoch 3\n"));
 	free(r);
 	r = test_expect(s, "stats", "OK lines 15\n");

@@ -62,9 +62,8 @@ static void test_other_forms(void **state)
 	static const struct {
 		const char *line;
 		enum ctl_cmd_type type;
-	} bare[] = {{"list", CTL_CMD_LIST},   {"ring", CTL_CMD_RING},
-		    {"stats", CTL_CMD_STATS}, {"epoch", CTL_CMD_EPOCH},
-		    {"begin", CTL_CMD_BEGIN}, {"commit", CTL_CMD_COMMIT},
+	} bare[] = {{"list", CTL_CMD_LIST},   {"ring", CTL_CMD_RING},	 {"stats", CTL_CMD_STATS},
+		    {"epoch", CTL_CMD_EPOCH}, {"begin", CTL_CMD_BEGIN},	 {"commit", CTL_CMD_COMMIT},
 		    {"abort", CTL_CMD_ABORT}, {"  list  ", CTL_CMD_LIST}};
 	for (size_t i = 0; i < sizeof(bare) / sizeof(bare[0]); i++) {
 		c = parse_ok(bare[i].line);
@@ -90,7 +89,8 @@ static void test_other_forms(void **state)
 	assert_int_equal(c.type, CTL_CMD_REPLACE);
 	assert_true(c.block);
 
-	c = parse_ok("replace a 198.18.1.1:1 weight 2;b 198.18.1.2:1 mac 02:00:00:00:00:01 ; c 198.18.1.3");
+	c = parse_ok("replace a 198.18.1.1:1 weight 2;b 198.18.1.2:1 mac 02:00:00:00:00:01 ; c "
+		     "198.18.1.3");
 	assert_false(c.block);
 	assert_int_equal(c.nmembers, 3);
 	assert_string_equal(c.members[1].pl.name, "b");

@@ -87,7 +87,7 @@ static void ctl(struct run *r, const char *input, ...)
 	run_argv(argv, input, r);
 }
 
-#define CTL(r, ...) ctl(r, NULL, __VA_ARGS__, (const char *)NULL)
+#define CTL(r, ...)	   ctl(r, NULL, __VA_ARGS__, (const char *)NULL)
 #define CTL_IN(r, in, ...) ctl(r, in, __VA_ARGS__, (const char *)NULL)
 
 static void expect(const struct run *r, int status, const char *out, const char *err)
@@ -176,7 +176,8 @@ static void test_exit_codes_and_human_output(void **state)
 	CTL(&r, "add", "n5", "198.18.1.5:11211", "weight", "2");
 	expect(&r, 0, "epoch 2\n", NULL);
 	CTL(&r, "list");
-	expect(&r, 0, "members 5 epoch 2\nname n1 addr 198.18.1.1:11211 weight 1 state active share ",
+	expect(&r, 0,
+	       "members 5 epoch 2\nname n1 addr 198.18.1.1:11211 weight 1 state active share ",
 	       NULL);
 	assert_non_null(strstr(r.out, "name n5 addr 198.18.1.5:11211 weight 2 state active "));
 	CTL(&r, "ring");
@@ -202,15 +203,15 @@ static void test_exit_codes_and_human_output(void **state)
 	CTL(&r, "--timeout", "x", "epoch");
 	expect(&r, 2, NULL, "bad --timeout 'x'");
 	{
-		char *argv[] = {(char *)ctl_bin, (char *)"--socket", (char *)"/nonexistent/ctl.sock",
-				(char *)"epoch", NULL};
+		char *argv[] = {(char *)ctl_bin, (char *)"--socket",
+				(char *)"/nonexistent/ctl.sock", (char *)"epoch", NULL};
 
 		run_argv(argv, NULL, &r);
 		expect(&r, 2, NULL, "no control socket at /nonexistent/ctl.sock");
 	}
 	{
-		char *argv[] = {(char *)ctl_bin, (char *)"--socket", sock, (char *)"add",
-				(char *)"a\nb", NULL};
+		char *argv[] = {(char *)ctl_bin, (char *)"--socket", sock,
+				(char *)"add",	 (char *)"a\nb",     NULL};
 
 		run_argv(argv, NULL, &r);
 		expect(&r, 2, NULL, "must be one line");
@@ -229,8 +230,10 @@ static void check_json(const char *json, const char *assertion)
 	fputs(json, f);
 	fclose(f);
 	f = fopen(script, "w");
-	fprintf(f, "import json, sys\nfor l in open(sys.argv[1]):\n    d = json.loads(l)\n"
-		   "    assert %s, d\n", assertion);
+	fprintf(f,
+		"import json, sys\nfor l in open(sys.argv[1]):\n    d = json.loads(l)\n"
+		"    assert %s, d\n",
+		assertion);
 	fclose(f);
 	snprintf(cmd, sizeof(cmd), "python3 '%s' '%s'", script, path);
 	if (system(cmd) != 0)
@@ -355,9 +358,15 @@ static void test_non_root_refused(void **state)
 		 copy, dir, dir);
 	assert_int_equal(system(cmd), 0);
 	{
-		char *argv[] = {(char *)"/usr/bin/setpriv", (char *)"--reuid=nobody",
-				(char *)"--regid=nogroup", (char *)"--clear-groups", copy,
-				(char *)"--socket", sock, (char *)"epoch", NULL};
+		char *argv[] = {(char *)"/usr/bin/setpriv",
+				(char *)"--reuid=nobody",
+				(char *)"--regid=nogroup",
+				(char *)"--clear-groups",
+				copy,
+				(char *)"--socket",
+				sock,
+				(char *)"epoch",
+				NULL};
 
 		run_argv(argv, NULL, &r);
 		expect(&r, 2, NULL, "Permission denied");

@@ -131,11 +131,12 @@ static void test_round_trip(void **state)
 
 	/* the documented format, line by line */
 	text = slurp(t->path, &len);
-	assert_non_null(strstr(text, "ringway-state 1\nepoch 123456789012345\nalgo ketama\n"
-				     "vnodes 100\nmaglev_size 0\nkey_hash xxh3\nhash_tag {}\n"
-				     "members 4\n"
-				     "member alpha 198.18.0.1:11211 weight 3 mac 02:11:22:33:44:55\n"
-				     "member beta 198.18.0.2:11212 weight 1\n"));
+	assert_non_null(strstr(text,
+			       "ringway-state 1\nepoch 123456789012345\nalgo ketama\n"
+			       "vnodes 100\nmaglev_size 0\nkey_hash xxh3\nhash_tag {}\n"
+			       "members 4\n"
+			       "member alpha 198.18.0.1:11211 weight 3 mac 02:11:22:33:44:55\n"
+			       "member beta 198.18.0.2:11212 weight 1\n"));
 	/* the checksum is XXH64 (seed 0) of every byte before the checksum line */
 	{
 		char want[40];
