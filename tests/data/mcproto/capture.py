@@ -8,6 +8,11 @@ as one datagram with the 8-byte frame header, and saves:
                 length followed by the datagram payload (frame header included)
 Setup requests (stores the cases depend on) are sent the same way but not saved.
 
+It also writes the fuzz seed corpora (when OUTDIR is the default):
+  tests/fuzz/corpus/mcproto_request/<name>  the request datagram
+  tests/fuzz/corpus/mcproto_reply/<name>    the request datagram and the reply datagrams, each
+                                            as a 2-byte length + bytes (fuzz_mcproto_reply.c)
+
 Usage: capture.py [OUTDIR]   (default: the directory of this script)
 Re-run it after changing the cases; the tests assert what each case must contain, not
 byte-for-byte equality, except where memcached's reply is deterministic.
@@ -161,7 +166,11 @@ def wait_ready(client):
 
 
 def main():
-    out = sys.argv[1] if len(sys.argv) > 1 else os.path.dirname(os.path.abspath(__file__))
+    here = os.path.dirname(os.path.abspath(__file__))
+    out = sys.argv[1] if len(sys.argv) > 1 else here
+    corpus = None
+    if len(sys.argv) <= 1:
+        corpus = os.path.join(here, "..", "..", "fuzz", "corpus")
     port = free_udp_port()
     proc = subprocess.Popen([MEMCACHED, "-U", str(port), "-l", "127.0.0.1", "-p", "0", "-u",
                              "root", "-m", "64", "-t", "1"])
@@ -181,6 +190,13 @@ def main():
             with open(os.path.join(out, name + ".reply"), "wb") as f:
                 for d in replies:
                     f.write(struct.pack(">H", len(d)) + d)
+            if corpus:
+                with open(os.path.join(corpus, "mcproto_request", name), "wb") as f:
+                    f.write(dgram)
+                with open(os.path.join(corpus, "mcproto_reply", name), "wb") as f:
+                    f.write(struct.pack(">H", len(dgram)) + dgram)
+                    for d in replies:
+                        f.write(struct.pack(">H", len(d)) + d)
             print("%-22s %d datagram(s), %d bytes" % (name, len(replies),
                                                       sum(len(d) for d in replies)))
     finally:

@@ -294,7 +294,7 @@ static void test_keyless(void **state)
 	}
 	assert_int_equal(PARSE("stats slabs\r\n", &r), MC_OK);
 	assert_int_equal(r.req[0].args_len, 5);
-	assert_memory_equal("stats slabs" + r.req[0].args_off, "slabs", 5);
+	assert_memory_equal(&"stats slabs"[r.req[0].args_off], "slabs", 5);
 }
 
 static void test_pipeline(void **state)

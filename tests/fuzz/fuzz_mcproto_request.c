@@ -1,0 +1,106 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * libFuzzer target for lib/mcproto's request parser. Beyond "no crash, no sanitizer report" it
+ * checks what the router relies on: every offset lies inside the buffer, requests tile it in
+ * order, keys obey the key rules and lie inside their request, base64 keys decode, and the
+ * datagram entry point agrees with the raw one shifted by the frame header.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mcproto.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+#define CHECK(c)                                                                                   \
+	do {                                                                                       \
+		if (!(c))                                                                          \
+			abort();                                                                   \
+	} while (0)
+
+static int within(uint64_t off, uint64_t len, uint64_t lo, uint64_t hi)
+{
+	return off >= lo && off + len <= hi;
+}
+
+static void check_requests(const uint8_t *p, size_t size, size_t start,
+			   const struct mc_requests *r)
+{
+	uint64_t end = start;
+	unsigned keys = 0;
+	uint8_t dec[MC_KEY_MAX];
+
+	CHECK(r->nreq >= 1 && r->nreq <= MC_MAX_REQUESTS);
+	CHECK(r->nkeys <= MC_MAX_KEYS);
+	CHECK(r->proto == r->req[0].proto);
+	for (unsigned i = 0; i < r->nreq; i++) {
+		const struct mc_request *q = &r->req[i];
+		CHECK(q->off >= end); /* in order, not overlapping (text may skip spaces) */
+		CHECK(within(q->off, q->len, start, size));
+		CHECK(q->line_len <= q->len && q->line_len > 0);
+		CHECK(q->cmd < MC_CMD_COUNT && q->kind < MC_KIND_COUNT);
+		CHECK(strcmp(mc_cmd_name((enum mc_cmd)q->cmd), "unknown") != 0);
+		CHECK((q->kind == MC_KIND_KEYLESS) == (q->key_count == 0));
+		if (q->flags & MC_REQ_F_VALUE)
+			CHECK(within(q->data_off, q->data_len, q->off + q->line_len, q->off + q->len));
+		if (q->args_len)
+			CHECK(within(q->args_off, q->args_len, q->off, q->off + q->len));
+		if (q->flags & MC_REQ_F_OPAQUE) {
+			CHECK(q->proto == MC_PROTO_META && q->opaque_len <= MC_OPAQUE_MAX);
+			CHECK(within(q->opaque_off, q->opaque_len, q->off, q->off + q->line_len));
+		}
+		CHECK(q->key_first == keys);
+		for (unsigned k = q->key_first; k < (unsigned)q->key_first + q->key_count; k++) {
+			const struct mc_key *key = &r->keys[k];
+			CHECK(k < r->nkeys && key->req == i);
+			CHECK(key->len >= 1 && key->len <= MC_KEY_MAX);
+			CHECK(within(key->off, key->len, q->off, q->off + q->line_len));
+			if (q->proto != MC_PROTO_BINARY)
+				CHECK(mc_key_check(p + key->off, key->len) == MC_OK);
+			size_t n = mc_key_decode(p, key, dec);
+			CHECK(n >= 1 && n <= MC_KEY_MAX);
+			CHECK(key->base64 == !!(q->flags & MC_REQ_F_BASE64));
+			if (!key->base64)
+				CHECK(n == key->len && memcmp(dec, p + key->off, n) == 0);
+		}
+		keys += q->key_count;
+		end = (uint64_t)q->off + q->len;
+	}
+	CHECK(keys == r->nkeys);
+	CHECK(end == size); /* every byte belongs to a request */
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static struct mc_requests a, b;
+	enum mc_err ea, eb;
+
+	ea = mc_parse_datagram(data, size, &a);
+	CHECK((unsigned)ea < MC_E_COUNT);
+	CHECK(strcmp(mc_err_name(ea), "unknown") != 0);
+	if (ea == MC_OK)
+		check_requests(data, size, MC_FRAME_HDR_LEN, &a);
+	else
+		CHECK(a.err_off <= size);
+
+	/* The same bytes without the frame header: same verdict, offsets shifted by 8. */
+	if (size >= MC_FRAME_HDR_LEN && (ea == MC_OK || a.err_off >= MC_FRAME_HDR_LEN)) {
+		eb = mc_parse_requests(data + MC_FRAME_HDR_LEN, size - MC_FRAME_HDR_LEN, &b);
+		CHECK(eb == ea);
+		if (eb == MC_OK) {
+			CHECK(a.nreq == b.nreq && a.nkeys == b.nkeys);
+			for (unsigned i = 0; i < a.nkeys; i++)
+				CHECK(a.keys[i].off == b.keys[i].off + MC_FRAME_HDR_LEN &&
+				      a.keys[i].len == b.keys[i].len);
+		} else {
+			CHECK(a.err_off == b.err_off + MC_FRAME_HDR_LEN);
+		}
+	}
+	/* And the whole input as a raw request buffer. */
+	eb = mc_parse_requests(data, size, &b);
+	CHECK((unsigned)eb < MC_E_COUNT);
+	if (eb == MC_OK)
+		check_requests(data, size, 0, &b);
+	return 0;
+}
