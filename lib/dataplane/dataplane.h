@@ -277,9 +277,19 @@ int dp_stats_print(const struct dp *dp, FILE *out);
 bool dp_stats_identity(const struct dp_stats *s);
 
 /**
- * Register the telemetry commands /ringway/stats (totals, per-worker, drop reasons) and
- * /ringway/nodes (per node) for @p dp. Only one dp per process can be registered.
- * Lcore: control, after rte_eal_init. @return 0 or a negative errno.
+ * Register the telemetry commands for @p dp (DPDK 22.11 telemetry: flat dicts only, keys of
+ * [A-Za-z0-9_/]):
+ *  - /ringway/stats[,W]  totals (or worker W): every DP_FOREACH_COUNTER name (rx, forwarded,
+ *    returned, answered, dropped, ...), drop_<reason> for every DP_FOREACH_DROP name, epoch,
+ *    slots_live, identity_ok (0/1), workers
+ *  - /ringway/drops[,W]  {reason: count}
+ *  - /ringway/nodes      nodes (count), mac_known (count), and per node i: node<i>_name,
+ *    node<i>_address ("ip:port"), node<i>_mac, node<i>_mac_known, node<i>_mac_static,
+ *    node<i>_in_ring, node<i>_forwarded, node<i>_returned, node<i>_arp_sent,
+ *    node<i>_arp_failures (as many nodes as fit in one reply: 25)
+ *  - /ringway/node,NAME  the same fields of one node, unprefixed
+ * Only one dp per process is served. Lcore: control, after rte_eal_init.
+ * @return 0 or a negative errno.
  */
 int dp_telemetry_register(struct dp *dp);
 

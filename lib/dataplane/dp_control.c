@@ -641,7 +641,7 @@ tel_add_stats(struct rte_tel_data *d, const struct dp_stats *s)
 	for (int c = 0; c < DP_CTR_COUNT; c++)
 		rte_tel_data_add_dict_u64(d, counter_names[c], s->ctr[c]);
 	for (int e = 0; e < DP_DROP_COUNT; e++) {
-		snprintf(key, sizeof(key), "drop.%s", drop_names[e]);
+		snprintf(key, sizeof(key), "drop_%s", drop_names[e]);
 		rte_tel_data_add_dict_u64(d, key, s->drop[e]);
 	}
 	rte_tel_data_add_dict_u64(d, "epoch", s->epoch);
@@ -684,6 +684,7 @@ tel_add_node(struct rte_tel_data *d, const struct dp_node_stats *n, const char *
 	inet_ntop(AF_INET, &n->ip, a, INET_ADDRSTRLEN);
 	snprintf(a + strlen(a), 8, ":%u", n->port);
 	rte_ether_format_addr(mac, sizeof(mac), (const struct rte_ether_addr *)n->mac);
+	rte_tel_data_add_dict_string(d, TEL_KEY("name"), n->name);
 	rte_tel_data_add_dict_string(d, TEL_KEY("address"), a);
 	rte_tel_data_add_dict_string(d, TEL_KEY("mac"), n->mac_known ? mac : "unknown");
 	rte_tel_data_add_dict_u64(d, TEL_KEY("mac_known"), n->mac_known);
@@ -696,19 +697,19 @@ tel_add_node(struct rte_tel_data *d, const struct dp_node_stats *n, const char *
 #undef TEL_KEY
 }
 
-#define TEL_NODE_KEYS 9
+#define TEL_NODE_KEYS 10
 
-/* /ringway/nodes[,NAME]: flat dict "NAME.field" for as many nodes as one reply holds (the
- * first (256 - 2) / 9), with "nodes" and "mac_known" counts over all; with NAME, only that
- * node, fields unprefixed. */
+/* /ringway/nodes: flat dict "node<i>_<field>" for as many nodes as one reply holds, with
+ * "nodes" and "mac_known" counts over all. /ringway/node,NAME: that node, fields unprefixed.
+ * (Telemetry keys may hold only [A-Za-z0-9_/], and 22.11 cannot nest dicts, so names are
+ * values, not keys.) */
 static int
-tel_nodes(const char *cmd, const char *params, struct rte_tel_data *d)
+tel_nodes_common(const char *name, struct rte_tel_data *d)
 {
 	uint32_t max = tel_dp ? tel_dp->cfg.neighbours : 0, n, known = 0, shown = 0;
 	struct dp_node_stats *nodes;
-	char prefix[PL_NAME_MAX + 2];
+	char prefix[32];
 
-	(void)cmd;
 	if (tel_dp == NULL)
 		return -ENODEV;
 	nodes = calloc(max, sizeof(*nodes));
@@ -717,25 +718,67 @@ tel_nodes(const char *cmd, const char *params, struct rte_tel_data *d)
 	n = dp_nodes_get(tel_dp, nodes, max);
 	rte_tel_data_start_dict(d);
 	for (uint32_t i = 0; i < n; i++) {
-		bool want = params == NULL || *params == '\0' || strcmp(params, nodes[i].name) == 0;
-
 		known += nodes[i].mac_known;
-		if (!want)
-			continue;
-		if (params != NULL && *params != '\0') {
-			tel_add_node(d, &nodes[i], "");
-			shown++;
+		if (name != NULL) {
+			if (strcmp(name, nodes[i].name) == 0) {
+				tel_add_node(d, &nodes[i], "");
+				shown++;
+			}
 		} else if (2 + (shown + 1) * TEL_NODE_KEYS <= RTE_TEL_MAX_DICT_ENTRIES) {
-			snprintf(prefix, sizeof(prefix), "%s.", nodes[i].name);
+			snprintf(prefix, sizeof(prefix), "node%u_", i);
 			tel_add_node(d, &nodes[i], prefix);
 			shown++;
 		}
 	}
 	free(nodes);
-	if (params != NULL && *params != '\0' && shown == 0)
+	if (name != NULL && shown == 0)
 		return -ENOENT;
-	rte_tel_data_add_dict_u64(d, "nodes", n);
-	rte_tel_data_add_dict_u64(d, "mac_known", known);
+	if (name == NULL) {
+		rte_tel_data_add_dict_u64(d, "nodes", n);
+		rte_tel_data_add_dict_u64(d, "mac_known", known);
+	}
+	return 0;
+}
+
+static int
+tel_nodes(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	(void)cmd;
+	(void)params;
+	return tel_nodes_common(NULL, d);
+}
+
+static int
+tel_node(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	(void)cmd;
+	if (params == NULL || *params == '\0')
+		return -EINVAL;
+	return tel_nodes_common(params, d);
+}
+
+/* /ringway/drops[,W]: {reason: count} over all workers (or worker W). */
+static int
+tel_drops(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	struct dp_stats s;
+	int worker = -1;
+
+	(void)cmd;
+	if (tel_dp == NULL)
+		return -ENODEV;
+	if (params != NULL && *params != '\0') {
+		char *end;
+		long v = strtol(params, &end, 10);
+
+		if (*end != '\0' || v < 0 || v >= tel_dp->cfg.n_workers)
+			return -EINVAL;
+		worker = (int)v;
+	}
+	dp_stats_get(tel_dp, worker, &s);
+	rte_tel_data_start_dict(d);
+	for (int e = 0; e < DP_DROP_COUNT; e++)
+		rte_tel_data_add_dict_u64(d, drop_names[e], s.drop[e]);
 	return 0;
 }
 
@@ -749,10 +792,16 @@ dp_telemetry_register(struct dp *dp)
 	if (registered)
 		return 0;
 	rc = rte_telemetry_register_cmd("/ringway/stats", tel_stats,
-					"Router counters (totals, or worker W with param W): rx, forwarded, returned, answered, dropped, drop.<reason>");
+					"Router counters, totals or of worker W (param W): rx, forwarded, returned, answered, dropped, drop_<reason>, ...");
+	if (rc == 0)
+		rc = rte_telemetry_register_cmd("/ringway/drops", tel_drops,
+						"Drops by reason, totals or of worker W (param W): {reason: count}");
 	if (rc == 0)
 		rc = rte_telemetry_register_cmd("/ringway/nodes", tel_nodes,
-						"Per cache node (all, or one with param NAME): NAME.address, .mac, .mac_known, .forwarded, .returned, ...");
+						"Cache nodes: nodes, mac_known, node<i>_name, _address, _mac, _mac_known, _forwarded, _returned, ...");
+	if (rc == 0)
+		rc = rte_telemetry_register_cmd("/ringway/node", tel_node,
+						"One cache node (param NAME): name, address, mac, mac_known, forwarded, returned, ...");
 	registered = rc == 0;
 	return rc;
 }
