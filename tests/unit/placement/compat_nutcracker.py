@@ -292,6 +292,8 @@ def main():
             print("1..0 # SKIP %s not installed (scripts/setup-deps.sh installs it)" % tool)
             return 77
 
+    # meson's timeout sends SIGTERM: turn it into SystemExit so `finally` stops every process.
+    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
     keys = make_keys(args.keys)
     tmp = tempfile.mkdtemp(prefix="ringway-compat-")
     fleet = Fleet(tmp)
