@@ -64,9 +64,6 @@ void ctl_cmd_release(struct ctl_cmd *cmd);
  */
 int ctl_state_apply(struct ctl_state *st, const struct ctl_cmd *cmd, char *err, size_t errlen);
 
-/* Replace every member of @p st with @p m[0..n) (validated as a whole, as `replace`). */
-int ctl_state_replace(struct ctl_state *st, const struct ctl_member *m, uint32_t n, char *err,
-		      size_t errlen);
 
 /* Set the epoch (the engine's business: +1 per published change). */
 void ctl_state_set_epoch(struct ctl_state *st, uint64_t epoch);

@@ -523,7 +523,7 @@ int ctl_state_replace(struct ctl_state *st, const struct ctl_member *m, uint32_t
 	int rc;
 
 	if (n == 0)
-		return ctl_fail(err, errlen, "replace needs at least one member");
+		return ctl_fail(err, errlen, "the member list is empty");
 	if (n > PL_MEMBERS_MAX)
 		return ctl_fail(err, errlen, "too many members (limit %d)", PL_MEMBERS_MAX);
 	for (i = 0; i < n; i++)
@@ -802,25 +802,31 @@ static int check_sum(const char *text, size_t len, size_t *body, char *err, size
 	return 0;
 }
 
+/* `member ...` lines, validated as a whole (duplicates by sorting: fast at 65536 members). */
 static int parse_members(struct lines *l, struct ctl_state *st, uint64_t count, char *err,
 			 size_t errlen)
 {
+	struct ctl_member *m = calloc(count + 1, sizeof(*m));
 	char why[160];
-	struct ctl_member m;
 	struct tok t;
+	int rc = 0;
 
-	for (uint64_t i = 0; i < count; i++) {
+	if (m == NULL)
+		return ctl_fail(err, errlen, "out of memory"), -ENOMEM;
+	for (uint64_t i = 0; i < count && rc == 0; i++) {
 		if (!next_line(l, &t))
-			return ctl_fail(err, errlen,
-					"line %u: truncated: %" PRIu64 " of %" PRIu64 " members",
-					l->line + 1, i, count);
-		if (t.n < 7 || memcmp(t.p, "member ", 7) != 0)
-			return ctl_fail(err, errlen, "line %u: expected 'member ...'", l->line);
-		if (ctl_member_parse(t.p + 7, t.n - 7, &m, why, sizeof(why)) < 0 ||
-		    ctl_state_add(st, &m, why, sizeof(why)) < 0)
-			return ctl_fail(err, errlen, "line %u: %s", l->line, why);
+			rc = ctl_fail(err, errlen,
+				      "line %u: truncated: %" PRIu64 " of %" PRIu64 " members",
+				      l->line + 1, i, count);
+		else if (t.n < 7 || memcmp(t.p, "member ", 7) != 0)
+			rc = ctl_fail(err, errlen, "line %u: expected 'member ...'", l->line);
+		else if (ctl_member_parse(t.p + 7, t.n - 7, &m[i], why, sizeof(why)) < 0)
+			rc = ctl_fail(err, errlen, "line %u: %s", l->line, why);
 	}
-	return 0;
+	if (rc == 0 && (rc = ctl_state_replace(st, m, (uint32_t)count, why, sizeof(why))) < 0)
+		ctl_fail(err, errlen, "members: %s", why);
+	free(m);
+	return rc;
 }
 
 int ctl_state_parse(const char *text, size_t len, struct ctl_state **out, char *err, size_t errlen)

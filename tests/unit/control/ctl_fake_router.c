@@ -7,7 +7,8 @@
  *   ctl_fake_router --socket PATH [--state FILE] [--nodes N] [--tcp] [--idle-ms MS]
  *                   [--max-clients N]
  *
- * Starts from FILE when it exists, else from N nodes n1..nN at 198.18.1.i:11211. Publishing
+ * Starts from FILE when it exists, else from N nodes n1..nN at 198.18.(1 + i / 250).(i % 250)
+ * port 11211. Publishing
  * fails with EIO when the new membership has a member named "failpublish" (to test how a
  * refused publish is reported). Prints "ready [tcp PORT]" once listening; exits 0 on SIGTERM.
  */
@@ -57,6 +58,7 @@ static void fake_status(void *ctx, uint32_t idx, const struct ctl_member *m, str
 static struct ctl_state *initial_state(const char *state_path, unsigned nodes)
 {
 	struct ctl_state *st = NULL;
+	struct ctl_member *m;
 	char err[512];
 	int rc = state_path ? ctl_state_load(state_path, &st, err, sizeof(err)) : -ENOENT;
 
@@ -67,19 +69,23 @@ static struct ctl_state *initial_state(const char *state_path, unsigned nodes)
 		return NULL;
 	}
 	st = ctl_state_new(NULL, 1);
-	for (unsigned i = 1; st != NULL && i <= nodes; i++) {
+	m = calloc(nodes + 1, sizeof(*m));
+	for (unsigned i = 1; st != NULL && m != NULL && i <= nodes; i++) {
 		char spec[64];
-		struct ctl_member m;
 
-		snprintf(spec, sizeof(spec), "n%u 198.18.1.%u:11211", i, i);
-		if (ctl_member_parse(spec, strlen(spec), &m, err, sizeof(err)) < 0 ||
-		    ctl_state_add(st, &m, err, sizeof(err)) < 0) {
-			fprintf(stderr, "ctl_fake_router: %s\n", err);
-			ctl_state_free(st);
-			return NULL;
-		}
+		snprintf(spec, sizeof(spec), "n%u 198.18.%u.%u:11211", i, 1 + i / 250, i % 250);
+		if (ctl_member_parse(spec, strlen(spec), &m[i - 1], err, sizeof(err)) < 0)
+			goto fail;
 	}
+	if (st == NULL || m == NULL || ctl_state_replace(st, m, nodes, err, sizeof(err)) < 0)
+		goto fail;
+	free(m);
 	return st;
+fail:
+	fprintf(stderr, "ctl_fake_router: %s\n", st && m ? err : "out of memory");
+	ctl_state_free(st);
+	free(m);
+	return NULL;
 }
 
 int main(int argc, char **argv)

@@ -194,7 +194,7 @@ static void test_replace_block(void **state)
 	test_ok(s, "end", "ERROR duplicate name: a");
 	/* an empty block */
 	assert_null(test_line(s, "replace"));
-	test_ok(s, "end", "ERROR replace needs at least one member");
+	test_ok(s, "end", "ERROR the member list is empty");
 	/* if-epoch is checked at end */
 	assert_null(test_line(s, "if-epoch 1 replace"));
 	assert_null(test_line(s, "z 198.18.3.9"));

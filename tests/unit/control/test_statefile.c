@@ -266,10 +266,10 @@ static void test_foreign_refused(void **state)
 		{"members 1\nmember a 198.18.0.1\nmember b 198.18.0.2\n",
 		 "line 10: unexpected text after the members"},
 		{"members 2\nmember a 198.18.0.1\nmember a 198.18.0.2\n",
-		 "line 10: duplicate name: a"},
+		 "members: duplicate name: a"},
 		{"members 1\nmember a 198.18.0.1 weight 5000\n", "line 9: weight must be"},
 		{"members 1\nmember a 198.18.0.1 weight 0\n", "no member has a weight above 0"},
-		{"members 0\n", "the membership is empty"},
+		{"members 0\n", "members: the member list is empty"},
 		{"members 1\nnode a 198.18.0.1\n", "line 9: expected 'member ...'"},
 		{"hash_tag {\n", "line 8: expected 'members VALUE'"},
 	};
