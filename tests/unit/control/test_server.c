@@ -247,7 +247,7 @@ static void test_megabyte_line(void **state)
 		assert_int_equal(send(big.fd, chunk, 64 << 10, MSG_NOSIGNAL), 64 << 10);
 	t0 = now_ms();
 	cli_cmd(&other, "epoch", "OK epoch 1");
-	assert_true(now_ms() - t0 < 1000);
+	assert_true(now_ms() - t0 < 3000);
 	for (int i = 0; i < 8; i++) { /* the other 512 KiB; the server keeps draining */
 		ssize_t n = send(big.fd, chunk, 64 << 10, MSG_NOSIGNAL);
 
@@ -280,7 +280,7 @@ static void test_megabyte_line(void **state)
 static void test_idle_client(void **state)
 {
 	struct srv x = {0};
-	struct ctl_server_config cfg = {.idle_ms = 300};
+	struct ctl_server_config cfg = {.idle_ms = 500};
 	struct cli silent, busy;
 	struct pollfd p;
 	int64_t t0, waited;
@@ -299,7 +299,7 @@ static void test_idle_client(void **state)
 	assert_int_equal(poll(&p, 1, 2000), 1);
 	assert_int_equal(recv(silent.fd, &b, 1, 0), 0); /* closed by the server */
 	waited = now_ms() - t0;
-	assert_true(waited >= 300);
+	assert_true(waited >= 500);
 	cli_cmd(&busy, "stats", "OK lines");
 	cli_close(&silent);
 	cli_close(&busy);
@@ -327,7 +327,7 @@ static void test_slow_reader(void **state)
 	t0 = now_ms();
 	cli_cmd(&fast, "weight n1 2", "OK epoch 2");
 	cli_cmd(&fast, "epoch", "OK epoch 2");
-	assert_true(now_ms() - t0 < 2000);
+	assert_true(now_ms() - t0 < 4000);
 	for (int i = 0; i < 40; i++) {
 		cli_expect(&slow, "OK lines 3000 members 3000", &r);
 		assert_int_equal(r.nlines, 3000);
