@@ -39,6 +39,7 @@ struct md5_state {
 };
 
 /* K[i] = floor(|sin(i + 1)| * 2^32), RFC 1321 section 3.4. */
+/* clang-format off */
 static const uint32_t md5_k[64] = {
 	0xd76aa478, 0xe8c7b756, 0x242070db, 0xc1bdceee,
 	0xf57c0faf, 0x4787c62a, 0xa8304613, 0xfd469501,
@@ -57,6 +58,7 @@ static const uint32_t md5_k[64] = {
 	0x6fa87e4f, 0xfe2ce6e0, 0xa3014314, 0x4e0811a1,
 	0xf7537e82, 0xbd3af235, 0x2ad7d2bb, 0xeb86d391,
 };
+/* clang-format on */
 
 /* Left-rotation amounts per round and step (RFC 1321 section 3.4). */
 static const uint8_t md5_s[4][4] = {
@@ -225,6 +227,7 @@ static uint32_t hash_one_at_a_time(const uint8_t *p, size_t len)
 }
 
 /* Reflected CRC-32 (polynomial 0xEDB88320) table. */
+/* clang-format off */
 static const uint32_t crc32_table[256] = {
 	0x00000000, 0x77073096, 0xee0e612c, 0x990951ba, 0x076dc419, 0x706af48f,
 	0xe963a535, 0x9e6495a3, 0x0edb8832, 0x79dcb8a4, 0xe0d5e91e, 0x97d2d988,
@@ -270,6 +273,7 @@ static const uint32_t crc32_table[256] = {
 	0x54de5729, 0x23d967bf, 0xb3667a2e, 0xc4614ab8, 0x5d681b02, 0x2a6f2b94,
 	0xb40bbe37, 0xc30c8ea1, 0x5a05df1b, 0x2d02ef8d,
 };
+/* clang-format on */
 
 static uint32_t crc32_update(const uint8_t *p, size_t len)
 {
@@ -367,46 +371,47 @@ static uint32_t hash_murmur(const uint8_t *p, size_t len)
 	return h;
 }
 
-/* Bob Jenkins' lookup3 hashlittle() with initval 13, as libmemcached seeds it. */
-#define JENKINS_MIX(a, b, c)                                                                 \
-	do {                                                                                 \
-		a -= c;                                                                      \
-		a ^= rotl32(c, 4);                                                           \
-		c += b;                                                                      \
-		b -= a;                                                                      \
-		b ^= rotl32(a, 6);                                                           \
-		a += c;                                                                      \
-		c -= b;                                                                      \
-		c ^= rotl32(b, 8);                                                           \
-		b += a;                                                                      \
-		a -= c;                                                                      \
-		a ^= rotl32(c, 16);                                                          \
-		c += b;                                                                      \
-		b -= a;                                                                      \
-		b ^= rotl32(a, 19);                                                          \
-		a += c;                                                                      \
-		c -= b;                                                                      \
-		c ^= rotl32(b, 4);                                                           \
-		b += a;                                                                      \
-	} while (0)
+/* lookup3's mix(): reversible mixing of three 32-bit words. */
+static inline void jenkins_mix(uint32_t *a, uint32_t *b, uint32_t *c)
+{
+	*a -= *c;
+	*a ^= rotl32(*c, 4);
+	*c += *b;
+	*b -= *a;
+	*b ^= rotl32(*a, 6);
+	*a += *c;
+	*c -= *b;
+	*c ^= rotl32(*b, 8);
+	*b += *a;
+	*a -= *c;
+	*a ^= rotl32(*c, 16);
+	*c += *b;
+	*b -= *a;
+	*b ^= rotl32(*a, 19);
+	*a += *c;
+	*c -= *b;
+	*c ^= rotl32(*b, 4);
+	*b += *a;
+}
 
-#define JENKINS_FINAL(a, b, c)                                                               \
-	do {                                                                                 \
-		c ^= b;                                                                      \
-		c -= rotl32(b, 14);                                                          \
-		a ^= c;                                                                      \
-		a -= rotl32(c, 11);                                                          \
-		b ^= a;                                                                      \
-		b -= rotl32(a, 25);                                                          \
-		c ^= b;                                                                      \
-		c -= rotl32(b, 16);                                                          \
-		a ^= c;                                                                      \
-		a -= rotl32(c, 4);                                                           \
-		b ^= a;                                                                      \
-		b -= rotl32(a, 14);                                                          \
-		c ^= b;                                                                      \
-		c -= rotl32(b, 24);                                                          \
-	} while (0)
+/* lookup3's final(): final mixing of three 32-bit words into c. */
+static inline void jenkins_final(uint32_t *a, uint32_t *b, uint32_t *c)
+{
+	*c ^= *b;
+	*c -= rotl32(*b, 14);
+	*a ^= *c;
+	*a -= rotl32(*c, 11);
+	*b ^= *a;
+	*b -= rotl32(*a, 25);
+	*c ^= *b;
+	*c -= rotl32(*b, 16);
+	*a ^= *c;
+	*a -= rotl32(*c, 4);
+	*b ^= *a;
+	*b -= rotl32(*a, 14);
+	*c ^= *b;
+	*c -= rotl32(*b, 24);
+}
 
 /* Little-endian word of up to 4 bytes, missing bytes zero. */
 static inline uint32_t load_le_partial(const uint8_t *p, size_t n)
@@ -418,6 +423,7 @@ static inline uint32_t load_le_partial(const uint8_t *p, size_t n)
 	return v;
 }
 
+/* Bob Jenkins' lookup3 hashlittle() with initval 13, as libmemcached seeds it. */
 static uint32_t hash_jenkins(const uint8_t *p, size_t len)
 {
 	uint32_t a, b, c;
@@ -427,7 +433,7 @@ static uint32_t hash_jenkins(const uint8_t *p, size_t len)
 		a += load_le32(p);
 		b += load_le32(p + 4);
 		c += load_le32(p + 8);
-		JENKINS_MIX(a, b, c);
+		jenkins_mix(&a, &b, &c);
 	}
 	if (len == 0)
 		return c;
@@ -436,7 +442,7 @@ static uint32_t hash_jenkins(const uint8_t *p, size_t len)
 		b += load_le_partial(p + 4, len - 4);
 	if (len > 8)
 		c += load_le_partial(p + 8, len - 8);
-	JENKINS_FINAL(a, b, c);
+	jenkins_final(&a, &b, &c);
 	return c;
 }
 
@@ -492,8 +498,8 @@ uint64_t pl_ketama_key_hash(const void *key, size_t len)
 /* ---- Continuum points ---------------------------------------------------------------- */
 
 #define KETAMA_POINTS_PER_SERVER 160
-#define KETAMA_POINTS_PER_HASH   4
-#define MEMCACHED_DEFAULT_PORT   11211
+#define KETAMA_POINTS_PER_HASH	 4
+#define MEMCACHED_DEFAULT_PORT	 11211
 
 /*
  * libmemcached: pct = (float)weight / (float)total;

@@ -5,8 +5,8 @@
  *   compat_gen_ketama equal|weighted|ports > tests/data/placement/compat_ketama_<case>.tsv
  *
  * Builds a memcached_st with MEMCACHED_DISTRIBUTION_CONSISTENT_KETAMA and KETAMA_WEIGHTED,
- * adds the case's servers with their weights and writes, for 3,000 keys (cut to 32 bytes), the server index
- * memcached_generate_hash() returns. No ringway code decides any owner written here.
+ * adds the case's servers with their weights and writes, for 3,000 keys (cut to 32 bytes), the
+ * server index memcached_generate_hash() returns. No ringway code decides any owner written here.
  */
 #include <stdio.h>
 #include <string.h>
@@ -25,22 +25,25 @@ struct server {
 };
 
 static const struct server equal_fleet[] = {
-	{"10.0.0.1", 11211, 1}, {"10.0.0.2", 11211, 1}, {"10.0.0.3", 11211, 1},
-	{"10.0.0.4", 11211, 1}, {"10.0.0.5", 11211, 1}, {"10.0.0.6", 11211, 1},
-	{"10.0.0.7", 11211, 1}, {"10.0.0.8", 11211, 1}, {"10.0.0.9", 11211, 1},
+	{"10.0.0.1", 11211, 1},	 {"10.0.0.2", 11211, 1}, {"10.0.0.3", 11211, 1},
+	{"10.0.0.4", 11211, 1},	 {"10.0.0.5", 11211, 1}, {"10.0.0.6", 11211, 1},
+	{"10.0.0.7", 11211, 1},	 {"10.0.0.8", 11211, 1}, {"10.0.0.9", 11211, 1},
 	{"10.0.0.10", 11211, 1},
 };
 
 static const struct server weighted_fleet[] = {
-	{"192.168.1.11", 11211, 1}, {"192.168.1.12", 11211, 2}, {"192.168.1.13", 11211, 3},
-	{"192.168.1.14", 11211, 5}, {"192.168.1.15", 11211, 8}, {"192.168.1.16", 11211, 13},
+	{"192.168.1.11", 11211, 1}, {"192.168.1.12", 11211, 2},	  {"192.168.1.13", 11211, 3},
+	{"192.168.1.14", 11211, 5}, {"192.168.1.15", 11211, 8},	  {"192.168.1.16", 11211, 13},
 	{"192.168.1.17", 11211, 1}, {"192.168.1.18", 11211, 100},
 };
 
 static const struct server ports_fleet[] = {
-	{"10.9.0.1", 11211, 1},         {"10.9.0.1", 11212, 1},
-	{"10.9.0.1", 22122, 2},         {"10.9.0.2", 11211, 3},
-	{"cache-a.example.net", 11211, 1}, {"cache-b.example.net", 20000, 4},
+	{"10.9.0.1", 11211, 1},
+	{"10.9.0.1", 11212, 1},
+	{"10.9.0.1", 22122, 2},
+	{"10.9.0.2", 11211, 3},
+	{"cache-a.example.net", 11211, 1},
+	{"cache-b.example.net", 20000, 4},
 };
 
 static int record(const struct server *s, size_t n, const char *label)
@@ -56,7 +59,8 @@ static int record(const struct server *s, size_t n, const char *label)
 		fprintf(stderr, "cannot set up libmemcached\n");
 		return 1;
 	}
-	printf("# Golden owners for the `ketama` algorithm, case %s, recorded from libmemcached %s\n"
+	printf("# Golden owners for the `ketama` algorithm, case %s, recorded from libmemcached "
+	       "%s\n"
 	       "# (DISTRIBUTION_CONSISTENT_KETAMA + KETAMA_WEIGHTED, memcached_generate_hash) by\n"
 	       "# tests/unit/placement/compat_gen_ketama. Format: compat_golden.h. Do not edit.\n",
 	       label, memcached_lib_version());

@@ -40,7 +40,8 @@ static inline size_t compat_key(uint64_t i, char *buf)
 		len = 1 + compat_splitmix64(&s) % 250;
 		for (size_t k = 0; k < len; k++) {
 			/* 0x21..0x7e and 0x80..0xff */
-			unsigned int b = 0x21 + (unsigned int)(compat_splitmix64(&s) % (0x7e - 0x21 + 1 + 128));
+			unsigned int b = 0x21 + (unsigned int)(compat_splitmix64(&s) %
+							       (0x7e - 0x21 + 1 + 128));
 
 			buf[k] = (char)(b <= 0x7e ? b : b + 1);
 		}

@@ -157,15 +157,19 @@ static void test_vs_libhashkit(void **state)
 			uint32_t theirs = pairs[a].theirs(k, len);
 
 			if (mine != theirs)
-				fail_msg("%s differs on key %llu (len %zu): ours %08llx, libhashkit "
-					 "%08x",
-					 pl_hash_name(pairs[a].ours), (unsigned long long)i, len,
-					 (unsigned long long)mine, theirs);
+				fail_msg(
+					"%s differs on key %llu (len %zu): ours %08llx, libhashkit "
+					"%08x",
+					pl_hash_name(pairs[a].ours), (unsigned long long)i, len,
+					(unsigned long long)mine, theirs);
 			compared++;
 		}
 		/* Empty and short keys: the tail cases of every block hash. */
 		for (size_t len = 0; len <= 13; len++) {
-			memcpy(key, "\x80\xff" "abcdefghijklmn", 16);
+			memcpy(key,
+			       "\x80\xff"
+			       "abcdefghijklmn",
+			       16);
 			assert_true(pl_hash_bytes(pairs[a].ours, key, len) ==
 				    pairs[a].theirs(key, len));
 		}

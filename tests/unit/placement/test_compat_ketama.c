@@ -49,9 +49,9 @@ static memcached_st *lm_create(const struct pl_member *m, uint32_t n)
 	for (uint32_t i = 0; i < n; i++) {
 		if (m[i].weight == 0)
 			continue; /* drained: not in the client's server list at all */
-		assert_int_equal(memcached_server_add_with_weight(memc, m[i].addr, m[i].port,
-								   m[i].weight),
-				 MEMCACHED_SUCCESS);
+		assert_int_equal(
+			memcached_server_add_with_weight(memc, m[i].addr, m[i].port, m[i].weight),
+			MEMCACHED_SUCCESS);
 	}
 	return memc;
 }

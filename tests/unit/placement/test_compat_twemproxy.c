@@ -193,8 +193,7 @@ static void test_key_hash_choice(void **state)
 	for (uint64_t i = 0; i < 1000; i++) {
 		size_t len = compat_key(i, key);
 
-		assert_true(pl_key_hash(pl, key, len) ==
-			    pl_hash_bytes(PL_HASH_FNV1A_64, key, len));
+		assert_true(pl_key_hash(pl, key, len) == pl_hash_bytes(PL_HASH_FNV1A_64, key, len));
 	}
 	pl_free(pl);
 	for (int h = PL_HASH_MD5; h < PL_HASH_COUNT; h++) {
