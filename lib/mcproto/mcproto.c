@@ -183,6 +183,55 @@ static inline bool next_tok(struct line *l, uint32_t *off, uint32_t *len)
 	return true;
 }
 
+/*
+ * True when the 8 bytes at @p q hold a byte <= 0x20 (space, control) or 0x7f. Both tests are
+ * exact for existence (the "has less than n" and "has zero byte" word tricks, n = 0x21).
+ */
+static inline bool word_has_special(const uint8_t *q)
+{
+	const uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
+	uint64_t x;
+
+	memcpy(&x, q, 8);
+	uint64_t lt = (x - ones * 0x21) & ~x & highs;
+	uint64_t d = x ^ (ones * 0x7f);
+	uint64_t del = (d - ones) & ~d & highs;
+	return (lt | del) != 0;
+}
+
+/*
+ * Next token as a key: tokenises and applies mc_key_check()'s byte rule in one pass.
+ * *bad is set when the token holds a control character (spaces end it).
+ */
+static inline bool next_key_tok(struct line *l, uint32_t *off, uint32_t *len, bool *bad)
+{
+	const uint8_t *p = l->p;
+	uint32_t i = l->pos, end = l->end;
+	unsigned ctl = 0;
+
+	while (i < end && p[i] == ' ')
+		i++;
+	if (i == end) {
+		l->pos = i;
+		return false;
+	}
+	uint32_t s = i;
+	/* Skip 8 ordinary bytes at a time; stop at the word holding a space or control byte. */
+	while (end - i >= 8 && !word_has_special(p + i))
+		i += 8;
+	for (; i < end; i++) {
+		uint8_t ch = p[i];
+		if (ch == ' ')
+			break;
+		ctl |= (ch < 0x20) | (ch == 0x7f);
+	}
+	*off = s;
+	*len = i - s;
+	*bad = ctl != 0;
+	l->pos = i;
+	return true;
+}
+
 static inline bool tok_is(const struct line *l, uint32_t off, uint32_t len, const char *s,
 			  uint32_t slen)
 {
@@ -245,20 +294,18 @@ static struct mc_request *req_new(struct pctx *c, uint32_t off, uint8_t proto, u
 	return r;
 }
 
-/* Append a key of request @p r (not yet counted in nreq) after checking it. */
-static enum mc_err key_add(struct pctx *c, struct mc_request *r, uint32_t off, uint32_t len,
-			   bool text_rules)
+/* Append a key of request @p r (not yet counted in nreq); @p err is its verdict so far. */
+static enum mc_err key_push(struct pctx *c, struct mc_request *r, uint32_t off, uint32_t len,
+			    enum mc_err err)
 {
 	struct mc_requests *o = c->out;
-	enum mc_err e;
 
-	if (text_rules) {
-		e = mc_key_check(c->p + off, len);
-	} else {
-		e = len == 0 ? MC_E_KEY_MISSING : len > MC_KEY_MAX ? MC_E_KEY_TOO_LONG : MC_OK;
-	}
-	if (e != MC_OK)
-		return e;
+	if (len == 0)
+		return MC_E_KEY_MISSING;
+	if (len > MC_KEY_MAX)
+		return MC_E_KEY_TOO_LONG;
+	if (err != MC_OK)
+		return err;
 	if (o->nkeys >= MC_MAX_KEYS)
 		return MC_E_TOO_MANY_KEYS;
 	o->keys[o->nkeys++] = (struct mc_key){
@@ -269,6 +316,17 @@ static enum mc_err key_add(struct pctx *c, struct mc_request *r, uint32_t off, u
 	};
 	r->key_count++;
 	return MC_OK;
+}
+
+/* The next token of a text line as a key: MC_E_KEY_MISSING when there is none. */
+static enum mc_err key_next(struct pctx *c, struct line *l, struct mc_request *r)
+{
+	uint32_t off, len;
+	bool bad;
+
+	if (!next_key_tok(l, &off, &len, &bad))
+		return MC_E_KEY_MISSING;
+	return key_push(c, r, off, len, bad ? MC_E_KEY_BAD_CHAR : MC_OK);
 }
 
 /* The optional trailing "noreply" of classic commands; anything else there is an error. */
@@ -316,9 +374,10 @@ static enum mc_err parse_retrieval(struct pctx *c, struct line *l, struct mc_req
 		r->args_off = off;
 		r->args_len = len;
 	}
-	while (next_tok(l, &off, &len))
-		if ((e = key_add(c, r, off, len, true)) != MC_OK)
-			return e;
+	while ((e = key_next(c, l, r)) == MC_OK)
+		;
+	if (e != MC_E_KEY_MISSING)
+		return e;
 	return r->key_count ? MC_OK : MC_E_KEY_MISSING;
 }
 
@@ -330,9 +389,7 @@ static enum mc_err parse_storage(struct pctx *c, struct line *l, struct mc_reque
 	uint64_t v, bytes;
 	enum mc_err e;
 
-	if (!next_tok(l, &off[0], &len[0]))
-		return MC_E_KEY_MISSING;
-	if ((e = key_add(c, r, off[0], len[0], true)) != MC_OK)
+	if ((e = key_next(c, l, r)) != MC_OK)
 		return e;
 	for (int i = 1; i < 4; i++)
 		if (!next_tok(l, &off[i], &len[i]))
@@ -359,9 +416,7 @@ static enum mc_err parse_delete(struct pctx *c, struct line *l, struct mc_reques
 	uint32_t off, len;
 	enum mc_err e;
 
-	if (!next_tok(l, &off, &len))
-		return MC_E_KEY_MISSING;
-	if ((e = key_add(c, r, off, len, true)) != MC_OK)
+	if ((e = key_next(c, l, r)) != MC_OK)
 		return e;
 	uint32_t save = l->pos;
 	if (next_tok(l, &off, &len) && TOK_IS(l, off, len, "0"))
@@ -377,9 +432,7 @@ static enum mc_err parse_key_num(struct pctx *c, struct line *l, struct mc_reque
 	uint64_t v;
 	enum mc_err e;
 
-	if (!next_tok(l, &off, &len))
-		return MC_E_KEY_MISSING;
-	if ((e = key_add(c, r, off, len, true)) != MC_OK)
+	if ((e = key_next(c, l, r)) != MC_OK)
 		return e;
 	if (!next_tok(l, &off, &len))
 		return MC_E_BAD_ARGUMENTS;
@@ -473,9 +526,7 @@ static enum mc_err parse_meta(struct pctx *c, struct line *l, struct mc_request 
 
 	if (r->cmd == MC_CMD_MN)
 		return next_tok(l, &off, &len) ? MC_E_BAD_ARGUMENTS : MC_OK;
-	if (!next_tok(l, &off, &len))
-		return MC_E_KEY_MISSING;
-	if ((e = key_add(c, r, off, len, true)) != MC_OK)
+	if ((e = key_next(c, l, r)) != MC_OK)
 		return e;
 	if (r->cmd == MC_CMD_MS) {
 		if (!next_tok(l, &off, &len))

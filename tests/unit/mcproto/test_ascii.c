@@ -114,6 +114,33 @@ static void test_key_length_limits(void **state)
 	assert_int_equal(r.keys[0].len, 5);
 }
 
+/* Every byte value at every position of a 16-byte key, among plain and high-bit bytes: the
+ * parser's word-at-a-time scan must agree with the byte rule of mc_key_check(). */
+static void test_key_bytes_everywhere(void **state)
+{
+	(void)state;
+	static const uint8_t fills[] = {'a', 0xc3, 0x80, 0xff, 0x7e, 0x21};
+	uint8_t buf[32];
+
+	for (size_t f = 0; f < sizeof(fills); f++)
+		for (unsigned c = 0; c < 256; c++) {
+			if (c == ' ' || c == '\n')
+				continue;
+			for (int j = 0; j < 16; j++) {
+				memcpy(buf, "get ", 4);
+				memset(buf + 4, fills[f], 16);
+				buf[4 + j] = (uint8_t)c;
+				memcpy(buf + 20, "\r\n", 2);
+				bool bad = c < 0x20 || c == 0x7f;
+				enum mc_err e = mc_parse_requests(buf, 22, &r);
+				assert_int_equal(e, bad ? MC_E_KEY_BAD_CHAR : MC_OK);
+				assert_int_equal(mc_key_check(buf + 4, 16), e);
+				if (!bad)
+					assert_int_equal(r.keys[0].len, 16);
+			}
+		}
+}
+
 static void test_key_count_limit(void **state)
 {
 	(void)state;
@@ -352,6 +379,7 @@ int main(void)
 		cmocka_unit_test(test_gets_gat_gats),
 		cmocka_unit_test(test_get_errors),
 		cmocka_unit_test(test_key_length_limits),
+		cmocka_unit_test(test_key_bytes_everywhere),
 		cmocka_unit_test(test_key_count_limit),
 		cmocka_unit_test(test_set_and_friends),
 		cmocka_unit_test(test_set_data_block),
