@@ -18,6 +18,16 @@
  * Errors: constructors return NULL and set errno; other calls return 0 or a negative errno
  * and, where they take @p err, write a human-readable reason there (always NUL-terminated
  * when errlen > 0).
+ *
+ * Wiring on the router's control lcore:
+ *   rc = ctl_state_load(state_path, &st, err, sizeof(err));
+ *   if (rc == -ENOENT)  -> st = ctl_state_new(&cfg, 1) + ctl_state_replace(config's nodes)
+ *   else if (rc < 0)    -> stop with err (the file is left untouched)
+ *   e = ctl_engine_new(st, state_path, &ops);   ops.publish -> dp_publish_placement()
+ *   publish ctl_engine_placement(e) to the workers once (epoch ctl_state_epoch(st))
+ *   srv = ctl_server_open(e, &scfg, err, sizeof(err));
+ *   loop: ctl_server_poll(srv, 10); other control-lcore housekeeping
+ *   ctl_server_close(srv); ctl_engine_free(e);
  */
 
 #include <stdbool.h>
@@ -145,8 +155,10 @@ struct ctl_ops {
 	 * Make @p next the membership every worker uses. @p pl was built from @p next
 	 * (member i of @p next is member i of @p pl) and stays owned by the engine: clone it
 	 * (pl_clone) for each worker, publish, wait until no worker can read the old copies,
-	 * free them, then return 0. Return a negative errno only when no worker has seen the
-	 * change. The state file already holds @p next; on failure the engine restores it.
+	 * free them, then return 0. The epoch to publish is ctl_state_epoch(@p next); member i's
+	 * static MAC (if any) is ctl_state_member(@p next, i)->mac. Return a negative errno only
+	 * when no worker has seen the change. The state file already holds @p next; on failure
+	 * the engine restores it and the client gets `ERROR publish failed: ...`.
 	 * NULL: nothing to publish (tests, tools).
 	 */
 	int (*publish)(void *ctx, const struct ctl_state *next, const struct pl_placement *pl);
