@@ -181,11 +181,27 @@ static inline uint32_t jump_bucket(uint64_t key, uint32_t buckets)
 	return (uint32_t)b;
 }
 
-static int by_name_cmp(const void *a, const void *b, void *ctx)
+static int member_ptr_cmp(const void *a, const void *b)
 {
-	const struct pl_member *m = ctx;
+	const struct pl_member *const *x = a, *const *y = b;
 
-	return strcmp(m[*(const uint32_t *)a].name, m[*(const uint32_t *)b].name);
+	return strcmp((*x)->name, (*y)->name);
+}
+
+/* by_name[r]: index of the member with the r-th smallest name. */
+static int sort_by_name(const struct pl_member *members, uint32_t n, uint32_t *by_name)
+{
+	const struct pl_member **ptr = malloc(n * sizeof(*ptr));
+
+	if (ptr == NULL)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < n; i++)
+		ptr[i] = &members[i];
+	qsort(ptr, n, sizeof(*ptr), member_ptr_cmp);
+	for (uint32_t i = 0; i < n; i++)
+		by_name[i] = (uint32_t)(ptr[i] - members);
+	free(ptr);
+	return 0;
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -238,6 +254,60 @@ static int check_members(const struct pl_member *members, uint32_t n, const uint
 /* Build: continuum */
 
 /*
+ * Stable sort of uniformly spread points: one counting pass on the top 16 bits of the range
+ * in use, then insertion sort inside each bucket (about m / 65536 points each). Returns
+ * -EAGAIN, leaving *pts as it was, when a bucket is crowded (points not spread), so that the
+ * caller falls back to the radix sort.
+ */
+#define BUCKET_SORT_MIN 4096
+#define BUCKET_SORT_CROWDED 128
+static int bucket_sort_points(struct pl_point **pts, size_t m)
+{
+	const size_t nb = 65536;
+	struct pl_point *src = *pts, *dst;
+	uint64_t maxv = 0;
+	uint32_t shift, *start;
+	int rc = -EAGAIN;
+
+	for (size_t i = 0; i < m; i++)
+		maxv = src[i].value > maxv ? src[i].value : maxv;
+	shift = maxv <= UINT32_MAX ? 16 : 48;
+	start = calloc(nb + 1, sizeof(*start));
+	dst = malloc(m * sizeof(*dst));
+	if (start == NULL || dst == NULL) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < m; i++)
+		start[(src[i].value >> shift) + 1]++;
+	for (size_t b = 0; b < nb; b++) {
+		if (start[b + 1] > BUCKET_SORT_CROWDED)
+			goto out;
+		start[b + 1] += start[b];
+	}
+	for (size_t i = 0; i < m; i++)
+		dst[start[src[i].value >> shift]++] = src[i];
+	/* start[b] is now the end of bucket b: insertion sort each (stable: strict >). */
+	for (size_t b = 0, lo = 0; b < nb; lo = start[b], b++) {
+		for (size_t i = lo + 1; i < start[b]; i++) {
+			struct pl_point x = dst[i];
+			size_t j = i;
+
+			for (; j > lo && dst[j - 1].value > x.value; j--)
+				dst[j] = dst[j - 1];
+			dst[j] = x;
+		}
+	}
+	*pts = dst;
+	dst = src;
+	rc = 0;
+out:
+	free(dst);
+	free(start);
+	return rc;
+}
+
+/*
  * Stable LSD radix sort of points by value, 8 bits a pass, skipping passes in which every
  * point has the same digit (the top half of 32-bit recipe points). *pts may be replaced.
  */
@@ -249,6 +319,12 @@ static int sort_points(struct pl_point **pts, size_t m)
 
 	if (m < 2)
 		return 0;
+	if (m >= BUCKET_SORT_MIN) {
+		int rc = bucket_sort_points(pts, m);
+
+		if (rc != -EAGAIN)
+			return rc;
+	}
 	dst = malloc(m * sizeof(*dst));
 	if (dst == NULL)
 		return -ENOMEM;
@@ -660,13 +736,11 @@ struct pl_placement *pl_build(const struct pl_config *cfg, const struct pl_membe
 	by_name = malloc(n * sizeof(*by_name));
 	if (by_name == NULL)
 		goto out;
-	for (uint32_t i = 0; i < n; i++)
-		by_name[i] = i;
 	rc = check_members(members, n, NULL);
-	if (rc != 0)
-		goto out;
-	qsort_r(by_name, n, sizeof(*by_name), by_name_cmp, (void *)(uintptr_t)members);
-	rc = check_members(members, n, by_name);
+	if (rc == 0)
+		rc = sort_by_name(members, n, by_name);
+	if (rc == 0)
+		rc = check_members(members, n, by_name);
 	if (rc != 0)
 		goto out;
 	init_header(&hdr, &c, members, n);
