@@ -69,6 +69,7 @@ struct opts {
 	bool algo_set[PL_ALGO_COUNT];
 	unsigned nalgos;
 	enum pl_algo algos[PL_ALGO_COUNT];
+	bool algo_default; /* no --algo: an algorithm that cannot be built is left out */
 	struct pl_config cfg; /* algo filled in per run */
 	bool json;
 };
@@ -577,9 +578,11 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		errmsg("--json is for compare; assign prints key<TAB>member lines");
 		return EXIT_USAGE;
 	}
-	if (o->nalgos == 0)
+	if (o->nalgos == 0) {
+		o->algo_default = true;
 		for (c = 0; c < PL_ALGO_COUNT; c++)
 			o->algos[o->nalgos++] = (enum pl_algo)c;
+	}
 	return 0;
 }
 
@@ -1031,6 +1034,16 @@ static int run_compare(struct opts *o, const struct fleet *from, const struct ke
 	for (i = 0; i < o->nalgos; i++) {
 		pf[i] = build(o, o->algos[i], from, "current ");
 		pt[i] = pf[i] ? build(o, o->algos[i], &to, "changed ") : NULL;
+		if (pt[i] == NULL && o->algo_default && o->nalgos > 1) {
+			/* e.g. maglev's table smaller than the fleet: report the others */
+			errmsg("%s left out of the comparison", pl_algo_name(o->algos[i]));
+			pl_free(pf[i]);
+			pf[i] = NULL;
+			memmove(&o->algos[i], &o->algos[i + 1], (o->nalgos - i - 1) * sizeof(o->algos[0]));
+			o->nalgos--;
+			i--;
+			continue;
+		}
 		if (pt[i] == NULL)
 			goto out;
 		res[i].algo = o->algos[i];

@@ -188,6 +188,12 @@ def test_settings(tmp):
             code=1)
     check("maglev" in p.stderr, "a maglev table size that is not prime is refused",
           p.stderr.strip())
+    p = run("compare", "--json", "--nodes", "300", "--add", "n", "--maglev-size", "257",
+            "--generate", "1000")
+    got = sorted(a["algo"] for a in json.loads(p.stdout)["algorithms"])
+    check(got == sorted(set(ALGOS) - {"maglev"}) and "maglev left out" in p.stderr,
+          "without --algo, an algorithm that cannot be built is left out, said on stderr",
+          "%s %s" % (got, p.stderr.strip()))
 
 
 def test_errors(tmp):
