@@ -233,54 +233,40 @@ class Sandbox:
         return ok
 
 
-# ---- telemetry shapes
-
-
-def _find_totals(d):
-    """The dict holding rx/forwarded/returned/answered, searched breadth-first."""
-    todo = [d]
-    while todo:
-        x = todo.pop(0)
-        if isinstance(x, dict):
-            if all(k in x for k in ("rx", "forwarded", "returned", "answered")):
-                return x
-            for k in ("total", "totals"):
-                if k in x:
-                    todo.insert(0, x[k])
-            todo.extend(v for v in x.values() if isinstance(v, (dict, list)))
-        elif isinstance(x, list):
-            todo.extend(x)
-    return None
+# ---- telemetry shapes (DPDK 22.11 telemetry dicts are flat)
 
 
 def flatten_stats(reply):
     """{'rx', 'forwarded', 'returned', 'answered', 'dropped', ..., 'drops': {reason: n}} from
-    the reply to /ringway/stats (the totals over all workers)."""
+    the reply to /ringway/stats: a flat dict of the totals over all workers, drop reasons as
+    drop_<reason>."""
     body = reply.get("/ringway/stats", reply)
-    tot = _find_totals(body)
-    if tot is None:
+    if not isinstance(body, dict) or "rx" not in body:
         raise ValueError("no totals in /ringway/stats: %r" % (reply,))
-    out = {k: v for k, v in tot.items() if isinstance(v, int)}
-    drops = None
-    for holder in (tot, body):
-        for k in ("drops", "dropped_by_reason", "drop_reasons", "drop"):
-            if isinstance(holder, dict) and isinstance(holder.get(k), dict):
-                drops = holder[k]
-                break
-        if drops is not None:
-            break
-    out["drops"] = {k: v for k, v in (drops or {}).items() if isinstance(v, int)}
+    out = {k: v for k, v in body.items() if isinstance(v, int) and not k.startswith("drop_")}
+    out["drops"] = {k[5:]: v for k, v in body.items()
+                    if k.startswith("drop_") and isinstance(v, int) and v}
     return out
+
+
+def nodes_list(reply):
+    """[{name, address, mac_known, forwarded, returned, ...}] from /ringway/nodes, whose
+    fields come as node<i>_<field>."""
+    body = reply.get("/ringway/nodes", reply)
+    nodes = {}
+    for k, v in body.items():
+        if k.startswith("node") and "_" in k:
+            idx, _, field = k[4:].partition("_")
+            if idx.isdigit():
+                nodes.setdefault(int(idx), {})[field] = v
+    return [nodes[i] for i in sorted(nodes)]
 
 
 def nodes_mac_known(reply):
     body = reply.get("/ringway/nodes", reply)
-    items = body.values() if isinstance(body, dict) else body
-    n = 0
-    for v in items:
-        if isinstance(v, dict) and v.get("mac_known"):
-            n += 1
-    return n
+    if isinstance(body.get("mac_known"), int):
+        return body["mac_known"]
+    return sum(1 for n in nodes_list(reply) if n.get("mac_known"))
 
 
 def identity(s):
@@ -301,10 +287,15 @@ def settled_stats(sb, wait=2.0):
     while time.monotonic() < end:
         time.sleep(0.2)
         cur = sb.stats()
-        if cur == prev:
+        if _quiet(cur) == _quiet(prev):
             return cur
         prev = cur
     return prev
+
+
+def _quiet(s):
+    """The counters that move only with packets (not with idle polling)."""
+    return {k: v for k, v in s.items() if k not in ("polls", "idle_polls")}
 
 
 def check_identity(t, sb):

@@ -27,6 +27,7 @@ from hostile import Net, Sender, Sniffer, cases, eth, ipv4, udp, ETH_P_IP
 # The router's drop reasons each family of hostile frame may be counted under.
 FAMILY = {
     "bad_ip": {"truncated_ip", "bad_ip"},
+    "short_ip_len": {"truncated_ip", "bad_ip", "truncated_udp"},
     "bad_udp": {"truncated_udp", "bad_udp_length"},
     "fragment": {"ip_fragment"},
     "not_ipv4": {"not_ipv4"},
@@ -40,6 +41,13 @@ FAMILY = {
     "forged_reply": {"reply_no_slot", "reply_wrong_source"},
 }
 WRONG_SOURCE = {"reply_wrong_source"}
+# DPDK 22.11's net_af_packet joins its socket to a PACKET_FANOUT group with
+# PACKET_FANOUT_FLAG_DEFRAG, always: the kernel reassembles IPv4 fragments before the router
+# sees them, so a lone fragment never arrives (and a complete set arrives as one whole
+# datagram). On this port a fragment case passes when it is dropped as ip_fragment OR never
+# reaches the router, and in both cases nothing is forwarded or returned. The router's own
+# fragment drop is covered by the dp suite on a net_ring port.
+FRAGMENTS = {"fragment"}
 STALE = {"reply_no_slot", "reply_stale"}
 
 
@@ -53,16 +61,21 @@ def wait_rx(sb, before, n, timeout=2.0):
         time.sleep(0.02)
 
 
-def one_drop(t, sb, what, send, reasons):
+def one_drop(t, sb, what, send, reasons, absorbed_ok=False):
     """send(); the router must count exactly one drop, under one of `reasons`, and nothing
-    forwarded or returned."""
+    forwarded or returned. absorbed_ok: the frame may also never reach the router at all
+    (rx unchanged), for what the port's kernel side holds back (see FRAGMENTS)."""
     before = sb.stats()
     send()
-    after = wait_rx(sb, before, 1)
+    after = wait_rx(sb, before, 1, timeout=0.5 if absorbed_ok else 2.0)
     d = h.delta(before, after)
     moved = {k: v for k, v in d["drops"].items()}
     good = (len(moved) == 1 and list(moved.values()) == [1] and set(moved) <= reasons and
             d["forwarded"] == 0 and d["returned"] == 0)
+    if absorbed_ok and not good and d["rx"] == 0 and not moved and d["answered"] == 0:
+        t.ok(True, "%s: never reached the router (held by the af_packet socket's kernel "
+             "defragmentation), nothing forwarded or returned" % what)
+        return
     t.ok(good, "%s: dropped once as %s (drops moved %r, forwarded %d, returned %d)"
          % (what, "/".join(sorted(reasons)), moved, d["forwarded"], d["returned"]))
 
@@ -74,8 +87,11 @@ def node_pid(sb, i):
 
 def catch_request(sniffer, router_ip, node_ip, wait=1.0):
     """The router's forwarded request seen on the node's veth: (sport, req_id)."""
-    for f, src, dst, sport, dport, payload in sniffer.udp_frames(wait):
-        if src == router_ip and dst == node_ip and len(payload) >= 8:
+    def is_it(f, src, dst, sport, dport, payload):
+        return src == router_ip and dst == node_ip and len(payload) >= 8
+
+    for f, src, dst, sport, dport, payload in sniffer.udp_frames(wait, until=is_it):
+        if is_it(f, src, dst, sport, dport, payload):
             return sport, int.from_bytes(payload[:2], "big")
     return None
 
@@ -89,6 +105,7 @@ def live_slot_attacks(t, sb, net, sender, key, node):
     c = sb.client(timeout=3.0)
     os.kill(pid, signal.SIGSTOP)
     try:
+        t0 = time.monotonic()
         rid = c.send(b"get %s\r\n" % key)
         seen = catch_request(sniffer, sb.router[0], nip)
         t.ok(seen is not None, "router's forwarded request seen on node%d's veth" % node)
@@ -101,7 +118,9 @@ def live_slot_attacks(t, sb, net, sender, key, node):
                                   src=src, sport=11211, dport=sport)
             one_drop(t, sb, "forged reply from %s to the live slot (port %d, id %d)"
                      % (src, sport, fwd_id), lambda: sender.send(frame), WRONG_SOURCE)
-        t.ok(c.expect_silence(0.3), "no forged reply reached the client")
+        t.ok(c.expect_silence(0.2), "no forged reply reached the client")
+        t.ok(time.monotonic() - t0 < 0.9, "attacks done while the slot lived (%.2f s of 1 s)"
+             % (time.monotonic() - t0))
     finally:
         os.kill(pid, signal.SIGCONT)
     try:
@@ -179,7 +198,8 @@ def main():
     victim.setblocking(False)
 
     for name, frame, family in cases(net):
-        one_drop(t, sb, name, lambda f=frame: sender.send(f), FAMILY[family])
+        one_drop(t, sb, name, lambda f=frame: sender.send(f), FAMILY[family],
+                 absorbed_ok=family in FRAGMENTS)
     try:
         got = victim.recv(65536)
     except BlockingIOError:

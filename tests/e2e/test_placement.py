@@ -4,7 +4,7 @@
 10,000 distinct keys are set through the router (ASCII over UDP), then every node is asked
 directly at its own address (TCP multi-gets): each key must be on exactly the node the
 planner names for the same members and algorithm, and on no other. Repeated for each
-algorithm in E2E_PLACEMENT_ALGOS (default "ring ketama"), restarting the router with that
+algorithm in E2E_PLACEMENT_ALGOS (default: all seven), restarting the router with that
 algorithm and a fresh key space.
 
 Environment: RINGWAY, RINGWAY_PLAN, E2E_PLACEMENT_KEYS (default 10000).
@@ -17,7 +17,7 @@ import time
 import harness as h
 
 NKEYS = int(os.environ.get("E2E_PLACEMENT_KEYS", "10000"))
-ALGOS = os.environ.get("E2E_PLACEMENT_ALGOS", "ring ketama").split()
+ALGOS = os.environ.get("E2E_PLACEMENT_ALGOS", "ring ketama twemproxy jump rendezvous maglev modulo").split()
 WINDOW = 32
 
 

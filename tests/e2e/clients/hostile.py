@@ -123,7 +123,7 @@ def cases(n, req_id=0x5151):
     out.append(("ip_len_too_long", eth(n.rmac, n.cmac, ETH_P_IP,
                 ipv4(n.cip, n.rip, good_udp, total_len=20 + len(good_udp) + 200)), "bad_ip"))
     out.append(("ip_len_too_short", eth(n.rmac, n.cmac, ETH_P_IP,
-                ipv4(n.cip, n.rip, good_udp, total_len=22)), "bad_ip"))
+                ipv4(n.cip, n.rip, good_udp, total_len=22)), "short_ip_len"))
     out.append(("ip_ihl_too_small", eth(n.rmac, n.cmac, ETH_P_IP,
                 ipv4(n.cip, n.rip, good_udp, ihl=4)), "bad_ip"))
     out.append(("ip_ihl_past_end", eth(n.rmac, n.cmac, ETH_P_IP,
@@ -198,12 +198,15 @@ class Sniffer:
         self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 8 << 20)
         self.sock.settimeout(0.05)
 
-    def udp_frames(self, wait):
-        """[(frame, src_ip, dst_ip, sport, dport, payload)] seen within `wait` seconds."""
+    def udp_frames(self, wait, until=None):
+        """[(frame, src_ip, dst_ip, sport, dport, payload)] seen within `wait` seconds, or
+        up to and including the first for which until(...) is true."""
         import time
         out = []
         end = time.monotonic() + wait
         while time.monotonic() < end:
+            if until is not None and out and until(*out[-1]):
+                break
             try:
                 f = self.sock.recv(65536)
             except socket.timeout:

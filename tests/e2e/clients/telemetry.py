@@ -22,16 +22,21 @@ def query(path, cmd, timeout=3.0):
 
 
 def nodes_table(path):
+    """/ringway/nodes comes flat (node<i>_<field>): print one row per node."""
     body = query(path, "/ringway/nodes").get("/ringway/nodes", {})
-    items = body.items() if isinstance(body, dict) else enumerate(body)
-    rows = [(str(v.get("name", k)), v) for k, v in items if isinstance(v, dict)]
-    total = sum(v.get("forwarded", 0) for _, v in rows) or 1
-    print("%-10s %-18s %12s %12s %7s" % ("node", "address", "forwarded", "returned", "share"))
-    for name, v in rows:
-        addr = "%s:%s" % (v.get("address", v.get("ip", "?")), v.get("port", ""))
-        print("%-10s %-18s %12d %12d %6.1f%%" % (name, addr, v.get("forwarded", 0),
-                                                  v.get("returned", 0),
-                                                  100.0 * v.get("forwarded", 0) / total))
+    nodes = {}
+    for k, v in body.items():
+        idx, _, field = k[4:].partition("_")
+        if k.startswith("node") and idx.isdigit():
+            nodes.setdefault(int(idx), {})[field] = v
+    rows = [nodes[i] for i in sorted(nodes)]
+    total = sum(v.get("forwarded", 0) for v in rows) or 1
+    print("%-10s %-20s %-18s %12s %12s %7s" % ("node", "address", "mac", "forwarded",
+                                               "returned", "share"))
+    for v in rows:
+        print("%-10s %-20s %-18s %12d %12d %6.1f%%" % (
+            v.get("name", "?"), v.get("address", "?"), v.get("mac", "?"),
+            v.get("forwarded", 0), v.get("returned", 0), 100.0 * v.get("forwarded", 0) / total))
 
 
 def main(argv):
