@@ -2,7 +2,7 @@
 /*
  * compat_assign: the ringway side of the live peer comparisons.
  *
- *   compat_assign --algo ketama|twemproxy [--hash NAME] < fleet.tsv
+ *   compat_assign --algo ketama|twemproxy [--hash NAME] [--hash-tag XY] < fleet.tsv
  *
  * Reads the golden-vector format on stdin: `member<TAB>NAME<TAB>ADDR<TAB>PORT<TAB>WEIGHT` lines,
  * then `key<TAB>KEY[<TAB>anything]` lines; `#` lines are comments. Prints
@@ -22,7 +22,8 @@
 
 static int usage(void)
 {
-	fprintf(stderr, "usage: compat_assign --algo ketama|twemproxy [--hash NAME] < fleet\n");
+	fprintf(stderr, "usage: compat_assign --algo ketama|twemproxy [--hash NAME] "
+			"[--hash-tag XY] < fleet\n");
 	return 2;
 }
 
@@ -65,6 +66,10 @@ int main(int argc, char **argv)
 		} else if (i + 1 < argc && strcmp(argv[i], "--hash") == 0) {
 			if (pl_hash_parse(argv[++i], &cfg.key_hash) != 0)
 				return usage();
+		} else if (i + 1 < argc && strcmp(argv[i], "--hash-tag") == 0) {
+			if (strlen(argv[++i]) != 2)
+				return usage();
+			memcpy(cfg.hash_tag, argv[i], 2);
 		} else {
 			return usage();
 		}

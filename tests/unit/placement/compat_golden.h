@@ -7,6 +7,7 @@
  * nutcracker by compat_nutcracker.py --record), one file per fleet, tab separated:
  *   # comment
  *   hash    NAME                          (twemproxy files: nutcracker's `hash:`)
+ *   hash_tag XY                           (optional: nutcracker's `hash_tag:`)
  *   member  NAME  ADDR  PORT  WEIGHT      (in the peer's server order)
  *   key     KEY   OWNER                   (OWNER: index of the member the peer chose)
  * KEY is the memcached key with '%' and every byte outside 0x21..0x7e written as %XX, so
@@ -113,6 +114,9 @@ static inline int compat_golden_check(const char *path, enum pl_algo algo,
 			continue;
 		if (strcmp(kind, "hash") == 0 && a != NULL && p == NULL) {
 			rc = pl_hash_parse(a, &cfg.key_hash);
+		} else if (strcmp(kind, "hash_tag") == 0 && a != NULL && strlen(a) == 2 &&
+			   p == NULL) {
+			memcpy(cfg.hash_tag, a, 2);
 		} else if (strcmp(kind, "member") == 0 && d != NULL && p == NULL &&
 			   res->members < COMPAT_GOLDEN_MAX_MEMBERS && strlen(a) <= PL_NAME_MAX &&
 			   strlen(b) <= PL_ADDR_MAX) {

@@ -4,9 +4,9 @@
 
 Starts memcached instances on loopback, and for each nutcracker configuration
 (distribution: ketama; hash fnv1a_64, md5, every other hash nutcracker offers; named
-servers; unnamed servers on port 11211) sets keys through nutcracker, asks every memcached
-directly which keys it holds, and compares that with what `compat_assign` (pl_lookup)
-says. Keys include bytes >= 0x80, which some of twemproxy's hashes sign-extend.
+servers; unnamed servers on port 11211; hash_tag "{}") sets keys through nutcracker, asks
+every memcached directly which keys it holds, and compares that with what `compat_assign`
+(pl_lookup) says. Keys include bytes >= 0x80, which some of twemproxy's hashes sign-extend.
 
   compat_nutcracker.py --assign PATH [--keys N] [--record DIR] [--only NAME...]
 
@@ -37,6 +37,17 @@ NAMES = ["alpha", "bravo", "charlie", "delta", "echo"]
 def escape(key: bytes) -> str:
     """compat_golden.h's key escaping: %XX for '%' and bytes outside 0x21..0x7e."""
     return "".join(chr(b) if 0x20 < b < 0x7f and b != 0x25 else "%%%02X" % b for b in key)
+
+
+def make_tag_keys():
+    """Keys for the hash_tag configuration: tagged, empty tags, unclosed and repeated tags."""
+    keys = []
+    for i in range(400):
+        keys.append(b"user:{%d}:profile" % (i % 40))
+        keys.append(b"{%d}" % i)
+    keys += [b"{}", b"{}x", b"x{}", b"{", b"}", b"a{b", b"a}b{c", b"{a}{b}", b"{{a}}", b"x{}{y}",
+             b"{\xe9t\xe9}:1", b"pre{mid}post", b"}{", b"{}{}"]
+    return keys
 
 
 def make_keys(n: int):
@@ -164,7 +175,7 @@ class Fleet:
         wait_listen(host, port, proc, "memcached %s:%d" % (host, port))
         return proc
 
-    def run_nutcracker(self, name, hash_name, servers, keys):
+    def run_nutcracker(self, name, hash_name, servers, keys, hash_tag=None):
         """servers: list of (host, port, weight, name or None). Sets keys through it."""
         listen = free_port()
         stats = free_port()
@@ -172,7 +183,10 @@ class Fleet:
         conf = os.path.join(self.tmp, "nutcracker-%s.yml" % name)
         with open(conf, "w") as f:
             f.write("pool:\n  listen: 127.0.0.1:%d\n  hash: %s\n  distribution: ketama\n"
-                    "  auto_eject_hosts: false\n  timeout: 5000\n  servers:\n" % (listen, hash_name))
+                    "  auto_eject_hosts: false\n  timeout: 5000\n" % (listen, hash_name))
+            if hash_tag:
+                f.write('  hash_tag: "%s"\n' % hash_tag)
+            f.write("  servers:\n")
             for line in lines:
                 f.write("   - %s\n" % line)
         log = os.path.join(self.tmp, "nutcracker-%s.log" % name)
@@ -245,16 +259,17 @@ def member_name(host, port, name):
     return host if port == 11211 else "%s:%d" % (host, port)
 
 
-def fleet_text(hash_name, servers):
-    out = ["hash\t%s" % hash_name]
+def fleet_text(hash_name, servers, hash_tag=None):
+    out = ["hash\t%s" % hash_name] + (["hash_tag\t%s" % hash_tag] if hash_tag else [])
     for host, port, weight, name in servers:
         out.append("member\t%s\t%s\t%d\t%d" % (member_name(host, port, name), host, port, weight))
     return out
 
 
-def ringway_owners(assign, hash_name, servers, keys):
-    text = fleet_text(hash_name, servers) + ["key\t%s" % escape(k) for k in keys]
-    res = subprocess.run([assign, "--algo", "twemproxy", "--hash", hash_name],
+def ringway_owners(assign, hash_name, servers, keys, hash_tag=None):
+    text = fleet_text(hash_name, servers, hash_tag) + ["key\t%s" % escape(k) for k in keys]
+    res = subprocess.run([assign, "--algo", "twemproxy", "--hash", hash_name]
+                         + (["--hash-tag", hash_tag] if hash_tag else []),
                          input=("\n".join(text) + "\n").encode("latin-1"),
                          capture_output=True, check=False)
     if res.returncode != 0:
@@ -266,14 +281,14 @@ def ringway_owners(assign, hash_name, servers, keys):
     return got
 
 
-def record(path, name, hash_name, servers, keys, owner):
+def record(path, name, hash_name, servers, keys, owner, hash_tag=None):
     with open(path, "w", encoding="latin-1") as f:
         f.write("# Golden owners for the `twemproxy` algorithm, configuration %s, recorded from\n"
                 "# a running nutcracker 0.5.0 (distribution: ketama, hash: %s): each key was set\n"
                 "# through nutcracker and found on the memcached listed as its owner, by\n"
                 "# tests/unit/placement/compat_nutcracker.py --record. Format: compat_golden.h.\n"
                 % (name, hash_name))
-        f.write("\n".join(fleet_text(hash_name, servers)) + "\n")
+        f.write("\n".join(fleet_text(hash_name, servers, hash_tag)) + "\n")
         for k in keys:
             if len(k) <= 32:
                 f.write("key\t%s\t%d\n" % (escape(k), owner[k]))
@@ -304,36 +319,39 @@ def main():
         named = [("127.0.0.1", p, w, n) for p, w, n in zip(ports, WEIGHTS, NAMES)]
         for _, port, _, _ in unnamed:
             fleet.start_memcached("127.0.0.1", port)
-        configs = [(h, h, unnamed) for h in HASHES]
-        configs.append(("named", "fnv1a_64", named))
+        configs = [(h, h, unnamed, None) for h in HASHES]
+        configs.append(("named", "fnv1a_64", named, None))
+        configs.append(("hashtag", "fnv1a_64", unnamed, "{}"))
         # Port 11211 on other loopback addresses: nutcracker then names a server by host only.
         default_port = [("127.0.0.%d" % (i + 2), 11211, w, None) for i, w in enumerate(WEIGHTS)]
         if all(port_free(h, p) for h, p, _, _ in default_port):
             for host, port, _, _ in default_port:
                 fleet.start_memcached(host, port)
-            configs.append(("port11211", "md5", default_port))
+            configs.append(("port11211", "md5", default_port, None))
         else:
             print("# note: port 11211 busy on 127.0.0.2-6; the port11211 configuration is "
                   "not run")
         if args.only:
             configs = [c for c in configs if c[0] in args.only]
         print("1..%d" % len(configs))
-        for n, (name, hash_name, servers) in enumerate(configs, 1):
+        for n, (name, hash_name, servers, tag) in enumerate(configs, 1):
             try:
+                ckeys = keys + make_tag_keys() if tag else keys
+                ckeys = list(dict.fromkeys(ckeys))
                 flush(servers)
-                fleet.run_nutcracker(name, hash_name, servers, keys)
-                owner = observed_owners(servers, keys)
-                ours = ringway_owners(args.assign, hash_name, servers, keys)
-                diff = [k for k in keys if ours.get(escape(k)) != owner[k]]
-                per = [sum(1 for k in keys if owner[k] == i) for i in range(len(servers))]
+                fleet.run_nutcracker(name, hash_name, servers, ckeys, tag)
+                owner = observed_owners(servers, ckeys)
+                ours = ringway_owners(args.assign, hash_name, servers, ckeys, tag)
+                diff = [k for k in ckeys if ours.get(escape(k)) != owner[k]]
+                per = [sum(1 for k in ckeys if owner[k] == i) for i in range(len(servers))]
                 if args.record:
                     record(os.path.join(args.record, "compat_twemproxy_%s.tsv" % name),
-                           name, hash_name, servers, keys, owner)
+                           name, hash_name, servers, ckeys, owner, tag)
                 if diff:
                     failed += 1
                     k = diff[0]
                     print("not ok %d - %s: %d of %d keys differ from nutcracker (first %s: "
-                          "nutcracker %d, ringway %s)" % (n, name, len(diff), len(keys),
+                          "nutcracker %d, ringway %s)" % (n, name, len(diff), len(ckeys),
                                                           escape(k), owner[k], ours.get(escape(k))))
                 elif min(per) == 0 and hash_name != "crc32":
                     # crc32 (libmemcached's) returns 15 bits: under ketama's 32-bit points
@@ -343,7 +361,7 @@ def main():
                     print("not ok %d - %s: a server got no key %s" % (n, name, per))
                 else:
                     print("ok %d - %s (hash %s): %d keys placed as nutcracker placed them, "
-                          "per server %s" % (n, name, hash_name, len(keys), per))
+                          "per server %s" % (n, name, hash_name, len(ckeys), per))
             except (RuntimeError, OSError) as e:
                 failed += 1
                 print("not ok %d - %s: %s" % (n, name, e))

@@ -67,6 +67,16 @@ static void test_golden_port_11211(void **state)
 	check_golden("compat_twemproxy_port11211.tsv");
 }
 
+/*
+ * nutcracker's hash_tag "{}": only the text between the first '{' and the next '}' is hashed,
+ * when it is not empty.
+ */
+static void test_golden_hash_tag(void **state)
+{
+	(void)state;
+	check_golden("compat_twemproxy_hashtag.tsv");
+}
+
 /* Every other recorded configuration (one per nutcracker hash). */
 static void test_golden_all_recorded(void **state)
 {
@@ -87,8 +97,8 @@ static void test_golden_all_recorded(void **state)
 	}
 	closedir(d);
 	print_message("# %u nutcracker golden files replayed\n", files);
-	/* fnv1a_64, md5, 9 other hashes, named servers, port 11211 */
-	assert_true(files >= 13);
+	/* fnv1a_64, md5, 9 other hashes, named servers, hash tag, port 11211 */
+	assert_true(files >= 14);
 }
 
 static struct pl_member member(const char *name, const char *addr, uint16_t port, uint32_t w)
@@ -217,6 +227,7 @@ int main(void)
 		cmocka_unit_test(test_golden_md5),
 		cmocka_unit_test(test_golden_named_servers),
 		cmocka_unit_test(test_golden_port_11211),
+		cmocka_unit_test(test_golden_hash_tag),
 		cmocka_unit_test(test_golden_all_recorded),
 		cmocka_unit_test(test_points_follow_name),
 		cmocka_unit_test(test_point_counts),
