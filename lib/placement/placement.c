@@ -518,7 +518,13 @@ static int bucket_count(const struct pl_member *members, uint32_t n, uint32_t *o
 	return 0;
 }
 
-/* Buckets in member order, `weight` consecutive buckets per member. */
+/*
+ * jump and modulo buckets: in member order, `weight` consecutive buckets per member (weight 0:
+ * none). Jump moves only keys to or from the changed buckets when buckets are added or removed
+ * at the end, so its movement is minimal exactly when the LAST member is added, removed or
+ * reweighted; changing any other member renumbers the buckets after it and moves keys between
+ * members that did not change. modulo is the non-minimal reference.
+ */
 static void buckets_fill(const struct pl_member *members, uint32_t n, uint32_t *slots)
 {
 	uint32_t k = 0;

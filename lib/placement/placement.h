@@ -104,6 +104,9 @@ int pl_hash_parse(const char *name, enum pl_hash *out);
 /**
  * Build a placement over @p n members (copied; the caller keeps its array).
  * Fails with EINVAL on bad config, duplicate or empty names, n == 0 or n > PL_MEMBERS_MAX;
+ * also EINVAL past the size limits: 2^27 continuum points (sum of weight x vnodes for ring),
+ * 2^26 jump/modulo buckets (sum of weights) or maglev entries (maglev_size must be a prime
+ * >= the members with weight);
  * ENOMEM when memory runs out. Members with weight 0 are kept (they keep their index)
  * but own nothing; a placement where every weight is 0 is valid and owns nothing.
  * @return the placement, or NULL with errno set.
@@ -167,7 +170,8 @@ int32_t pl_lookup_hash_bsearch(const struct pl_placement *p, uint64_t hash);
 /**
  * Replica set of a key: up to @p r distinct members with weight, in the order the algorithm
  * prefers them (ring order walking clockwise from the key for continuum algorithms; score
- * order for rendezvous; successive probes for the others). out[0] is the owner.
+ * order for rendezvous; for the others the buckets (jump, modulo) or table entries (maglev)
+ * that follow the key's, cyclically). out[0] is the owner.
  * @return the number written (min(r, members with weight)), or a negative errno.
  */
 int pl_replicas(const struct pl_placement *p, uint64_t hash, uint32_t *out, uint32_t r);
@@ -192,7 +196,9 @@ int pl_shares(const struct pl_placement *p, double *shares);
  * Exact fraction of the hash space whose owner differs between @p from and @p to,
  * matching members by name. Both must use the same algorithm and key hash.
  * Computed from arcs (continuum) or table entries (maglev); for jump and modulo from
- * their closed forms; rendezvous and modulo with different member sets: -ENOTSUP.
+ * their closed forms (any change); for rendezvous when at most one member's weight differs
+ * (adding and removing included), else -ENOTSUP. Different algorithm, key hash or hash tag:
+ * -EINVAL.
  * @return 0 and *fraction in [0, 1], or a negative errno.
  */
 int pl_moved_fraction(const struct pl_placement *from, const struct pl_placement *to,
