@@ -4,9 +4,9 @@
  *
  * Accepted:
  *   name     1..PL_NAME_MAX bytes of [A-Za-z0-9._-]
- *   address  an IPv4 dotted quad (four decimal octets 0..255) or a host name (labels of
- *            [A-Za-z0-9-], not starting or ending with '-', dot separated), at most
- *            PL_ADDR_MAX bytes
+ *   address  an IPv4 dotted quad (four decimal octets 0..255, no leading zeros) or a host
+ *            name (labels of [A-Za-z0-9-], not starting or ending with '-', dot separated),
+ *            at most PL_ADDR_MAX bytes
  *   port     decimal 1..65535 after a single ':' (default 11211)
  *   weight   decimal 0..PL_MEMBERS_WEIGHT_MAX (default 1; 0 = drained)
  * Fields are separated by spaces or tabs; `#` starts a comment that runs to the end of the
@@ -109,7 +109,7 @@ static bool parse_uint(const char *p, size_t len, uint32_t max, uint32_t *out)
 	return true;
 }
 
-/* An IPv4 dotted quad: exactly four decimal octets 0..255, no empty parts. */
+/* An IPv4 dotted quad: exactly four decimal octets 0..255, no empty parts, no leading zeros. */
 static bool is_ipv4(const char *p, size_t len)
 {
 	size_t i = 0, parts = 0;
@@ -120,7 +120,9 @@ static bool is_ipv4(const char *p, size_t len)
 
 		while (i < len && p[i] != '.')
 			i++;
-		if (i - start > 3 || !parse_uint(p + start, i - start, 255, &octet))
+		/* no leading zeros: inet_aton would read them as octal, inet_pton refuses them */
+		if (i - start > 3 || (i - start > 1 && p[start] == '0') ||
+		    !parse_uint(p + start, i - start, 255, &octet))
 			return false;
 		parts++;
 		i++; /* skip the dot (or step past the end) */

@@ -141,6 +141,7 @@ static void test_bad_addresses(void **state)
 	expect_error("a host..example\n", 1, "bad address");
 	expect_error("a host_x\n", 1, "bad address");
 	expect_error("a [::1]:11211\n", 1, "bad address");
+	expect_error("a 10.0.0.010\n", 1, "bad address '10.0.0.010'"); /* octal to inet_aton */
 	expect_error("a h.hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh\n", 1,
 		     "bad address");
 }
