@@ -1,19 +1,168 @@
 #!/usr/bin/env bash
-# Temporary demo until the router's sandbox demo exists: install dependencies, build the
-# DPDK-free planner, and show what adding an 11th node to a 10-node fleet costs under every
-# placement algorithm (20,000 keys user:0 .. user:19999).
+# ringway demo, one command on a fresh Debian 12 machine (as root), about 1-2 minutes:
+#   1. installs the Debian packages (scripts/setup-deps.sh) and builds ringway (Meson)
+#   2. brings up the namespace sandbox (scripts/sandbox.sh): a client, a router namespace
+#      and 4 real memcached nodes on a bridge, addresses in 198.18.0.0/15 only
+#   3. measures memcaslap -U (ASCII over UDP, 90% gets, 10% sets, 100% verification)
+#      directly against one node, as the baseline
+#   4. starts ringway on a net_af_packet port in the router namespace and runs the same
+#      memcaslap through it
+#   5. prints memcaslap's results both ways, the per-node split (router telemetry and each
+#      node's own stats) and the router's counters, then tears everything down (also when a
+#      step fails).
+#
+#   6. shows what adding a fifth node would move, per algorithm (ringway-plan compare).
+#
+# Environment: RINGWAY_BUILD_DIR (default build-demo), DEMO_SECONDS (memcaslap run time per run,
+# default 15), DEMO_NODES (default 4), DEMO_PREFIX (sandbox prefix, default demo),
+# DEMO_CONCURRENCY (memcaslap -c, default 8).
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
-build=build-demo
+build=${RINGWAY_BUILD_DIR:-build-demo}
+secs=${DEMO_SECONDS:-15}
+nodes=${DEMO_NODES:-4}
+prefix=${DEMO_PREFIX:-demo}
+conc=${DEMO_CONCURRENCY:-8}
+py=/usr/bin/python3
+sandbox=(bash "$top/scripts/sandbox.sh")
 
+step() { printf '\n==== %s\n' "$*"; }
+
+[ "$(id -u)" -eq 0 ] || { echo "demo: run as root (namespaces, hugepages)" >&2; exit 1; }
+
+step "dependencies (Debian packages)"
 bash scripts/setup-deps.sh
-if [ ! -f "$build/build.ninja" ]; then
-	meson setup "$build" -Ddpdk=disabled -Dtests=disabled -Dbench=false >"$build.setup.log" 2>&1 ||
-		{ cat "$build.setup.log" >&2; exit 1; }
-fi
-ninja -C "$build" -j2 app/ringway-plan/ringway-plan
+
+step "build ($build)"
+if [ -f "$build/build.ninja" ]; then
+	meson setup --reconfigure "$build" -Ddpdk=enabled -Dtests=disabled -Dbench=false \
+		>"$build.setup.log" 2>&1
+else
+	meson setup "$build" -Ddpdk=enabled -Dtests=disabled -Dbench=false >"$build.setup.log" 2>&1
+fi || { cat "$build.setup.log" >&2; exit 1; }
+ninja -C "$build" -j2 app/ringway/ringway app/ringway-plan/ringway-plan
+ringway=$build/app/ringway/ringway
+[ -x "$ringway" ] || { echo "demo: $ringway was not built" >&2; exit 1; }
+
+step "sandbox up ($nodes memcached nodes)"
+trap '"${sandbox[@]}" down --prefix "$prefix" >/dev/null 2>&1 || true' EXIT
+"${sandbox[@]}" up --nodes "$nodes" --prefix "$prefix"
+"${sandbox[@]}" status --prefix "$prefix"
+state=/run/ringway-sandbox/$prefix
+# shellcheck disable=SC1091
+. "$state/env"
+
+cat >"$state/memcaslap.cnf" <<'EOF'
+key
+32 64 1
+value
+100 1000 1
+cmd
+0 0.1
+1 0.9
+EOF
+
+# run_memcaslap SERVER: memcaslap -U with verification from the client namespace.
+run_memcaslap() {
+	ip netns exec "$NS_CLIENT" memcaslap -s "$1" -U -F "$state/memcaslap.cnf" -t "${secs}s" \
+		-T 1 -c "$conc" -v 1.0 -w 4k
+}
+
+# node_stats: "cmd_get cmd_set curr_items" of every node, asked directly over TCP.
+node_stats() {
+	local i
+	for i in $(seq 1 "$NODES"); do
+		ip=NODE${i}_IP
+		printf 'node%d %s ' "$i" "${!ip}"
+		ip netns exec "$NS_CLIENT" bash -c "exec 3<>/dev/tcp/${!ip}/11211;
+			printf 'stats\r\nquit\r\n' >&3; cat <&3" |
+			tr -d '\r' | awk '$2=="cmd_get"{g=$3} $2=="cmd_set"{s=$3} $2=="curr_items"{c=$3}
+				END{print g, s, c}'
+	done
+}
+
+step "baseline: memcaslap -U straight at node1 ($NODE1_IP), ${secs}s"
+direct=$(run_memcaslap "$NODE1_IP:11211")
+echo "$direct" | tail -14
+
+step "start ringway on net_af_packet0 (iface $ROUTER_IF in $NS_ROUTER)"
+conf=$state/ringway.conf
+"${sandbox[@]}" config --prefix "$prefix" >"$conf"
+"${sandbox[@]}" router-start --prefix "$prefix" --ringway "$ringway" --config "$conf"
+# Warm up: the router resolves every node by ARP; keys over all nodes round-trip.
+"$py" - "$ROUTER_IP" "$NS_CLIENT" <<'EOF'
+import sys, time
+sys.path.insert(0, "tests/e2e/clients")
+from mcudp import UdpClient, Timeout
+c = UdpClient((sys.argv[1], 11211), ns=sys.argv[2], timeout=0.3)
+ok = 0
+end = time.monotonic() + 10
+i = 0
+while ok < 40 and time.monotonic() < end:
+    i += 1
+    try:
+        if c.request(b"set warmup:%d 0 0 2\r\nok\r\n" % i) == b"STORED\r\n":
+            ok += 1
+    except Timeout:
+        time.sleep(0.1)
+print("warm-up: %d sets stored through the router" % ok)
+sys.exit(0 if ok >= 40 else 1)
+EOF
+before=$(node_stats)
+
+step "memcaslap -U through ringway ($ROUTER_IP), ${secs}s"
+routed=$(run_memcaslap "$ROUTER_IP:11211")
+echo "$routed" | tail -14
+
+step "per-node split"
+after=$(node_stats)
+"$py" tests/e2e/clients/telemetry.py --nodes-table "/var/run/dpdk/$FILE_PREFIX/dpdk_telemetry.v2" ||
+	true
 echo
-echo "\$ ringway-plan compare --nodes 10 --add node10 --generate 20000"
-"$build/app/ringway-plan/ringway-plan" compare --nodes 10 --add node10 --generate 20000
+echo "memcached's own counts during the routed run:"
+paste <(echo "$before") <(echo "$after") | awk '{
+	g = $8 - $3; s = $9 - $4; tg += g; ts += s
+	line[NR] = sprintf("  %-6s %-12s gets %8d  sets %7d  items %7d", $1, $2, g, s, $10)
+	sets[NR] = s
+} END { for (i = 1; i <= NR; i++) printf "%s  (%.1f%% of sets)\n", line[i], 100 * sets[i] / (ts ? ts : 1) }'
+
+step "router counters (/ringway/stats)"
+"$py" tests/e2e/clients/telemetry.py --nonzero "/var/run/dpdk/$FILE_PREFIX/dpdk_telemetry.v2" \
+	/ringway/stats || true
+
+step "summary"
+tps() { echo "$1" | sed -n 's/.*TPS: \([0-9]*\).*/\1/p' | tail -1; }
+field() { echo "$1" | sed -n "s/^$2: \([0-9]*\)/\1/p" | tail -1; }
+d=$(tps "$direct")
+r=$(tps "$routed")
+printf '%-28s %10s %10s\n' "" "direct" "ringway"
+printf '%-28s %10s %10s\n' "memcaslap -U TPS" "$d" "$r"
+for f in verify_failed udp_timeout packet_drop get_misses; do
+	printf '%-28s %10s %10s\n' "$f" "$(field "$direct" $f)" "$(field "$routed" $f)"
+done
+[ -n "$d" ] && [ -n "$r" ] && awk -v d="$d" -v r="$r" 'BEGIN{printf "ringway / direct: %.2f (2 vCPUs shared by client, router and nodes)\n", r / d}'
+
+step "stop ringway (its exit print; counters that stayed 0 left out)"
+"${sandbox[@]}" router-stop --prefix "$prefix" | grep -v -E '^EAL|^TELEMETRY| 0$' || true
+
+step "what adding a fifth node would move (ringway-plan compare, 20,000 keys)"
+"$build/app/ringway-plan/ringway-plan" compare --nodes "$state/nodes" \
+	--add "node$((NODES + 1))=198.18.1.$((NODES + 1)):11211" --generate 20000 || true
+
+fail=0
+[ "$(field "$routed" verify_failed)" = 0 ] || fail=1
+[ "$(field "$routed" udp_timeout)" = 0 ] || fail=1
+ops=$(echo "$routed" | sed -n 's/.*Ops: \([0-9]*\).*/\1/p' | tail -1)
+[ "${ops:-0}" -gt 1000 ] || fail=1
+step "tear down"
+"${sandbox[@]}" down --prefix "$prefix"
+trap - EXIT
+if [ $fail = 0 ]; then
+	echo "demo: OK (zero verify failures and zero UDP timeouts through ringway)"
+else
+	echo "demo: FAILED: memcaslap through ringway did little work or saw verify failures or" \
+		"UDP timeouts (see the router's drop counters above)" >&2
+fi
+exit $fail

@@ -3,6 +3,7 @@
 
   telemetry.py /var/run/dpdk/rw-demo/dpdk_telemetry.v2 /ringway/stats [/ringway/nodes ...]
   telemetry.py --nodes-table SOCK      per-node split as a table
+  telemetry.py --nonzero SOCK CMD...   "key value" lines of the counters that are not 0
 """
 import json
 import socket
@@ -42,6 +43,12 @@ def nodes_table(path):
 def main(argv):
     if len(argv) >= 3 and argv[1] == "--nodes-table":
         nodes_table(argv[2])
+        return 0
+    if len(argv) >= 4 and argv[1] == "--nonzero":
+        for cmd in argv[3:]:
+            for k, v in query(argv[2], cmd).get(cmd.split(",")[0], {}).items():
+                if v:
+                    print("%-28s %s" % (k, v))
         return 0
     if len(argv) < 3:
         print(__doc__, file=sys.stderr)
