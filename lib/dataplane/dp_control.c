@@ -115,9 +115,9 @@ worker_free(struct dp_worker *w)
 	}
 	rte_ring_free(w->handoff);
 	if (w->ctl_ring != NULL) {
-		struct rte_mbuf *m;
+		void *m; /* rings hold void *: no type-punned writes into an mbuf pointer */
 
-		while (rte_ring_dequeue(w->ctl_ring, (void **)&m) == 0)
+		while (rte_ring_dequeue(w->ctl_ring, &m) == 0)
 			rte_pktmbuf_free(m);
 		rte_ring_free(w->ctl_ring);
 	}

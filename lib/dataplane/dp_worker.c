@@ -514,20 +514,22 @@ unsigned int
 dp_worker_poll(struct dp_worker *w)
 {
 	struct rte_mbuf *pkts[DP_BURST_MAX];
+	/* Rings store void *; dequeue into void * slots, not through a cast of pkts (a
+	 * type-punned write the compiler may assume does not touch pkts). */
+	void *objs[DP_BURST_MAX];
 	unsigned int nh = 0;
 	uint16_t nr;
 
 	w->ctr[DP_CTR_POLLS]++;
 	if (w->ctl_ring != NULL) {
-		unsigned int nc = rte_ring_sc_dequeue_burst(w->ctl_ring, (void **)pkts, w->burst,
-							     NULL);
+		unsigned int nc = rte_ring_sc_dequeue_burst(w->ctl_ring, objs, w->burst, NULL);
 
 		for (unsigned int i = 0; i < nc; i++)
-			dp_tx_push(w, pkts[i], DP_TX_CTL, 0);
+			dp_tx_push(w, objs[i], DP_TX_CTL, 0);
 	}
-	nh = rte_ring_sc_dequeue_burst(w->handoff, (void **)pkts, w->burst, NULL);
+	nh = rte_ring_sc_dequeue_burst(w->handoff, objs, w->burst, NULL);
 	for (unsigned int i = 0; i < nh; i++)
-		take_over(w, pkts[i]);
+		take_over(w, objs[i]);
 	nr = rte_eth_rx_burst(w->port_id, w->queue_id, pkts, w->burst);
 	dp_forward_burst(w, pkts, nr); /* also flushes what the rings added */
 	expire_slots(w);

@@ -128,16 +128,16 @@ t_dp_start(uint16_t workers, uint32_t n_nodes, void (*tweak)(struct dp_config *)
 void
 t_dp_stop(void)
 {
-	struct rte_mbuf *m;
+	void *m;
 
 	dp_free(rig.dp);
 	rig.dp = NULL;
 	pl_free(rig.pl);
 	rig.pl = NULL;
 	for (uint16_t q = 0; q < rig.nq; q++) {
-		while (rte_ring_dequeue(rig.rx[q], (void **)&m) == 0)
+		while (rte_ring_dequeue(rig.rx[q], &m) == 0)
 			rte_pktmbuf_free(m);
-		while (rte_ring_dequeue(rig.tx[q], (void **)&m) == 0)
+		while (rte_ring_dequeue(rig.tx[q], &m) == 0)
 			rte_pktmbuf_free(m);
 	}
 }
@@ -258,9 +258,9 @@ t_poll(uint16_t w)
 struct rte_mbuf *
 t_sent(uint16_t q)
 {
-	struct rte_mbuf *m;
+	void *m; /* not through (void **)&mbuf_ptr: a type-punned write */
 
-	return rte_ring_dequeue(rig.tx[q], (void **)&m) == 0 ? m : NULL;
+	return rte_ring_dequeue(rig.tx[q], &m) == 0 ? m : NULL;
 }
 
 unsigned int
