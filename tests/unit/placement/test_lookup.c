@@ -121,6 +121,26 @@ static void test_small_rings(void **state)
 	free(m);
 }
 
+/* Fleets beyond 32768 members have no room for owners in the index: every bucket scans. */
+static void test_huge_fleet(void **state)
+{
+	const uint32_t n = 40000;
+	struct pl_member *m = pt_fleet(n);
+	struct pl_config cfg = {.vnodes = 4};
+	struct pl_placement *p = pl_build(&cfg, m, n);
+	uint64_t s = 31;
+
+	(void)state;
+	assert_non_null(p);
+	for (int i = 0; i < 500000; i++)
+		expect_same(p, pt_rand(&s));
+	expect_same(p, 0);
+	expect_same(p, UINT64_MAX);
+	assert_int_equal(pl_member_find(p, "node39999"), 39999);
+	pl_free(p);
+	free(m);
+}
+
 /* 32-bit continua (ketama, twemproxy): points and key hashes below 2^32, lookups above it. */
 static void test_32bit_continuum(void **state)
 {
@@ -245,6 +265,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_ring_points_and_edges),
 		cmocka_unit_test(test_small_rings),
+		cmocka_unit_test(test_huge_fleet),
 		cmocka_unit_test(test_32bit_continuum),
 		cmocka_unit_test(test_key_hash_and_tags),
 		cmocka_unit_test(test_report_timing),
