@@ -11,15 +11,17 @@ enum bin_key { KEY_NONE, KEY_REQUIRED, KEY_OPTIONAL, KEY_IGNORED };
 
 struct bin_op {
 	uint8_t valid;
-	uint8_t cmd;      /* enum mc_cmd */
-	uint8_t extras;   /* required extras length */
-	uint8_t extras2;  /* a second allowed extras length (FLUSH: 0 or 4), else = extras */
-	uint8_t key;      /* enum bin_key */
-	uint8_t value;    /* 1: a value may follow */
-	uint8_t flags;    /* MC_REQ_F_QUIET, MC_REQ_F_KEY_IN_REPLY */
+	uint8_t cmd;	 /* enum mc_cmd */
+	uint8_t extras;	 /* required extras length */
+	uint8_t extras2; /* a second allowed extras length (FLUSH: 0 or 4), else = extras */
+	uint8_t key;	 /* enum bin_key */
+	uint8_t value;	 /* 1: a value may follow */
+	uint8_t flags;	 /* MC_REQ_F_QUIET, MC_REQ_F_KEY_IN_REPLY */
 };
 
+/* clang-format off */
 #define OP(c, ex, ex2, k, v, f) {1, MC_CMD_##c, ex, ex2, KEY_##k, v, f}
+/* clang-format on */
 #define Q MC_REQ_F_QUIET
 #define K MC_REQ_F_KEY_IN_REPLY
 
@@ -88,8 +90,8 @@ static enum mc_err bin_lengths(const struct bin_op *op, uint32_t keylen, uint32_
 	return MC_OK;
 }
 
-enum mc_err mc_parse_binary(const uint8_t *p, uint32_t len, uint32_t pos,
-			    struct mc_requests *out, uint32_t *next)
+enum mc_err mc_parse_binary(const uint8_t *p, uint32_t len, uint32_t pos, struct mc_requests *out,
+			    uint32_t *next)
 {
 	const uint8_t *h = p + pos;
 	enum mc_err e;

@@ -9,30 +9,38 @@
 #include "mcproto.h"
 #include "mcproto_priv.h"
 
+/* clang-format off */
 static const char *const err_names[MC_E_COUNT] = {
 	[MC_OK] = "ok",
 #define MC_ERR_NAME(e, s) [MC_E_##e] = s,
 	MC_FOREACH_ERROR(MC_ERR_NAME)
 #undef MC_ERR_NAME
 };
+/* clang-format on */
 
+/* clang-format off */
 static const char *const cmd_names[MC_CMD_COUNT] = {
 #define MC_CMD_NAME(e, s, k) [MC_CMD_##e] = s,
 	MC_FOREACH_CMD(MC_CMD_NAME)
 #undef MC_CMD_NAME
 };
+/* clang-format on */
 
+/* clang-format off */
 const uint8_t mc_cmd_kind[MC_CMD_COUNT] = {
 #define MC_CMD_KIND(e, s, k) [MC_CMD_##e] = MC_KIND_##k,
 	MC_FOREACH_CMD(MC_CMD_KIND)
 #undef MC_CMD_KIND
 };
+/* clang-format on */
 
+/* clang-format off */
 static const char *const kind_names[MC_KIND_COUNT] = {
 #define MC_KIND_NAME(e, s) [MC_KIND_##e] = s,
 	MC_FOREACH_KIND(MC_KIND_NAME)
 #undef MC_KIND_NAME
 };
+/* clang-format on */
 
 const char *mc_err_name(enum mc_err err)
 {
@@ -343,8 +351,7 @@ static enum mc_err opt_noreply(struct line *l, struct mc_request *r)
 }
 
 /* Data block of @p bytes right after the command line: exactly that, then "\r\n". */
-static enum mc_err data_block(struct pctx *c, struct line *l, struct mc_request *r,
-			      uint64_t bytes)
+static enum mc_err data_block(struct pctx *c, struct line *l, struct mc_request *r, uint64_t bytes)
 {
 	uint32_t start = l->next;
 
@@ -554,7 +561,9 @@ struct text_cmd {
 	text_parse_fn parse;
 };
 
+/* clang-format off */
 #define TC(n, c, pr, fn) {n, sizeof(n) - 1, MC_CMD_##c, MC_PROTO_##pr, fn}
+/* clang-format on */
 
 /* Most frequent first: the lookup is a scan with a length check. */
 static const struct text_cmd text_cmds[] = {

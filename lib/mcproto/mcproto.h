@@ -45,6 +45,7 @@ extern "C" {
  * Reasons a request or reply is refused: enum constant suffix and the name used in counters.
  * MC_OK is 0 and not part of the list.
  */
+/* clang-format off */
 #define MC_FOREACH_ERROR(_)                                                                        \
 	_(FRAME_SHORT, "frame_short")                 /* fewer than 8 bytes */                     \
 	_(FRAME_MULTI, "frame_multi_datagram")        /* request with total != 1 */                \
@@ -75,8 +76,10 @@ extern "C" {
 	_(REPLY_BAD_LINE, "reply_bad_line")           /* not a memcached reply line */             \
 	_(REPLY_LINE_TOO_LONG, "reply_line_too_long") /* over MC_REPLY_LINE_MAX */                 \
 	_(REPLY_DATA_BAD_END, "reply_data_bad_end")   /* value not followed by "\r\n" */
+/* clang-format on */
 
 /** Parse results: MC_OK or one reason from MC_FOREACH_ERROR. */
+/* clang-format off */
 enum mc_err {
 	MC_OK = 0,
 #define MC_ERR_ENUM(e, s) MC_E_##e,
@@ -84,15 +87,17 @@ enum mc_err {
 #undef MC_ERR_ENUM
 	MC_E_COUNT
 };
+/* clang-format on */
 
 /** Wire protocol of one request or reply. */
 enum mc_proto {
 	MC_PROTO_ASCII, /**< classic text commands */
-	MC_PROTO_META,  /**< meta text commands (mg, ms, ...) */
+	MC_PROTO_META,	/**< meta text commands (mg, ms, ...) */
 	MC_PROTO_BINARY /**< binary protocol, magic 0x80 / 0x81 */
 };
 
 /** What a request does, for routing: keyed kinds go to the key's owner. */
+/* clang-format off */
 #define MC_FOREACH_KIND(_)                                                                         \
 	_(READ, "read")       /* get gets gat gats mg me, binary GET* GAT* */                     \
 	_(WRITE, "write")     /* set add replace append prepend cas ms, binary SET* ... */        \
@@ -100,18 +105,22 @@ enum mc_proto {
 	_(ARITH, "arith")     /* incr decr ma, binary INCREMENT* DECREMENT* */                    \
 	_(TOUCH, "touch")     /* touch, binary TOUCH */                                           \
 	_(KEYLESS, "keyless") /* no key: version stats flush_all mn NOOP ... */
+/* clang-format on */
 
+/* clang-format off */
 enum mc_kind {
 #define MC_KIND_ENUM(e, s) MC_KIND_##e,
 	MC_FOREACH_KIND(MC_KIND_ENUM)
 #undef MC_KIND_ENUM
 	MC_KIND_COUNT
 };
+/* clang-format on */
 
 /**
  * Commands, by memcached's name: enum suffix, name, kind. Binary opcodes map to the same
  * commands (GETK/GETKQ -> GET with MC_REQ_F_KEY_IN_REPLY; quiet opcodes set MC_REQ_F_QUIET).
  */
+/* clang-format off */
 #define MC_FOREACH_CMD(_)                                                                          \
 	_(GET, "get", READ)                                                                        \
 	_(GETS, "gets", READ)                                                                      \
@@ -149,13 +158,16 @@ enum mc_kind {
 	_(EXTSTORE, "extstore", KEYLESS)                                                           \
 	_(DEBUGTIME, "debugtime", KEYLESS)                                                         \
 	_(SASL, "sasl", KEYLESS) /* binary SASL_LIST_MECHS / AUTH / STEP */
+/* clang-format on */
 
+/* clang-format off */
 enum mc_cmd {
 #define MC_CMD_ENUM(e, s, k) MC_CMD_##e,
 	MC_FOREACH_CMD(MC_CMD_ENUM)
 #undef MC_CMD_ENUM
 	MC_CMD_COUNT
 };
+/* clang-format on */
 
 /** Binary protocol opcodes ringway understands (protocol_binary.h numbering). */
 enum mc_bin_opcode {
@@ -213,30 +225,30 @@ enum mc_bin_status {
 /** The 8-byte memcached UDP frame header, in host byte order. */
 struct mc_frame {
 	uint16_t request_id; /**< echoed by the server in every reply datagram */
-	uint16_t seq;        /**< datagram number, 0-based */
-	uint16_t total;      /**< datagrams in this message */
+	uint16_t seq;	     /**< datagram number, 0-based */
+	uint16_t total;	     /**< datagrams in this message */
 	uint16_t reserved;   /**< must be 0 on the wire; reported, not checked */
 };
 
 /** One key, as it appears in the parsed buffer. */
 struct mc_key {
-	uint32_t off; /**< offset of the key's first byte from the start of the parsed buffer */
-	uint16_t len; /**< 1..MC_KEY_MAX bytes (base64 text for meta `b` keys) */
-	uint16_t req; /**< index of the request it belongs to in mc_requests.req[] */
+	uint32_t off;	/**< offset of the key's first byte from the start of the parsed buffer */
+	uint16_t len;	/**< 1..MC_KEY_MAX bytes (base64 text for meta `b` keys) */
+	uint16_t req;	/**< index of the request it belongs to in mc_requests.req[] */
 	uint8_t base64; /**< 1: meta `b` key; hash mc_key_decode()'s output, not the text */
 };
 
 /** Request flags (mc_request.flags). */
-#define MC_REQ_F_QUIET 0x01        /**< noreply, meta `q`, or a binary quiet opcode */
-#define MC_REQ_F_BASE64 0x02       /**< meta `b`: the key is base64 */
-#define MC_REQ_F_OPAQUE 0x04       /**< meta `O` given: see opaque_off / opaque_len */
+#define MC_REQ_F_QUIET	      0x01 /**< noreply, meta `q`, or a binary quiet opcode */
+#define MC_REQ_F_BASE64	      0x02 /**< meta `b`: the key is base64 */
+#define MC_REQ_F_OPAQUE	      0x04 /**< meta `O` given: see opaque_off / opaque_len */
 #define MC_REQ_F_KEY_IN_REPLY 0x08 /**< meta `k`, binary GETK / GETKQ / GATK / GATKQ */
-#define MC_REQ_F_VALUE 0x10        /**< the request carries a value (data_off / data_len) */
+#define MC_REQ_F_VALUE	      0x10 /**< the request carries a value (data_off / data_len) */
 
 /** One parsed request. Offsets count from the start of the buffer given to the parser. */
 struct mc_request {
-	uint32_t off;        /**< first byte (command name or binary magic) */
-	uint32_t len;        /**< bytes up to and including the data block or binary body */
+	uint32_t off;	     /**< first byte (command name or binary magic) */
+	uint32_t len;	     /**< bytes up to and including the data block or binary body */
 	uint32_t line_len;   /**< text: command line incl. "\r\n"; binary: 24 + extras + key */
 	uint32_t data_off;   /**< value bytes (without the data block's "\r\n"), if F_VALUE */
 	uint32_t data_len;   /**< length of the value */
@@ -247,11 +259,11 @@ struct mc_request {
 	uint32_t opaque;     /**< binary: the header's opaque, as four bytes read big-endian */
 	uint32_t opaque_off; /**< meta: the `O` token's value (after the letter O) */
 	uint8_t opaque_len;  /**< meta: its length, 0..MC_OPAQUE_MAX */
-	uint8_t proto;       /**< enum mc_proto */
-	uint8_t cmd;         /**< enum mc_cmd */
-	uint8_t kind;        /**< enum mc_kind */
-	uint8_t flags;       /**< MC_REQ_F_* */
-	uint8_t opcode;      /**< binary: the opcode as sent (enum mc_bin_opcode) */
+	uint8_t proto;	     /**< enum mc_proto */
+	uint8_t cmd;	     /**< enum mc_cmd */
+	uint8_t kind;	     /**< enum mc_kind */
+	uint8_t flags;	     /**< MC_REQ_F_* */
+	uint8_t opcode;	     /**< binary: the opcode as sent (enum mc_bin_opcode) */
 	uint16_t key_first;  /**< index of its first key in mc_requests.keys[] */
 	uint16_t key_count;  /**< number of keys (0 for keyless commands) */
 };
@@ -261,11 +273,11 @@ struct mc_request {
  * writes the counts and the used array entries only, so it needs no zeroing.
  */
 struct mc_requests {
-	struct mc_frame frame;  /**< filled by mc_parse_datagram() only */
-	uint8_t proto;          /**< enum mc_proto of the first request */
-	uint16_t nreq;          /**< requests parsed */
-	uint16_t nkeys;         /**< keys over all requests */
-	uint32_t err_off;       /**< on error: offset where parsing stopped */
+	struct mc_frame frame; /**< filled by mc_parse_datagram() only */
+	uint8_t proto;	       /**< enum mc_proto of the first request */
+	uint16_t nreq;	       /**< requests parsed */
+	uint16_t nkeys;	       /**< keys over all requests */
+	uint32_t err_off;      /**< on error: offset where parsing stopped */
 	struct mc_request req[MC_MAX_REQUESTS];
 	struct mc_key keys[MC_MAX_KEYS];
 };
@@ -336,6 +348,7 @@ size_t mc_key_decode(const uint8_t *p, const struct mc_key *k, uint8_t out[MC_KE
 /* Replies                                                                                   */
 
 /** Reply item types: enum suffix, name, result (see enum mc_result). */
+/* clang-format off */
 #define MC_FOREACH_REPLY(_)                                                                        \
 	_(VALUE, "VALUE", HIT)               /* VALUE <key> <flags> <bytes> [<cas>] + data */      \
 	_(END, "END", END)                   /* end of a retrieval or stats reply */               \
@@ -361,13 +374,16 @@ size_t mc_key_decode(const uint8_t *p, const struct mc_key *k, uint8_t out[MC_KE
 	_(META_MN, "MN", END)                /* meta no-op: end of a pipeline */                   \
 	_(META_ME, "ME", INFO)               /* meta debug */                                      \
 	_(BINARY, "binary", OK)              /* a binary response; result from status/opcode */
+/* clang-format on */
 
+/* clang-format off */
 enum mc_reply_type {
 #define MC_REPLY_ENUM(e, s, r) MC_REPLY_##e,
 	MC_FOREACH_REPLY(MC_REPLY_ENUM)
 #undef MC_REPLY_ENUM
 	MC_REPLY_COUNT
 };
+/* clang-format on */
 
 /** What an item means for the client. */
 enum mc_result {
@@ -383,8 +399,8 @@ enum mc_result {
 /** Events returned by mc_reply_next(). */
 enum mc_reply_ev {
 	MC_EV_MORE = 0, /**< the current datagram is used up: feed the next one */
-	MC_EV_ITEM,     /**< an item's header: type, result, key, value length */
-	MC_EV_DATA,     /**< a piece of the current item's value (in the current datagram) */
+	MC_EV_ITEM,	/**< an item's header: type, result, key, value length */
+	MC_EV_DATA,	/**< a piece of the current item's value (in the current datagram) */
 };
 
 /**
@@ -394,24 +410,24 @@ enum mc_reply_ev {
  * A DATA event fills only data, data_len and last.
  */
 struct mc_reply_event {
-	uint8_t type;            /**< enum mc_reply_type of the item */
-	uint8_t result;          /**< enum mc_result */
-	uint8_t proto;           /**< enum mc_proto */
-	uint8_t last;            /**< DATA: this piece ends the value */
-	uint8_t opcode;          /**< binary: the response's opcode */
-	uint16_t status;         /**< binary: the response's status */
-	uint32_t opaque;         /**< binary: the header's opaque, read big-endian */
-	const uint8_t *head;     /**< ITEM: the whole header line incl. "\r\n" / binary header +
-				      extras + key */
-	uint32_t head_len;       /**< its length */
-	const uint8_t *key;      /**< ITEM: key echoed by the reply (VALUE, meta `k`, binary
-				      key), else NULL */
-	uint16_t key_len;        /**< its length */
-	uint8_t opaque_len;      /**< meta: `O` token length, 0 if absent */
-	const uint8_t *mopaque;  /**< meta: the `O` token's value */
-	uint32_t value_len;      /**< ITEM: total value bytes of the item (0: no DATA follows) */
-	const uint8_t *data;     /**< DATA: the piece */
-	uint32_t data_len;       /**< its length */
+	uint8_t type;		/**< enum mc_reply_type of the item */
+	uint8_t result;		/**< enum mc_result */
+	uint8_t proto;		/**< enum mc_proto */
+	uint8_t last;		/**< DATA: this piece ends the value */
+	uint8_t opcode;		/**< binary: the response's opcode */
+	uint16_t status;	/**< binary: the response's status */
+	uint32_t opaque;	/**< binary: the header's opaque, read big-endian */
+	const uint8_t *head;	/**< ITEM: the whole header line incl. "\r\n" / binary header +
+				     extras + key */
+	uint32_t head_len;	/**< its length */
+	const uint8_t *key;	/**< ITEM: key echoed by the reply (VALUE, meta `k`, binary
+				     key), else NULL */
+	uint16_t key_len;	/**< its length */
+	uint8_t opaque_len;	/**< meta: `O` token length, 0 if absent */
+	const uint8_t *mopaque; /**< meta: the `O` token's value */
+	uint32_t value_len;	/**< ITEM: total value bytes of the item (0: no DATA follows) */
+	const uint8_t *data;	/**< DATA: the piece */
+	uint32_t data_len;	/**< its length */
 };
 
 /**
@@ -431,16 +447,16 @@ struct mc_reply_parser {
 	uint32_t cur_len;
 	uint32_t cur_pos;
 	uint32_t data_left; /* value bytes still to come in the current item */
-	uint32_t items;     /* items seen */
+	uint32_t items;	    /* items seen */
 	uint8_t crlf_left;  /* bytes of the value's trailing "\r\n" still to come */
 	uint8_t state;
-	uint8_t framed;     /* fed with mc_reply_feed_datagram() */
-	uint8_t expect;     /* how completion is judged (reply.c) */
+	uint8_t framed; /* fed with mc_reply_feed_datagram() */
+	uint8_t expect; /* how completion is judged (reply.c) */
 	uint16_t request_id;
-	uint16_t next_seq;  /* next datagram of the current message */
-	uint16_t total;     /* datagrams in the current message */
+	uint16_t next_seq; /* next datagram of the current message */
+	uint16_t total;	   /* datagrams in the current message */
 	uint16_t line_len;
-	uint16_t units;     /* responses (or terminators) expected */
+	uint16_t units; /* responses (or terminators) expected */
 	uint16_t units_seen;
 	uint8_t multi[MC_MAX_REQUESTS / 8]; /* bit i: response i ends with END (or an error) */
 	uint8_t line[MC_REPLY_LINE_MAX];

@@ -27,7 +27,7 @@ static inline uint32_t mc_rd32(const uint8_t *p)
  * Parse one binary request at @p pos of [p, p + len) into out->req[out->nreq] and its key;
  * on success count it and set *next past its body. Offsets are relative to @p p.
  */
-enum mc_err mc_parse_binary(const uint8_t *p, uint32_t len, uint32_t pos,
-			    struct mc_requests *out, uint32_t *next);
+enum mc_err mc_parse_binary(const uint8_t *p, uint32_t len, uint32_t pos, struct mc_requests *out,
+			    uint32_t *next);
 
 #endif /* RINGWAY_MCPROTO_PRIV_H */

@@ -17,11 +17,13 @@ enum rstate {
 	RS_ERROR, /* sticky after an error */
 };
 
+/* clang-format off */
 static const uint8_t reply_result[MC_REPLY_COUNT] = {
 #define MC_REPLY_RES(e, s, r) [MC_REPLY_##e] = MC_RES_##r,
 	MC_FOREACH_REPLY(MC_REPLY_RES)
 #undef MC_REPLY_RES
 };
+/* clang-format on */
 
 /* How mc_reply_done() judges completion. */
 enum expect {

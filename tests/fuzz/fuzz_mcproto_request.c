@@ -13,10 +13,10 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-#define CHECK(c)                                                                                   \
-	do {                                                                                       \
-		if (!(c))                                                                          \
-			abort();                                                                   \
+#define CHECK(c)                 \
+	do {                     \
+		if (!(c))        \
+			abort(); \
 	} while (0)
 
 static int within(uint64_t off, uint64_t len, uint64_t lo, uint64_t hi)
@@ -24,8 +24,7 @@ static int within(uint64_t off, uint64_t len, uint64_t lo, uint64_t hi)
 	return off >= lo && off + len <= hi;
 }
 
-static void check_requests(const uint8_t *p, size_t size, size_t start,
-			   const struct mc_requests *r)
+static void check_requests(const uint8_t *p, size_t size, size_t start, const struct mc_requests *r)
 {
 	uint64_t end = start;
 	unsigned keys = 0;
@@ -43,7 +42,8 @@ static void check_requests(const uint8_t *p, size_t size, size_t start,
 		CHECK(strcmp(mc_cmd_name((enum mc_cmd)q->cmd), "unknown") != 0);
 		CHECK((q->kind == MC_KIND_KEYLESS) == (q->key_count == 0));
 		if (q->flags & MC_REQ_F_VALUE)
-			CHECK(within(q->data_off, q->data_len, q->off + q->line_len, q->off + q->len));
+			CHECK(within(q->data_off, q->data_len, q->off + q->line_len,
+				     q->off + q->len));
 		if (q->args_len)
 			CHECK(within(q->args_off, q->args_len, q->off, q->off + q->len));
 		if (q->flags & MC_REQ_F_OPAQUE) {

@@ -41,13 +41,13 @@ struct col_item {
 	char mopaque[MC_OPAQUE_MAX + 1];
 	uint32_t value_len; /* announced */
 	uint32_t value_off; /* in col.values */
-	uint32_t got;       /* received */
+	uint32_t got;	    /* received */
 	char head[MC_REPLY_LINE_MAX + 1];
 	uint32_t head_len;
 };
 
 #define COL_MAX_ITEMS 256
-#define COL_VALUES (1u << 20)
+#define COL_VALUES    (1u << 20)
 
 struct col {
 	int n;

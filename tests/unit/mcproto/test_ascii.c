@@ -235,8 +235,7 @@ static void test_cas(void **state)
 	assert_false(r.req[0].flags & MC_REQ_F_QUIET);
 	assert_int_equal(PARSE("cas k 0 0 1 18446744073709551615 noreply\r\nx\r\n", &r), MC_OK);
 	assert_true(r.req[0].flags & MC_REQ_F_QUIET);
-	assert_int_equal(PARSE("cas k 0 0 1 18446744073709551616\r\nx\r\n", &r),
-			 MC_E_BAD_NUMBER);
+	assert_int_equal(PARSE("cas k 0 0 1 18446744073709551616\r\nx\r\n", &r), MC_E_BAD_NUMBER);
 	assert_int_equal(PARSE("cas k 0 0 1\r\nx\r\n", &r), MC_E_BAD_ARGUMENTS);
 	assert_int_equal(PARSE("cas k 0 0 1 noreply\r\nx\r\n", &r), MC_E_BAD_NUMBER);
 }
@@ -317,7 +316,8 @@ static void test_keyless(void **state)
 		/* The command's name is the word that starts the line. */
 		const char *name = mc_cmd_name(r.req[0].cmd);
 		assert_memory_equal(cases[i].line, name, strlen(name));
-		assert_true(cases[i].line[strlen(name)] == ' ' || cases[i].line[strlen(name)] == '\r');
+		assert_true(cases[i].line[strlen(name)] == ' ' ||
+			    cases[i].line[strlen(name)] == '\r');
 	}
 	assert_int_equal(PARSE("stats slabs\r\n", &r), MC_OK);
 	assert_int_equal(r.req[0].args_len, 5);
@@ -327,7 +327,8 @@ static void test_keyless(void **state)
 static void test_pipeline(void **state)
 {
 	(void)state;
-	const char s[] = "get a b\r\nset c 0 0 1\r\nx\r\ndelete d noreply\r\nversion\r\nincr e 1\r\n";
+	const char s[] =
+		"get a b\r\nset c 0 0 1\r\nx\r\ndelete d noreply\r\nversion\r\nincr e 1\r\n";
 	assert_int_equal(PARSE(s, &r), MC_OK);
 	assert_int_equal(r.nreq, 5);
 	assert_int_equal(r.nkeys, 5);
@@ -373,6 +374,7 @@ static void test_request_count_limit(void **state)
 
 int main(void)
 {
+	/* clang-format off */
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_get_one_key),
 		cmocka_unit_test(test_get_many_keys_extra_spaces),
@@ -390,5 +392,6 @@ int main(void)
 		cmocka_unit_test(test_pipeline),
 		cmocka_unit_test(test_request_count_limit),
 	};
+	/* clang-format on */
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -291,6 +291,7 @@ static void test_pipeline(void **state)
 
 int main(void)
 {
+	/* clang-format off */
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_get),
 		cmocka_unit_test(test_every_key_opcode),
@@ -299,5 +300,6 @@ int main(void)
 		cmocka_unit_test(test_key_length),
 		cmocka_unit_test(test_pipeline),
 	};
+	/* clang-format on */
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -12,7 +12,6 @@
 #endif
 
 #define BIG_LEN 5000
-#define ANY 0xff /* do not check this field */
 
 struct want_item {
 	uint8_t type;
@@ -24,17 +23,16 @@ struct want_item {
 
 struct golden {
 	const char *name;
-	enum mc_err req_err;  /* what the request parser says */
-	enum mc_cmd cmd;      /* first request's command, if it parses */
-	uint16_t nreq;        /* requests in the datagram, if it parses */
+	enum mc_err req_err; /* what the request parser says */
+	enum mc_cmd cmd;     /* first request's command, if it parses */
+	uint16_t nreq;	     /* requests in the datagram, if it parses */
 	uint16_t nkeys;
-	int ndgrams;          /* reply datagrams */
+	int ndgrams; /* reply datagrams */
 	struct want_item items[8];
-	int nitems;           /* -1: check only the first and last of items[0..1] (stats) */
+	int nitems; /* -1: check only the first and last of items[0..1] (stats) */
 };
 
-#define V MC_REPLY_VALUE
-#define B MC_REPLY_BINARY
+/* clang-format off */
 #define I(t, r, k, v, o) {MC_REPLY_##t, MC_RES_##r, k, v, o}
 #define BI(r, k, v, o) {MC_REPLY_BINARY, MC_RES_##r, k, v, o}
 
@@ -119,6 +117,7 @@ static const struct golden cases[] = {
 	{"bin_noop", MC_OK, MC_CMD_NOOP, 1, 0, 1, {BI(END, NULL, "", 0x100A)}, 1},
 	{"bin_get_big", MC_OK, MC_CMD_GET, 1, 1, 4, {BI(HIT, NULL, "@BIG", 0x100B)}, 1},
 };
+/* clang-format on */
 
 static uint8_t *load(const char *name, const char *ext, size_t *len)
 {

@@ -202,6 +202,7 @@ static void test_pipeline(void **state)
 
 int main(void)
 {
+	/* clang-format off */
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_mg),
 		cmocka_unit_test(test_mg_errors),
@@ -210,5 +211,6 @@ int main(void)
 		cmocka_unit_test(test_md_ma_me_mn),
 		cmocka_unit_test(test_pipeline),
 	};
+	/* clang-format on */
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

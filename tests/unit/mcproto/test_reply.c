@@ -16,24 +16,24 @@ static struct col *parse_all(const void *buf, size_t len, int *rc)
 	return c;
 }
 
-#define ONE(lit, type_, result_)                                                                   \
-	do {                                                                                       \
-		int rc_;                                                                           \
-		struct col *c_ = parse_all(lit, sizeof(lit) - 1, &rc_);                            \
-		assert_int_equal(rc_, MC_EV_MORE);                                                 \
-		assert_int_equal(c_->n, 1);                                                        \
-		assert_int_equal(c_->it[0].type, type_);                                           \
-		assert_int_equal(c_->it[0].result, result_);                                       \
-		assert_int_equal(c_->it[0].head_len, sizeof(lit) - 1);                             \
-		free(c_);                                                                          \
+#define ONE(lit, type_, result_)                                        \
+	do {                                                            \
+		int rc_;                                                \
+		struct col *c_ = parse_all(lit, sizeof(lit) - 1, &rc_); \
+		assert_int_equal(rc_, MC_EV_MORE);                      \
+		assert_int_equal(c_->n, 1);                             \
+		assert_int_equal(c_->it[0].type, type_);                \
+		assert_int_equal(c_->it[0].result, result_);            \
+		assert_int_equal(c_->it[0].head_len, sizeof(lit) - 1);  \
+		free(c_);                                               \
 	} while (0)
 
-#define BAD(lit, err)                                                                              \
-	do {                                                                                       \
-		int rc_;                                                                           \
-		struct col *c_ = parse_all(lit, sizeof(lit) - 1, &rc_);                            \
-		assert_int_equal(rc_, -(int)(err));                                                \
-		free(c_);                                                                          \
+#define BAD(lit, err)                                                   \
+	do {                                                            \
+		int rc_;                                                \
+		struct col *c_ = parse_all(lit, sizeof(lit) - 1, &rc_); \
+		assert_int_equal(rc_, -(int)(err));                     \
+		free(c_);                                               \
 	} while (0)
 
 static void test_classic_lines(void **state)
@@ -69,7 +69,8 @@ static void test_classic_lines(void **state)
 static void test_value(void **state)
 {
 	(void)state;
-	const char s[] = "VALUE foo 5 3\r\nbar\r\nVALUE k2 0 0 77\r\n\r\nVALUE x 1 4\r\n\r\n\r\n\r\nEND\r\n";
+	const char s[] =
+		"VALUE foo 5 3\r\nbar\r\nVALUE k2 0 0 77\r\n\r\nVALUE x 1 4\r\n\r\n\r\n\r\nEND\r\n";
 	int rc;
 	struct col *c = parse_all(s, sizeof(s) - 1, &rc);
 
@@ -260,8 +261,9 @@ static void test_split_everywhere(void **state)
 	(void)state;
 	static uint8_t s[2048];
 	size_t n = 0;
-	const char *text = "VALUE foo 5 3\r\nbar\r\nVALUE e 0 0\r\n\r\nVA 4 kmkey O1\r\n\r\n\r\n\r\n"
-			   "HD\r\nEN\r\n18\r\nEND\r\nMN\r\n";
+	const char *text =
+		"VALUE foo 5 3\r\nbar\r\nVALUE e 0 0\r\n\r\nVA 4 kmkey O1\r\n\r\n\r\n\r\n"
+		"HD\r\nEN\r\n18\r\nEND\r\nMN\r\n";
 	memcpy(s, text, strlen(text));
 	n = strlen(text);
 	n += bres(s + n, MC_BIN_GETK, 0, "bkey", 4, "hello", 9);
@@ -421,6 +423,7 @@ static void test_expect(void **state)
 
 int main(void)
 {
+	/* clang-format off */
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_classic_lines),
 		cmocka_unit_test(test_value),
@@ -431,5 +434,6 @@ int main(void)
 		cmocka_unit_test(test_framing),
 		cmocka_unit_test(test_expect),
 	};
+	/* clang-format on */
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
