@@ -86,10 +86,12 @@ def main():
 
     after = h.check_identity(t, sb)
     d = h.delta(before, after)
-    ops = (r["cmd_get"] or 0) + (r["cmd_set"] or 0)
-    t.ok(d["forwarded"] >= ops, "router forwarded at least memcaslap's %d commands (%d)"
+    # memcaslap counts a command when it issues it: at the end of the run each of its CONC
+    # connections may hold one counted but never sent.
+    ops = (r["cmd_get"] or 0) + (r["cmd_set"] or 0) - CONC
+    t.ok(d["forwarded"] >= ops, "router forwarded memcaslap's %d commands (%d)"
          % (ops, d["forwarded"]))
-    t.ok(d["returned"] >= ops, "router returned at least %d replies (%d)" % (ops, d["returned"]))
+    t.ok(d["returned"] >= ops, "router returned %d replies (%d)" % (ops, d["returned"]))
     t.eq(d["drops"], {}, "no packet dropped by the router during the run")
 
     nodes_after = node_counts(sb)
