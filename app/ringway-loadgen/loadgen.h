@@ -1,0 +1,241 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * ringway-loadgen: a memcached UDP load generator on one DPDK port.
+ *
+ * One lcore (the main one) does everything: it builds requests into mbufs at a TSC-paced
+ * rate, transmits them, polls RX for replies (and ARP), matches replies to in-flight requests
+ * by the frame header's request id, and retires requests that time out. Nothing is allocated
+ * per packet: keys are written straight into the mbuf, the key distribution is a table built
+ * at start-up, the in-flight table is indexed by request id.
+ *
+ * Files: main.c (options, EAL, port, phases, report), gen.c (the run loop), req.c (keys,
+ * distributions and request building), hist.c (latency histogram).
+ */
+#ifndef RINGWAY_LOADGEN_H
+#define RINGWAY_LOADGEN_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <rte_ether.h>
+#include <rte_mbuf.h>
+
+#include "mcproto.h"
+
+/* ---------------------------------------------------------------- options */
+
+enum lg_dist {
+	LG_DIST_UNIFORM,
+	LG_DIST_ZIPF,
+};
+
+struct lg_opts {
+	uint32_t src_ip; /* network order */
+	uint16_t sport_base;
+	uint16_t sport_count;
+	uint32_t dst_ip; /* network order */
+	uint16_t dst_port;
+	uint32_t gw_ip; /* next hop to ARP for; network order; default dst_ip */
+	struct rte_ether_addr dst_mac;
+	bool have_dst_mac;
+	bool arp;
+	uint16_t port_id;
+	double rate; /* requests per second; 0: as fast as the window allows */
+	uint32_t window; /* most requests in flight */
+	double duration_s;
+	uint32_t timeout_ms;
+	double get_ratio;
+	uint32_t keys;
+	enum lg_dist dist;
+	double zipf_s;
+	uint32_t value_size;
+	uint32_t key_size; /* 0: prefix + the fewest digits */
+	enum mc_proto proto;
+	char key_prefix[MC_KEY_MAX + 1];
+	const char *json_path;
+	bool preload;
+	uint16_t burst;
+	uint64_t seed;
+	bool quiet;
+};
+
+/* ---------------------------------------------------------------- latency histogram */
+
+/* Log-linear: values below 2^LG_HIST_SUB exactly, above that 2^LG_HIST_SUB buckets per power
+ * of two (relative error under 1/64). Values are TSC cycles. */
+#define LG_HIST_SUB 6
+#define LG_HIST_BUCKETS ((64 - LG_HIST_SUB + 1) << LG_HIST_SUB)
+
+struct lg_hist {
+	uint64_t count;
+	uint64_t sum;
+	uint64_t min;
+	uint64_t max;
+	uint64_t b[LG_HIST_BUCKETS];
+};
+
+void lg_hist_reset(struct lg_hist *h);
+void lg_hist_add(struct lg_hist *h, uint64_t v);
+/* The value below which a fraction @p q (0..1) of the recorded values lie (bucket midpoint,
+ * clamped to [min, max]); 0 when empty. */
+uint64_t lg_hist_quantile(const struct lg_hist *h, double q);
+/* Exposed for the unit-style self check in the tests: bucket of a value and its bounds. */
+unsigned int lg_hist_index(uint64_t v);
+uint64_t lg_hist_low(unsigned int i);
+
+/* ---------------------------------------------------------------- keys and requests */
+
+struct lg_rng {
+	uint64_t s;
+};
+
+static inline uint64_t
+lg_rand(struct lg_rng *r)
+{
+	/* xorshift64*: fast, good enough for key choice and the GET/SET coin. */
+	uint64_t x = r->s;
+
+	x ^= x >> 12;
+	x ^= x << 25;
+	x ^= x >> 27;
+	r->s = x;
+	return x * 0x2545f4914f6cdd1dULL;
+}
+
+/* A uniform double in [0, 1). */
+static inline double
+lg_rand01(struct lg_rng *r)
+{
+	return (double)(lg_rand(r) >> 11) * (1.0 / 9007199254740992.0);
+}
+
+/* Key choice: uniform, or zipf over a precomputed CDF. */
+struct lg_keys {
+	uint32_t n;
+	enum lg_dist dist;
+	double *cdf; /* zipf: n entries, cdf[n-1] == 1 */
+	char prefix[MC_KEY_MAX + 1];
+	uint16_t prefix_len;
+	uint16_t digits;  /* decimal digits after the prefix, zero-padded */
+	uint16_t key_len; /* prefix_len + digits */
+};
+
+int lg_keys_init(struct lg_keys *k, const struct lg_opts *o);
+void lg_keys_free(struct lg_keys *k);
+uint32_t lg_keys_pick(const struct lg_keys *k, struct lg_rng *r);
+/* Writes key @p idx (k->key_len bytes) at @p p. */
+void lg_key_write(const struct lg_keys *k, uint32_t idx, uint8_t *p);
+
+enum lg_op {
+	LG_OP_GET,
+	LG_OP_SET,
+};
+
+/* Builds request payloads (after the frame header) and knows their largest size. */
+struct lg_req {
+	const struct lg_keys *keys;
+	enum mc_proto proto;
+	uint32_t value_size;
+	uint8_t *value; /* value_size bytes of a fixed pattern */
+	char value_len_text[12];
+	uint8_t value_len_text_len;
+	/* Parsed examples of a GET and a SET, so the reply parser knows what to expect. */
+	struct mc_requests *tmpl[2];
+};
+
+int lg_req_init(struct lg_req *q, const struct lg_keys *k, const struct lg_opts *o);
+void lg_req_free(struct lg_req *q);
+/* Payload bytes (frame header excluded) of the largest request @p op. */
+uint32_t lg_req_max_len(const struct lg_req *q, enum lg_op op);
+/* Write request @p op for key @p idx at @p p (room for lg_req_max_len()); returns its length.
+ * Binary requests carry @p opaque in their header. */
+uint32_t lg_req_write(const struct lg_req *q, enum lg_op op, uint32_t idx, uint32_t opaque,
+		      uint8_t *p);
+
+/* ---------------------------------------------------------------- the run */
+
+/* Counters of one phase (preload or the timed run). */
+#define LG_FOREACH_CTR(_)                                                                          \
+	_(SENT, "sent")                       /* requests handed to the port */                    \
+	_(SENT_GET, "sent_get")                                                                    \
+	_(SENT_SET, "sent_set")                                                                    \
+	_(REPLIES, "replies")                 /* requests whose reply arrived whole */             \
+	_(LOST, "lost")                       /* no complete reply within the timeout */           \
+	_(HITS, "hits")                       /* GET answered with a value */                      \
+	_(MISSES, "misses")                   /* GET answered without one */                       \
+	_(STORED, "stored")                   /* SET answered STORED / HD / binary OK */           \
+	_(NOT_STORED, "not_stored")           /* SET answered otherwise (not an error) */          \
+	_(ERRORS, "errors")                   /* ERROR, CLIENT_ERROR, SERVER_ERROR, bin status */  \
+	_(VALUE_SIZE_MISMATCH, "value_size_mismatch") /* hit with another length */                \
+	_(RX_PACKETS, "rx_packets")           /* every frame polled */                             \
+	_(RX_DATAGRAMS, "rx_datagrams")       /* reply datagrams matched to a request */           \
+	_(RX_LATE, "rx_late")                 /* reply for a retired or unknown request id */      \
+	_(RX_DUPLICATE, "rx_duplicate")       /* datagram seen before */                           \
+	_(RX_BAD_REPLY, "rx_bad_reply")       /* frame or reply that does not parse */             \
+	_(RX_STRAY, "rx_stray")               /* UDP not from --dst or not to our ports */         \
+	_(RX_OTHER, "rx_other")               /* not ARP, not IPv4/UDP for us */                   \
+	_(ARP_REPLIES_SENT, "arp_replies_sent")                                                    \
+	_(TX_RETRIES, "tx_retries")           /* bursts the port took only partly */               \
+	_(ALLOC_FAILED, "alloc_failed")       /* mbuf pool empty */                                \
+	_(WINDOW_FULL, "window_full")         /* a due request waited for the in-flight window */
+
+enum lg_ctr {
+#define LG_CTR_ENUM(e, s) LG_CTR_##e,
+	LG_FOREACH_CTR(LG_CTR_ENUM)
+#undef LG_CTR_ENUM
+	LG_CTR_COUNT
+};
+
+extern const char *const lg_ctr_names[LG_CTR_COUNT];
+
+/* One in-flight request, indexed by its 16-bit request id. */
+struct lg_slot {
+	uint64_t tsc; /* send time */
+	uint64_t seen; /* datagrams seen, bit = seq (seq >= 64 are counted, not deduplicated) */
+	uint32_t key;
+	uint16_t sport;
+	uint16_t total; /* datagrams of the reply, from the first one that arrived */
+	uint16_t got;
+	uint8_t live;
+	uint8_t op;     /* enum lg_op */
+	uint8_t result; /* enum mc_result of the first item, 0xff until datagram 0 arrived */
+	uint8_t pad[7];
+};
+
+#define LG_IDS 65536u
+
+struct lg_phase_result {
+	uint64_t ctr[LG_CTR_COUNT];
+	double elapsed_s; /* sending time */
+	struct lg_hist lat;
+};
+
+struct lg_gen;
+
+/* Everything the run loop needs; set up by main.c. */
+struct lg_env {
+	const struct lg_opts *o;
+	struct lg_keys *keys;
+	struct lg_req *req;
+	struct rte_mempool *pool;
+	struct rte_ether_addr src_mac;
+	struct rte_ether_addr dst_mac; /* resolved */
+	uint64_t hz;
+	uint32_t mtu;
+	volatile int *stop; /* set by SIGINT / SIGTERM */
+};
+
+struct lg_gen *lg_gen_create(const struct lg_env *env);
+void lg_gen_free(struct lg_gen *g);
+/* ARP for the next hop until answered or @p timeout_ms pass; 0 and env->dst_mac set, or
+ * -ETIMEDOUT. Answers ARP for our address meanwhile. */
+int lg_gen_resolve(struct lg_gen *g, struct lg_env *env, uint32_t timeout_ms);
+/* SET every key once (retrying keys not stored, up to @p passes); fills @p r. */
+void lg_gen_preload(struct lg_gen *g, unsigned int passes, struct lg_phase_result *r);
+/* The timed run. */
+void lg_gen_run(struct lg_gen *g, struct lg_phase_result *r);
+/* Keys the preload could not store. */
+uint32_t lg_gen_preload_missing(const struct lg_gen *g);
+
+#endif /* RINGWAY_LOADGEN_H */
