@@ -4,11 +4,13 @@
  *
  *   ringway [EAL options] -- --config FILE [--check]
  *
- * Wiring only: arguments, configuration (validated before EAL init, so --check and a bad
- * file never touch a port), EAL, the mbuf pool, the port (one RX/TX queue pair per worker
- * lcore, RSS on IPv4/UDP where offered), the data plane, the initial placement, telemetry,
- * worker launch, and the control loop on the main lcore. The only place that prints fatal
- * errors and exits. At exit (SIGINT/SIGTERM) it prints the counters as "key value" lines.
+ * Wiring only: arguments, configuration and membership (the state file when present, else
+ * the config's nodes; both validated before EAL init, so --check and a bad file never touch
+ * a port), EAL, the mbuf pool, the port (one RX/TX queue pair per worker lcore, RSS on
+ * IPv4/UDP where offered), the data plane, the initial placement, telemetry, worker launch,
+ * and the control loop on the main lcore (management socket, ARP timers). The only place
+ * that prints fatal errors and exits. At exit (SIGINT/SIGTERM) it prints the counters as
+ * "key value" lines.
  */
 
 #include <errno.h>
@@ -29,10 +31,11 @@
 #include <rte_mbuf.h>
 
 #include "config.h"
+#include "control.h"
 #include "dataplane.h"
 #include "placement.h"
 
-#define RW_CONTROL_TICK_US 10000
+#define RW_CONTROL_TICK_MS 10
 
 struct args {
 	const char *config;
@@ -101,35 +104,109 @@ on_signal(int sig)
 		dp_stop(the_dp);
 }
 
-static struct pl_placement *
-build_placement(void)
+/* The membership to start with: the state file when there is one (a change made through the
+ * control socket survives a restart), else the config's nodes at epoch 1. Exits on error,
+ * leaving a bad state file untouched. */
+static struct ctl_state *
+initial_state(void)
 {
-	struct pl_member *members = calloc(cfg.n_nodes, sizeof(*members));
-	struct pl_placement *pl;
+	struct ctl_state *st = NULL;
+	struct ctl_member *members;
+	char err[512];
+	int rc = ctl_state_load(cfg.control.state_file, &st, err, sizeof(err));
 
-	if (members == NULL)
-		return NULL;
-	rw_config_members(&cfg, members);
-	pl = pl_build(&cfg.placement, members, cfg.n_nodes);
+	if (rc == 0)
+		return st;
+	if (rc != -ENOENT) {
+		/* err names the file already. */
+		fprintf(stderr, "ringway: %s (left as it is; move it away to start from the "
+				"config's nodes)\n",
+			err);
+		exit(1);
+	}
+	st = ctl_state_new(&cfg.placement, 1);
+	members = calloc(cfg.n_nodes, sizeof(*members));
+	if (st == NULL || members == NULL) {
+		fprintf(stderr, "ringway: out of memory\n");
+		exit(1);
+	}
+	for (uint32_t i = 0; i < cfg.n_nodes; i++) {
+		members[i].pl = cfg.nodes[i].member;
+		members[i].has_mac = cfg.nodes[i].has_mac;
+		memcpy(members[i].mac, cfg.nodes[i].mac, 6);
+	}
+	rc = ctl_state_replace(st, members, cfg.n_nodes, err, sizeof(err));
 	free(members);
-	return pl;
+	if (rc != 0) {
+		fprintf(stderr, "ringway: nodes of %s: %s\n", "the configuration", err);
+		exit(1);
+	}
+	return st;
 }
 
-/* --check: the file loaded and validated, and a placement builds from it. */
+/* Publish the membership @p st (placement @p pl) to every worker: the engine's publish hook
+ * and the start-up publication. */
 static int
-check_only(const char *path)
+publish_state(const struct ctl_state *st, const struct pl_placement *pl)
 {
-	struct pl_placement *pl = build_placement();
+	uint32_t n = ctl_state_count(st);
+	struct dp_node_mac *macs = calloc(n ? n : 1, sizeof(*macs));
+	int rc;
 
-	if (pl == NULL) {
-		fprintf(stderr, "ringway: %s: cannot build the placement: %s\n", path,
-			strerror(errno));
-		return 1;
+	if (macs == NULL)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < n; i++) {
+		const struct ctl_member *m = ctl_state_member(st, i);
+
+		macs[i].has_mac = m->has_mac;
+		memcpy(macs[i].mac, m->mac, 6);
 	}
-	printf("ringway: %s: OK (%u nodes, algorithm %s, %" PRIu64 " points)\n", path,
-	       cfg.n_nodes, pl_algo_name(pl_config_of(pl)->algo), pl_point_count(pl));
-	pl_free(pl);
-	return 0;
+	rc = dp_publish_placement(the_dp, pl, macs, ctl_state_epoch(st));
+	free(macs);
+	return rc;
+}
+
+static int
+ops_publish(void *ctx, const struct ctl_state *next, const struct pl_placement *pl)
+{
+	(void)ctx;
+	return publish_state(next, pl);
+}
+
+/* `stats` on the control socket: the totals as "key value" lines. */
+static int
+ops_stats(void *ctx, struct ctl_text *out)
+{
+	struct dp_stats s;
+
+	(void)ctx;
+	dp_stats_get(the_dp, -1, &s);
+	for (int c = 0; c < DP_CTR_COUNT; c++)
+		ctl_text_appendf(out, "%s %" PRIu64 "\n", dp_counter_name((enum dp_counter)c),
+				 s.ctr[c]);
+	for (int d = 0; d < DP_DROP_COUNT; d++)
+		ctl_text_appendf(out, "drop_%s %" PRIu64 "\n", dp_drop_name((enum dp_drop)d),
+				 s.drop[d]);
+	ctl_text_appendf(out, "slots_live %u\nidentity %s\n", s.slots_live,
+			 dp_stats_identity(&s) ? "ok" : "broken");
+	return out->oom ? -ENOMEM : 0;
+}
+
+/* `list`: each member's neighbour state and traffic. */
+static void
+ops_member_status(void *ctx, uint32_t idx, const struct ctl_member *m, struct ctl_text *out)
+{
+	struct dp_node_stats n;
+	char mac[RTE_ETHER_ADDR_FMT_SIZE];
+
+	(void)ctx;
+	(void)m;
+	if (dp_member_node(the_dp, idx, &n) != 0)
+		return;
+	rte_ether_format_addr(mac, sizeof(mac), (const struct rte_ether_addr *)n.mac);
+	ctl_text_appendf(out, " nexthop %s forwarded %" PRIu64 " returned %" PRIu64,
+			 n.mac_known ? mac : (n.arp_failures ? "unresolved" : "resolving"),
+			 n.forwarded, n.returned);
 }
 
 static void
@@ -237,28 +314,6 @@ dp_config_from(struct dp_config *d, uint16_t nw, const unsigned int *lcores,
 	d->pool = pool;
 }
 
-static int
-publish_initial(struct dp *dp)
-{
-	struct pl_placement *pl = build_placement();
-	struct dp_node_mac *macs = calloc(cfg.n_nodes, sizeof(*macs));
-	int rc;
-
-	if (pl == NULL || macs == NULL) {
-		rc = pl == NULL ? -errno : -ENOMEM;
-		goto out;
-	}
-	for (uint32_t i = 0; i < cfg.n_nodes; i++) {
-		macs[i].has_mac = cfg.nodes[i].has_mac;
-		memcpy(macs[i].mac, cfg.nodes[i].mac, 6);
-	}
-	rc = dp_publish_placement(dp, pl, macs, 1);
-out:
-	pl_free(pl);
-	free(macs);
-	return rc;
-}
-
 int
 main(int argc, char **argv)
 {
@@ -271,6 +326,11 @@ main(int argc, char **argv)
 	uint16_t port, nw;
 	bool offload = false;
 	struct rte_ether_addr mac;
+	struct ctl_ops ops = {ops_publish, ops_stats, ops_member_status, NULL};
+	struct ctl_server_config scfg = {0};
+	struct ctl_engine *engine;
+	struct ctl_server *srv;
+	const struct pl_placement *pl;
 
 	/* Our arguments follow "--"; find them first, so --check needs no EAL. */
 	for (int i = 1; i < argc; i++)
@@ -291,8 +351,21 @@ main(int argc, char **argv)
 		fprintf(stderr, "ringway: %s\n", err);
 		return 1;
 	}
-	if (a.check)
-		return check_only(a.config);
+	engine = ctl_engine_new(initial_state(), cfg.control.state_file, &ops);
+	if (engine == NULL) {
+		fprintf(stderr, "ringway: %s: cannot build the placement of the membership: %s\n",
+			a.config, strerror(errno));
+		return 1;
+	}
+	pl = ctl_engine_placement(engine);
+	if (a.check) {
+		printf("ringway: %s: OK (%u nodes, epoch %" PRIu64 ", algorithm %s, %" PRIu64
+		       " points)\n",
+		       a.config, pl_member_count(pl), ctl_state_epoch(ctl_engine_state(engine)),
+		       pl_algo_name(pl_config_of(pl)->algo), pl_point_count(pl));
+		ctl_engine_free(engine);
+		return 0;
+	}
 
 	rc = rte_eal_init(eal_argc, argv);
 	if (rc < 0) {
@@ -329,9 +402,15 @@ main(int argc, char **argv)
 	the_dp = dp_create(&dcfg);
 	if (the_dp == NULL)
 		fatal("cannot create the data plane: %s", strerror(errno));
-	rc = publish_initial(the_dp);
+	rc = publish_state(ctl_engine_state(engine), pl);
 	if (rc != 0)
 		fatal("cannot publish the initial placement: %s", strerror(-rc));
+	scfg.unix_path = cfg.control.socket;
+	scfg.tcp = cfg.control.tcp_port != 0;
+	scfg.tcp_port = (uint16_t)cfg.control.tcp_port;
+	srv = ctl_server_open(engine, &scfg, err, sizeof(err));
+	if (srv == NULL)
+		fatal("control socket %s: %s", cfg.control.socket, err);
 	rc = dp_telemetry_register(the_dp);
 	if (rc != 0)
 		fatal("cannot register telemetry: %s", strerror(-rc));
@@ -345,19 +424,23 @@ main(int argc, char **argv)
 			      strerror(-rc));
 	}
 	printf("ringway: serving on port %u with %u worker(s) (%u lcores asked), checksums %s, "
-	       "%u nodes, epoch %" PRIu64 "\n",
-	       port, nw, nl, offload ? "offloaded" : "in software", cfg.n_nodes,
-	       dp_epoch(the_dp));
+	       "%u nodes, epoch %" PRIu64 ", control socket %s\n",
+	       port, nw, nl, offload ? "offloaded" : "in software", pl_member_count(pl),
+	       dp_epoch(the_dp), cfg.control.socket);
 	fflush(stdout);
 
 	while (!stop_requested) {
 		dp_control_poll(the_dp);
-		rte_delay_us_sleep(RW_CONTROL_TICK_US);
+		/* A signal interrupts the wait (-EINTR): the loop condition sees it. A change
+		 * command blocks here until every worker runs the new epoch. */
+		ctl_server_poll(srv, RW_CONTROL_TICK_MS);
 	}
 	dp_stop(the_dp);
 	rte_eal_mp_wait_lcore();
 	printf("ringway: stopping\n");
 	dp_stats_print(the_dp, stdout);
+	ctl_server_close(srv);
+	ctl_engine_free(engine);
 	rte_eth_dev_stop(port);
 	rte_eth_dev_close(port);
 	dp_free(the_dp);

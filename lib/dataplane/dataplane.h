@@ -267,6 +267,12 @@ struct dp_node_stats {
 uint32_t dp_nodes_get(const struct dp *dp, struct dp_node_stats *out, uint32_t max);
 
 /**
+ * The node behind member @p idx of the placement currently published.
+ * Lcore: control (it alone replaces the replicas). @return 0, or -ENOENT.
+ */
+int dp_member_node(const struct dp *dp, uint32_t idx, struct dp_node_stats *out);
+
+/**
  * Print the totals, per worker and per node as "key value" lines:
  *   total.rx 123 / total.drop.bad_port 4 / worker.0.forwarded 7 / node.cache1.forwarded 5
  * plus a final line "identity ok|broken rx=... sum=...". Lcore: any. @return 0 or -EIO.

@@ -549,31 +549,47 @@ dp_stats_identity(const struct dp_stats *s)
 					    s->ctr[DP_CTR_ANSWERED] + s->ctr[DP_CTR_DROPPED];
 }
 
+static void
+node_fill(const struct dp *dp, uint32_t i, struct dp_node_stats *o)
+{
+	const struct dp_endpoint *e = &dp->eps[i];
+	uint64_t mac = atomic_load_explicit(&e->mac, memory_order_relaxed);
+
+	memset(o, 0, sizeof(*o));
+	snprintf(o->name, sizeof(o->name), "%s", e->name);
+	o->ip = atomic_load_explicit(&e->ip, memory_order_relaxed);
+	o->port = e->port;
+	memcpy(o->mac, &mac, 6);
+	o->mac_known = (mac & DP_MAC_VALID) != 0;
+	o->mac_static = e->mac_static;
+	o->in_ring = e->in_ring;
+	o->forwarded = ep_sum(dp, i, true) - e->base_fwd;
+	o->returned = ep_sum(dp, i, false) - e->base_ret;
+	o->arp_sent = e->arp_sent;
+	o->arp_failures = e->arp_failures;
+}
+
+int
+dp_member_node(const struct dp *dp, uint32_t idx, struct dp_node_stats *out)
+{
+	/* The control lcore is the only writer of the views: reading one here is safe. */
+	const struct dp_view *v = atomic_load_explicit(&dp->w[0]->view, memory_order_relaxed);
+
+	if (v == NULL || idx >= v->n)
+		return -ENOENT;
+	node_fill(dp, v->ep[idx], out);
+	return 0;
+}
+
 uint32_t
 dp_nodes_get(const struct dp *dp, struct dp_node_stats *out, uint32_t max)
 {
 	uint32_t n = atomic_load_explicit(&dp->n_eps_hwm, memory_order_relaxed), k = 0;
 
 	for (uint32_t i = 0; i < n && k < max; i++) {
-		const struct dp_endpoint *e = &dp->eps[i];
-		uint64_t mac = atomic_load_explicit(&e->mac, memory_order_relaxed);
-		struct dp_node_stats *o = &out[k];
-
-		if (!e->used)
+		if (!dp->eps[i].used)
 			continue;
-		memset(o, 0, sizeof(*o));
-		snprintf(o->name, sizeof(o->name), "%s", e->name);
-		o->ip = atomic_load_explicit(&e->ip, memory_order_relaxed);
-		o->port = e->port;
-		memcpy(o->mac, &mac, 6);
-		o->mac_known = (mac & DP_MAC_VALID) != 0;
-		o->mac_static = e->mac_static;
-		o->in_ring = e->in_ring;
-		o->forwarded = ep_sum(dp, i, true) - e->base_fwd;
-		o->returned = ep_sum(dp, i, false) - e->base_ret;
-		o->arp_sent = e->arp_sent;
-		o->arp_failures = e->arp_failures;
-		k++;
+		node_fill(dp, i, &out[k++]);
 	}
 	return k;
 }
