@@ -481,6 +481,18 @@ void mc_reply_init(struct mc_reply_parser *rp);
 void mc_reply_expect(struct mc_reply_parser *rp, const struct mc_requests *reqs);
 
 /**
+ * Whether the reply to @p reqs is exactly one message (datagrams seq 0..total-1 of one total),
+ * so a router can forward it by the frame header alone, without a reply parser: true for a
+ * single request that is not quiet and gets one response object from memcached (a get, gat
+ * or meta/binary command of one key, a storage, delete, arith or touch command, version,
+ * verbosity, flush_all, ...; values of any size). False for pipelines, multi-key gets (each
+ * hit is its own message, and misses may add empty ones), quiet requests (no message, or an
+ * empty one) and commands whose reply cannot be delimited: use mc_reply_expect() for those.
+ * @p reqs must be the result of a successful parse.
+ */
+bool mc_reply_is_one_message(const struct mc_requests *reqs);
+
+/**
  * Feed the next piece of the reply stream, without frame header (e.g. a TCP read or a test
  * vector). Only allowed once mc_reply_next() returned MC_EV_MORE (or right after init).
  * @p p must stay valid and unchanged until the next feed.

@@ -91,6 +91,16 @@ void mc_reply_expect(struct mc_reply_parser *rp, const struct mc_requests *reqs)
 	rp->expect = EX_UNITS;
 }
 
+bool mc_reply_is_one_message(const struct mc_requests *reqs)
+{
+	if (reqs->nreq != 1)
+		return false;
+	const struct mc_request *r = &reqs->req[0];
+	if (reply_unknowable(r) || r->cmd == MC_CMD_STATS)
+		return false;
+	return r->key_count <= 1;
+}
+
 /* Count a response header against the expectation. */
 static void expect_item(struct mc_reply_parser *rp, const struct mc_reply_event *ev)
 {

@@ -234,6 +234,62 @@ static void test_golden(void **state)
 	free(req);
 }
 
+/* Messages in a captured reply: datagrams with seq 0 and total > 0 start one. */
+static int count_messages(const char *name, int *empty)
+{
+	size_t len, pos = 0;
+	uint8_t *rep = load(name, "reply", &len);
+	int n = 0;
+
+	*empty = 0;
+	while (pos + 2 <= len) {
+		size_t dl = (size_t)rep[pos] << 8 | rep[pos + 1];
+		const uint8_t *d = rep + pos + 2;
+		assert_true(dl >= 8 && pos + 2 + dl <= len);
+		if (d[2] == 0 && d[3] == 0) {
+			if (d[4] == 0 && d[5] == 0)
+				(*empty)++;
+			else
+				n++;
+		}
+		pos += 2 + dl;
+	}
+	free(rep);
+	return n;
+}
+
+/* mc_reply_is_one_message() against what memcached sent: when it says one message, the capture
+ * holds exactly one (and no empty one); the multi-message captures are all refused by it. */
+static void test_one_message(void **state)
+{
+	(void)state;
+	static struct mc_requests r;
+	int one = 0, several = 0;
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		size_t len;
+		uint8_t *req = load(cases[i].name, "req", &len);
+		if (mc_parse_datagram(req, len, &r) != MC_OK) {
+			free(req);
+			continue;
+		}
+		int empty, msgs = count_messages(cases[i].name, &empty);
+		if (mc_reply_is_one_message(&r)) {
+			assert_int_equal(msgs, 1);
+			assert_int_equal(empty, 0);
+			one++;
+		}
+		if (msgs + empty > 1) {
+			assert_false(mc_reply_is_one_message(&r));
+			several++;
+		}
+		free(req);
+	}
+	/* The captures hold both kinds, so the test says something. */
+	assert_true(one >= 30);
+	assert_true(several >= 8);
+}
+
 /* A few replies whose text is deterministic, checked byte for byte. */
 static void test_exact_lines(void **state)
 {
@@ -268,7 +324,7 @@ static void test_exact_lines(void **state)
 int main(void)
 {
 	enum { N = sizeof(cases) / sizeof(cases[0]) };
-	struct CMUnitTest tests[N + 1];
+	struct CMUnitTest tests[N + 2];
 
 	for (size_t i = 0; i < N; i++)
 		tests[i] = (struct CMUnitTest){
@@ -277,5 +333,6 @@ int main(void)
 			.initial_state = (void *)&cases[i],
 		};
 	tests[N] = (struct CMUnitTest)cmocka_unit_test(test_exact_lines);
+	tests[N + 1] = (struct CMUnitTest)cmocka_unit_test(test_one_message);
 	return cmocka_run_group_tests_name("golden", tests, NULL, NULL);
 }
