@@ -79,9 +79,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	ea = mc_parse_datagram(data, size, &a);
 	CHECK((unsigned)ea < MC_E_COUNT);
 	CHECK(strcmp(mc_err_name(ea), "unknown") != 0);
-	if (ea == MC_OK)
+	if (ea == MC_OK) {
 		check_requests(data, size, MC_FRAME_HDR_LEN, &a);
-	else
+		if (mc_reply_is_one_message(&a))
+			CHECK(a.nreq == 1 && a.nkeys <= 1 && !(a.req[0].flags & MC_REQ_F_QUIET));
+	} else
 		CHECK(a.err_off <= size);
 
 	/* The same bytes without the frame header: same verdict, offsets shifted by 8. */
