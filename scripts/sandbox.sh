@@ -13,7 +13,8 @@
 #       (ringway in the router namespace on net_af_packet0 over its veth, in the background;
 #        env SANDBOX_AF_PACKET_ARGS: extra PMD arguments, default framecnt=4096)
 #   scripts/sandbox.sh router-stop  [--prefix NAME]
-#   scripts/sandbox.sh config [--prefix NAME] [--algo A] [--vnodes N] [--static-macs] > FILE
+#   scripts/sandbox.sh config [--prefix NAME] [--algo A] [--vnodes N] [--request-ms MS]
+#                             [--static-macs] > FILE
 #
 # Addresses (all inside 198.18.0.0/15, one /15 subnet):
 #   router 198.18.0.1 (owned by DPDK: the router namespace's kernel has NO address on its veth,
@@ -353,13 +354,14 @@ cmd_router_stop() {
 
 # config: a ringway.conf for this sandbox, in the format of config/ringway.conf.
 cmd_config() {
-	local sd algo=ring vnodes=160 static=0 i mac
+	local sd algo=ring vnodes=160 static=0 i mac request_ms=1000
 	sd=$(state_dir)
 	[ -f "$sd/env" ] || die "sandbox $prefix is not up"
 	while [ $# -gt 0 ]; do
 		case $1 in
 		--algo) algo=$2; shift 2 ;;
 		--vnodes) vnodes=$2; shift 2 ;;
+		--request-ms) request_ms=$2; shift 2 ;;
 		--static-macs) static=1; shift ;;
 		*) die "config: unknown argument $1" ;;
 		esac
@@ -382,7 +384,7 @@ algorithm = $algo
 vnodes = $vnodes
 
 [timeouts]
-request_ms = 1000
+request_ms = $request_ms
 arp_retry_ms = 100
 arp_attempts = 5
 

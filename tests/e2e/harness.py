@@ -136,9 +136,10 @@ class Sandbox:
 
     # ---- the router
 
-    def config(self, algo="ring", extra=""):
+    def config(self, algo="ring", extra="", request_ms=1000):
         """Write this sandbox's ringway.conf (plus `extra` INI text) and return its path."""
-        args = [SANDBOX, "config", "--prefix", self.prefix, "--algo", algo]
+        args = [SANDBOX, "config", "--prefix", self.prefix, "--algo", algo,
+                "--request-ms", str(request_ms)]
         text = subprocess.run(args, check=True, stdout=subprocess.PIPE).stdout.decode()
         path = os.path.join(self.state, "ringway.conf")
         with open(path, "w") as f:
