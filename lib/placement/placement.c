@@ -43,6 +43,14 @@ __extension__ typedef unsigned __int128 pl_u128;
 #define MAGLEV_SEED_SKIP UINT64_C(0x6d61676c65762d73)
 #define RENDEZVOUS_SEED UINT64_C(0x72656e64657a766f)
 
+/* A rendezvous candidate, packed so that a lookup reads one array front to back. */
+struct rv_entry {
+	uint64_t seed;	 /* hash of the name: the member's own hash function */
+	double weight;
+	uint32_t member; /* index in the member list */
+	uint32_t rank;	 /* position by name: the last tie-break */
+};
+
 enum pl_kind {
 	KIND_CONTINUUM,
 	KIND_JUMP,
@@ -67,7 +75,7 @@ struct pl_placement {
 	uint32_t space_bits;	 /* range of key hashes: 32 (ketama, twemproxy) or 64 */
 	bool equal_weights;	 /* rendezvous: every weighted member has the same weight */
 	uint64_t total_weight;
-	uint64_t *seeds;	 /* rendezvous: per-member hash seed */
+	struct rv_entry *rv;	 /* rendezvous: the members with weight, in member order */
 	struct pl_member *members;
 	uint32_t *by_name;	 /* member indices sorted by name */
 	uint32_t *rank;		 /* rank[i]: position of member i in by_name */
@@ -625,7 +633,7 @@ static size_t block_layout(struct pl_placement *p, char *base, const struct part
 	PL_CARVE(points, parts->npoints ? parts->npoints + 1 : 0);
 	PL_CARVE(index, parts->npoints ? nb + 1 : 0);
 	PL_CARVE(slots, parts->nslots);
-	PL_CARVE(seeds, p->kind == KIND_RENDEZVOUS ? p->n : 0);
+	PL_CARVE(rv, p->kind == KIND_RENDEZVOUS ? p->weighted : 0);
 #undef PL_CARVE
 	return off;
 }
@@ -678,10 +686,18 @@ static int fill_block(struct pl_placement *p, const struct parts *parts)
 		rc = maglev_fill(p->members, p->n, p->by_name, p->nslots, p->slots);
 		break;
 	case KIND_RENDEZVOUS:
-		for (uint32_t i = 0; i < p->n; i++)
-			p->seeds[i] = XXH3_64bits_withSeed(p->members[i].name,
-							   strlen(p->members[i].name),
-							   RENDEZVOUS_SEED);
+		for (uint32_t i = 0, k = 0; i < p->n; i++) {
+			const struct pl_member *m = &p->members[i];
+
+			if (m->weight == 0)
+				continue;
+			p->rv[k].seed = XXH3_64bits_withSeed(m->name, strlen(m->name),
+							     RENDEZVOUS_SEED);
+			p->rv[k].weight = m->weight;
+			p->rv[k].member = i;
+			p->rv[k].rank = p->rank[i];
+			k++;
+		}
 		break;
 	}
 	return rc;
@@ -804,7 +820,7 @@ struct pl_placement *pl_clone(const struct pl_placement *p, const struct pl_allo
 	PL_REBASE(points);
 	PL_REBASE(index);
 	PL_REBASE(slots);
-	PL_REBASE(seeds);
+	PL_REBASE(rv);
 #undef PL_REBASE
 	if (a != NULL && a->alloc != NULL)
 		c->alloc = *a;
@@ -971,15 +987,15 @@ static inline int32_t continuum_lookup(const struct pl_placement *p, uint64_t h)
 	return continuum_lookup_slow(p, h, e);
 }
 
-/* Rendezvous: does member a (with mixed hash xa) beat member b? Score, then hash, then name. */
-static inline bool rv_beats(const struct pl_placement *p, uint32_t a, uint64_t xa, double sa,
-			    uint32_t b, uint64_t xb, double sb)
+/* Rendezvous: does candidate a (mixed hash xa, score sa) beat b? Score, hash, then name. */
+static inline bool rv_beats(const struct rv_entry *a, uint64_t xa, double sa,
+			    const struct rv_entry *b, uint64_t xb, double sb)
 {
 	if (sa != sb)
 		return sa > sb;
 	if (xa != xb)
 		return xa > xb;
-	return p->rank[a] < p->rank[b];
+	return a->rank < b->rank;
 }
 
 /*
@@ -987,46 +1003,42 @@ static inline bool rv_beats(const struct pl_placement *p, uint32_t a, uint64_t x
  * (0, 1), w / -ln(u) makes member i win with probability w_i / sum(w). When all weights are
  * equal the score grows with x, so comparing x alone gives the same order (see rv_beats).
  */
-static inline double rv_score(const struct pl_placement *p, uint32_t i, uint64_t x)
+static inline double rv_score(const struct pl_placement *p, const struct rv_entry *e,
+			      uint64_t x)
 {
 	double u;
 
 	if (p->equal_weights)
 		return 0.0;
 	u = ((double)(x >> 11) + 0.5) * 0x1.0p-53;
-	return (double)p->members[i].weight / -log(u);
+	return e->weight / -log(u);
 }
 
-static inline uint64_t rv_hash(const struct pl_placement *p, uint32_t i, uint64_t h)
+/* Best candidate strictly after @p prev in rendezvous order (prev NULL: no bound), skipping
+ * members at or above cap when @p loads is set; NULL when there is none. */
+static const struct rv_entry *rv_best(const struct pl_placement *p, uint64_t h,
+				      const struct rv_entry *prev, const uint64_t *loads,
+				      double cap)
 {
-	return mix64(h ^ p->seeds[i]);
-}
-
-/* Best weighted member strictly after (prev, xprev, sprev) in rendezvous order, or NO_MEMBER;
- * prev == NO_MEMBER means no bound. Members at or above cap (when loads is set) are skipped. */
-static uint32_t rv_best(const struct pl_placement *p, uint64_t h, uint32_t prev,
-			const uint64_t *loads, double cap)
-{
-	uint32_t best = NO_MEMBER;
+	const struct rv_entry *best = NULL;
 	uint64_t xbest = 0, xprev = 0;
 	double sbest = 0, sprev = 0;
 
-	if (prev != NO_MEMBER) {
-		xprev = rv_hash(p, prev, h);
+	if (prev != NULL) {
+		xprev = mix64(h ^ prev->seed);
 		sprev = rv_score(p, prev, xprev);
 	}
-	for (uint32_t i = 0; i < p->n; i++) {
-		uint64_t x;
-		double s;
+	for (uint32_t k = 0; k < p->weighted; k++) {
+		const struct rv_entry *e = &p->rv[k];
+		uint64_t x = mix64(h ^ e->seed);
+		double s = rv_score(p, e, x);
 
-		if (p->members[i].weight == 0 || (loads != NULL && (double)loads[i] >= cap))
+		if (loads != NULL && (double)loads[e->member] >= cap)
 			continue;
-		x = rv_hash(p, i, h);
-		s = rv_score(p, i, x);
-		if (prev != NO_MEMBER && !rv_beats(p, prev, xprev, sprev, i, x, s))
+		if (prev != NULL && !rv_beats(prev, xprev, sprev, e, x, s))
 			continue;
-		if (best == NO_MEMBER || rv_beats(p, i, x, s, best, xbest, sbest)) {
-			best = i;
+		if (best == NULL || rv_beats(e, x, s, best, xbest, sbest)) {
+			best = e;
 			xbest = x;
 			sbest = s;
 		}
@@ -1034,9 +1046,27 @@ static uint32_t rv_best(const struct pl_placement *p, uint64_t h, uint32_t prev,
 	return best;
 }
 
+/* rv_best(p, h, NULL, NULL, 0) when all weights are equal: the highest mixed hash wins. */
+static int32_t rv_lookup_equal(const struct pl_placement *p, uint64_t h)
+{
+	const struct rv_entry *best = &p->rv[0];
+	uint64_t xbest = mix64(h ^ best->seed);
+
+	for (uint32_t k = 1; k < p->weighted; k++) {
+		const struct rv_entry *e = &p->rv[k];
+		uint64_t x = mix64(h ^ e->seed);
+
+		if (x > xbest || (x == xbest && e->rank < best->rank)) {
+			best = e;
+			xbest = x;
+		}
+	}
+	return (int32_t)best->member;
+}
+
 int32_t pl_lookup_hash(const struct pl_placement *p, uint64_t hash)
 {
-	uint32_t best;
+	const struct rv_entry *best;
 
 	switch (p->kind) {
 	case KIND_CONTINUUM:
@@ -1056,8 +1086,10 @@ int32_t pl_lookup_hash(const struct pl_placement *p, uint64_t hash)
 			return -ENOENT;
 		return (int32_t)p->slots[fastrange(hash, p->nslots)];
 	case KIND_RENDEZVOUS:
-		best = rv_best(p, hash, NO_MEMBER, NULL, 0);
-		return best == NO_MEMBER ? -ENOENT : (int32_t)best;
+		if (p->equal_weights && p->weighted > 0)
+			return rv_lookup_equal(p, hash);
+		best = rv_best(p, hash, NULL, NULL, 0);
+		return best == NULL ? -ENOENT : (int32_t)best->member;
 	}
 	return -EINVAL;
 }
@@ -1115,13 +1147,14 @@ static inline uint32_t seq_owner(const struct pl_placement *p, uint64_t i)
 
 static int rv_replicas(const struct pl_placement *p, uint64_t h, uint32_t *out, uint32_t r)
 {
-	uint32_t k = 0, prev = NO_MEMBER;
+	const struct rv_entry *prev = NULL;
+	uint32_t k = 0;
 
 	while (k < r) {
 		prev = rv_best(p, h, prev, NULL, 0);
-		if (prev == NO_MEMBER)
+		if (prev == NULL)
 			break;
-		out[k++] = prev;
+		out[k++] = prev->member;
 	}
 	return (int)k;
 }
@@ -1174,9 +1207,9 @@ int32_t pl_lookup_bounded(const struct pl_placement *p, uint64_t hash, const uin
 		sum += (double)loads[i];
 	cap = ceil((1.0 + eps) * sum / p->weighted);
 	if (p->kind == KIND_RENDEZVOUS) {
-		uint32_t best = rv_best(p, hash, NO_MEMBER, loads, cap);
+		const struct rv_entry *best = rv_best(p, hash, NULL, loads, cap);
 
-		return best == NO_MEMBER ? pl_lookup_hash(p, hash) : (int32_t)best;
+		return best == NULL ? pl_lookup_hash(p, hash) : (int32_t)best->member;
 	}
 	if (len == 0)
 		return -ENOENT;

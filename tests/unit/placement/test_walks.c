@@ -151,6 +151,28 @@ static void test_bounded_no_load(void **state)
 	free(m);
 }
 
+/* Equal weights take rendezvous's fast path in lookups; the walks use the general scoring. */
+static void test_rendezvous_equal_weights(void **state)
+{
+	struct pl_member *m = pt_fleet(50);
+	struct pl_placement *p = pt_build(PL_ALGO_RENDEZVOUS, m, 50);
+	uint64_t loads[50] = {0}, s = 3;
+	uint32_t out[1];
+
+	(void)state;
+	for (int i = 0; i < 200000; i++) {
+		uint64_t h = pt_rand(&s);
+		int32_t o = pl_lookup_hash(p, h);
+
+		assert_int_equal(pl_replicas(p, h, out, 1), 1);
+		assert_int_equal(out[0], o);
+		if (i % 16 == 0)
+			assert_int_equal(pl_lookup_bounded(p, h, loads, 0.5), o);
+	}
+	pl_free(p);
+	free(m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -158,6 +180,7 @@ int main(void)
 		cmocka_unit_test(test_replicas_are_failover_order),
 		cmocka_unit_test(test_bounded_cap_holds),
 		cmocka_unit_test(test_bounded_no_load),
+		cmocka_unit_test(test_rendezvous_equal_weights),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
