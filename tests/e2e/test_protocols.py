@@ -166,7 +166,8 @@ def main():
     h.need_root()
     ringway = h.binary("RINGWAY", "app/ringway/ringway")
     t = h.Checker("e2e protocols")
-    sb = h.Sandbox("pr")
+    # This one runs the router with --no-huge (the fallback when no hugepages can be had).
+    sb = h.Sandbox("pr", no_huge=True)
     sb.start_router(ringway, sb.config())
     t.ok(sb.wait_serving(), "router serves every node after start-up")
     owners = {}
