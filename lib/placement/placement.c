@@ -911,7 +911,7 @@ static void apply_hash_tag(const char tag[2], const uint8_t **key, size_t *len)
 {
 	const uint8_t *s, *e;
 
-	if (tag[0] == '\0')
+	if (tag[0] == '\0' || *len == 0)
 		return;
 	s = memchr(*key, (unsigned char)tag[0], *len);
 	if (s == NULL)

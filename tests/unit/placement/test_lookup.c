@@ -206,6 +206,7 @@ static void test_key_hash_and_tags(void **state)
 		assert_true(H("{}") != H(""));
 		assert_true(H("{user1") != H("user1"));
 		assert_true(H("user1}") != H("user1"));
+		assert_true(pl_key_hash(p, NULL, 0) == H(""));
 #undef H
 		char key[64];
 		int32_t owner = pl_lookup(p, "u42", 3);

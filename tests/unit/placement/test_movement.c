@@ -227,6 +227,29 @@ static void test_exact_moved_fraction(void **state)
 	free(b);
 }
 
+/* Maglev tables of different sizes: the moved fraction overlaps their entries' hash ranges. */
+static void test_maglev_table_sizes(void **state)
+{
+	struct pl_member *m = pt_fleet(30);
+	struct pl_config c1 = {.algo = PL_ALGO_MAGLEV}, c2 = {.algo = PL_ALGO_MAGLEV};
+	struct pl_placement *a, *b;
+	double exact, sampled;
+
+	(void)state;
+	c2.maglev_size = 251;
+	a = pl_build(&c1, m, 30);
+	b = pl_build(&c2, m, 29);
+	assert_non_null(a);
+	assert_non_null(b);
+	assert_int_equal(pl_point_count(b), 251);
+	sampled = sampled_moved(a, b, UINT64_MAX);
+	assert_int_equal(pl_moved_fraction(a, b, &exact), 0);
+	assert_true(fabs(exact - sampled) < 5 * sqrt(sampled / SAMPLES) + 2e-4);
+	pl_free(a);
+	pl_free(b);
+	free(m);
+}
+
 /* For a minimal algorithm the moved fraction on adding a member is exactly its new share. */
 static void test_moved_equals_new_share(void **state)
 {
@@ -278,6 +301,7 @@ int main(void)
 		cmocka_unit_test(test_maglev_near_minimal),
 		cmocka_unit_test(test_modulo_reference),
 		cmocka_unit_test(test_exact_moved_fraction),
+		cmocka_unit_test(test_maglev_table_sizes),
 		cmocka_unit_test(test_moved_equals_new_share),
 		cmocka_unit_test(test_moved_fraction_errors),
 	};
