@@ -1,0 +1,151 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * XDP steering for ringway's AF_XDP mode: memcached UDP for the router goes to the AF_XDP
+ * socket of the packet's RX queue, everything else to the kernel.
+ *
+ * Ours: Ethernet (at most one 802.1Q tag) / IPv4 (options allowed, not a fragment) / UDP
+ * to steer_cfg.router_ip, to a listen port (requests) or into the reply port range
+ * (replies from the nodes), with a UDP length that fits the IP payload. Everything else,
+ * including any header that is truncated or inconsistent, passes to the kernel: the
+ * kernel owns ARP, ICMP, TCP (ssh) and whatever else arrives on a shared NIC.
+ *
+ * Configuration is read-only data written by the loader (steer.c) into the object before
+ * the AF_XDP PMD loads it; there are no build flavours.
+ */
+#include <linux/bpf.h>
+#include <linux/if_ether.h>
+#include <linux/in.h>
+#include <linux/ip.h>
+#include <linux/udp.h>
+#include <bpf/bpf_endian.h>
+#include <bpf/bpf_helpers.h>
+
+#include "steer_abi.h"
+
+#define IP_MF     0x2000
+#define IP_OFFSET 0x1fff
+
+/* Read-only configuration: the loader patches it in the object file (steer_cfg_patch). */
+const volatile struct steer_cfg steer_cfg = {.magic = STEER_CFG_MAGIC};
+
+/* One AF_XDP socket per RX queue (key: queue index), inserted by the AF_XDP PMD. */
+struct {
+	__uint(type, BPF_MAP_TYPE_XSKMAP);
+	__uint(max_entries, STEER_MAX_QUEUES);
+	__type(key, __u32);
+	__type(value, __u32);
+} xsks_map SEC(".maps");
+
+/* Decision counters per CPU (slots: enum steer_ctr), summed by the loader for telemetry. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, STEER_CTR_COUNT);
+	__type(key, __u32);
+	__type(value, __u64);
+} steer_stats SEC(".maps");
+
+struct vlan_tag {
+	__be16 tci;
+	__be16 inner_proto;
+};
+
+static __always_inline void count(__u32 ctr)
+{
+	__u64 *n = bpf_map_lookup_elem(&steer_stats, &ctr);
+
+	if (n)
+		*n += 1; /* per-CPU slot: no other writer */
+}
+
+static __always_inline int pass(__u32 ctr)
+{
+	count(ctr);
+	return XDP_PASS;
+}
+
+/* Counter for UDP destination @port (network order): request, reply or other port. */
+static __always_inline __u32 match_port(__be16 port)
+{
+	__u16 host = bpf_ntohs(port);
+	__u32 i;
+
+	for (i = 0; i < STEER_MAX_LISTEN_PORTS; i++) {
+		if (i >= steer_cfg.n_listen_ports)
+			break;
+		if (port == steer_cfg.listen_ports[i])
+			return STEER_CTR_TO_XSK_REQUEST;
+	}
+	/* Unsigned: a port below the base wraps to a huge offset. */
+	if ((__u32)host - steer_cfg.reply_port_base < steer_cfg.reply_port_count)
+		return STEER_CTR_TO_XSK_REPLY;
+	return STEER_CTR_PASS_OTHER_PORT;
+}
+
+static __always_inline int to_xsk(struct xdp_md *ctx, __u32 ctr)
+{
+	int act = bpf_redirect_map(&xsks_map, ctx->rx_queue_index, XDP_PASS);
+
+	count(ctr);
+	if (act != XDP_REDIRECT)
+		count(STEER_CTR_XSK_MISSING);
+	return act;
+}
+
+SEC("xdp")
+int ringway_steer(struct xdp_md *ctx)
+{
+	void *data = (void *)(long)ctx->data;
+	void *data_end = (void *)(long)ctx->data_end;
+	struct ethhdr *eth = data;
+	struct iphdr *ip;
+	struct udphdr *udp;
+	__u32 ihl_bytes, ip_len, udp_len, ctr;
+	__be16 proto;
+	void *l3;
+
+	if (steer_cfg.router_ip == 0)
+		return pass(STEER_CTR_PASS_UNCONFIGURED);
+	if ((void *)(eth + 1) > data_end)
+		return pass(STEER_CTR_PASS_SHORT_ETH);
+	proto = eth->h_proto;
+	l3 = eth + 1;
+	if (proto == bpf_htons(ETH_P_8021Q)) {
+		struct vlan_tag *tag = l3;
+
+		if ((void *)(tag + 1) > data_end)
+			return pass(STEER_CTR_PASS_SHORT_ETH);
+		proto = tag->inner_proto;
+		l3 = tag + 1;
+	}
+	if (proto != bpf_htons(ETH_P_IP))
+		return pass(STEER_CTR_PASS_NOT_IPV4);
+
+	ip = l3;
+	if ((void *)(ip + 1) > data_end || ip->version != 4 || ip->ihl < 5)
+		return pass(STEER_CTR_PASS_BAD_IPV4);
+	ihl_bytes = (__u32)ip->ihl * 4;
+	ip_len = bpf_ntohs(ip->tot_len);
+	/* The IP length may be shorter than the frame (Ethernet padding), never longer. */
+	if (ip_len < ihl_bytes || (void *)ip + ip_len > data_end)
+		return pass(STEER_CTR_PASS_BAD_IPV4);
+	if (ip->frag_off & bpf_htons(IP_MF | IP_OFFSET))
+		return pass(STEER_CTR_PASS_FRAGMENT);
+	if (ip->protocol != IPPROTO_UDP)
+		return pass(STEER_CTR_PASS_NOT_UDP);
+	if (ip->daddr != steer_cfg.router_ip)
+		return pass(STEER_CTR_PASS_OTHER_ADDR);
+
+	udp = (void *)ip + ihl_bytes;
+	if ((void *)(udp + 1) > data_end)
+		return pass(STEER_CTR_PASS_BAD_UDP);
+	udp_len = bpf_ntohs(udp->len);
+	if (udp_len < sizeof(*udp) || udp_len > ip_len - ihl_bytes)
+		return pass(STEER_CTR_PASS_BAD_UDP);
+
+	ctr = match_port(udp->dest);
+	if (ctr == STEER_CTR_PASS_OTHER_PORT)
+		return pass(ctr);
+	return to_xsk(ctx, ctr);
+}
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
