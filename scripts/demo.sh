@@ -66,8 +66,9 @@ EOF
 
 # run_memcaslap SERVER: memcaslap -U with verification from the client namespace.
 run_memcaslap() {
-	ip netns exec "$NS_CLIENT" memcaslap -s "$1" -U -F "$state/memcaslap.cnf" -t "${secs}s" \
-		-T 1 -c "$conc" -v 1.0 -w 4k
+	# memcaslap stalls a connection ~30 s per lost datagram: bound the run anyway.
+	timeout $((secs + 60)) ip netns exec "$NS_CLIENT" memcaslap -s "$1" -U \
+		-F "$state/memcaslap.cnf" -t "${secs}s" -T 1 -c "$conc" -v 1.0 -w 4k || true
 }
 
 # node_stats: "cmd_get cmd_set curr_items" of every node, asked directly over TCP.
