@@ -309,7 +309,11 @@ cmd_router_start() {
 	. "$sd/env"
 	rm -rf "/var/run/dpdk/$FILE_PREFIX"
 	# shellcheck disable=SC2086
-	ip netns exec "$NS_ROUTER" "$bin" -l "$lcores" --no-pci $EAL_MEM --file-prefix "$FILE_PREFIX" \
+	# -l CORES, or --lcores MAP when the map places lcores on CPUs (e.g. 0@0,1@1,2@1: two
+	# workers sharing CPU 1 on a 2-vCPU machine).
+	local lc=(-l "$lcores")
+	[[ $lcores == *@* ]] && lc=(--lcores "$lcores")
+	ip netns exec "$NS_ROUTER" "$bin" "${lc[@]}" --no-pci $EAL_MEM --file-prefix "$FILE_PREFIX" \
 		--vdev "net_af_packet0,iface=$ROUTER_IF${pmd_args:+,$pmd_args}" "${extra[@]}" -- --config "$conf" \
 		>"$sd/router.log" 2>&1 &
 	echo $! >"$sd/router.pid"
