@@ -28,24 +28,24 @@
 __extension__ typedef unsigned __int128 pl_u128;
 
 /* Bounds that keep indices in 32 bits and a build's memory sane; beyond them: EINVAL. */
-#define PL_POINTS_MAX (UINT64_C(1) << 27) /* continuum points */
-#define PL_SLOTS_MAX (UINT64_C(1) << 26)  /* jump/modulo buckets (sum of weights), maglev size */
+#define PL_POINTS_MAX	  (UINT64_C(1) << 27) /* continuum points */
+#define PL_SLOTS_MAX	  (UINT64_C(1) << 26) /* jump/modulo buckets (sum of weights), maglev size */
 #define PL_INDEX_BITS_MIN 4
 #define PL_INDEX_BITS_MAX 26
 /* Index entry: split (32 bits) | owner at or below the split (16) | owner above it (16). */
-#define IDX_SLOW 0x8000u	   /* in the low owner: the split is the first point to scan */
+#define IDX_SLOW       0x8000u /* in the low owner: the split is the first point to scan */
 #define IDX_OWNERS_MAX 0x8000u /* members that fit the 15-bit owner fields */
-#define NO_MEMBER UINT32_MAX
-#define BLOCK_ALIGN 64
+#define NO_MEMBER      UINT32_MAX
+#define BLOCK_ALIGN    64
 
 /* Seeds that keep the per-member hashes of maglev and rendezvous independent of the ring's. */
 #define MAGLEV_SEED_OFFSET UINT64_C(0x6d61676c65762d6f)
-#define MAGLEV_SEED_SKIP UINT64_C(0x6d61676c65762d73)
-#define RENDEZVOUS_SEED UINT64_C(0x72656e64657a766f)
+#define MAGLEV_SEED_SKIP   UINT64_C(0x6d61676c65762d73)
+#define RENDEZVOUS_SEED	   UINT64_C(0x72656e64657a766f)
 
 /* A rendezvous candidate, packed so that a lookup reads one array front to back. */
 struct rv_entry {
-	uint64_t seed;	 /* hash of the name: the member's own hash function */
+	uint64_t seed; /* hash of the name: the member's own hash function */
 	double weight;
 	uint32_t member; /* index in the member list */
 	uint32_t rank;	 /* position by name: the last tie-break */
@@ -68,17 +68,17 @@ struct pl_placement {
 	uint32_t sub_sr, sub_sl; /* top 32 bits of a hash's offset in its bucket: see sub32() */
 	struct pl_point *points; /* continuum: npoints + 1 (sentinel {UINT64_MAX, owner of 0}) */
 	uint64_t npoints;
-	uint32_t *slots;	 /* jump/modulo: bucket -> member; maglev: entry -> member */
+	uint32_t *slots; /* jump/modulo: bucket -> member; maglev: entry -> member */
 	uint32_t nslots;
-	uint32_t n;		 /* members, including drained ones */
-	uint32_t weighted;	 /* members with weight > 0 */
-	uint32_t space_bits;	 /* range of key hashes: 32 (ketama, twemproxy) or 64 */
-	bool equal_weights;	 /* rendezvous: every weighted member has the same weight */
+	uint32_t n;	     /* members, including drained ones */
+	uint32_t weighted;   /* members with weight > 0 */
+	uint32_t space_bits; /* range of key hashes: 32 (ketama, twemproxy) or 64 */
+	bool equal_weights;  /* rendezvous: every weighted member has the same weight */
 	uint64_t total_weight;
-	struct rv_entry *rv;	 /* rendezvous: the members with weight, in member order */
+	struct rv_entry *rv; /* rendezvous: the members with weight, in member order */
 	struct pl_member *members;
-	uint32_t *by_name;	 /* member indices sorted by name */
-	uint32_t *rank;		 /* rank[i]: position of member i in by_name */
+	uint32_t *by_name; /* member indices sorted by name */
+	uint32_t *rank;	   /* rank[i]: position of member i in by_name */
 	struct pl_config cfg;
 	struct pl_allocator alloc; /* made this block; alloc.alloc NULL: posix_memalign/free */
 	size_t bytes;
@@ -267,7 +267,7 @@ static int check_members(const struct pl_member *members, uint32_t n, const uint
  * -EAGAIN, leaving *pts as it was, when a bucket is crowded (points not spread), so that the
  * caller falls back to the radix sort.
  */
-#define BUCKET_SORT_MIN 4096
+#define BUCKET_SORT_MIN	    4096
 #define BUCKET_SORT_CROWDED 128
 static int bucket_sort_points(struct pl_point **pts, size_t m)
 {
@@ -478,8 +478,7 @@ static inline uint64_t idx_entry(uint32_t split, uint32_t lo, uint32_t hi)
  * - more runs, or owners that do not fit in 15 bits: IDX_SLOW, and the split is s(k).
  * Equal sub32 values and IDX_SLOW entries take the exact path (continuum_lookup_slow).
  */
-static void index_build(struct pl_placement *p, uint64_t *idx, const struct pl_point *pts,
-			size_t m)
+static void index_build(struct pl_placement *p, uint64_t *idx, const struct pl_point *pts, size_t m)
 {
 	uint64_t nb = p->index_last;
 	bool compact = p->n <= IDX_OWNERS_MAX;
@@ -550,12 +549,14 @@ static void buckets_fill(const struct pl_member *members, uint32_t n, uint32_t *
  * of credit, so the heaviest members claim one entry a round and the others proportionally.
  * Members take turns in name order, so the table does not depend on the list's order.
  */
+struct maglev_turn {
+	uint64_t pos, skip, credit; /* next entry to try, permutation step, turns earned */
+};
+
 static int maglev_fill(const struct pl_member *members, uint32_t n, const uint32_t *by_name,
 		       uint32_t size, uint32_t *table)
 {
-	struct turn {
-		uint64_t pos, skip, credit;
-	} *st;
+	struct maglev_turn *st;
 	uint32_t wmax = 0, filled = 0;
 
 	for (uint32_t i = 0; i < size; i++)
@@ -571,13 +572,14 @@ static int maglev_fill(const struct pl_member *members, uint32_t n, const uint32
 		size_t len = strlen(members[i].name);
 
 		st[i].pos = XXH3_64bits_withSeed(members[i].name, len, MAGLEV_SEED_OFFSET) % size;
-		st[i].skip = XXH3_64bits_withSeed(members[i].name, len, MAGLEV_SEED_SKIP) %
-				     (size - 1) + 1;
+		st[i].skip =
+			XXH3_64bits_withSeed(members[i].name, len, MAGLEV_SEED_SKIP) % (size - 1) +
+			1;
 	}
 	while (filled < size) {
 		for (uint32_t r = 0; r < n && filled < size; r++) {
 			uint32_t i = by_name[r];
-			struct turn *t = &st[i];
+			struct maglev_turn *t = &st[i];
 
 			t->credit += members[i].weight;
 			while (t->credit >= wmax && filled < size) {
@@ -620,12 +622,12 @@ static size_t block_layout(struct pl_placement *p, char *base, const struct part
 	size_t off = align_up(sizeof(*p));
 	uint64_t nb = parts->npoints ? (uint64_t)1 << parts->index_bits : 0;
 
-#define PL_CARVE(field, count)                                                               \
-	do {                                                                                 \
-		size_t bytes_ = (size_t)(count) * sizeof(*p->field);                         \
-		if (base != NULL)                                                            \
-			p->field = (count) ? (void *)(base + off) : NULL;                    \
-		off += align_up(bytes_);                                                     \
+#define PL_CARVE(field, count)                                            \
+	do {                                                              \
+		size_t bytes_ = (size_t)(count) * sizeof(*p->field);      \
+		if (base != NULL)                                         \
+			p->field = (count) ? (void *)(base + off) : NULL; \
+		off += align_up(bytes_);                                  \
 	} while (0)
 	PL_CARVE(members, p->n);
 	PL_CARVE(by_name, p->n);
@@ -649,8 +651,7 @@ static int build_parts(struct pl_placement *hdr, const struct pl_config *cfg,
 	case KIND_CONTINUUM:
 		rc = continuum_points(cfg, members, n, by_name, &parts->points, &parts->npoints);
 		if (rc == 0 && parts->npoints > 0)
-			index_geometry(hdr, parts->points, parts->npoints,
-				       &parts->index_bits);
+			index_geometry(hdr, parts->points, parts->npoints, &parts->index_bits);
 		break;
 	case KIND_JUMP:
 	case KIND_MODULO:
@@ -691,8 +692,8 @@ static int fill_block(struct pl_placement *p, const struct parts *parts)
 
 			if (m->weight == 0)
 				continue;
-			p->rv[k].seed = XXH3_64bits_withSeed(m->name, strlen(m->name),
-							     RENDEZVOUS_SEED);
+			p->rv[k].seed =
+				XXH3_64bits_withSeed(m->name, strlen(m->name), RENDEZVOUS_SEED);
 			p->rv[k].weight = m->weight;
 			p->rv[k].member = i;
 			p->rv[k].rank = p->rank[i];
@@ -808,11 +809,11 @@ struct pl_placement *pl_clone(const struct pl_placement *p, const struct pl_allo
 		return NULL;
 	}
 	memcpy(c, p, p->bytes);
-#define PL_REBASE(field)                                                                      \
-	do {                                                                                  \
-		if (p->field != NULL)                                                         \
-			c->field = (void *)((char *)c +                                       \
-					    ((const char *)p->field - (const char *)p));      \
+#define PL_REBASE(field)                                                                          \
+	do {                                                                                      \
+		if (p->field != NULL)                                                             \
+			c->field =                                                                \
+				(void *)((char *)c + ((const char *)p->field - (const char *)p)); \
 	} while (0)
 	PL_REBASE(members);
 	PL_REBASE(by_name);
@@ -960,7 +961,7 @@ static size_t continuum_lower_bound(const struct pl_placement *p, uint64_t h)
  * UINT64_MAX and whose owner is point 0's: the wrap).
  */
 static __attribute__((noinline)) int32_t continuum_lookup_slow(const struct pl_placement *p,
-								 uint64_t h, uint64_t e)
+							       uint64_t h, uint64_t e)
 {
 	const struct pl_point *pt;
 
@@ -1003,8 +1004,7 @@ static inline bool rv_beats(const struct rv_entry *a, uint64_t xa, double sa,
  * (0, 1), w / -ln(u) makes member i win with probability w_i / sum(w). When all weights are
  * equal the score grows with x, so comparing x alone gives the same order (see rv_beats).
  */
-static inline double rv_score(const struct pl_placement *p, const struct rv_entry *e,
-			      uint64_t x)
+static inline double rv_score(const struct pl_placement *p, const struct rv_entry *e, uint64_t x)
 {
 	double u;
 

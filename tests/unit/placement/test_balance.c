@@ -8,8 +8,8 @@
 
 #include "pl_test.h"
 
-static const enum pl_algo all_algos[] = {PL_ALGO_RING,	 PL_ALGO_KETAMA, PL_ALGO_TWEMPROXY,
-					 PL_ALGO_JUMP,	 PL_ALGO_MAGLEV, PL_ALGO_MODULO,
+static const enum pl_algo all_algos[] = {PL_ALGO_RING,	    PL_ALGO_KETAMA, PL_ALGO_TWEMPROXY,
+					 PL_ALGO_JUMP,	    PL_ALGO_MAGLEV, PL_ALGO_MODULO,
 					 PL_ALGO_RENDEZVOUS};
 #define N_ALGOS (sizeof(all_algos) / sizeof(all_algos[0]))
 

@@ -140,7 +140,8 @@ static void test_drained(void **state)
 		m[1].weight = 0;
 		p = pt_build(core_algos[a], m, 5);
 		for (uint64_t i = 0; i < 20000; i++)
-			assert_int_not_equal(pl_lookup_hash(p, i * UINT64_C(0x9e3779b97f4a7c15)), 1);
+			assert_int_not_equal(pl_lookup_hash(p, i * UINT64_C(0x9e3779b97f4a7c15)),
+					     1);
 		assert_int_equal(pl_replicas(p, 42, out, 5), 4);
 		for (int i = 0; i < 4; i++)
 			assert_int_not_equal(out[i], 1);

@@ -79,17 +79,17 @@ static void write_golden(enum pl_algo a, const struct pl_placement *p)
 	golden_path(a, path, sizeof(path));
 	f = fopen(path, "w");
 	assert_non_null(f);
-	fprintf(f, "# Golden owners for algo %s: generated once by test_golden (PL_GOLDEN_WRITE=1)\n"
-		   "# and committed to freeze the placement; see tests/unit/placement/test_golden.c.\n"
-		   "# Fleet: node0..node11 at 198.18.1.x:11211, node2 weight 2, node5 drained, node9 "
-		   "weight 3.\n# key\tkey-hash\towner\n",
+	fprintf(f,
+		"# Golden owners for algo %s: generated once by test_golden (PL_GOLDEN_WRITE=1)\n"
+		"# and committed to freeze the placement; see tests/unit/placement/test_golden.c.\n"
+		"# Fleet: node0..node11 at 198.18.1.x:11211, node2 weight 2, node5 drained, node9 "
+		"weight 3.\n# key\tkey-hash\towner\n",
 		pl_algo_name(a));
 	for (uint32_t i = 0; i < GOLDEN_KEYS; i++) {
 		size_t len = golden_key(i, key);
 
 		key_text(key, len, text);
-		fprintf(f, "%s\t%016llx\t%s\n", text,
-			(unsigned long long)pl_key_hash(p, key, len),
+		fprintf(f, "%s\t%016llx\t%s\n", text, (unsigned long long)pl_key_hash(p, key, len),
 			pl_member_at(p, (uint32_t)pl_lookup(p, key, len))->name);
 	}
 	assert_int_equal(fclose(f), 0);
@@ -117,7 +117,8 @@ static void check_golden(enum pl_algo a, const struct pl_placement *p)
 		key_text(key, len, text);
 		assert_string_equal(text, want_key);
 		if (pl_key_hash(p, key, len) != want_hash ||
-		    strcmp(pl_member_at(p, (uint32_t)pl_lookup(p, key, len))->name, want_owner) != 0)
+		    strcmp(pl_member_at(p, (uint32_t)pl_lookup(p, key, len))->name, want_owner) !=
+			    0)
 			fail_msg("%s key %s: expected %s (hash %016llx), placement changed", path,
 				 text, want_owner, want_hash);
 		i++;

@@ -25,8 +25,7 @@ static void expect_same(const struct pl_placement *p, uint64_t h)
 }
 
 /* Random hashes, bucket boundaries of every index size, and the ends of the space. */
-static void expect_index_equals_bsearch(const struct pl_placement *p, uint64_t seed,
-					uint64_t mask)
+static void expect_index_equals_bsearch(const struct pl_placement *p, uint64_t seed, uint64_t mask)
 {
 	uint64_t s = seed;
 
@@ -155,9 +154,9 @@ static void test_32bit_continuum(void **state)
 		struct pl_point *pts;
 		size_t count;
 
-		assert_int_equal(algos[a] == PL_ALGO_KETAMA ? pl_ketama_points(m, 300, &pts, &count)
-							    : pl_twemproxy_points(m, 300, &pts,
-										  &count),
+		assert_int_equal(algos[a] == PL_ALGO_KETAMA
+					 ? pl_ketama_points(m, 300, &pts, &count)
+					 : pl_twemproxy_points(m, 300, &pts, &count),
 				 0);
 		assert_int_equal(pl_point_count(p), count);
 		for (size_t i = 0; i < count; i++) {
@@ -178,8 +177,8 @@ static void test_key_hash_and_tags(void **state)
 {
 	struct pl_member *m = pt_fleet(20);
 	struct pl_config cfg = {.hash_tag = {'{', '}'}};
-	const enum pl_algo algos[] = {PL_ALGO_RING,   PL_ALGO_JUMP,   PL_ALGO_RENDEZVOUS,
-				      PL_ALGO_MAGLEV, PL_ALGO_MODULO, PL_ALGO_KETAMA,
+	const enum pl_algo algos[] = {PL_ALGO_RING,	PL_ALGO_JUMP,	PL_ALGO_RENDEZVOUS,
+				      PL_ALGO_MAGLEV,	PL_ALGO_MODULO, PL_ALGO_KETAMA,
 				      PL_ALGO_TWEMPROXY};
 	struct pl_placement *p;
 
@@ -199,7 +198,7 @@ static void test_key_hash_and_tags(void **state)
 		assert_true(H("{user1}:cart") == H("user1"));
 		assert_true(H("x{user1}") == H("user1"));
 		assert_true(H("a{user1}b{c}") == H("user1")); /* the first tag counts */
-		assert_true(H("{{user1}") == H("{user1")); /* first start, first end after it */
+		assert_true(H("{{user1}") == H("{user1"));    /* first start, first end after it */
 		assert_true(H("}{user1}") == H("user1"));
 		/* No tag: the whole key. */
 		assert_true(H("{}user1") != H("user1"));
@@ -254,8 +253,8 @@ static void test_report_timing(void **state)
 		sum_b += (uint64_t)pl_lookup_hash_bsearch(p, h[i]);
 	t2 = now_ns();
 	assert_true(sum_i == sum_b);
-	printf("# ring %u nodes x %u vnodes: index %.1f ns, binary search %.1f ns per lookup\n",
-	       n, PL_DEFAULT_VNODES, (t1 - t0) / lookups, (t2 - t1) / lookups);
+	printf("# ring %u nodes x %u vnodes: index %.1f ns, binary search %.1f ns per lookup\n", n,
+	       PL_DEFAULT_VNODES, (t1 - t0) / lookups, (t2 - t1) / lookups);
 	free(h);
 	pl_free(p);
 	free(m);

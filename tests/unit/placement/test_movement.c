@@ -10,8 +10,8 @@
 
 #include "pl_test.h"
 
-#define N 100
-#define KEYS 100000
+#define N	100
+#define KEYS	100000
 #define SAMPLES 200000
 
 enum change { ADD, REMOVE, REWEIGHT_UP, REWEIGHT_DOWN, DRAIN };
@@ -120,8 +120,9 @@ static void test_maglev_near_minimal(void **state)
 		struct pl_placement *pb = pt_build(PL_ALGO_MAGLEV, b, nb);
 		char changed[PL_NAME_MAX + 1];
 		uint64_t moved = 0, between = 0;
-		double minimal = changes[i] == ADD ? 1.0 / (N + 1)
-			       : changes[i] == REWEIGHT_UP ? 2.0 / (N + 2) : 1.0 / N;
+		double minimal = changes[i] == ADD	     ? 1.0 / (N + 1)
+				 : changes[i] == REWEIGHT_UP ? 2.0 / (N + 2)
+							     : 1.0 / N;
 
 		snprintf(changed, sizeof(changed), "node%u", who);
 		for (uint64_t k = 0; k < KEYS; k++) {
@@ -181,8 +182,8 @@ static double sampled_moved(const struct pl_placement *a, const struct pl_placem
 static void check_exact_vs_sampled(enum pl_algo algo, const struct pl_member *a, uint32_t na,
 				   const struct pl_member *b, uint32_t nb)
 {
-	uint64_t mask = algo == PL_ALGO_KETAMA || algo == PL_ALGO_TWEMPROXY ? UINT32_MAX
-									    : UINT64_MAX;
+	uint64_t mask =
+		algo == PL_ALGO_KETAMA || algo == PL_ALGO_TWEMPROXY ? UINT32_MAX : UINT64_MAX;
 	struct pl_placement *pa = pt_build(algo, a, na), *pb = pt_build(algo, b, nb);
 	double exact, back, sampled = sampled_moved(pa, pb, mask);
 	double tol = 5 * sqrt(sampled * (1 - sampled) / SAMPLES) + 2e-4;
@@ -200,8 +201,8 @@ static void check_exact_vs_sampled(enum pl_algo algo, const struct pl_member *a,
 
 static void test_exact_moved_fraction(void **state)
 {
-	const enum pl_algo algos[] = {PL_ALGO_RING,   PL_ALGO_KETAMA, PL_ALGO_TWEMPROXY,
-				      PL_ALGO_JUMP,   PL_ALGO_MAGLEV, PL_ALGO_MODULO,
+	const enum pl_algo algos[] = {PL_ALGO_RING,	 PL_ALGO_KETAMA, PL_ALGO_TWEMPROXY,
+				      PL_ALGO_JUMP,	 PL_ALGO_MAGLEV, PL_ALGO_MODULO,
 				      PL_ALGO_RENDEZVOUS};
 	struct pl_member *a = pt_fleet(40), *b = pt_fleet(41);
 
@@ -209,12 +210,12 @@ static void test_exact_moved_fraction(void **state)
 	for (size_t i = 0; i < sizeof(algos) / sizeof(algos[0]); i++) {
 		enum pl_algo al = algos[i];
 
-		check_exact_vs_sampled(al, a, 40, b, 41);    /* add: b has node40 */
-		check_exact_vs_sampled(al, a, 40, b, 39);    /* remove the last */
-		b[5].weight = 4;			     /* reweight */
+		check_exact_vs_sampled(al, a, 40, b, 41); /* add: b has node40 */
+		check_exact_vs_sampled(al, a, 40, b, 39); /* remove the last */
+		b[5].weight = 4;			  /* reweight */
 		check_exact_vs_sampled(al, a, 40, b, 40);
 		b[5].weight = 1;
-		if (al != PL_ALGO_RENDEZVOUS) {		     /* several changes at once */
+		if (al != PL_ALGO_RENDEZVOUS) {			  /* several changes at once */
 			check_exact_vs_sampled(al, a, 10, b, 40); /* ten to forty */
 			b[3].weight = 0;
 			b[9].weight = 2;
@@ -254,7 +255,8 @@ static void test_maglev_table_sizes(void **state)
 static void test_moved_equals_new_share(void **state)
 {
 	struct pl_member *m = pt_fleet(N);
-	struct pl_placement *a = pt_build(PL_ALGO_RING, m, N - 1), *b = pt_build(PL_ALGO_RING, m, N);
+	struct pl_placement *a = pt_build(PL_ALGO_RING, m, N - 1),
+			    *b = pt_build(PL_ALGO_RING, m, N);
 	double shares[N], moved;
 
 	(void)state;
