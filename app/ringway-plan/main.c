@@ -22,11 +22,11 @@
 
 #include "placement.h"
 
-#define EXIT_USAGE 2
+#define EXIT_USAGE	 2
 #define DEFAULT_GENERATE 100000u
-#define GENERATE_MAX 50000000u
-#define CHANGES_MAX 64
-#define FILE_MAX (256u << 20)
+#define GENERATE_MAX	 50000000u
+#define CHANGES_MAX	 64
+#define FILE_MAX	 (256u << 20)
 
 enum change_op {
 	CHANGE_ADD,
@@ -69,7 +69,7 @@ struct opts {
 	bool algo_set[PL_ALGO_COUNT];
 	unsigned nalgos;
 	enum pl_algo algos[PL_ALGO_COUNT];
-	bool algo_default; /* no --algo: an algorithm that cannot be built is left out */
+	bool algo_default;    /* no --algo: an algorithm that cannot be built is left out */
 	struct pl_config cfg; /* algo filled in per run */
 	bool json;
 };
@@ -110,16 +110,19 @@ __attribute__((format(printf, 1, 2))) static void errmsg(const char *fmt, ...)
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: ringway-plan compare --nodes FILE|N CHANGE... [--keys FILE | --generate N]\n"
+		"usage: ringway-plan compare --nodes FILE|N CHANGE... [--keys FILE | --generate "
+		"N]\n"
 		"                            [--algo LIST] [--json] [OPTIONS]\n"
 		"       ringway-plan assign  --nodes FILE|N --algo A [--keys FILE | --generate N]\n"
 		"                            [OPTIONS]\n"
 		"\n"
-		"  --nodes FILE       nodes file: one member a line, 'name address[:port] [weight]'\n"
+		"  --nodes FILE       nodes file: one member a line, 'name address[:port] "
+		"[weight]'\n"
 		"  --nodes N          node0..node{N-1} at 198.18.1.1, .2, ... :11211 (254 a /24,\n"
 		"                     then 198.18.2.1 and on, into 198.19.x.y past 198.18.255.x)\n"
 		"  CHANGE (compare, one or more, applied in order):\n"
-		"    --add NAME[=ADDR[:PORT]]   add a member of weight 1 (default address: the next\n"
+		"    --add NAME[=ADDR[:PORT]]   add a member of weight 1 (default address: the "
+		"next\n"
 		"                               generated address no member uses)\n"
 		"    --remove NAME              remove a member\n"
 		"    --weight NAME=W            set a member's weight (0 drains it)\n"
@@ -134,7 +137,8 @@ static void usage(FILE *f)
 		"  --key-hash H       twemproxy: its 'hash:' (default fnv1a_64): md5, fnv1a_64,\n"
 		"                     fnv1_64, fnv1a_32, fnv1_32, one_at_a_time, crc32, crc32a,\n"
 		"                     hsieh, murmur, jenkins\n"
-		"  --hash-tag XY      hash only the text between X and Y when a key has it, e.g. {}\n"
+		"  --hash-tag XY      hash only the text between X and Y when a key has it, e.g. "
+		"{}\n"
 		"\n"
 		"Exit status: 0 done, 1 failure, 2 usage error.\n",
 		DEFAULT_GENERATE, PL_DEFAULT_VNODES, PL_DEFAULT_MAGLEV_TABLE);
@@ -567,7 +571,8 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		return EXIT_USAGE;
 	}
 	if (o->compare && o->nchanges == 0) {
-		errmsg("compare needs a change: --add NAME[=ADDR], --remove NAME or --weight NAME=W");
+		errmsg("compare needs a change: --add NAME[=ADDR], --remove NAME or --weight "
+		       "NAME=W");
 		return EXIT_USAGE;
 	}
 	if (!o->compare && o->nalgos != 1) {
@@ -643,13 +648,14 @@ static int read_keys(const char *path, struct keys *k)
 			klen--;
 		for (i = 0; i < klen; i++)
 			if ((unsigned char)text[pos + i] <= ' ' || text[pos + i] == 0x7f) {
-				errmsg("%s: line %zu: a key cannot hold spaces or control characters",
+				errmsg("%s: line %zu: a key cannot hold spaces or control "
+				       "characters",
 				       path, line);
 				return EXIT_FAILURE;
 			}
 		if (klen > PL_KEY_MAX) {
-			errmsg("%s: line %zu: key of %zu bytes: expected at most %d", path, line, klen,
-			       PL_KEY_MAX);
+			errmsg("%s: line %zu: key of %zu bytes: expected at most %d", path, line,
+			       klen, PL_KEY_MAX);
 			return EXIT_FAILURE;
 		}
 		if (klen > 0) {
@@ -677,11 +683,11 @@ static struct pl_placement *build(const struct opts *o, enum pl_algo a, const st
 		cfg.key_hash = PL_HASH_XXH3;
 	p = pl_build(&cfg, fl->m, fl->n);
 	if (p == NULL)
-		errmsg("%s: cannot build the %splacement (%u members): %s%s", pl_algo_name(a), which,
-		       fl->n, strerror(errno),
-		       a == PL_ALGO_MAGLEV && errno == EINVAL
-			       ? " (the table size must be a prime, at least the members with weight)"
-			       : "");
+		errmsg("%s: cannot build the %splacement (%u members): %s%s", pl_algo_name(a),
+		       which, fl->n, strerror(errno),
+		       a == PL_ALGO_MAGLEV && errno == EINVAL ? " (the table size must be a prime, "
+								"at least the members with weight)"
+							      : "");
 	return p;
 }
 
@@ -837,8 +843,7 @@ static void print_load_json(const char *name, const struct load *l)
 }
 
 /* {"name": count, ...} for members with a non-zero count. Names are [A-Za-z0-9._-]. */
-static void print_counts_json(const char *name, const struct pl_placement *p,
-			      const uint64_t *count)
+static void print_counts_json(const char *name, const struct pl_placement *p, const uint64_t *count)
 {
 	uint32_t i, n = pl_member_count(p);
 	bool first = true;
@@ -993,7 +998,8 @@ static void print_text(const struct opts *o, const struct fleet *from, const str
 		else if (r->algo == PL_ALGO_MAGLEV)
 			printf(" (Maglev refills its whole table: nearly minimal by design).");
 		else if (r->algo == PL_ALGO_KETAMA || r->algo == PL_ALGO_TWEMPROXY)
-			printf(" (its weighted formula gives every member a new point count when the"
+			printf(" (its weighted formula gives every member a new point count when "
+			       "the"
 			       " fleet changes: %llu -> %llu points).",
 			       (unsigned long long)r->points_before,
 			       (unsigned long long)r->points_after);
@@ -1039,7 +1045,8 @@ static int run_compare(struct opts *o, const struct fleet *from, const struct ke
 			errmsg("%s left out of the comparison", pl_algo_name(o->algos[i]));
 			pl_free(pf[i]);
 			pf[i] = NULL;
-			memmove(&o->algos[i], &o->algos[i + 1], (o->nalgos - i - 1) * sizeof(o->algos[0]));
+			memmove(&o->algos[i], &o->algos[i + 1],
+				(o->nalgos - i - 1) * sizeof(o->algos[0]));
 			o->nalgos--;
 			i--;
 			continue;

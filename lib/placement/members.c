@@ -25,7 +25,7 @@
 
 /* Largest weight a nodes file may give: keeps `ring` (weight x vnodes tokens) buildable. */
 #define PL_MEMBERS_WEIGHT_MAX 1000000u
-#define PL_DEFAULT_PORT 11211u
+#define PL_DEFAULT_PORT	      11211u
 /* Longest field text an error message quotes. */
 #define QUOTE_MAX 40
 
@@ -221,8 +221,7 @@ static int grow(struct parser *ps)
 	return 0;
 }
 
-static int parse_name(struct parser *ps, uint32_t line, const struct field *f,
-		      struct pl_member *m)
+static int parse_name(struct parser *ps, uint32_t line, const struct field *f, struct pl_member *m)
 {
 	char q[QUOTE_MAX + 4];
 	size_t i;
@@ -251,9 +250,11 @@ static int parse_address(struct parser *ps, uint32_t line, const struct field *f
 
 	quote(&a, q);
 	if (alen == 0)
-		return fail(ps, line, "bad address: expected an IPv4 address or host name before ':'");
+		return fail(ps, line,
+			    "bad address: expected an IPv4 address or host name before ':'");
 	if (alen > PL_ADDR_MAX)
-		return fail(ps, line, "bad address '%s': expected at most %d bytes", q, PL_ADDR_MAX);
+		return fail(ps, line, "bad address '%s': expected at most %d bytes", q,
+			    PL_ADDR_MAX);
 	if (all_digits_and_dots(a.p, alen) ? !is_ipv4(a.p, alen) : !is_hostname(a.p, alen))
 		return fail(ps, line,
 			    "bad address '%s': expected an IPv4 address (a.b.c.d, each 0..255) "
@@ -319,8 +320,7 @@ static int parse_line(struct parser *ps, uint32_t line, const char *p, size_t le
 	if (nf == 0)
 		return 0;
 	if (nf == 4)
-		return fail(ps, line,
-			    "too many fields: expected 'name address[:port] [weight]'");
+		return fail(ps, line, "too many fields: expected 'name address[:port] [weight]'");
 	memset(&m, 0, sizeof(m));
 	m.weight = 1;
 	rc = parse_name(ps, line, &f[0], &m);
@@ -334,8 +334,9 @@ static int parse_line(struct parser *ps, uint32_t line, const char *p, size_t le
 		return rc;
 	dup = find_name(ps, m.name);
 	if (dup >= 0)
-		return fail(ps, line, "duplicate name '%s' (first on line %u): expected unique names",
-			    m.name, ps->lines[dup]);
+		return fail(ps, line,
+			    "duplicate name '%s' (first on line %u): expected unique names", m.name,
+			    ps->lines[dup]);
 	if (ps->n >= PL_MEMBERS_MAX)
 		return fail(ps, line, "too many members: expected at most %d", PL_MEMBERS_MAX);
 	rc = grow(ps);
@@ -351,8 +352,8 @@ static int parse_line(struct parser *ps, uint32_t line, const char *p, size_t le
 	return 0;
 }
 
-int pl_members_parse(const char *text, size_t len, struct pl_member **out, uint32_t *n,
-		     char *err, size_t errlen)
+int pl_members_parse(const char *text, size_t len, struct pl_member **out, uint32_t *n, char *err,
+		     size_t errlen)
 {
 	struct parser ps = {.err = err, .errlen = errlen};
 	uint32_t line = 0;
@@ -376,8 +377,9 @@ int pl_members_parse(const char *text, size_t len, struct pl_member **out, uint3
 		pos = end + 1;
 	}
 	if (ps.n == 0) {
-		rc = fail(&ps, line ? line : 1, "no members: expected at least one line "
-				     "'name address[:port] [weight]'");
+		rc = fail(&ps, line ? line : 1,
+			  "no members: expected at least one line "
+			  "'name address[:port] [weight]'");
 		goto out;
 	}
 	*out = ps.m;

@@ -42,8 +42,9 @@ static void round_trip(const struct pl_member *m, uint32_t n)
 	if (pl_members_parse(text, len, &again, &n2, err, sizeof(err)) != 0 || n2 != n)
 		abort();
 	for (i = 0; i < n; i++)
-		if (strcmp(again[i].name, m[i].name) != 0 || strcmp(again[i].addr, m[i].addr) != 0 ||
-		    again[i].port != m[i].port || again[i].weight != m[i].weight)
+		if (strcmp(again[i].name, m[i].name) != 0 ||
+		    strcmp(again[i].addr, m[i].addr) != 0 || again[i].port != m[i].port ||
+		    again[i].weight != m[i].weight)
 			abort();
 	free(again);
 	free(text);

@@ -8,13 +8,13 @@
  *
  * Method: 65536 random keys ("key:" + 16 hex digits) are made once; their hashes are computed
  * once per placement (pl_key_hash), so the "lookup" figures exclude the key hash and the RNG,
- * and "with_hash" figures run pl_lookup() on the keys themselves. Each figure comes from
- * 41 timed runs (CLOCK_MONOTONIC) of back-to-back independent lookups over the arrays, each run
- * long enough (>= 2 ms) that clock overhead vanishes and short enough to fit in one scheduler
+ * and "with_hash" figures run pl_lookup() on the keys themselves. Each figure comes from 101
+ * timed runs (CLOCK_MONOTONIC) of back-to-back independent lookups over the arrays, each run
+ * long enough (>= 1 ms) that clock overhead vanishes and short enough to fit in one scheduler
  * slice; the fastest run counts, because on a shared machine other processes only ever add
- * time (the median is reported too); every answer is summed
- * into a volatile sink so the compiler cannot drop the calls. This is throughput per lookup as
- * a worker sees it on a burst, not the latency of one isolated lookup.
+ * time (the median is reported too). Every answer is summed into a volatile sink so the
+ * compiler cannot drop the calls. This is throughput per lookup as a worker sees it on a burst,
+ * not the latency of one isolated lookup.
  *
  * Correctness, checked on every run (non-zero exit when broken, never on time): the index's
  * answer equals binary search for every key hash and for as many raw random hashes; pl_lookup
@@ -37,12 +37,12 @@
 
 #include "placement.h"
 
-#define NKEYS (1u << 16)
-#define KEY_MASK (NKEYS - 1)
-#define KEY_LEN 20 /* "key:" + 16 hex digits */
-#define REPEATS_FULL 41
+#define NKEYS	      (1u << 16)
+#define KEY_MASK      (NKEYS - 1)
+#define KEY_LEN	      20 /* "key:" + 16 hex digits */
+#define REPEATS_FULL  101
 #define REPEATS_QUICK 3
-#define LOOPS_MAX 4
+#define LOOPS_MAX     4
 
 static const uint32_t sizes[] = {10, 100, 1000, 10000};
 
@@ -52,7 +52,7 @@ struct bench {
 	unsigned repeats;
 	char (*keys)[KEY_LEN + 1];
 	uint64_t *hashes; /* per placement: pl_key_hash of each key */
-	uint64_t *raw;    /* random hash values (not from keys), for the bsearch check */
+	uint64_t *raw;	  /* random hash values (not from keys), for the bsearch check */
 	int32_t *owners;  /* libmemcached check: our owner of each key */
 	FILE *out;
 	bool failed;
@@ -80,10 +80,10 @@ static uint64_t splitmix64(uint64_t *s)
 
 /* Timed loops: n lookups starting at key index `from`; one per kind so nothing is indirect. */
 enum loop {
-	LOOP_INDEX,     /* pl_lookup_hash on precomputed hashes */
-	LOOP_BSEARCH,   /* pl_lookup_hash_bsearch on the same hashes */
+	LOOP_INDEX,	/* pl_lookup_hash on precomputed hashes */
+	LOOP_BSEARCH,	/* pl_lookup_hash_bsearch on the same hashes */
 	LOOP_WITH_HASH, /* pl_lookup on the keys */
-	LOOP_KEY_HASH,  /* pl_key_hash alone, for reference */
+	LOOP_KEY_HASH,	/* pl_key_hash alone, for reference */
 	LOOP_LIBMEMCACHED,
 };
 
@@ -94,8 +94,7 @@ struct target {
 #endif
 };
 
-static uint64_t run_loop(const struct bench *b, const struct target *t, enum loop kind,
-			 uint64_t n)
+static uint64_t run_loop(const struct bench *b, const struct target *t, enum loop kind, uint64_t n)
 {
 	uint64_t sum = 0, i;
 
@@ -359,8 +358,9 @@ static int bench_algo(struct bench *b, enum pl_algo a, const struct pl_member *m
 		b->hashes[i] = pl_key_hash(p, b->keys[i], KEY_LEN);
 	r->correct = check_answers(b, p, a, &r->checked);
 	if (!r->correct) {
-		fprintf(stderr, "bench_placement: %s, %u members: index and binary search (or "
-				"pl_lookup) disagree\n",
+		fprintf(stderr,
+			"bench_placement: %s, %u members: index and binary search (or "
+			"pl_lookup) disagree\n",
 			pl_algo_name(a), n);
 		b->failed = true;
 	}
@@ -396,8 +396,9 @@ static void print_algo(FILE *f, enum pl_algo a, const struct algo_result *r,
 {
 	bool cont = is_continuum(a);
 
-	fprintf(f, "        {\"algo\": \"%s\", \"build_ms\": %.3f, \"memory_bytes\": %zu, "
-		   "\"points\": %" PRIu64 ",\n         ",
+	fprintf(f,
+		"        {\"algo\": \"%s\", \"build_ms\": %.3f, \"memory_bytes\": %zu, "
+		"\"points\": %" PRIu64 ",\n         ",
 		pl_algo_name(a), r->build_ms, r->memory, r->points);
 	json_num(f, "ns_lookup", true, r->ns_index.min, "%.2f");
 	fputs(", ", f);
@@ -439,7 +440,8 @@ static int bench_size(struct bench *b, uint32_t n, bool last, struct algo_result
 	fprintf(b->out, "    {\"nodes\": %u,\n      \"libmemcached\": ", n);
 	if (lm.have)
 		fprintf(b->out,
-			"{\"ns_with_hash\": %.2f, \"ns_with_hash_median\": %.2f, \"build_ms\": %.3f, "
+			"{\"ns_with_hash\": %.2f, \"ns_with_hash_median\": %.2f, \"build_ms\": "
+			"%.3f, "
 			"\"agrees_with_ketama\": %.6f, \"ours_ketama_ns_with_hash\": %.2f, "
 			"\"ketama_speedup\": %.2f},\n",
 			lm.ns.min, lm.ns.median, lm.build_ms, lm.agree, lm.ours.min,
@@ -519,7 +521,7 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	b.min_ns = b.quick ? 1000000 : 2000000;
+	b.min_ns = 1000000;
 	b.repeats = b.quick ? REPEATS_QUICK : REPEATS_FULL;
 	if (setup(&b) != 0) {
 		fprintf(stderr, "bench_placement: out of memory\n");
@@ -532,14 +534,16 @@ int main(int argc, char **argv)
 	fprintf(b.out, "{\n  \"benchmark\": \"placement\",\n  \"mode\": \"%s\",\n",
 		b.quick ? "quick" : "full");
 	machine(b.out);
-	fprintf(b.out, "  \"method\": \"%u random keys of %d bytes; ns per lookup = fastest of %u "
-		       "timed runs (*_median: their median) of independent back-to-back lookups "
-		       "(CLOCK_MONOTONIC, runs >= %" PRIu64 " ms); ns_lookup excludes the key hash, "
-		       "ns_lookup_with_hash includes it; equal weights, %d vnodes for ring\",\n",
+	fprintf(b.out,
+		"  \"method\": \"%u random keys of %d bytes; ns per lookup = fastest of %u "
+		"timed runs (*_median: their median) of independent back-to-back lookups "
+		"(CLOCK_MONOTONIC, runs >= %" PRIu64 " ms); ns_lookup excludes the key hash, "
+		"ns_lookup_with_hash includes it; equal weights, %d vnodes for ring\",\n",
 		NKEYS, KEY_LEN, b.repeats, b.min_ns / 1000000, PL_DEFAULT_VNODES);
 #ifdef HAVE_LIBMEMCACHED
 	fprintf(b.out, "  \"libmemcached\": \"%s\",\n  \"libmemcached_max_servers\": %d,\n",
-		LIBMEMCACHED_VERSION_STRING, MEMCACHED_CONTINUUM_SIZE / MEMCACHED_POINTS_PER_SERVER);
+		LIBMEMCACHED_VERSION_STRING,
+		MEMCACHED_CONTINUUM_SIZE / MEMCACHED_POINTS_PER_SERVER);
 #else
 	fprintf(b.out, "  \"libmemcached\": null,\n  \"libmemcached_max_servers\": null,\n");
 #endif
@@ -550,14 +554,15 @@ int main(int argc, char **argv)
 		/* issue 2's targets, reported, never enforced: 1,000 members x 160 vnodes */
 		const struct algo_result *r = &ring[2];
 
-		fprintf(b.out, "  ],\n  \"targets\": {\"ring_1000_ns_lookup\": %.2f, "
-			       "\"ring_1000_le_10ns\": %s, \"ring_1000_index_vs_bsearch\": %.2f, "
-			       "\"ring_1000_ge_3x\": %s, \"ring_10000_build_ms\": %.1f, "
-			       "\"ring_10000_build_lt_1s\": %s},\n",
+		fprintf(b.out,
+			"  ],\n  \"targets\": {\"ring_1000_ns_lookup\": %.2f, "
+			"\"ring_1000_le_10ns\": %s, \"ring_1000_index_vs_bsearch\": %.2f, "
+			"\"ring_1000_ge_3x\": %s, \"ring_10000_build_ms\": %.1f, "
+			"\"ring_10000_build_lt_1s\": %s},\n",
 			r->ns_index.min, r->ns_index.min <= 10 ? "true" : "false",
 			r->ns_bsearch.min / r->ns_index.min,
-			r->ns_bsearch.min / r->ns_index.min >= 3 ? "true" : "false", ring[3].build_ms,
-			ring[3].build_ms < 1000 ? "true" : "false");
+			r->ns_bsearch.min / r->ns_index.min >= 3 ? "true" : "false",
+			ring[3].build_ms, ring[3].build_ms < 1000 ? "true" : "false");
 		fprintf(b.out, "  \"all_answers_correct\": %s\n}\n", b.failed ? "false" : "true");
 	}
 	if (out != NULL && fclose(b.out) != 0)

@@ -171,7 +171,8 @@ static void test_bad_weights(void **state)
 static void test_duplicates_and_fields(void **state)
 {
 	(void)state;
-	expect_error("a 1.2.3.4\nb 1.2.3.5\n\na 1.2.3.6\n", 4, "duplicate name 'a' (first on line 1)");
+	expect_error("a 1.2.3.4\nb 1.2.3.5\n\na 1.2.3.6\n", 4,
+		     "duplicate name 'a' (first on line 1)");
 	expect_error("a 1.2.3.4 1 extra\n", 1, "too many fields");
 	expect_error("a 1.2.3.4 1 # fine\nb 1.2.3.4 1 2 3 4\n", 2, "too many fields");
 }
