@@ -226,6 +226,15 @@ fatal(const char *fmt, ...)
 	exit(1);
 }
 
+/* af_packet (qpairs=N: a PACKET_FANOUT_HASH group) and af_xdp (queue_count=N: the NIC's
+ * own RSS feeds each XSK) spread flows over their queues without reporting RSS offloads. */
+static bool
+kernel_spreads_queues(const struct rte_eth_dev_info *info)
+{
+	return info->driver_name != NULL && (strcmp(info->driver_name, "net_af_packet") == 0 ||
+					     strcmp(info->driver_name, "net_af_xdp") == 0);
+}
+
 /* Configure and start the port with @p nq queue pairs; sets *offload when the port computes
  * IPv4/UDP checksums. Returns the number of queue pairs used (1 when RSS is not offered). */
 static uint16_t
@@ -249,9 +258,9 @@ port_setup(uint16_t port, uint16_t nq, struct rte_mempool *pool, bool *offload)
 		uint64_t hf = (RTE_ETH_RSS_IPV4 | RTE_ETH_RSS_NONFRAG_IPV4_UDP) &
 			      info.flow_type_rss_offloads;
 
-		if (hf == 0) {
+		if (hf == 0 && !kernel_spreads_queues(&info)) {
 			nq = 1; /* without RSS only queue 0 would see packets */
-		} else {
+		} else if (hf != 0) {
 			conf.rxmode.mq_mode = RTE_ETH_MQ_RX_RSS;
 			conf.rx_adv_conf.rss_conf.rss_hf = hf;
 		}
