@@ -160,8 +160,14 @@ static int recv_replies(struct neigh *n, struct neigh_entry *e, size_t count, bo
 		for (h = (struct nlmsghdr *)n->buf; NLMSG_OK(h, len); h = NLMSG_NEXT(h, len)) {
 			if (h->nlmsg_seq != n->seq)
 				continue;
-			if (h->nlmsg_type == NLMSG_DONE)
-				return 0;
+			if (h->nlmsg_type == NLMSG_DONE) {
+				int derr = 0;
+
+				/* A dump the kernel refused ends with its error. */
+				if (h->nlmsg_len >= NLMSG_LENGTH(sizeof(derr)))
+					memcpy(&derr, NLMSG_DATA(h), sizeof(derr));
+				return derr < 0 ? derr : 0;
+			}
 			if (h->nlmsg_type == NLMSG_ERROR) {
 				const struct nlmsgerr *me = NLMSG_DATA(h);
 
@@ -182,6 +188,8 @@ int neigh_lookup(struct neigh *n, struct neigh_entry *e, size_t count)
 	struct {
 		struct nlmsghdr h;
 		struct ndmsg nd;
+		struct rtattr ifa;
+		uint32_t ifindex;
 	} req;
 	size_t i;
 	int rc;
@@ -190,12 +198,15 @@ int neigh_lookup(struct neigh *n, struct neigh_entry *e, size_t count)
 		e[i].state = NEIGH_ABSENT;
 		memset(e[i].mac, 0, sizeof(e[i].mac));
 	}
+	/* Strict dump checking wants the filter as NDA_IFINDEX and a zero header ifindex. */
 	memset(&req, 0, sizeof(req));
-	req.h.nlmsg_len = NLMSG_LENGTH(sizeof(req.nd));
+	req.h.nlmsg_len = sizeof(req);
 	req.h.nlmsg_type = RTM_GETNEIGH;
 	req.h.nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
 	req.nd.ndm_family = AF_INET;
-	req.nd.ndm_ifindex = (int)n->ifindex;
+	req.ifa.rta_type = NDA_IFINDEX;
+	req.ifa.rta_len = RTA_LENGTH(sizeof(req.ifindex));
+	req.ifindex = n->ifindex;
 	rc = send_req(n, &req.h);
 	return rc < 0 ? rc : recv_replies(n, e, count, true);
 }
