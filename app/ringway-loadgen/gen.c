@@ -22,9 +22,10 @@
 
 #include "loadgen.h"
 
-#define MAX_BURST 64
-#define HDR_LEN (RTE_ETHER_HDR_LEN + sizeof(struct rte_ipv4_hdr) + sizeof(struct rte_udp_hdr))
+#define MAX_BURST   64
+#define HDR_LEN	    (RTE_ETHER_HDR_LEN + sizeof(struct rte_ipv4_hdr) + sizeof(struct rte_udp_hdr))
 #define RESULT_NONE 0xff
+#define IDLE_TURNS  64 /* empty turns before an --idle-us sleep */
 
 const char *const lg_ctr_names[LG_CTR_COUNT] = {
 #define LG_CTR_NAME(e, s) [LG_CTR_##e] = s,
@@ -41,8 +42,8 @@ struct lg_gen {
 	struct lg_env e;
 	const struct lg_opts *o;
 	struct lg_slot *slots; /* LG_IDS entries */
-	uint32_t head;         /* next request number */
-	uint32_t tail;         /* oldest request number not retired */
+	uint32_t head;	       /* next request number */
+	uint32_t tail;	       /* oldest request number not retired */
 	uint32_t inflight;
 	uint32_t window;
 	uint64_t timeout_tsc;
@@ -61,7 +62,7 @@ struct lg_gen {
 	uint64_t *ctr;
 	uint64_t t0;
 	uint64_t issued; /* requests built in this phase (the rate schedule counts these) */
-	double rate;     /* requests per second, 0: unpaced */
+	double rate;	 /* requests per second, 0: unpaced */
 
 	/* Preload: which keys are stored, where the current pass is. */
 	uint64_t *stored;
@@ -73,6 +74,7 @@ struct lg_gen {
 	uint64_t last_ctr[LG_CTR_COUNT];
 	struct lg_hist ival;
 
+	uint32_t idle_turns; /* loop turns in a row without work */
 	bool resolving;
 	bool resolved;
 	struct mc_reply_parser rp;
@@ -80,8 +82,7 @@ struct lg_gen {
 
 /* ---------------------------------------------------------------- packets */
 
-static void
-build_template(struct lg_gen *g)
+static void build_template(struct lg_gen *g)
 {
 	struct rte_ether_hdr *eth = (struct rte_ether_hdr *)g->hdr;
 	struct rte_ipv4_hdr *ip = (struct rte_ipv4_hdr *)(eth + 1);
@@ -101,8 +102,8 @@ build_template(struct lg_gen *g)
 }
 
 /* Request number @p n as a frame into @p m. */
-static void
-build_request(struct lg_gen *g, struct rte_mbuf *m, uint32_t n, enum lg_op op, uint32_t key)
+static void build_request(struct lg_gen *g, struct rte_mbuf *m, uint32_t n, enum lg_op op,
+			  uint32_t key)
 {
 	uint8_t *p = rte_pktmbuf_mtod(m, uint8_t *);
 	struct rte_ipv4_hdr *ip = (struct rte_ipv4_hdr *)(p + RTE_ETHER_HDR_LEN);
@@ -136,8 +137,7 @@ build_request(struct lg_gen *g, struct rte_mbuf *m, uint32_t n, enum lg_op op, u
 	s->tsc = rte_rdtsc();
 }
 
-static void
-send_arp(struct lg_gen *g, uint32_t target_ip)
+static void send_arp(struct lg_gen *g, uint32_t target_ip)
 {
 	struct rte_mbuf *m = rte_pktmbuf_alloc(g->e.pool);
 	struct rte_ether_hdr *eth;
@@ -169,8 +169,7 @@ send_arp(struct lg_gen *g, uint32_t target_ip)
 
 /* ARP: answer requests for our address (the peer needs our MAC to reply); while resolving,
  * learn the next hop's MAC from anything it says. Returns true when @p m was reused. */
-static bool
-rx_arp(struct lg_gen *g, struct rte_mbuf *m)
+static bool rx_arp(struct lg_gen *g, struct rte_mbuf *m)
 {
 	struct rte_ether_hdr *eth = rte_pktmbuf_mtod(m, struct rte_ether_hdr *);
 	struct rte_arp_hdr *a = (struct rte_arp_hdr *)(eth + 1);
@@ -208,16 +207,14 @@ rx_arp(struct lg_gen *g, struct rte_mbuf *m)
 
 /* ---------------------------------------------------------------- replies */
 
-static void
-retire(struct lg_gen *g, struct lg_slot *s)
+static void retire(struct lg_gen *g, struct lg_slot *s)
 {
 	s->live = 0;
 	g->inflight--;
 }
 
 /* The reply to @p s is whole: count its latency and what it said. */
-static void
-complete(struct lg_gen *g, struct lg_slot *s, uint64_t now)
+static void complete(struct lg_gen *g, struct lg_slot *s, uint64_t now)
 {
 	uint64_t lat = now - s->tsc;
 	uint64_t *c = g->ctr;
@@ -248,8 +245,8 @@ complete(struct lg_gen *g, struct lg_slot *s, uint64_t now)
 
 /* Datagram 0 of a reply: what it says (hit, miss, stored, error), with mcproto. A one-datagram
  * reply is also checked for being a whole reply to the request sent. */
-static void
-classify(struct lg_gen *g, struct lg_slot *s, const uint8_t *p, uint32_t len, bool whole)
+static void classify(struct lg_gen *g, struct lg_slot *s, const uint8_t *p, uint32_t len,
+		     bool whole)
 {
 	struct mc_reply_event ev;
 	bool first = true;
@@ -277,8 +274,7 @@ bad:
 	g->ctr[LG_CTR_RX_BAD_REPLY]++;
 }
 
-static void
-rx_reply(struct lg_gen *g, const uint8_t *p, uint32_t len, uint16_t dport, uint64_t now)
+static void rx_reply(struct lg_gen *g, const uint8_t *p, uint32_t len, uint16_t dport, uint64_t now)
 {
 	struct mc_frame f;
 	struct lg_slot *s;
@@ -312,8 +308,7 @@ rx_reply(struct lg_gen *g, const uint8_t *p, uint32_t len, uint16_t dport, uint6
 }
 
 /* One received frame; returns true when it was reused (ARP reply). */
-static bool
-rx_one(struct lg_gen *g, struct rte_mbuf *m, uint64_t now)
+static bool rx_one(struct lg_gen *g, struct rte_mbuf *m, uint64_t now)
 {
 	struct rte_ether_hdr *eth = rte_pktmbuf_mtod(m, struct rte_ether_hdr *);
 	struct rte_ipv4_hdr *ip = (struct rte_ipv4_hdr *)(eth + 1);
@@ -339,8 +334,8 @@ rx_one(struct lg_gen *g, struct rte_mbuf *m, uint64_t now)
 	if ((ip->version_ihl >> 4) != 4 || ihl < sizeof(*ip) || tot > len ||
 	    tot < ihl + sizeof(*udp) || ip->dst_addr != g->o->src_ip ||
 	    ip->next_proto_id != IPPROTO_UDP ||
-	    (ip->fragment_offset & rte_cpu_to_be_16(RTE_IPV4_HDR_MF_FLAG |
-						    RTE_IPV4_HDR_OFFSET_MASK)) != 0) {
+	    (ip->fragment_offset &
+	     rte_cpu_to_be_16(RTE_IPV4_HDR_MF_FLAG | RTE_IPV4_HDR_OFFSET_MASK)) != 0) {
 		g->ctr[LG_CTR_RX_OTHER]++;
 		return false;
 	}
@@ -357,15 +352,14 @@ rx_one(struct lg_gen *g, struct rte_mbuf *m, uint64_t now)
 	return false;
 }
 
-static void
-rx_poll(struct lg_gen *g)
+static uint16_t rx_poll(struct lg_gen *g)
 {
 	struct rte_mbuf *pkts[MAX_BURST];
 	uint16_t n = rte_eth_rx_burst(g->o->port_id, 0, pkts, MAX_BURST);
 	uint64_t now;
 
 	if (n == 0)
-		return;
+		return 0;
 	now = rte_rdtsc();
 	g->ctr[LG_CTR_RX_PACKETS] += n;
 	for (uint16_t i = 0; i < n; i++) {
@@ -374,11 +368,11 @@ rx_poll(struct lg_gen *g)
 		if (!rx_one(g, pkts[i], now))
 			rte_pktmbuf_free(pkts[i]);
 	}
+	return n;
 }
 
 /* Requests older than the timeout are lost; advance tail over retired ones. */
-static void
-expire(struct lg_gen *g, uint64_t now, bool all)
+static void expire(struct lg_gen *g, uint64_t now, bool all)
 {
 	while (g->tail != g->head) {
 		struct lg_slot *s = &g->slots[(uint16_t)g->tail];
@@ -386,7 +380,8 @@ expire(struct lg_gen *g, uint64_t now, bool all)
 		if (s->live) {
 			if (!all && now - s->tsc < g->timeout_tsc)
 				break;
-			/* Still pending (never sent) requests are not lost: the caller frees them. */
+			/* Still pending (never sent) requests are not lost: the caller frees them.
+			 */
 			g->ctr[LG_CTR_LOST]++;
 			retire(g, s);
 		}
@@ -397,8 +392,7 @@ expire(struct lg_gen *g, uint64_t now, bool all)
 /* ---------------------------------------------------------------- sending */
 
 /* Hand the pending requests to the port; their send time is now. */
-static void
-tx_flush(struct lg_gen *g)
+static void tx_flush(struct lg_gen *g)
 {
 	uint64_t now = rte_rdtsc();
 	uint16_t sent;
@@ -414,7 +408,8 @@ tx_flush(struct lg_gen *g)
 	}
 	if (sent < g->npending) {
 		g->ctr[LG_CTR_TX_RETRIES]++;
-		memmove(g->pending, g->pending + sent, sizeof(g->pending[0]) * (g->npending - sent));
+		memmove(g->pending, g->pending + sent,
+			sizeof(g->pending[0]) * (g->npending - sent));
 		memmove(g->pending_id, g->pending_id + sent,
 			sizeof(g->pending_id[0]) * (g->npending - sent));
 	}
@@ -422,8 +417,7 @@ tx_flush(struct lg_gen *g)
 }
 
 /* Drop requests built but never taken by the port (end of a phase): they were not sent. */
-static void
-tx_discard(struct lg_gen *g)
+static void tx_discard(struct lg_gen *g)
 {
 	for (uint16_t i = 0; i < g->npending; i++) {
 		retire(g, &g->slots[(uint16_t)g->pending_id[i]]);
@@ -433,8 +427,7 @@ tx_discard(struct lg_gen *g)
 }
 
 /* The next key the current pass of the preload has to SET; false when the pass is done. */
-static bool
-preload_key(struct lg_gen *g, uint32_t *key)
+static bool preload_key(struct lg_gen *g, uint32_t *key)
 {
 	while (g->preload_next < g->e.keys->n) {
 		uint32_t k = g->preload_next++;
@@ -448,8 +441,7 @@ preload_key(struct lg_gen *g, uint32_t *key)
 }
 
 /* How many requests the schedule, the window and the id space allow now. */
-static uint32_t
-tx_due(struct lg_gen *g, uint64_t now)
+static uint32_t tx_due(struct lg_gen *g, uint64_t now)
 {
 	uint32_t due = g->o->burst, room;
 
@@ -471,22 +463,22 @@ tx_due(struct lg_gen *g, uint64_t now)
 	return due;
 }
 
-static void
-tx_step(struct lg_gen *g, uint64_t now)
+/* Returns the number of requests built (0 when nothing was due or only a retry was made). */
+static uint32_t tx_step(struct lg_gen *g, uint64_t now)
 {
 	struct rte_mbuf *m[MAX_BURST];
 	uint32_t due, n = 0;
 
 	if (g->npending > 0) {
 		tx_flush(g);
-		return;
+		return 1;
 	}
 	due = tx_due(g, now);
 	if (due == 0)
-		return;
+		return 0;
 	if (rte_pktmbuf_alloc_bulk(g->e.pool, m, due) != 0) {
 		g->ctr[LG_CTR_ALLOC_FAILED]++;
-		return;
+		return 0;
 	}
 	for (; n < due; n++) {
 		enum lg_op op = LG_OP_SET;
@@ -512,18 +504,17 @@ tx_step(struct lg_gen *g, uint64_t now)
 	g->npending = (uint16_t)n;
 	if (n > 0)
 		tx_flush(g);
+	return n;
 }
 
 /* ---------------------------------------------------------------- progress */
 
-static double
-cyc_us(const struct lg_gen *g, uint64_t c)
+static double cyc_us(const struct lg_gen *g, uint64_t c)
 {
 	return (double)c * 1e6 / (double)g->e.hz;
 }
 
-static void
-progress(struct lg_gen *g, uint64_t now)
+static void progress(struct lg_gen *g, uint64_t now)
 {
 	const uint64_t *c = g->ctr;
 	double dt = (double)(now - g->last_progress) / (double)g->e.hz;
@@ -534,9 +525,9 @@ progress(struct lg_gen *g, uint64_t now)
 			"loadgen %s %5.1fs: sent %" PRIu64 " (%.0f/s) replies %" PRIu64
 			" (%.0f/s) lost %" PRIu64 " hit %.1f%% in-flight %u"
 			" | p50 %.1fus p99 %.1fus p99.9 %.1fus\n",
-			g->mode == MODE_PRELOAD ? "preload" : "run", (double)(now - g->t0) / (double)g->e.hz,
-			c[LG_CTR_SENT], (double)(c[LG_CTR_SENT] - g->last_ctr[LG_CTR_SENT]) / dt,
-			c[LG_CTR_REPLIES],
+			g->mode == MODE_PRELOAD ? "preload" : "run",
+			(double)(now - g->t0) / (double)g->e.hz, c[LG_CTR_SENT],
+			(double)(c[LG_CTR_SENT] - g->last_ctr[LG_CTR_SENT]) / dt, c[LG_CTR_REPLIES],
 			(double)(c[LG_CTR_REPLIES] - g->last_ctr[LG_CTR_REPLIES]) / dt,
 			c[LG_CTR_LOST], gets ? 100.0 * (double)c[LG_CTR_HITS] / (double)gets : 0.0,
 			g->inflight, cyc_us(g, lg_hist_quantile(&g->ival, 0.5)),
@@ -550,8 +541,7 @@ progress(struct lg_gen *g, uint64_t now)
 
 /* ---------------------------------------------------------------- phases */
 
-static void
-phase_begin(struct lg_gen *g, enum gen_mode mode, struct lg_phase_result *r)
+static void phase_begin(struct lg_gen *g, enum gen_mode mode, struct lg_phase_result *r)
 {
 	memset(r->ctr, 0, sizeof(r->ctr));
 	lg_hist_reset(&r->lat);
@@ -567,8 +557,7 @@ phase_begin(struct lg_gen *g, enum gen_mode mode, struct lg_phase_result *r)
 }
 
 /* Wait for the replies still in flight (up to the timeout), then count the rest as lost. */
-static void
-phase_drain(struct lg_gen *g)
+static void phase_drain(struct lg_gen *g)
 {
 	uint64_t end;
 
@@ -585,8 +574,25 @@ phase_drain(struct lg_gen *g)
 	expire(g, rte_rdtsc(), true);
 }
 
-void
-lg_gen_run(struct lg_gen *g, struct lg_phase_result *r)
+/* One turn of the loop: replies in, timeouts, requests out, progress; with --idle-us, a
+ * short sleep after a run of turns that found nothing to do. */
+static void step(struct lg_gen *g, uint64_t now)
+{
+	uint32_t work = rx_poll(g);
+
+	expire(g, now, false);
+	work += tx_step(g, now);
+	if (now >= g->next_progress)
+		progress(g, now);
+	if (work != 0 || g->o->idle_us == 0) {
+		g->idle_turns = 0;
+	} else if (++g->idle_turns >= IDLE_TURNS) {
+		rte_delay_us_sleep(g->o->idle_us);
+		g->idle_turns = 0;
+	}
+}
+
+void lg_gen_run(struct lg_gen *g, struct lg_phase_result *r)
 {
 	uint64_t end, now;
 
@@ -594,20 +600,14 @@ lg_gen_run(struct lg_gen *g, struct lg_phase_result *r)
 	g->rate = g->o->rate;
 	g->window = g->o->window;
 	end = g->t0 + (uint64_t)(g->o->duration_s * (double)g->e.hz);
-	while (!*g->e.stop && (now = rte_rdtsc()) < end) {
-		rx_poll(g);
-		expire(g, now, false);
-		tx_step(g, now);
-		if (now >= g->next_progress)
-			progress(g, now);
-	}
+	while (!*g->e.stop && (now = rte_rdtsc()) < end)
+		step(g, now);
 	r->elapsed_s = (double)(rte_rdtsc() - g->t0) / (double)g->e.hz;
 	phase_drain(g);
 	progress(g, rte_rdtsc());
 }
 
-void
-lg_gen_preload(struct lg_gen *g, unsigned int passes, struct lg_phase_result *r)
+void lg_gen_preload(struct lg_gen *g, unsigned int passes, struct lg_phase_result *r)
 {
 	phase_begin(g, MODE_PRELOAD, r);
 	/* Unpaced, the preload keeps a modest window so the target does not drop most of it. */
@@ -617,23 +617,15 @@ lg_gen_preload(struct lg_gen *g, unsigned int passes, struct lg_phase_result *r)
 		g->preload_next = 0;
 		if (lg_gen_preload_missing(g) == 0)
 			break;
-		while (!*g->e.stop && (g->preload_next < g->e.keys->n || g->npending > 0)) {
-			uint64_t now = rte_rdtsc();
-
-			rx_poll(g);
-			expire(g, now, false);
-			tx_step(g, now);
-			if (now >= g->next_progress)
-				progress(g, now);
-		}
+		while (!*g->e.stop && (g->preload_next < g->e.keys->n || g->npending > 0))
+			step(g, rte_rdtsc());
 		phase_drain(g);
 	}
 	r->elapsed_s = (double)(rte_rdtsc() - g->t0) / (double)g->e.hz;
 	progress(g, rte_rdtsc());
 }
 
-uint32_t
-lg_gen_preload_missing(const struct lg_gen *g)
+uint32_t lg_gen_preload_missing(const struct lg_gen *g)
 {
 	uint32_t missing = 0;
 
@@ -643,8 +635,7 @@ lg_gen_preload_missing(const struct lg_gen *g)
 	return missing;
 }
 
-int
-lg_gen_resolve(struct lg_gen *g, struct lg_env *env, uint32_t timeout_ms)
+int lg_gen_resolve(struct lg_gen *g, struct lg_env *env, uint32_t timeout_ms)
 {
 	struct lg_phase_result *scratch = calloc(1, sizeof(*scratch));
 	uint64_t start = rte_rdtsc(), next = start, end = start + timeout_ms * g->e.hz / 1000;
@@ -675,8 +666,7 @@ lg_gen_resolve(struct lg_gen *g, struct lg_env *env, uint32_t timeout_ms)
 	return 0;
 }
 
-struct lg_gen *
-lg_gen_create(const struct lg_env *env)
+struct lg_gen *lg_gen_create(const struct lg_env *env)
 {
 	struct lg_gen *g = calloc(1, sizeof(*g));
 
@@ -698,8 +688,7 @@ lg_gen_create(const struct lg_env *env)
 	return g;
 }
 
-void
-lg_gen_free(struct lg_gen *g)
+void lg_gen_free(struct lg_gen *g)
 {
 	if (g == NULL)
 		return;

@@ -8,8 +8,7 @@
 
 #include "loadgen.h"
 
-unsigned int
-lg_hist_index(uint64_t v)
+unsigned int lg_hist_index(uint64_t v)
 {
 	unsigned int msb, group, sub;
 
@@ -21,8 +20,7 @@ lg_hist_index(uint64_t v)
 	return (group << LG_HIST_SUB) | sub;
 }
 
-uint64_t
-lg_hist_low(unsigned int i)
+uint64_t lg_hist_low(unsigned int i)
 {
 	unsigned int group = i >> LG_HIST_SUB, sub = i & ((1u << LG_HIST_SUB) - 1), msb;
 
@@ -33,8 +31,7 @@ lg_hist_low(unsigned int i)
 }
 
 /* Width of bucket @p i: 1 in the exact range, else 2^(msb - LG_HIST_SUB). */
-static uint64_t
-hist_width(unsigned int i)
+static uint64_t hist_width(unsigned int i)
 {
 	unsigned int group = i >> LG_HIST_SUB;
 
@@ -43,15 +40,13 @@ hist_width(unsigned int i)
 	return 1ULL << (group - 1);
 }
 
-void
-lg_hist_reset(struct lg_hist *h)
+void lg_hist_reset(struct lg_hist *h)
 {
 	memset(h, 0, sizeof(*h));
 	h->min = UINT64_MAX;
 }
 
-void
-lg_hist_add(struct lg_hist *h, uint64_t v)
+void lg_hist_add(struct lg_hist *h, uint64_t v)
 {
 	h->b[lg_hist_index(v)]++;
 	h->count++;
@@ -62,8 +57,7 @@ lg_hist_add(struct lg_hist *h, uint64_t v)
 		h->max = v;
 }
 
-uint64_t
-lg_hist_quantile(const struct lg_hist *h, double q)
+uint64_t lg_hist_quantile(const struct lg_hist *h, double q)
 {
 	uint64_t rank, seen = 0, v;
 

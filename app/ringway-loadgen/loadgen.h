@@ -41,7 +41,7 @@ struct lg_opts {
 	bool have_dst_mac;
 	bool arp;
 	uint16_t port_id;
-	double rate; /* requests per second; 0: as fast as the window allows */
+	double rate;	 /* requests per second; 0: as fast as the window allows */
 	uint32_t window; /* most requests in flight */
 	double duration_s;
 	uint32_t timeout_ms;
@@ -57,6 +57,7 @@ struct lg_opts {
 	bool preload;
 	uint16_t burst;
 	uint64_t seed;
+	uint32_t idle_us; /* sleep after idle turns; 0: spin */
 	bool quiet;
 };
 
@@ -64,7 +65,7 @@ struct lg_opts {
 
 /* Log-linear: values below 2^LG_HIST_SUB exactly, above that 2^LG_HIST_SUB buckets per power
  * of two (relative error under 1/64). Values are TSC cycles. */
-#define LG_HIST_SUB 6
+#define LG_HIST_SUB	6
 #define LG_HIST_BUCKETS ((64 - LG_HIST_SUB + 1) << LG_HIST_SUB)
 
 struct lg_hist {
@@ -90,8 +91,7 @@ struct lg_rng {
 	uint64_t s;
 };
 
-static inline uint64_t
-lg_rand(struct lg_rng *r)
+static inline uint64_t lg_rand(struct lg_rng *r)
 {
 	/* xorshift64*: fast, good enough for key choice and the GET/SET coin. */
 	uint64_t x = r->s;
@@ -104,8 +104,7 @@ lg_rand(struct lg_rng *r)
 }
 
 /* A uniform double in [0, 1). */
-static inline double
-lg_rand01(struct lg_rng *r)
+static inline double lg_rand01(struct lg_rng *r)
 {
 	return (double)(lg_rand(r) >> 11) * (1.0 / 9007199254740992.0);
 }
@@ -156,49 +155,49 @@ uint32_t lg_req_write(const struct lg_req *q, enum lg_op op, uint32_t idx, uint3
 /* ---------------------------------------------------------------- the run */
 
 /* Counters of one phase (preload or the timed run). */
-#define LG_FOREACH_CTR(_)                                                                          \
-	_(SENT, "sent")                       /* requests handed to the port */                    \
-	_(SENT_GET, "sent_get")                                                                    \
-	_(SENT_SET, "sent_set")                                                                    \
-	_(REPLIES, "replies")                 /* requests whose reply arrived whole */             \
-	_(LOST, "lost")                       /* no complete reply within the timeout */           \
-	_(HITS, "hits")                       /* GET answered with a value */                      \
-	_(MISSES, "misses")                   /* GET answered without one */                       \
-	_(STORED, "stored")                   /* SET answered STORED / HD / binary OK */           \
-	_(NOT_STORED, "not_stored")           /* SET answered otherwise (not an error) */          \
-	_(ERRORS, "errors")                   /* ERROR, CLIENT_ERROR, SERVER_ERROR, bin status */  \
-	_(VALUE_SIZE_MISMATCH, "value_size_mismatch") /* hit with another length */                \
-	_(RX_PACKETS, "rx_packets")           /* every frame polled */                             \
-	_(RX_DATAGRAMS, "rx_datagrams")       /* reply datagrams matched to a request */           \
-	_(RX_LATE, "rx_late")                 /* reply for a retired or unknown request id */      \
-	_(RX_DUPLICATE, "rx_duplicate")       /* datagram seen before */                           \
-	_(RX_BAD_REPLY, "rx_bad_reply")       /* frame or reply that does not parse */             \
-	_(RX_STRAY, "rx_stray")               /* UDP not from --dst or not to our ports */         \
-	_(RX_OTHER, "rx_other")               /* not ARP, not IPv4/UDP for us */                   \
-	_(ARP_REPLIES_SENT, "arp_replies_sent")                                                    \
-	_(TX_RETRIES, "tx_retries")           /* bursts the port took only partly */               \
-	_(ALLOC_FAILED, "alloc_failed")       /* mbuf pool empty */                                \
-	_(WINDOW_FULL, "window_full")         /* a due request waited for the in-flight window */
+#define LG_FOREACH_CTR(_)                                                                        \
+	_(SENT, "sent") /* requests handed to the port */                                        \
+	_(SENT_GET, "sent_get")                                                                  \
+	_(SENT_SET, "sent_set")                                                                  \
+	_(REPLIES, "replies")	    /* requests whose reply arrived whole */                     \
+	_(LOST, "lost")		    /* no complete reply within the timeout */                   \
+	_(HITS, "hits")		    /* GET answered with a value */                              \
+	_(MISSES, "misses")	    /* GET answered without one */                               \
+	_(STORED, "stored")	    /* SET answered STORED / HD / binary OK */                   \
+	_(NOT_STORED, "not_stored") /* SET answered otherwise (not an error) */                  \
+	_(ERRORS, "errors")	    /* ERROR, CLIENT_ERROR, SERVER_ERROR, bin status */          \
+	_(VALUE_SIZE_MISMATCH, "value_size_mismatch") /* hit with another length */              \
+	_(RX_PACKETS, "rx_packets")		      /* every frame polled */                   \
+	_(RX_DATAGRAMS, "rx_datagrams")		      /* reply datagrams matched to a request */ \
+	_(RX_LATE, "rx_late")		/* reply for a retired or unknown request id */          \
+	_(RX_DUPLICATE, "rx_duplicate") /* datagram seen before */                               \
+	_(RX_BAD_REPLY, "rx_bad_reply") /* frame or reply that does not parse */                 \
+	_(RX_STRAY, "rx_stray")		/* UDP not from --dst or not to our ports */             \
+	_(RX_OTHER, "rx_other")		/* not ARP, not IPv4/UDP for us */                       \
+	_(ARP_REPLIES_SENT, "arp_replies_sent")                                                  \
+	_(TX_RETRIES, "tx_retries")	/* bursts the port took only partly */                   \
+	_(ALLOC_FAILED, "alloc_failed") /* mbuf pool empty */                                    \
+	_(WINDOW_FULL, "window_full")	/* a due request waited for the in-flight window */
 
 enum lg_ctr {
 #define LG_CTR_ENUM(e, s) LG_CTR_##e,
 	LG_FOREACH_CTR(LG_CTR_ENUM)
 #undef LG_CTR_ENUM
-	LG_CTR_COUNT
+		LG_CTR_COUNT
 };
 
 extern const char *const lg_ctr_names[LG_CTR_COUNT];
 
 /* One in-flight request, indexed by its 16-bit request id. */
 struct lg_slot {
-	uint64_t tsc; /* send time */
+	uint64_t tsc;  /* send time */
 	uint64_t seen; /* datagrams seen, bit = seq (seq >= 64 are counted, not deduplicated) */
 	uint32_t key;
 	uint16_t sport;
 	uint16_t total; /* datagrams of the reply, from the first one that arrived */
 	uint16_t got;
 	uint8_t live;
-	uint8_t op;     /* enum lg_op */
+	uint8_t op;	/* enum lg_op */
 	uint8_t result; /* enum mc_result of the first item, 0xff until datagram 0 arrived */
 	uint8_t pad[7];
 };

@@ -18,6 +18,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <arpa/inet.h>
 
@@ -29,21 +30,24 @@
 
 #include "loadgen.h"
 
-#define PROG "ringway-loadgen"
-#define EXIT_SETUP 1
-#define EXIT_USAGE 2
+#define PROG	      "ringway-loadgen"
+#define EXIT_SETUP    1
+#define EXIT_USAGE    2
 #define EXIT_NO_REPLY 3
 
 static volatile int stop;
+/* --json FILE, created before the run: removed again if set-up fails, so no empty report is
+ * left where a script expects one. */
+static const char *json_created;
 
-static void
-usage(FILE *f)
+static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: " PROG " [EAL options] -- --dst IP[:PORT] --src IP[:PORTBASE]\n"
 		"                       (--dst-mac MAC | --arp) [options]\n"
 		"\n"
-		"Sends memcached UDP requests (8-byte frame header, one request per datagram) from\n"
+		"Sends memcached UDP requests (8-byte frame header, one request per datagram) "
+		"from\n"
 		"one DPDK port at a paced rate, matches replies by request id, and reports sent,\n"
 		"replies, losses, hit ratio and latency percentiles (JSON on stdout, progress on\n"
 		"stderr every second).\n"
@@ -52,7 +56,8 @@ usage(FILE *f)
 		"  --dst IP[:PORT]        the router or memcached node (port 11211 by default)\n"
 		"  --src IP[:PORTBASE]    our address (answered for ARP by us: use one the kernel\n"
 		"                         does not own) and first UDP source port (default 20000)\n"
-		"  --src-ports N          source ports used, PORTBASE..PORTBASE+N-1, in turn, so RSS\n"
+		"  --src-ports N          source ports used, PORTBASE..PORTBASE+N-1, in turn, so "
+		"RSS\n"
 		"                         spreads the flows (default 64)\n"
 		"  --dst-mac MAC          next hop's MAC, or:\n"
 		"  --arp                  resolve the next hop's MAC by ARP (3 s, else exit 1)\n"
@@ -60,11 +65,14 @@ usage(FILE *f)
 		"  --port-id N            DPDK port (default 0); one RX/TX queue pair is used\n"
 		"\n"
 		"Load:\n"
-		"  --rate PPS|max         requests per second (default 10000); max: as fast as the\n"
+		"  --rate PPS|max         requests per second (default 10000); max: as fast as "
+		"the\n"
 		"                         port and --window allow\n"
-		"  --window N             most requests in flight, 1..65535 (default 65535); a small\n"
+		"  --window N             most requests in flight, 1..65535 (default 65535); a "
+		"small\n"
 		"                         window with --rate max gives a closed loop\n"
-		"  --duration S           seconds of sending (default 10); then replies in flight get\n"
+		"  --duration S           seconds of sending (default 10); then replies in flight "
+		"get\n"
 		"                         --timeout-ms to arrive\n"
 		"  --timeout-ms MS        a request without its whole reply after MS is lost\n"
 		"                         (default 1000)\n"
@@ -74,31 +82,38 @@ usage(FILE *f)
 		"                         (e.g. zipf:0.99), from a precomputed table\n"
 		"  --key-prefix P         keys are P followed by the key number (default \"lg:\")\n"
 		"  --key-size B           pad the key number with zeros to B bytes of key\n"
-		"  --value-size B         bytes per SET value (default 100; one request must fit one\n"
+		"  --value-size B         bytes per SET value (default 100; one request must fit "
+		"one\n"
 		"                         datagram: memcached drops requests spanning several)\n"
 		"  --proto ascii|meta|binary   request protocol (default ascii): get/set, mg/ms,\n"
 		"                         binary GET/SET\n"
-		"  --preload              SET every key once before the timed run (keys not stored\n"
+		"  --preload              SET every key once before the timed run (keys not "
+		"stored\n"
 		"                         are retried, 5 passes at most), so GETs hit\n"
 		"  --burst N              requests per TX burst, 1..64 (default 32)\n"
 		"  --seed N               random seed for key choice and the GET/SET mix\n"
+		"  --idle-us US           sleep US microseconds after 64 loop turns without work\n"
+		"                         (default 0: spin); frees the CPU on a shared machine "
+		"but\n"
+		"                         adds up to US to measured latencies\n"
 		"\n"
 		"Output:\n"
 		"  --json FILE            write the JSON report to FILE instead of stdout\n"
 		"  --quiet                no progress lines\n"
 		"  --help                 this text\n"
 		"\n"
-		"Exit status: 0 done (at least one reply), 1 set-up failed, 2 bad options, 3 no reply\n"
+		"Exit status: 0 done (at least one reply), 1 set-up failed, 2 bad options, 3 no "
+		"reply\n"
 		"at all.\n"
 		"\n"
 		"Example (sandbox client namespace, against the router):\n"
 		"  ip netns exec rw-client " PROG " --no-huge -m 256 --no-pci --no-shconf \\\n"
-		"    --vdev net_af_packet0,iface=veth0 -- --src 198.18.0.20 --dst 198.18.0.1:11211 \\\n"
+		"    --vdev net_af_packet0,iface=veth0 -- --src 198.18.0.20 --dst 198.18.0.1:11211 "
+		"\\\n"
 		"    --arp --rate 20000 --duration 10 --preload\n");
 }
 
-static void __attribute__((format(printf, 1, 2), noreturn))
-bad_usage(const char *fmt, ...)
+static void __attribute__((format(printf, 1, 2), noreturn)) bad_usage(const char *fmt, ...)
 {
 	va_list ap;
 
@@ -107,11 +122,12 @@ bad_usage(const char *fmt, ...)
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	fprintf(stderr, "\n(try " PROG " -- --help)\n");
+	if (json_created != NULL)
+		unlink(json_created);
 	exit(EXIT_USAGE);
 }
 
-static void __attribute__((format(printf, 1, 2), noreturn))
-fatal(const char *fmt, ...)
+static void __attribute__((format(printf, 1, 2), noreturn)) fatal(const char *fmt, ...)
 {
 	va_list ap;
 
@@ -120,13 +136,14 @@ fatal(const char *fmt, ...)
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
+	if (json_created != NULL)
+		unlink(json_created);
 	exit(EXIT_SETUP);
 }
 
 /* ---------------------------------------------------------------- option values */
 
-static uint64_t
-parse_uint(const char *opt, const char *s, uint64_t min, uint64_t max)
+static uint64_t parse_uint(const char *opt, const char *s, uint64_t min, uint64_t max)
 {
 	char *end;
 	unsigned long long v;
@@ -142,8 +159,7 @@ parse_uint(const char *opt, const char *s, uint64_t min, uint64_t max)
 	return v;
 }
 
-static double
-parse_double(const char *opt, const char *s, double min, double max)
+static double parse_double(const char *opt, const char *s, double min, double max)
 {
 	char *end;
 	double v;
@@ -158,8 +174,7 @@ parse_double(const char *opt, const char *s, double min, double max)
 }
 
 /* "IP" or "IP:PORT" (PORT 1..65535); *port is left alone when absent. */
-static void
-parse_addr(const char *opt, const char *s, uint32_t *ip, uint16_t *port)
+static void parse_addr(const char *opt, const char *s, uint32_t *ip, uint16_t *port)
 {
 	char buf[64];
 	const char *colon = strchr(s, ':');
@@ -180,8 +195,7 @@ parse_addr(const char *opt, const char *s, uint32_t *ip, uint16_t *port)
 	}
 }
 
-static void
-parse_mac(const char *s, struct rte_ether_addr *mac)
+static void parse_mac(const char *s, struct rte_ether_addr *mac)
 {
 	unsigned int b[6];
 	char tail;
@@ -193,8 +207,7 @@ parse_mac(const char *s, struct rte_ether_addr *mac)
 		mac->addr_bytes[i] = (uint8_t)b[i];
 }
 
-static void
-parse_dist(const char *s, struct lg_opts *o)
+static void parse_dist(const char *s, struct lg_opts *o)
 {
 	if (strcmp(s, "uniform") == 0) {
 		o->dist = LG_DIST_UNIFORM;
@@ -206,8 +219,7 @@ parse_dist(const char *s, struct lg_opts *o)
 	o->zipf_s = parse_double("--dist zipf", s + 5, 0.0, 10.0);
 }
 
-static void
-parse_proto(const char *s, struct lg_opts *o)
+static void parse_proto(const char *s, struct lg_opts *o)
 {
 	if (strcmp(s, "ascii") == 0)
 		o->proto = MC_PROTO_ASCII;
@@ -219,8 +231,7 @@ parse_proto(const char *s, struct lg_opts *o)
 		bad_usage("--proto: '%s' is not ascii, meta or binary", s);
 }
 
-static void
-parse_key_prefix(const char *s, struct lg_opts *o)
+static void parse_key_prefix(const char *s, struct lg_opts *o)
 {
 	size_t n = strlen(s);
 
@@ -255,6 +266,7 @@ enum {
 	OPT_PRELOAD,
 	OPT_BURST,
 	OPT_SEED,
+	OPT_IDLE_US,
 	OPT_JSON,
 	OPT_QUIET,
 	OPT_HELP,
@@ -282,14 +294,14 @@ static const struct option long_opts[] = {
 	{"preload", no_argument, NULL, OPT_PRELOAD},
 	{"burst", required_argument, NULL, OPT_BURST},
 	{"seed", required_argument, NULL, OPT_SEED},
+	{"idle-us", required_argument, NULL, OPT_IDLE_US},
 	{"json", required_argument, NULL, OPT_JSON},
 	{"quiet", no_argument, NULL, OPT_QUIET},
 	{"help", no_argument, NULL, OPT_HELP},
 	{NULL, 0, NULL, 0},
 };
 
-static void
-opts_defaults(struct lg_opts *o)
+static void opts_defaults(struct lg_opts *o)
 {
 	memset(o, 0, sizeof(*o));
 	o->sport_base = 20000;
@@ -307,8 +319,7 @@ opts_defaults(struct lg_opts *o)
 	o->burst = 32;
 }
 
-static void
-parse_one(int c, const char *arg, struct lg_opts *o, bool *have_src, bool *have_dst)
+static void parse_one(int c, const char *arg, struct lg_opts *o, bool *have_src, bool *have_dst)
 {
 	switch (c) {
 	case OPT_SRC:
@@ -377,6 +388,9 @@ parse_one(int c, const char *arg, struct lg_opts *o, bool *have_src, bool *have_
 	case OPT_SEED:
 		o->seed = parse_uint("--seed", arg, 0, UINT64_MAX);
 		break;
+	case OPT_IDLE_US:
+		o->idle_us = (uint32_t)parse_uint("--idle-us", arg, 0, 100000);
+		break;
 	case OPT_JSON:
 		o->json_path = arg;
 		break;
@@ -393,8 +407,7 @@ parse_one(int c, const char *arg, struct lg_opts *o, bool *have_src, bool *have_
 
 /* Our own loop over the long options (no getopt: its global state would leak into EAL's
  * parser, which runs afterwards). Accepts "--name value" and "--name=value". */
-static void
-parse_args(int argc, char **argv, struct lg_opts *o)
+static void parse_args(int argc, char **argv, struct lg_opts *o)
 {
 	bool have_src = false, have_dst = false;
 
@@ -447,15 +460,13 @@ parse_args(int argc, char **argv, struct lg_opts *o)
 
 /* ---------------------------------------------------------------- set-up */
 
-static void
-on_signal(int sig)
+static void on_signal(int sig)
 {
 	(void)sig;
 	stop = 1;
 }
 
-static struct rte_mempool *
-port_setup(uint16_t port, struct rte_ether_addr *mac, uint32_t *mtu)
+static struct rte_mempool *port_setup(uint16_t port, struct rte_ether_addr *mac, uint32_t *mtu)
 {
 	struct rte_eth_conf conf;
 	struct rte_mempool *pool;
@@ -463,8 +474,8 @@ port_setup(uint16_t port, struct rte_ether_addr *mac, uint32_t *mtu)
 	int rc, socket;
 
 	if (!rte_eth_dev_is_valid_port(port))
-		fatal("port %u does not exist (%u ports; give one with --vdev or a PCI device)", port,
-		      rte_eth_dev_count_avail());
+		fatal("port %u does not exist (%u ports; give one with --vdev or a PCI device)",
+		      port, rte_eth_dev_count_avail());
 	socket = rte_eth_dev_socket_id(port);
 	if (socket < 0)
 		socket = (int)rte_socket_id();
@@ -493,8 +504,7 @@ port_setup(uint16_t port, struct rte_ether_addr *mac, uint32_t *mtu)
 }
 
 /* Requests must fit one datagram on this port's MTU. */
-static void
-check_sizes(const struct lg_opts *o, const struct lg_req *q, uint32_t mtu)
+static void check_sizes(const struct lg_opts *o, const struct lg_req *q, uint32_t mtu)
 {
 	uint32_t over = 20 + 8 + MC_FRAME_HDR_LEN;
 	bool sets = o->get_ratio < 1.0 || o->preload;
@@ -509,14 +519,12 @@ check_sizes(const struct lg_opts *o, const struct lg_req *q, uint32_t mtu)
 
 /* ---------------------------------------------------------------- report */
 
-static double
-us(uint64_t cycles, uint64_t hz)
+static double us(uint64_t cycles, uint64_t hz)
 {
 	return (double)cycles * 1e6 / (double)hz;
 }
 
-static void
-json_phase(FILE *f, const char *name, const struct lg_phase_result *r, uint64_t hz)
+static void json_phase(FILE *f, const char *name, const struct lg_phase_result *r, uint64_t hz)
 {
 	const uint64_t *c = r->ctr;
 	uint64_t gets = c[LG_CTR_HITS] + c[LG_CTR_MISSES];
@@ -547,10 +555,9 @@ json_phase(FILE *f, const char *name, const struct lg_phase_result *r, uint64_t 
 	fprintf(f, "  }");
 }
 
-static void
-json_report(FILE *f, const struct lg_opts *o, const struct lg_env *env,
-	    const struct lg_phase_result *pre, uint32_t pre_missing,
-	    const struct lg_phase_result *run)
+static void json_report(FILE *f, const struct lg_opts *o, const struct lg_env *env,
+			const struct lg_phase_result *pre, uint32_t pre_missing,
+			const struct lg_phase_result *run)
 {
 	static const char *const protos[] = {"ascii", "meta", "binary"};
 	char src[INET_ADDRSTRLEN], dst[INET_ADDRSTRLEN];
@@ -574,9 +581,11 @@ json_report(FILE *f, const struct lg_opts *o, const struct lg_env *env,
 	fprintf(f, "    \"get_ratio\": %.4f, \"keys\": %u, \"dist\": \"%s\", \"zipf_s\": %.4f,\n",
 		o->get_ratio, o->keys, o->dist == LG_DIST_ZIPF ? "zipf" : "uniform",
 		o->dist == LG_DIST_ZIPF ? o->zipf_s : 0.0);
-	fprintf(f, "    \"key_size\": %u, \"value_size\": %u, \"proto\": \"%s\", \"preload\": %s,\n",
+	fprintf(f,
+		"    \"key_size\": %u, \"value_size\": %u, \"proto\": \"%s\", \"preload\": %s,\n",
 		env->keys->key_len, o->value_size, protos[o->proto], o->preload ? "true" : "false");
-	fprintf(f, "    \"tsc_hz\": %" PRIu64 ", \"lcores\": 1\n  },\n", env->hz);
+	fprintf(f, "    \"idle_us\": %u, \"tsc_hz\": %" PRIu64 ", \"lcores\": 1\n  },\n",
+		o->idle_us, env->hz);
 	if (pre != NULL) {
 		json_phase(f, "preload", pre, env->hz);
 		fprintf(f, ",\n  \"preload_keys_missing\": %u,\n", pre_missing);
@@ -587,8 +596,7 @@ json_report(FILE *f, const struct lg_opts *o, const struct lg_env *env,
 
 /* ---------------------------------------------------------------- main */
 
-int
-main(int argc, char **argv)
+int main(int argc, char **argv)
 {
 	struct lg_opts o;
 	struct lg_keys keys;
@@ -630,6 +638,7 @@ main(int argc, char **argv)
 		out = fopen(o.json_path, "w");
 		if (out == NULL)
 			bad_usage("--json %s: %s", o.json_path, strerror(errno));
+		json_created = o.json_path;
 	}
 
 	rc = rte_eal_init(sep, argv);

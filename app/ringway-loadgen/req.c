@@ -13,8 +13,7 @@
 
 #include "loadgen.h"
 
-static uint16_t
-decimal_digits(uint32_t v)
+static uint16_t decimal_digits(uint32_t v)
 {
 	uint16_t d = 1;
 
@@ -26,8 +25,7 @@ decimal_digits(uint32_t v)
 }
 
 /* Zipf over ranks 1..n with exponent s: P(i) proportional to 1 / i^s; key index = rank - 1. */
-static int
-zipf_cdf(struct lg_keys *k, double s)
+static int zipf_cdf(struct lg_keys *k, double s)
 {
 	double sum = 0, acc = 0;
 
@@ -44,8 +42,7 @@ zipf_cdf(struct lg_keys *k, double s)
 	return 0;
 }
 
-int
-lg_keys_init(struct lg_keys *k, const struct lg_opts *o)
+int lg_keys_init(struct lg_keys *k, const struct lg_opts *o)
 {
 	size_t plen = strlen(o->key_prefix);
 	uint16_t digits = decimal_digits(o->keys - 1);
@@ -66,15 +63,13 @@ lg_keys_init(struct lg_keys *k, const struct lg_opts *o)
 	return 0;
 }
 
-void
-lg_keys_free(struct lg_keys *k)
+void lg_keys_free(struct lg_keys *k)
 {
 	free(k->cdf);
 	k->cdf = NULL;
 }
 
-uint32_t
-lg_keys_pick(const struct lg_keys *k, struct lg_rng *r)
+uint32_t lg_keys_pick(const struct lg_keys *k, struct lg_rng *r)
 {
 	uint32_t lo = 0, hi;
 	double u;
@@ -95,8 +90,7 @@ lg_keys_pick(const struct lg_keys *k, struct lg_rng *r)
 	return lo;
 }
 
-void
-lg_key_write(const struct lg_keys *k, uint32_t idx, uint8_t *p)
+void lg_key_write(const struct lg_keys *k, uint32_t idx, uint8_t *p)
 {
 	uint8_t *d = p + k->key_len;
 
@@ -109,8 +103,7 @@ lg_key_write(const struct lg_keys *k, uint32_t idx, uint8_t *p)
 
 /* ---------------------------------------------------------------- requests */
 
-static uint8_t *
-put(uint8_t *p, const void *s, size_t n)
+static uint8_t *put(uint8_t *p, const void *s, size_t n)
 {
 	memcpy(p, s, n);
 	return p + n;
@@ -118,8 +111,7 @@ put(uint8_t *p, const void *s, size_t n)
 
 #define PUT_LIT(p, s) put((p), (s), sizeof(s) - 1)
 
-static uint32_t
-write_text(const struct lg_req *q, enum lg_op op, uint32_t idx, uint8_t *p)
+static uint32_t write_text(const struct lg_req *q, enum lg_op op, uint32_t idx, uint8_t *p)
 {
 	const struct lg_keys *k = q->keys;
 	uint8_t *s = p;
@@ -143,8 +135,8 @@ write_text(const struct lg_req *q, enum lg_op op, uint32_t idx, uint8_t *p)
 	return (uint32_t)(p - s);
 }
 
-static uint32_t
-write_binary(const struct lg_req *q, enum lg_op op, uint32_t idx, uint32_t opaque, uint8_t *p)
+static uint32_t write_binary(const struct lg_req *q, enum lg_op op, uint32_t idx, uint32_t opaque,
+			     uint8_t *p)
 {
 	const struct lg_keys *k = q->keys;
 	uint8_t extlen = op == LG_OP_SET ? 8 : 0;
@@ -168,16 +160,15 @@ write_binary(const struct lg_req *q, enum lg_op op, uint32_t idx, uint32_t opaqu
 	return MC_BIN_HDR_LEN + body;
 }
 
-uint32_t
-lg_req_write(const struct lg_req *q, enum lg_op op, uint32_t idx, uint32_t opaque, uint8_t *p)
+uint32_t lg_req_write(const struct lg_req *q, enum lg_op op, uint32_t idx, uint32_t opaque,
+		      uint8_t *p)
 {
 	if (q->proto == MC_PROTO_BINARY)
 		return write_binary(q, op, idx, opaque, p);
 	return write_text(q, op, idx, p);
 }
 
-uint32_t
-lg_req_max_len(const struct lg_req *q, enum lg_op op)
+uint32_t lg_req_max_len(const struct lg_req *q, enum lg_op op)
 {
 	uint32_t k = q->keys->key_len, v = q->value_size, t = q->value_len_text_len;
 
@@ -188,8 +179,7 @@ lg_req_max_len(const struct lg_req *q, enum lg_op op)
 	return 4 + k + 5 + t + 2 + v + 2;
 }
 
-int
-lg_req_init(struct lg_req *q, const struct lg_keys *k, const struct lg_opts *o)
+int lg_req_init(struct lg_req *q, const struct lg_keys *k, const struct lg_opts *o)
 {
 	uint8_t *buf;
 	int rc = 0;
@@ -198,8 +188,8 @@ lg_req_init(struct lg_req *q, const struct lg_keys *k, const struct lg_opts *o)
 	q->keys = k;
 	q->proto = o->proto;
 	q->value_size = o->value_size;
-	q->value_len_text_len =
-		(uint8_t)snprintf(q->value_len_text, sizeof(q->value_len_text), "%u", o->value_size);
+	q->value_len_text_len = (uint8_t)snprintf(q->value_len_text, sizeof(q->value_len_text),
+						  "%u", o->value_size);
 	q->value = malloc(o->value_size + 1);
 	buf = malloc(lg_req_max_len(q, LG_OP_SET) + 64);
 	q->tmpl[0] = malloc(sizeof(struct mc_requests));
@@ -229,8 +219,7 @@ out:
 	return rc;
 }
 
-void
-lg_req_free(struct lg_req *q)
+void lg_req_free(struct lg_req *q)
 {
 	free(q->value);
 	free(q->tmpl[0]);
