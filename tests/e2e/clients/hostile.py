@@ -140,7 +140,8 @@ def cases(n, req_id=0x5151):
     out.append(("ip_fragment_first", n.get(b"hostile:frag", req_id, flags_frag=0x2000),
                 "fragment"))
     out.append(("ip_fragment_later", eth(n.rmac, n.cmac, ETH_P_IP,
-                ipv4(n.cip, n.rip, b"tail of a datagram", flags_frag=0x0003)), "fragment"))
+                ipv4(n.cip, n.rip, b"tail of a datagram", flags_frag=0x0003, ident=0x4343)),
+                "fragment"))
     # Not IPv4, not UDP, not a port the router serves, no memcached frame.
     out.append(("ethertype_ipv6", eth(n.rmac, n.cmac, ETH_P_IPV6, bytes(60)), "not_ipv4"))
     out.append(("ethertype_other", eth(n.rmac, n.cmac, 0x88B5, b"local experimental" * 3),
