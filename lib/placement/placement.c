@@ -1068,11 +1068,12 @@ int32_t pl_lookup_hash(const struct pl_placement *p, uint64_t hash)
 {
 	const struct rv_entry *best;
 
+	/* The continuum first, by a plain branch: it is the packet path's algorithm. */
+	if (__builtin_expect(p->kind == KIND_CONTINUUM && p->npoints != 0, 1))
+		return continuum_lookup(p, hash);
 	switch (p->kind) {
 	case KIND_CONTINUUM:
-		if (p->npoints == 0)
-			return -ENOENT;
-		return continuum_lookup(p, hash);
+		return -ENOENT;
 	case KIND_JUMP:
 		if (p->nslots == 0)
 			return -ENOENT;
