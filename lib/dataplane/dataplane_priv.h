@@ -216,4 +216,26 @@ dp_csum_replace4(uint16_t csum, uint32_t old, uint32_t new)
 	return (uint16_t)~dp_csum_fold(sum);
 }
 
+/* Partial sums for several field changes at once: accumulate dp_csum_delta*() of each change
+ * (at most a few dozen: 32 bits do not overflow), then apply once with dp_csum_apply(). */
+static inline uint32_t
+dp_csum_delta2(uint16_t old, uint16_t new)
+{
+	return (uint32_t)(uint16_t)~old + new;
+}
+
+static inline uint32_t
+dp_csum_delta4(uint32_t old, uint32_t new)
+{
+	return (uint32_t)(uint16_t)~(old & 0xffff) + (uint16_t)~(old >> 16) + (new & 0xffff) +
+	       (new >> 16);
+}
+
+static inline uint16_t
+dp_csum_apply(uint16_t csum, uint32_t delta)
+{
+	return (uint16_t)~dp_csum_fold((uint32_t)(uint16_t)~csum + (delta & 0xffff) +
+				       (delta >> 16));
+}
+
 #endif /* RINGWAY_DATAPLANE_PRIV_H */

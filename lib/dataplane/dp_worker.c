@@ -115,18 +115,18 @@ rewrite_udp(struct dp_worker *w, struct rte_mbuf *m, struct dp_pkt *pk, uint32_t
 		udp->dgram_cksum = rte_ipv4_phdr_cksum(ip, m->ol_flags);
 		return;
 	}
-	uint16_t c = ip->hdr_checksum;
+	/* One sum of the changes, applied to both checksums: the addresses are in the IP header
+	 * and in the UDP pseudo-header. */
+	uint32_t addr = dp_csum_delta4(ip->src_addr, sip) + dp_csum_delta4(ip->dst_addr, dip);
 
-	c = dp_csum_replace4(c, ip->src_addr, sip);
-	c = dp_csum_replace4(c, ip->dst_addr, dip);
-	ip->hdr_checksum = dp_csum_replace2(c, old_ttl_proto, new_ttl_proto);
+	ip->hdr_checksum = dp_csum_apply(ip->hdr_checksum,
+					 addr + dp_csum_delta2(old_ttl_proto, new_ttl_proto));
 	if (udp->dgram_cksum != 0) {
-		c = udp->dgram_cksum;
-		c = dp_csum_replace4(c, ip->src_addr, sip);
-		c = dp_csum_replace4(c, ip->dst_addr, dip);
-		c = dp_csum_replace2(c, udp->src_port, sport);
-		c = dp_csum_replace2(c, udp->dst_port, dport);
-		c = dp_csum_replace2(c, old_reqid, new_reqid);
+		uint16_t c = dp_csum_apply(udp->dgram_cksum,
+					   addr + dp_csum_delta2(udp->src_port, sport) +
+						   dp_csum_delta2(udp->dst_port, dport) +
+						   dp_csum_delta2(old_reqid, new_reqid));
+
 		udp->dgram_cksum = c == 0 ? 0xffff : c;
 	}
 	ip->src_addr = sip;
