@@ -148,8 +148,8 @@ static int recv_replies(struct neigh *n, struct neigh_entry *e, size_t count, bo
 		struct sockaddr_nl from;
 		socklen_t fl = sizeof(from);
 		ssize_t got = recvfrom(n->fd, n->buf, sizeof(n->buf), 0, (struct sockaddr *)&from, &fl);
-		int len = (int)got;
 		struct nlmsghdr *h;
+		size_t off;
 
 		if (got < 0 && errno == EINTR)
 			continue;
@@ -157,7 +157,11 @@ static int recv_replies(struct neigh *n, struct neigh_entry *e, size_t count, bo
 			return errno == EWOULDBLOCK ? -EAGAIN : -errno;
 		if (from.nl_pid != 0)
 			continue; /* not from the kernel */
-		for (h = (struct nlmsghdr *)n->buf; NLMSG_OK(h, len); h = NLMSG_NEXT(h, len)) {
+		/* NLMSG_OK/NEXT by hand, in size_t: each header and length checked before use. */
+		for (off = 0; off + sizeof(*h) <= (size_t)got; off += NLMSG_ALIGN(h->nlmsg_len)) {
+			h = (struct nlmsghdr *)(n->buf + off);
+			if (h->nlmsg_len < sizeof(*h) || h->nlmsg_len > (size_t)got - off)
+				break;
 			if (h->nlmsg_seq != n->seq)
 				continue;
 			if (h->nlmsg_type == NLMSG_DONE) {
