@@ -146,9 +146,13 @@ class Sandbox:
             f.write(text + extra)
         return path
 
-    def start_router(self, ringway, conf, lcores="0-1"):
+    def start_router(self, ringway, conf, lcores="0-1", qpairs=1):
+        """lcores: EAL -l list or --lcores map (the first lcore is the control lcore);
+        qpairs: af_packet queue pairs, one worker each (2 workers: lcores "0@0,1@1,2@1")."""
+        env = dict(os.environ, SANDBOX_AF_PACKET_ARGS="qpairs=%d,framecnt=4096" % qpairs)
         subprocess.run([SANDBOX, "router-start", "--prefix", self.prefix, "--ringway", ringway,
-                        "--config", conf, "--lcores", lcores], check=True)
+                        "--config", conf, "--lcores", lcores], check=True, env=env)
+        self.workers = qpairs
         self.router_running = True
         self.tsock = "/var/run/dpdk/%s/dpdk_telemetry.v2" % self.env["FILE_PREFIX"]
 

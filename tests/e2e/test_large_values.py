@@ -6,7 +6,8 @@ is found through the router (a small set, then every node asked directly), the l
 is stored on that node directly over TCP, and `get` / `gets` / binary `getk` / meta `mg`
 through the router must return it whole: the reassembled reply equal to the node's own
 answer over UDP, datagram for datagram, under the client's request id. Then several large
-gets in flight at once. The router's returned counter must move by the datagrams returned.
+gets in flight at once. The router runs two workers, so replies also cross between them.
+The router's returned counter must move by the datagrams returned.
 
 Environment: RINGWAY.
 """
@@ -24,7 +25,10 @@ def main():
     ringway = h.binary("RINGWAY", "app/ringway/ringway")
     t = h.Checker("e2e large values")
     sb = h.Sandbox("lv")
-    sb.start_router(ringway, sb.config())
+    # Two workers (af_packet fanout spreads flows over two queue pairs): replies that land on
+    # the other worker than the one whose slot waits for them are handed over, datagram by
+    # datagram, and must still come back whole.
+    sb.start_router(ringway, sb.config(), lcores="0@0,1@1,2@1", qpairs=2)
     t.ok(sb.wait_serving(), "router serves every node after start-up")
     rnd = random.Random(7)
     stored = {}
@@ -85,6 +89,8 @@ def main():
     dl = h.delta(before, after)
     t.eq(dl["returned"], returned, "router counted every reply datagram it returned")
     t.eq(dl["drops"], {}, "no drop while returning large values")
+    t.eq(after.get("workers"), 2, "router ran two workers")
+    h.log("replies handed over between workers: %d" % dl.get("handed_over", 0))
     sb.stop_router()
     return t.finish()
 

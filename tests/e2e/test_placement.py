@@ -21,19 +21,22 @@ ALGOS = os.environ.get("E2E_PLACEMENT_ALGOS", "ring ketama twemproxy jump rendez
 WINDOW = 32
 
 
-def set_all(sb, keys, value_of):
-    """Set every key through the router, WINDOW requests in flight; returns failures."""
-    c = sb.client(timeout=2.0)
+def set_all(sb, keys, value_of, sockets=8):
+    """Set every key through the router from `sockets` client sockets (distinct source ports,
+    so the flows spread over the router's workers), WINDOW requests in flight; returns the
+    failures and any stray datagrams."""
+    clients = [sb.client(timeout=2.0) for _ in range(sockets)]
     failed = []
     try:
         todo = list(keys)
         while todo:
             batch, todo = todo[:WINDOW], todo[WINDOW:]
-            ids = {}
-            for k in batch:
+            sent = []
+            for j, k in enumerate(batch):
+                c = clients[j % sockets]
                 v = value_of(k)
-                ids[c.send(b"set %s 0 0 %d\r\n%s\r\n" % (k, len(v), v))] = k
-            for rid, k in ids.items():
+                sent.append((c, c.send(b"set %s 0 0 %d\r\n%s\r\n" % (k, len(v), v)), k))
+            for c, rid, k in sent:
                 try:
                     r = c.collect(rid)
                 except h.Timeout:
@@ -47,9 +50,10 @@ def set_all(sb, keys, value_of):
                         r = None
                     if r != b"STORED\r\n":
                         failed.append((k, r))
-        return failed, list(c.strays)
+        return failed, [s for c in clients for s in c.strays]
     finally:
-        c.close()
+        for c in clients:
+            c.close()
 
 
 def holdings(sb, keys, value_of):
@@ -84,7 +88,9 @@ def main():
         def value_of(k):
             return b"v" + k[-6:]
 
-        sb.start_router(ringway, sb.config(algo=algo))
+        # Two workers, each with its own replica of the placement: clients' flows are spread
+        # over both (af_packet fanout), so both replicas must agree with the planner.
+        sb.start_router(ringway, sb.config(algo=algo), lcores="0@0,1@1,2@1", qpairs=2)
         t.ok(sb.wait_serving(), "[%s] router serves every node" % algo)
         t0 = time.monotonic()
         failed, strays = set_all(sb, keys, value_of)
@@ -105,6 +111,10 @@ def main():
         h.log("[%s] planner split: %s" % (algo, ", ".join(
             "%s %d" % (n, c) for n, c in sorted(per.items(), key=lambda x: str(x[0])))))
         t.ok(len(per) == sb.nodes, "[%s] keys spread over all %d nodes" % (algo, sb.nodes))
+        per_worker = [h.flatten_stats(sb.telemetry("/ringway/stats,%d" % w))["forwarded"]
+                      for w in range(2)]
+        t.ok(all(f > 0 for f in per_worker), "[%s] both workers forwarded requests (%r)"
+             % (algo, per_worker))
         h.check_identity(t, sb)
         sb.stop_router()
     return t.finish()
