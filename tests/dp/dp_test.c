@@ -2,6 +2,7 @@
 /* The dataplane test rig: see dp_test.h. */
 
 #include <arpa/inet.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,7 +35,7 @@ t_eal_setup(const char *name, const char *lcores, uint16_t nq)
 	char prefix[64];
 	char *argv[] = {
 		(char *)name, "-l", (char *)lcores, "--no-huge", "-m", "256", "--no-pci",
-		"--no-shconf", "--log-level", "error", "--file-prefix", prefix,
+		"--no-shconf", "--no-telemetry", "--log-level", "error", "--file-prefix", prefix,
 	};
 	struct rte_eth_conf conf;
 	char rname[32];
@@ -68,6 +69,18 @@ t_eal_setup(const char *name, const char *lcores, uint16_t nq)
 			exit(1);
 	if (rte_eth_dev_start(rig.port) != 0)
 		exit(1);
+}
+
+int
+t_eal_teardown(int rc)
+{
+	char dir[PATH_MAX];
+
+	snprintf(dir, sizeof(dir), "%s", rte_eal_get_runtime_dir());
+	rte_eth_dev_stop(rig.port);
+	rte_eal_cleanup();
+	rmdir(dir); /* empty with --no-shconf --no-telemetry: leave nothing behind */
+	return rc;
 }
 
 struct pl_placement *

@@ -55,6 +55,8 @@ extern struct t_rig rig;
 
 /* EAL (lcores "0" or "0-1"), pool and a port with @p nq queues; once per process. */
 void t_eal_setup(const char *name, const char *lcores, uint16_t nq);
+/* EAL cleanup and removal of its (empty) runtime directory; returns @p rc. */
+int t_eal_teardown(int rc);
 
 /* A dp with @p workers workers over the rig's port, the fleet published (nodes n1..n_nodes;
  * n5 has no static MAC). @p tweak may edit the config before creation. */

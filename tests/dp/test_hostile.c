@@ -231,5 +231,5 @@ main(void)
 	};
 
 	t_eal_setup("dp_hostile", "0", 2);
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return t_eal_teardown(cmocka_run_group_tests(tests, NULL, NULL));
 }
