@@ -6,6 +6,8 @@
  * checksum valid; forged, stale, late and replayed replies are dropped by reason.
  */
 
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -100,6 +102,25 @@ test_get_round_trip(void **state)
 	assert_int_equal(s.ctr[DP_CTR_RETURNED], 1);
 	assert_int_equal(s.ctr[DP_CTR_SLOTS_COMPLETED], 1);
 	assert_int_equal(s.slots_live, 0);
+	/* The exit print: parseable lines, per node, and the identity. */
+	char *text = NULL, want[64];
+	size_t tlen = 0;
+	FILE *out = open_memstream(&text, &tlen);
+
+	assert_non_null(out);
+	assert_int_equal(dp_stats_print(rig.dp, out), 0);
+	fclose(out);
+	assert_non_null(strstr(text, "\ntotal.rx 2\n"));
+	assert_non_null(strstr(text, "\ntotal.forwarded 1\n"));
+	assert_non_null(strstr(text, "\ntotal.returned 1\n"));
+	assert_non_null(strstr(text, "\ntotal.drop.reply_no_slot 0\n"));
+	assert_non_null(strstr(text, "worker.0.rx 2\n"));
+	snprintf(want, sizeof(want), "\nnode.n%d.forwarded 1\n", t_owner("foo") + 1);
+	assert_non_null(strstr(text, want));
+	snprintf(want, sizeof(want), "\nnode.n%d.returned 1\n", t_owner("foo") + 1);
+	assert_non_null(strstr(text, want));
+	assert_non_null(strstr(text, "\nidentity ok rx=2 sum=2\n"));
+	free(text);
 	/* The same reply again (a replay): its slot is gone, nobody gets it. */
 	t_inject(0, t_reply(f.node_ip, 11211, f.sport, f.reqid, 0, 1, val, strlen(val)));
 	t_poll(0);

@@ -5,6 +5,7 @@
  * good request afterwards.
  */
 
+#include <stdio.h>
 #include <string.h>
 
 #include <rte_ethdev.h>
@@ -220,6 +221,27 @@ test_node_reply_from_a_stranger(void **state)
 	t_dp_stop();
 }
 
+/* A ring where no member has weight owns nothing: requests are dropped, not sent anywhere. */
+static void
+test_empty_ring(void **state)
+{
+	struct pl_member m = {0};
+	struct pl_config c = {0};
+	struct pl_placement *pl;
+
+	(void)state;
+	t_dp_start(1, 4, NULL);
+	snprintf(m.name, sizeof(m.name), "drained");
+	snprintf(m.addr, sizeof(m.addr), "198.18.1.1");
+	m.port = 11211;
+	pl = pl_build(&c, &m, 1);
+	assert_non_null(pl);
+	assert_int_equal(dp_publish_placement(rig.dp, pl, NULL, 2), 0);
+	expect_drop(t_request(5555, 1, good, strlen(good)), DP_DROP_NO_PLACEMENT);
+	pl_free(pl);
+	t_dp_stop();
+}
+
 int
 main(void)
 {
@@ -228,6 +250,7 @@ main(void)
 		cmocka_unit_test(test_lying_ip_length),
 		cmocka_unit_test(test_memcached_payloads),
 		cmocka_unit_test(test_node_reply_from_a_stranger),
+		cmocka_unit_test(test_empty_ring),
 	};
 
 	t_eal_setup("dp_hostile", "0", 2);
