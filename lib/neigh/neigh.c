@@ -107,7 +107,8 @@ static void apply_neigh(struct neigh *n, const struct nlmsghdr *h, struct neigh_
 {
 	const struct ndmsg *nd = NLMSG_DATA(h);
 	int len = (int)h->nlmsg_len - (int)NLMSG_LENGTH(sizeof(*nd));
-	const struct rtattr *a = (const struct rtattr *)((const uint8_t *)nd + NLMSG_ALIGN(sizeof(*nd)));
+	const struct rtattr *a =
+		(const struct rtattr *)((const uint8_t *)nd + NLMSG_ALIGN(sizeof(*nd)));
 	const uint8_t *mac = NULL;
 	uint32_t ip = 0;
 	bool has_ip = false;
@@ -147,7 +148,8 @@ static int recv_replies(struct neigh *n, struct neigh_entry *e, size_t count, bo
 	for (;;) {
 		struct sockaddr_nl from;
 		socklen_t fl = sizeof(from);
-		ssize_t got = recvfrom(n->fd, n->buf, sizeof(n->buf), 0, (struct sockaddr *)&from, &fl);
+		ssize_t got =
+			recvfrom(n->fd, n->buf, sizeof(n->buf), 0, (struct sockaddr *)&from, &fl);
 		struct nlmsghdr *h;
 		size_t off;
 

@@ -32,16 +32,16 @@ extern "C" {
 /** What the kernel knows about one address. */
 enum neigh_state {
 	NEIGH_ABSENT = 0, /**< no entry on this interface */
-	NEIGH_PENDING,    /**< resolution under way (NUD_INCOMPLETE / NUD_NONE) */
-	NEIGH_FAILED,     /**< the last resolution got no answer (NUD_FAILED) */
-	NEIGH_KNOWN,      /**< MAC valid (reachable, stale, delay, probe, permanent) */
+	NEIGH_PENDING,	  /**< resolution under way (NUD_INCOMPLETE / NUD_NONE) */
+	NEIGH_FAILED,	  /**< the last resolution got no answer (NUD_FAILED) */
+	NEIGH_KNOWN,	  /**< MAC valid (reachable, stale, delay, probe, permanent) */
 };
 
 /** One address to look up: ip is input, mac and state output. */
 struct neigh_entry {
-	uint32_t ip;    /**< IPv4, network order */
+	uint32_t ip;	/**< IPv4, network order */
 	uint8_t mac[6]; /**< valid when state == NEIGH_KNOWN */
-	uint8_t state;  /**< enum neigh_state */
+	uint8_t state;	/**< enum neigh_state */
 };
 
 struct neigh;

@@ -22,7 +22,7 @@
 
 #include "steer_abi.h"
 
-#define IP_MF     0x2000
+#define IP_MF	  0x2000
 #define IP_OFFSET 0x1fff
 
 /* Read-only configuration: the loader patches it in the object file (steer_cfg_patch). */

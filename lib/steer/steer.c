@@ -42,8 +42,8 @@ static const char *const ctr_names[STEER_CTR_COUNT] = {
 #undef STEER_CTR_NAME_
 };
 
-__attribute__((format(printf, 3, 4))) static void set_err(char *err, size_t errlen,
-							 const char *fmt, ...)
+__attribute__((format(printf, 3, 4))) static void set_err(char *err, size_t errlen, const char *fmt,
+							  ...)
 {
 	va_list ap;
 
@@ -68,8 +68,8 @@ static int config_check(const struct steer_config *cfg, char *err, size_t errlen
 		return -EINVAL;
 	}
 	if (cfg->n_listen_ports == 0 || cfg->n_listen_ports > STEER_MAX_LISTEN_PORTS) {
-		set_err(err, errlen, "steer: %u listen ports, expected 1 to %d", cfg->n_listen_ports,
-			STEER_MAX_LISTEN_PORTS);
+		set_err(err, errlen, "steer: %u listen ports, expected 1 to %d",
+			cfg->n_listen_ports, STEER_MAX_LISTEN_PORTS);
 		return -EINVAL;
 	}
 	for (i = 0; i < cfg->n_listen_ports; i++) {
@@ -166,8 +166,7 @@ static long elf_cfg_offset(const uint8_t *img, size_t len)
 		if (strtab == NULL)
 			return -1;
 		for (k = 0; k < symtab->sh_size / sizeof(Elf64_Sym); k++) {
-			const Elf64_Sym *sym =
-				(const Elf64_Sym *)(img + symtab->sh_offset) + k;
+			const Elf64_Sym *sym = (const Elf64_Sym *)(img + symtab->sh_offset) + k;
 			const char *n = elf_str(img, len, strtab, sym->st_name);
 
 			if (n == NULL || strcmp(n, STEER_CFG_SYMBOL) != 0)
@@ -337,8 +336,8 @@ static int lock_interface(struct steer *s, char *err, size_t errlen)
 			strerror(errno));
 		return -errno;
 	}
-	snprintf(path, sizeof(path), STEER_LOCK_DIR "/steer-%lu-%u.lock",
-		 (unsigned long)ns.st_ino, s->ifindex);
+	snprintf(path, sizeof(path), STEER_LOCK_DIR "/steer-%lu-%u.lock", (unsigned long)ns.st_ino,
+		 s->ifindex);
 	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
 	if (fd < 0) {
 		set_err(err, errlen, "steer: cannot open %s: %s", path, strerror(errno));
@@ -360,8 +359,8 @@ static int lock_interface(struct steer *s, char *err, size_t errlen)
 static int try_load(const void *img, size_t len, char *err, size_t errlen)
 {
 	char log[4096];
-	LIBBPF_OPTS(bpf_object_open_opts, o, .object_name = STEER_PROG_NAME,
-		    .kernel_log_buf = log, .kernel_log_size = sizeof(log));
+	LIBBPF_OPTS(bpf_object_open_opts, o, .object_name = STEER_PROG_NAME, .kernel_log_buf = log,
+		    .kernel_log_size = sizeof(log));
 	struct bpf_object *obj;
 	int rc;
 
@@ -470,6 +469,49 @@ const char *steer_object_path(const struct steer *s)
 	return s->path;
 }
 
+/* Value of key @key in comma-separated devargs @args (after the device name), or NULL. */
+static const char *devarg(const char *args, const char *key, size_t *vlen)
+{
+	size_t kl = strlen(key);
+	const char *p = strchr(args, ',');
+
+	while (p != NULL) {
+		p++;
+		if (strncmp(p, key, kl) == 0 && p[kl] == '=') {
+			*vlen = strcspn(p + kl + 1, ",");
+			return p + kl + 1;
+		}
+		p = strchr(p, ',');
+	}
+	return NULL;
+}
+
+int steer_vdev_iface(const char *vdev, char *ifname, size_t len)
+{
+	static const char drv[] = "net_af_xdp";
+	const char *v;
+	size_t vl;
+
+	if (strncmp(vdev, drv, sizeof(drv) - 1) != 0)
+		return 0;
+	v = devarg(vdev, "iface", &vl);
+	if (v == NULL || vl == 0 || vl >= len || devarg(vdev, "xdp_prog", &vl) != NULL) {
+		if (len > 0)
+			ifname[0] = '\0';
+		return -EINVAL;
+	}
+	memcpy(ifname, v, vl);
+	ifname[vl] = '\0';
+	return 1;
+}
+
+int steer_vdev_with_prog(const char *vdev, const struct steer *s, char *out, size_t outlen)
+{
+	int n = snprintf(out, outlen, "%s,xdp_prog=%s", vdev, s->path);
+
+	return n < 0 || (size_t)n >= outlen ? -ENOSPC : 0;
+}
+
 /* fd of the map called @name used by program @prog_fd, or a negative errno. */
 static int prog_map_fd(int prog_fd, const char *name)
 {
@@ -510,8 +552,9 @@ int steer_check_attached(struct steer *s, char *err, size_t errlen)
 		return rc;
 	}
 	if (id == 0 || !ours) {
-		set_err(err, errlen, id ? "steer: interface %u runs XDP program %u, not ringway's"
-					: "steer: no XDP program on interface %u",
+		set_err(err, errlen,
+			id ? "steer: interface %u runs XDP program %u, not ringway's"
+			   : "steer: no XDP program on interface %u",
 			s->ifindex, id);
 		return id ? -EBUSY : -ENOENT;
 	}

@@ -14,8 +14,10 @@
  * that the PMD attached ours, reads the counters, and detaches on exit if the PMD did not.
  *
  * Wiring in the router (one thread, before and after the port's life):
- *   s = steer_open(ifindex, &cfg, err, sizeof(err));        before the vdev is probed
- *   vdev args: "iface=IF,start_queue=0,queue_count=N,xdp_prog=" + steer_object_path(s)
+ *   for the EAL argument `--vdev net_af_xdp0,iface=IF,...` (before rte_eal_init):
+ *     steer_vdev_iface(vdev, ifname, sizeof(ifname)) == 1 -> ifindex = if_nametoindex()
+ *     s = steer_open(ifindex, &cfg, err, sizeof(err));
+ *     steer_vdev_with_prog(vdev, s, buf, sizeof(buf)); replace the argument with buf
  *   rte_eth_dev_configure / rx_queue_setup (the PMD loads and attaches here) / start
  *   steer_check_attached(s, err, sizeof(err));               ours is now on the interface
  *   telemetry: steer_read_stats(s, counters)                 any thread, not per packet
@@ -40,11 +42,11 @@ extern "C" {
 
 /** What the program steers to the AF_XDP sockets (everything else goes to the kernel). */
 struct steer_config {
-	uint32_t router_ip;                            /**< network order, not 0 */
+	uint32_t router_ip;			       /**< network order, not 0 */
 	uint16_t listen_ports[STEER_MAX_LISTEN_PORTS]; /**< host order, not 0 */
-	unsigned int n_listen_ports;                   /**< 1 .. STEER_MAX_LISTEN_PORTS */
-	uint16_t reply_port_base;                      /**< host order, first reply port */
-	uint16_t reply_port_count;                     /**< 0 = no reply range */
+	unsigned int n_listen_ports;		       /**< 1 .. STEER_MAX_LISTEN_PORTS */
+	uint16_t reply_port_base;		       /**< host order, first reply port */
+	uint16_t reply_port_count;		       /**< 0 = no reply range */
 };
 
 /** Directory of the per-interface lock files that keep two routers off one interface. */
@@ -73,6 +75,20 @@ struct steer *steer_open(unsigned int ifindex, const struct steer_config *cfg, c
 
 /** Path of the object for the PMD's `xdp_prog=` devarg; valid until steer_close(). */
 const char *steer_object_path(const struct steer *s);
+
+/**
+ * Is @p vdev (the value of an EAL `--vdev`) an AF_XDP port? 1 with its `iface=` copied to
+ * @p ifname, 0 when it is another device, -EINVAL when it has no iface (or one that does
+ * not fit @p len) or already names an `xdp_prog=` (ringway decides which program runs).
+ * Pure string handling.
+ */
+int steer_vdev_iface(const char *vdev, char *ifname, size_t len);
+
+/**
+ * Write @p vdev with `,xdp_prog=<steer_object_path(s)>` appended to @p out. -ENOSPC when
+ * it does not fit.
+ */
+int steer_vdev_with_prog(const char *vdev, const struct steer *s, char *out, size_t outlen);
 
 /**
  * After the PMD set up its RX queues: 0 when ringway's program is attached to the

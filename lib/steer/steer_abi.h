@@ -26,7 +26,7 @@
 /** Entries of xsks_map: RX queue indexes 0 .. STEER_MAX_QUEUES - 1 can be steered. */
 #define STEER_MAX_QUEUES 64
 /** Most UDP listen ports the program matches for requests. */
-#define STEER_MAX_LISTEN_PORTS 8
+#define STEER_MAX_LISTEN_PORTS 16
 /** steer_cfg.magic in the unpatched object; the loader checks it before patching. */
 #define STEER_CFG_MAGIC 0x52575354u /* "RWST" */
 
@@ -36,13 +36,13 @@
  * reason "unconfigured"); the loader writes a filled copy into the object it hands out.
  */
 struct steer_cfg {
-	__u32 magic;                                 /**< STEER_CFG_MAGIC */
-	__u32 router_ip;                             /**< network order; 0 = unconfigured */
-	__u16 listen_ports[STEER_MAX_LISTEN_PORTS];  /**< network order; the first n used */
-	__u16 n_listen_ports;                        /**< 1 .. STEER_MAX_LISTEN_PORTS */
-	__u16 reply_port_base;                       /**< host order: first reply port */
-	__u16 reply_port_count;                      /**< ports base .. base + count - 1 */
-	__u16 pad;                                   /**< zero */
+	__u32 magic;				    /**< STEER_CFG_MAGIC */
+	__u32 router_ip;			    /**< network order; 0 = unconfigured */
+	__u16 listen_ports[STEER_MAX_LISTEN_PORTS]; /**< network order; the first n used */
+	__u16 n_listen_ports;			    /**< 1 .. STEER_MAX_LISTEN_PORTS */
+	__u16 reply_port_base;			    /**< host order: first reply port */
+	__u16 reply_port_count;			    /**< ports base .. base + count - 1 */
+	__u16 pad;				    /**< zero */
 };
 
 /*
@@ -51,19 +51,19 @@ struct steer_cfg {
  * to the kernel because no AF_XDP socket was bound to their RX queue. Names are the
  * telemetry keys.
  */
-#define STEER_FOREACH_CTR(_)                                                                      \
-	_(TO_XSK_REQUEST, "to_xsk_request")     /* UDP to router address, a listen port */        \
-	_(TO_XSK_REPLY, "to_xsk_reply")         /* UDP to router address, reply port range */     \
-	_(PASS_UNCONFIGURED, "pass_unconfigured") /* object not patched by the loader */          \
-	_(PASS_SHORT_ETH, "pass_short_eth")     /* frame shorter than its Ethernet/VLAN header */ \
-	_(PASS_NOT_IPV4, "pass_not_ipv4")       /* ARP, IPv6, other ethertypes, stacked VLANs */  \
-	_(PASS_BAD_IPV4, "pass_bad_ipv4")       /* truncated, version != 4, IHL < 5, bad length */ \
-	_(PASS_FRAGMENT, "pass_fragment")       /* MF set or offset != 0 */                       \
-	_(PASS_NOT_UDP, "pass_not_udp")         /* ICMP, TCP, ... */                              \
-	_(PASS_OTHER_ADDR, "pass_other_addr")   /* UDP not to the router address */               \
-	_(PASS_BAD_UDP, "pass_bad_udp")         /* truncated UDP header or lying UDP length */    \
-	_(PASS_OTHER_PORT, "pass_other_port")   /* UDP to the router, not a port of ours */       \
-	_(XSK_MISSING, "xsk_missing")           /* of TO_XSK_*: no socket on the queue */
+#define STEER_FOREACH_CTR(_)                                                                     \
+	_(TO_XSK_REQUEST, "to_xsk_request")	  /* UDP to router address, a listen port */     \
+	_(TO_XSK_REPLY, "to_xsk_reply")		  /* UDP to router address, reply port range */  \
+	_(PASS_UNCONFIGURED, "pass_unconfigured") /* object not patched by the loader */         \
+	_(PASS_SHORT_ETH, "pass_short_eth")   /* frame shorter than its Ethernet/VLAN header */  \
+	_(PASS_NOT_IPV4, "pass_not_ipv4")     /* ARP, IPv6, other ethertypes, stacked VLANs */   \
+	_(PASS_BAD_IPV4, "pass_bad_ipv4")     /* truncated, version != 4, IHL < 5, bad length */ \
+	_(PASS_FRAGMENT, "pass_fragment")     /* MF set or offset != 0 */                        \
+	_(PASS_NOT_UDP, "pass_not_udp")	      /* ICMP, TCP, ... */                               \
+	_(PASS_OTHER_ADDR, "pass_other_addr") /* UDP not to the router address */                \
+	_(PASS_BAD_UDP, "pass_bad_udp")	      /* truncated UDP header or lying UDP length */     \
+	_(PASS_OTHER_PORT, "pass_other_port") /* UDP to the router, not a port of ours */        \
+	_(XSK_MISSING, "xsk_missing")	      /* of TO_XSK_*: no socket on the queue */
 
 #define STEER_CTR_ENUM_(id, name) STEER_CTR_##id,
 /** Counter slots: index into steer_stats. */

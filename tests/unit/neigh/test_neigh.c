@@ -37,9 +37,8 @@ static void mac_of(const char *text, uint8_t mac[6])
 {
 	unsigned int b[6], i;
 
-	assert_int_equal(sscanf(text, "%x:%x:%x:%x:%x:%x", &b[0], &b[1], &b[2], &b[3], &b[4],
-				&b[5]),
-			 6);
+	assert_int_equal(
+		sscanf(text, "%x:%x:%x:%x:%x:%x", &b[0], &b[1], &b[2], &b[3], &b[4], &b[5]), 6);
 	for (i = 0; i < 6; i++)
 		mac[i] = (uint8_t)b[i];
 }

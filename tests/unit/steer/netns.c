@@ -79,8 +79,7 @@ int netns_up(struct netns_pair *p, const char *tag, int net)
 	p->home_fd = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
 	registered = p;
 	atexit(down_at_exit);
-	if (p->home_fd < 0 ||
-	    netns_sh("ip netns add %s && ip netns add %s", p->a, p->b) != 0 ||
+	if (p->home_fd < 0 || netns_sh("ip netns add %s && ip netns add %s", p->a, p->b) != 0 ||
 	    netns_sh("ip link add %s netns %s type veth peer name %s netns %s address %s", p->if_a,
 		     p->a, p->if_b, p->b, p->mac_b) != 0 ||
 	    netns_sh("ip -n %s addr add %s/24 dev %s && ip -n %s link set %s up && "

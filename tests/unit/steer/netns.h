@@ -13,12 +13,12 @@
 #include <stdbool.h>
 
 struct netns_pair {
-	char a[32], b[32];       /* namespace names */
+	char a[32], b[32];	 /* namespace names */
 	char if_a[16], if_b[16]; /* interface names */
 	char ip_a[20], ip_b[20]; /* dotted quads */
-	char mac_b[18];          /* the address given to if_b */
-	int net;                 /* third octet */
-	int home_fd;             /* the test's own namespace */
+	char mac_b[18];		 /* the address given to if_b */
+	int net;		 /* third octet */
+	int home_fd;		 /* the test's own namespace */
 };
 
 /* Run a shell command; returns its exit status (or -1). Prints it on failure. */

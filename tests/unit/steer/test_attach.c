@@ -192,7 +192,7 @@ static void test_foreign_program_kept(void **state)
 {
 	const struct bpf_insn pass[] = {
 		{.code = 0xb7, .dst_reg = 0, .imm = XDP_PASS}, /* r0 = XDP_PASS */
-		{.code = 0x95},                                /* exit */
+		{.code = 0x95},				       /* exit */
 	};
 	struct steer_config c = config();
 	char err[256] = "";
@@ -239,9 +239,9 @@ static void kernel_traffic(uint32_t mode)
 	assert_int_equal(pmd_attach(&p, steer_object_path(s), mode), 0);
 	assert_int_equal(steer_check_attached(s, err, sizeof(err)), 0);
 	netns_sh("ip -n %s neigh flush all; ip -n %s neigh flush all", ns.a, ns.b);
-	assert_int_equal(netns_sh("ip netns exec %s ping -q -c 3 -i 0.2 -W 2 %s >/dev/null", ns.b,
-				  ns.ip_a),
-			 0);
+	assert_int_equal(
+		netns_sh("ip netns exec %s ping -q -c 3 -i 0.2 -W 2 %s >/dev/null", ns.b, ns.ip_a),
+		0);
 	assert_int_equal(
 		netns_sh("f=$(mktemp); ip netns exec %s timeout 5 nc -l %s 7777 >$f & sleep 0.5; "
 			 "echo ringway-tcp | ip netns exec %s timeout 5 nc -N %s 7777; wait; "
@@ -257,7 +257,7 @@ static void kernel_traffic(uint32_t mode)
 			 ns.a, ns.ip_a, ns.b, ns.ip_a),
 		0);
 	assert_int_equal(steer_read_stats(s, n), 0);
-	assert_true(n[STEER_CTR_PASS_NOT_IPV4] >= 1); /* ARP */
+	assert_true(n[STEER_CTR_PASS_NOT_IPV4] >= 1);	 /* ARP */
 	assert_true(n[STEER_CTR_PASS_NOT_UDP] >= 3 + 3); /* 3 echo requests, TCP segments */
 	assert_true(n[STEER_CTR_TO_XSK_REQUEST] >= 1);
 	assert_int_equal(n[STEER_CTR_XSK_MISSING],

@@ -133,9 +133,9 @@ static void test_config_lands_in_rodata(void **state)
 	assert_non_null(bpf_object__find_map_by_name(obj, STEER_XSKS_MAP_NAME));
 	assert_int_equal(bpf_map__type(bpf_object__find_map_by_name(obj, STEER_XSKS_MAP_NAME)),
 			 BPF_MAP_TYPE_XSKMAP);
-	assert_int_equal(bpf_map__max_entries(bpf_object__find_map_by_name(obj,
-									   STEER_STATS_MAP_NAME)),
-			 STEER_CTR_COUNT);
+	assert_int_equal(
+		bpf_map__max_entries(bpf_object__find_map_by_name(obj, STEER_STATS_MAP_NAME)),
+		STEER_CTR_COUNT);
 	bpf_object__close(obj);
 	free(img);
 }
@@ -174,6 +174,34 @@ static void test_counter_names(void **state)
 	assert_string_equal(steer_ctr_name(STEER_CTR_XSK_MISSING), "xsk_missing");
 }
 
+static void test_vdev_iface(void **state)
+{
+	char ifname[16];
+
+	(void)state;
+	assert_int_equal(
+		steer_vdev_iface("net_af_xdp0,iface=eth1,queue_count=2", ifname, sizeof(ifname)),
+		1);
+	assert_string_equal(ifname, "eth1");
+	assert_int_equal(
+		steer_vdev_iface("net_af_xdp1,start_queue=2,iface=veth0", ifname, sizeof(ifname)),
+		1);
+	assert_string_equal(ifname, "veth0");
+	assert_int_equal(steer_vdev_iface("net_af_packet0,iface=eth1", ifname, sizeof(ifname)), 0);
+	assert_int_equal(steer_vdev_iface("net_ring0", ifname, sizeof(ifname)), 0);
+	assert_int_equal(steer_vdev_iface("net_af_xdp0,queue_count=2", ifname, sizeof(ifname)),
+			 -EINVAL);
+	assert_int_equal(steer_vdev_iface("net_af_xdp0,iface=", ifname, sizeof(ifname)), -EINVAL);
+	assert_int_equal(steer_vdev_iface("net_af_xdp0,myiface=eth1", ifname, sizeof(ifname)),
+			 -EINVAL);
+	assert_int_equal(
+		steer_vdev_iface("net_af_xdp0,iface=eth1,xdp_prog=/x.o", ifname, sizeof(ifname)),
+		-EINVAL);
+	assert_int_equal(
+		steer_vdev_iface("net_af_xdp0,iface=averyveryverylongname", ifname, sizeof(ifname)),
+		-EINVAL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -181,6 +209,7 @@ int main(void)
 		cmocka_unit_test(test_config_lands_in_rodata),
 		cmocka_unit_test(test_two_builds_differ_only_in_config),
 		cmocka_unit_test(test_counter_names),
+		cmocka_unit_test(test_vdev_iface),
 	};
 
 	libbpf_set_print(quiet);

@@ -43,9 +43,9 @@ static uint16_t port_id;
 /* Send one UDP datagram from namespace b to a's address, port @port. */
 static void send_udp(uint16_t port, const char *text)
 {
-	assert_int_equal(netns_sh("echo %s | ip netns exec %s nc -u -w0 %s %u", text, ns.b,
-				  ns.ip_a, port),
-			 0);
+	assert_int_equal(
+		netns_sh("echo %s | ip netns exec %s nc -u -w0 %s %u", text, ns.b, ns.ip_a, port),
+		0);
 }
 
 /* Poll the port for up to 2 s for a UDP datagram to @port carrying @text. */
@@ -64,7 +64,8 @@ static bool receive_udp(uint16_t port, const char *text)
 			const struct rte_udp_hdr *udp = (const void *)(p + 14 + 20);
 			size_t tl = strlen(text);
 
-			if (m[i]->data_len >= 14 + 20 + 8 + tl && ip->next_proto_id == IPPROTO_UDP &&
+			if (m[i]->data_len >= 14 + 20 + 8 + tl &&
+			    ip->next_proto_id == IPPROTO_UDP &&
 			    rte_be_to_cpu_16(udp->dst_port) == port &&
 			    memcmp(udp + 1, text, tl) == 0)
 				found = true;
@@ -88,9 +89,9 @@ static void test_ours_reach_the_port(void **state)
 static void test_kernel_keeps_the_rest(void **state)
 {
 	(void)state;
-	assert_int_equal(netns_sh("ip netns exec %s ping -q -c 2 -i 0.2 -W 2 %s >/dev/null", ns.b,
-				  ns.ip_a),
-			 0);
+	assert_int_equal(
+		netns_sh("ip netns exec %s ping -q -c 2 -i 0.2 -W 2 %s >/dev/null", ns.b, ns.ip_a),
+		0);
 	assert_int_equal(
 		netns_sh("f=$(mktemp); ip netns exec %s timeout 3 nc -u -l %s 5353 >$f & "
 			 "sleep 0.5; echo kernel-udp | ip netns exec %s nc -u -w1 %s 5353; "
@@ -110,7 +111,7 @@ static void test_counters(void **state)
 	assert_true(n[STEER_CTR_TO_XSK_REQUEST] >= 1);
 	assert_true(n[STEER_CTR_TO_XSK_REPLY] >= 1);
 	assert_int_equal(n[STEER_CTR_XSK_MISSING], 0);
-	assert_true(n[STEER_CTR_PASS_NOT_UDP] >= 2);   /* echo requests */
+	assert_true(n[STEER_CTR_PASS_NOT_UDP] >= 2);	/* echo requests */
 	assert_true(n[STEER_CTR_PASS_OTHER_PORT] >= 1); /* 5353 */
 }
 
@@ -127,18 +128,33 @@ static void test_close_detaches(void **state)
 
 static int start_port(void)
 {
-	char vdev[256], prefix[64];
+	char vdev[256], prefix[64], base[128], ifname[16];
 	char *argv[] = {
-		"test_steer_pmd", "-l", "0", "--no-huge", "-m", "256", "--no-pci", "--no-shconf",
-		"--log-level", "error", "--file-prefix", prefix, "--vdev", vdev,
+		"test_steer_pmd",
+		"-l",
+		"0",
+		"--no-huge",
+		"-m",
+		"256",
+		"--no-pci",
+		"--no-shconf",
+		"--log-level",
+		"error",
+		"--file-prefix",
+		prefix,
+		"--vdev",
+		vdev,
 	};
 	struct rte_eth_conf conf;
 	struct rte_mempool *pool;
 	char err[256] = "";
 
 	snprintf(prefix, sizeof(prefix), "steer_pmd_%d", (int)getpid());
-	snprintf(vdev, sizeof(vdev), "net_af_xdp0,iface=%s,start_queue=0,queue_count=1,xdp_prog=%s",
-		 ns.if_a, steer_object_path(steer));
+	/* What the router does with the user's --vdev argument. */
+	snprintf(base, sizeof(base), "net_af_xdp0,iface=%s,start_queue=0,queue_count=1", ns.if_a);
+	if (steer_vdev_iface(base, ifname, sizeof(ifname)) != 1 || strcmp(ifname, ns.if_a) != 0 ||
+	    steer_vdev_with_prog(base, steer, vdev, sizeof(vdev)) != 0)
+		return -1;
 	if (rte_eal_init((int)RTE_DIM(argv), argv) < 0 || rte_eth_dev_count_avail() != 1)
 		return -1;
 	port_id = 0;

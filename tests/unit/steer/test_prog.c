@@ -7,7 +7,8 @@
  *     tell "steered" (to_xsk_* plus xsk_missing) from "passed" (pass_*);
  *   - an AF_XDP socket bound to lo's queue 0 in xsks_map: our packets now return
  *     XDP_REDIRECT, everything else still XDP_PASS.
- * Config: router 198.18.0.1, listen ports 11211 and 11311, replies 40000..40999.
+ * Config: router 198.18.0.1, 16 listen ports (11211, 11311, 20002..20015), replies
+ * 40000..40999.
  */
 #include <errno.h>
 #include <net/if.h>
@@ -30,12 +31,13 @@
 
 #include "steer.h"
 
-#define ROUTER   0xc6120001u /* 198.18.0.1 */
-#define OTHER_IP 0xc6120063u /* 198.18.0.99 */
-#define PORT_A   11211
-#define PORT_B   11311
-#define RBASE    40000
-#define RCOUNT   1000
+#define ROUTER	  0xc6120001u /* 198.18.0.1 */
+#define OTHER_IP  0xc6120063u /* 198.18.0.99 */
+#define PORT_A	  11211
+#define PORT_B	  11311
+#define PORT_LAST 20015 /* the last of the 16 listen ports; 2..15 are 20002..20015 */
+#define RBASE	  40000
+#define RCOUNT	  1000
 
 struct fixture {
 	struct bpf_object *obj;
@@ -61,25 +63,30 @@ static struct {
 
 /* What a frame looks like; build() turns it into bytes. */
 struct frame {
-	int vlans;          /* 802.1Q tags before the ethertype: 0, 1 or 2 */
+	int vlans;	    /* 802.1Q tags before the ethertype: 0, 1 or 2 */
 	uint16_t ethertype; /* after the tags */
 	uint8_t version;    /* IPv4 version nibble */
-	uint8_t ihl;        /* 32-bit words */
+	uint8_t ihl;	    /* 32-bit words */
 	int ip_len_delta;   /* added to the true IP total length */
 	uint16_t frag_off;  /* host order, flags and offset */
 	uint8_t proto;
-	uint32_t daddr;     /* host order */
+	uint32_t daddr; /* host order */
 	uint16_t dport;
-	int udp_len_delta;  /* added to the true UDP length */
-	size_t payload;     /* bytes after the UDP header */
-	size_t pad;         /* bytes after the IP datagram (Ethernet padding) */
+	int udp_len_delta; /* added to the true UDP length */
+	size_t payload;	   /* bytes after the UDP header */
+	size_t pad;	   /* bytes after the IP datagram (Ethernet padding) */
 };
 
 static struct frame request(uint16_t port)
 {
 	struct frame f = {
-		.ethertype = ETH_P_IP, .version = 4, .ihl = 5, .proto = IPPROTO_UDP,
-		.daddr = ROUTER, .dport = port, .payload = 24,
+		.ethertype = ETH_P_IP,
+		.version = 4,
+		.ihl = 5,
+		.proto = IPPROTO_UDP,
+		.daddr = ROUTER,
+		.dport = port,
+		.payload = 24,
 	};
 	return f;
 }
@@ -205,14 +212,17 @@ static int load(struct fixture *fx)
 	struct steer_config c = {
 		.router_ip = htonl(ROUTER),
 		.listen_ports = {PORT_A, PORT_B},
-		.n_listen_ports = 2,
+		.n_listen_ports = STEER_MAX_LISTEN_PORTS,
 		.reply_port_base = RBASE,
 		.reply_port_count = RCOUNT,
 	};
 	char err[256];
 	void *img;
 	size_t len;
+	unsigned int i;
 
+	for (i = 2; i < STEER_MAX_LISTEN_PORTS; i++)
+		c.listen_ports[i] = (uint16_t)(PORT_LAST - (STEER_MAX_LISTEN_PORTS - 1) + i);
 	if (steer_object_build(&c, &img, &len, err, sizeof(err)) < 0) {
 		fprintf(stderr, "# %s\n", err);
 		return -1;
@@ -241,7 +251,9 @@ static int setup_empty(void **state)
 static int setup_socket(void **state)
 {
 	struct xsk_socket_config sc = {
-		.rx_size = 64, .tx_size = 64, .bind_flags = XDP_COPY,
+		.rx_size = 64,
+		.tx_size = 64,
+		.bind_flags = XDP_COPY,
 		.libbpf_flags = XSK_LIBBPF_FLAGS__INHIBIT_PROG_LOAD,
 	};
 	struct fixture *fx;
@@ -298,6 +310,8 @@ static void test_ours(void **state)
 	expect(fx, &f, STEER_CTR_TO_XSK_REQUEST, "request to first listen port");
 	f = request(PORT_B);
 	expect(fx, &f, STEER_CTR_TO_XSK_REQUEST, "request to second listen port");
+	f = request(PORT_LAST);
+	expect(fx, &f, STEER_CTR_TO_XSK_REQUEST, "request to the last of 16 listen ports");
 	f = request(RBASE);
 	expect(fx, &f, STEER_CTR_TO_XSK_REPLY, "reply to first reply port");
 	f = request(RBASE + RCOUNT - 1);
@@ -358,6 +372,8 @@ static void test_not_ours(void **state)
 	expect(fx, &f, STEER_CTR_PASS_OTHER_ADDR, "request to another address");
 	f = request(PORT_A + 1);
 	expect(fx, &f, STEER_CTR_PASS_OTHER_PORT, "UDP to another port");
+	f = request(PORT_LAST + 1);
+	expect(fx, &f, STEER_CTR_PASS_OTHER_PORT, "UDP one past the last listen port");
 	f = request(53);
 	expect(fx, &f, STEER_CTR_PASS_OTHER_PORT, "DNS");
 	f = request(RBASE - 1);
@@ -452,7 +468,7 @@ static void test_truncated(void **state)
 }
 
 #define WITH_EMPTY_MAP(t) cmocka_unit_test_setup_teardown(t, setup_empty, teardown)
-#define WITH_SOCKET(t)    cmocka_unit_test_setup_teardown(t, setup_socket, teardown)
+#define WITH_SOCKET(t)	  cmocka_unit_test_setup_teardown(t, setup_socket, teardown)
 
 int main(void)
 {
