@@ -109,11 +109,17 @@ static inline double lg_rand01(struct lg_rng *r)
 	return (double)(lg_rand(r) >> 11) * (1.0 / 9007199254740992.0);
 }
 
-/* Key choice: uniform, or zipf over a precomputed CDF. */
+/* Key choice: uniform, or zipf through an alias table (Walker/Vose) built at start-up from
+ * the zipf probabilities: one random entry read per pick, whatever the key count. */
+struct lg_alias {
+	uint32_t thresh; /* keep this entry when a uniform 32-bit coin is below thresh */
+	uint32_t alias;	 /* else take this one */
+};
+
 struct lg_keys {
 	uint32_t n;
 	enum lg_dist dist;
-	double *cdf; /* zipf: n entries, cdf[n-1] == 1 */
+	struct lg_alias *alias; /* zipf: n entries */
 	char prefix[MC_KEY_MAX + 1];
 	uint16_t prefix_len;
 	uint16_t digits;  /* decimal digits after the prefix, zero-padded */

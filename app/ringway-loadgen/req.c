@@ -24,22 +24,58 @@ static uint16_t decimal_digits(uint32_t v)
 	return d;
 }
 
-/* Zipf over ranks 1..n with exponent s: P(i) proportional to 1 / i^s; key index = rank - 1. */
-static int zipf_cdf(struct lg_keys *k, double s)
+/* Zipf over ranks 1..n with exponent s: P(i) proportional to 1 / i^s; key index = rank - 1.
+ * Vose's alias method: scale the probabilities to mean 1, then pair each entry below 1 with
+ * one above 1 that tops it up, so every entry holds at most two outcomes. */
+static int zipf_alias(struct lg_keys *k, double s)
 {
-	double sum = 0, acc = 0;
+	uint32_t n = k->n, ns = 0, nl = 0, *work = malloc(sizeof(uint32_t) * n);
+	double *p = malloc(sizeof(double) * n), sum = 0;
+	int rc = 0;
 
-	k->cdf = malloc(sizeof(double) * k->n);
-	if (k->cdf == NULL)
-		return -ENOMEM;
-	for (uint32_t i = 0; i < k->n; i++)
-		sum += 1.0 / pow((double)i + 1.0, s);
-	for (uint32_t i = 0; i < k->n; i++) {
-		acc += 1.0 / pow((double)i + 1.0, s);
-		k->cdf[i] = acc / sum;
+	k->alias = malloc(sizeof(*k->alias) * n);
+	if (work == NULL || p == NULL || k->alias == NULL) {
+		rc = -ENOMEM;
+		goto out;
 	}
-	k->cdf[k->n - 1] = 1.0;
-	return 0;
+	for (uint32_t i = 0; i < n; i++) {
+		p[i] = 1.0 / pow((double)i + 1.0, s);
+		sum += p[i];
+	}
+	/* work[0..ns) holds the small entries, work[n-nl..n) the large ones. */
+	for (uint32_t i = 0; i < n; i++) {
+		p[i] = p[i] * n / sum;
+		if (p[i] < 1.0)
+			work[ns++] = i;
+		else
+			work[n - ++nl] = i;
+	}
+	while (ns > 0 && nl > 0) {
+		uint32_t sm = work[--ns], lg = work[n - nl--];
+
+		k->alias[sm].thresh = (uint32_t)(p[sm] * 4294967296.0);
+		k->alias[sm].alias = lg;
+		p[lg] -= 1.0 - p[sm];
+		if (p[lg] < 1.0)
+			work[ns++] = lg;
+		else
+			work[n - ++nl] = lg;
+	}
+	/* What is left has probability 1 up to rounding: always itself. */
+	while (ns > 0) {
+		uint32_t i = work[--ns];
+
+		k->alias[i] = (struct lg_alias){.thresh = UINT32_MAX, .alias = i};
+	}
+	while (nl > 0) {
+		uint32_t i = work[n - nl--];
+
+		k->alias[i] = (struct lg_alias){.thresh = UINT32_MAX, .alias = i};
+	}
+out:
+	free(work);
+	free(p);
+	return rc;
 }
 
 int lg_keys_init(struct lg_keys *k, const struct lg_opts *o)
@@ -59,35 +95,25 @@ int lg_keys_init(struct lg_keys *k, const struct lg_opts *o)
 	k->n = o->keys;
 	k->dist = o->dist;
 	if (o->dist == LG_DIST_ZIPF)
-		return zipf_cdf(k, o->zipf_s);
+		return zipf_alias(k, o->zipf_s);
 	return 0;
 }
 
 void lg_keys_free(struct lg_keys *k)
 {
-	free(k->cdf);
-	k->cdf = NULL;
+	free(k->alias);
+	k->alias = NULL;
 }
 
 uint32_t lg_keys_pick(const struct lg_keys *k, struct lg_rng *r)
 {
-	uint32_t lo = 0, hi;
-	double u;
+	uint32_t i = (uint32_t)(((lg_rand(r) >> 32) * (uint64_t)k->n) >> 32);
+	const struct lg_alias *a;
 
 	if (k->dist == LG_DIST_UNIFORM)
-		return (uint32_t)(((lg_rand(r) >> 32) * (uint64_t)k->n) >> 32);
-	/* The first rank whose cumulative probability exceeds u. */
-	u = lg_rand01(r);
-	hi = k->n - 1;
-	while (lo < hi) {
-		uint32_t mid = lo + (hi - lo) / 2;
-
-		if (k->cdf[mid] > u)
-			hi = mid;
-		else
-			lo = mid + 1;
-	}
-	return lo;
+		return i;
+	a = &k->alias[i];
+	return (uint32_t)(lg_rand(r) >> 32) < a->thresh ? i : a->alias;
 }
 
 void lg_key_write(const struct lg_keys *k, uint32_t idx, uint8_t *p)

@@ -1,0 +1,233 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The load generator's EAL-free parts: the latency histogram's quantiles, key names, the
+ * zipf and uniform key choice against the exact probabilities, and request bytes in the
+ * three protocols as memcached's protocol.txt / protocol_binary.h define them.
+ */
+#include <errno.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "loadgen.h"
+
+static void opts_init(struct lg_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->keys = 1000;
+	o->value_size = 5;
+	o->get_ratio = 0.9;
+	strcpy(o->key_prefix, "lg:");
+}
+
+static void test_hist_quantiles(void **state)
+{
+	struct lg_hist *h = malloc(sizeof(*h));
+	(void)state;
+
+	lg_hist_reset(h);
+	assert_int_equal(lg_hist_quantile(h, 0.5), 0);
+	lg_hist_add(h, 12345);
+	assert_int_equal(lg_hist_quantile(h, 0.5), 12345);
+	assert_int_equal(lg_hist_quantile(h, 0.999), 12345);
+	/* 1..1,000,000 cycles once each: the q-quantile is q * 1e6, within the 1/64 bucket. */
+	lg_hist_reset(h);
+	for (uint64_t v = 1; v <= 1000000; v++)
+		lg_hist_add(h, v);
+	static const double qs[] = {0.5, 0.9, 0.99, 0.999};
+	for (size_t i = 0; i < sizeof(qs) / sizeof(qs[0]); i++) {
+		double want = qs[i] * 1e6, got = (double)lg_hist_quantile(h, qs[i]);
+
+		assert_true(fabs(got - want) <= want / 64);
+	}
+	assert_int_equal(h->min, 1);
+	assert_int_equal(h->max, 1000000);
+	assert_int_equal(h->count, 1000000);
+	free(h);
+}
+
+static void test_hist_buckets(void **state)
+{
+	unsigned int prev = 0;
+	(void)state;
+
+	/* Exact below 128; every value lies in [low(i), low(i + 1)); indices never fall. */
+	for (uint64_t v = 0; v < 128; v++)
+		assert_int_equal(lg_hist_low(lg_hist_index(v)), v);
+	for (uint64_t v = 1; v < (1ULL << 40); v = v * 3 / 2 + 1) {
+		unsigned int i = lg_hist_index(v);
+
+		assert_true(i < LG_HIST_BUCKETS);
+		assert_true(i >= prev);
+		assert_true(lg_hist_low(i) <= v);
+		assert_true(v < lg_hist_low(i + 1));
+		assert_true((double)(lg_hist_low(i + 1) - lg_hist_low(i)) <= (double)v / 64 + 1);
+		prev = i;
+	}
+	assert_true(lg_hist_index(UINT64_MAX) < LG_HIST_BUCKETS);
+}
+
+static void test_key_names(void **state)
+{
+	struct lg_opts o;
+	struct lg_keys k;
+	uint8_t buf[MC_KEY_MAX];
+	(void)state;
+
+	opts_init(&o);
+	o.keys = 1000;
+	assert_int_equal(lg_keys_init(&k, &o), 0);
+	assert_int_equal(k.key_len, 6);
+	lg_key_write(&k, 42, buf);
+	assert_memory_equal(buf, "lg:042", 6);
+	lg_key_write(&k, 999, buf);
+	assert_memory_equal(buf, "lg:999", 6);
+	lg_keys_free(&k);
+
+	o.key_size = 20; /* padded with zeros to 20 bytes */
+	assert_int_equal(lg_keys_init(&k, &o), 0);
+	assert_int_equal(k.key_len, 20);
+	lg_key_write(&k, 7, buf);
+	assert_memory_equal(buf, "lg:00000000000000007", 20);
+	lg_keys_free(&k);
+
+	memset(o.key_prefix, 'p', 249);
+	o.key_prefix[249] = '\0';
+	o.key_size = 0;
+	assert_int_equal(lg_keys_init(&k, &o), -ENAMETOOLONG); /* 249 + 3 digits > 250 */
+}
+
+/* Sampled frequencies against exact probabilities, within 5 standard deviations. */
+static void check_freq(const struct lg_keys *k, const double *prob, uint32_t n, uint64_t samples)
+{
+	uint64_t *count = calloc(n, sizeof(uint64_t));
+	struct lg_rng r = {.s = 0x1234567};
+
+	for (uint64_t i = 0; i < samples; i++) {
+		uint32_t key = lg_keys_pick(k, &r);
+
+		assert_true(key < n);
+		count[key]++;
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		double mean = prob[i] * (double)samples;
+		double sd = sqrt(mean * (1 - prob[i]));
+
+		if (fabs((double)count[i] - mean) > 5 * sd + 1)
+			fail_msg("key %u: %" PRIu64 " picks, expected %.0f +- %.0f", i, count[i],
+				 mean, sd);
+	}
+	free(count);
+}
+
+static void test_zipf(void **state)
+{
+	static const double exps[] = {0.5, 0.99, 1.5};
+	enum { N = 200 };
+	double prob[N];
+	(void)state;
+
+	for (size_t e = 0; e < sizeof(exps) / sizeof(exps[0]); e++) {
+		struct lg_opts o;
+		struct lg_keys k;
+		double h = 0;
+
+		opts_init(&o);
+		o.keys = N;
+		o.dist = LG_DIST_ZIPF;
+		o.zipf_s = exps[e];
+		assert_int_equal(lg_keys_init(&k, &o), 0);
+		for (int i = 0; i < N; i++)
+			h += 1.0 / pow(i + 1, exps[e]);
+		for (int i = 0; i < N; i++)
+			prob[i] = 1.0 / pow(i + 1, exps[e]) / h;
+		check_freq(&k, prob, N, 2000000);
+		lg_keys_free(&k);
+	}
+}
+
+static void test_uniform(void **state)
+{
+	enum { N = 37 };
+	double prob[N];
+	struct lg_opts o;
+	struct lg_keys k;
+	(void)state;
+
+	opts_init(&o);
+	o.keys = N;
+	assert_int_equal(lg_keys_init(&k, &o), 0);
+	for (int i = 0; i < N; i++)
+		prob[i] = 1.0 / N;
+	check_freq(&k, prob, N, 1000000);
+	lg_keys_free(&k);
+}
+
+/* One request of each kind: the bytes, and the router's parser agrees on command and key. */
+static void check_req(enum mc_proto proto, enum lg_op op, const uint8_t *want, size_t want_len,
+		      enum mc_cmd cmd)
+{
+	struct lg_opts o;
+	struct lg_keys k;
+	struct lg_req q;
+	uint8_t buf[256];
+	uint32_t len;
+	struct mc_requests *reqs = malloc(sizeof(*reqs));
+
+	opts_init(&o);
+	o.proto = proto;
+	assert_int_equal(lg_keys_init(&k, &o), 0);
+	assert_int_equal(lg_req_init(&q, &k, &o), 0);
+	len = lg_req_write(&q, op, 42, 0x0102, buf);
+	assert_int_equal(len, want_len);
+	assert_memory_equal(buf, want, want_len);
+	assert_true(len <= lg_req_max_len(&q, op));
+	assert_int_equal(mc_parse_requests(buf, len, reqs), MC_OK);
+	assert_int_equal(reqs->nreq, 1);
+	assert_int_equal(reqs->req[0].cmd, cmd);
+	assert_int_equal(reqs->keys[0].len, 6);
+	assert_memory_equal(buf + reqs->keys[0].off, "lg:042", 6);
+	lg_req_free(&q);
+	lg_keys_free(&k);
+	free(reqs);
+}
+
+static void test_requests(void **state)
+{
+	static const uint8_t bin_get[] = {
+		0x80, 0x00, 0x00, 0x06, 0x00, 0x00, 0x00, 0x00, /* magic GET keylen 6 */
+		0x00, 0x00, 0x00, 0x06, 0x00, 0x00, 0x01, 0x02, /* body 6, opaque 0x0102 */
+		0,    0,    0,	  0,	0,    0,    0,	  0,	'l', 'g', ':', '0', '4', '2'};
+	static const uint8_t bin_set[] = {
+		0x80, 0x01, 0x00, 0x06, 0x08, 0x00, 0x00, 0x00, /* SET keylen 6 extras 8 */
+		0x00, 0x00, 0x00, 0x13, 0x00, 0x00, 0x01, 0x02, /* body 8 + 6 + 5 = 19 */
+		0,    0,    0,	  0,	0,    0,    0,	  0,	0,   0,	  0,
+		0,    0,    0,	  0,	0, /* cas; flags, exptime */
+		'l',  'g',  ':',  '0',	'4',  '2',  'a',  'b',	'c', 'd', 'e'};
+	(void)state;
+
+#define TXT(s) (const uint8_t *)(s), sizeof(s) - 1
+	check_req(MC_PROTO_ASCII, LG_OP_GET, TXT("get lg:042\r\n"), MC_CMD_GET);
+	check_req(MC_PROTO_ASCII, LG_OP_SET, TXT("set lg:042 0 0 5\r\nabcde\r\n"), MC_CMD_SET);
+	check_req(MC_PROTO_META, LG_OP_GET, TXT("mg lg:042 v\r\n"), MC_CMD_MG);
+	check_req(MC_PROTO_META, LG_OP_SET, TXT("ms lg:042 5\r\nabcde\r\n"), MC_CMD_MS);
+#undef TXT
+	check_req(MC_PROTO_BINARY, LG_OP_GET, bin_get, sizeof(bin_get), MC_CMD_GET);
+	check_req(MC_PROTO_BINARY, LG_OP_SET, bin_set, sizeof(bin_set), MC_CMD_SET);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_hist_quantiles), cmocka_unit_test(test_hist_buckets),
+		cmocka_unit_test(test_key_names),      cmocka_unit_test(test_zipf),
+		cmocka_unit_test(test_uniform),	       cmocka_unit_test(test_requests),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
