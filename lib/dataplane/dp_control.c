@@ -288,25 +288,85 @@ socket_free(void *ptr, void *ctx)
 	rte_free(ptr);
 }
 
-static int32_t
-ep_find(const struct dp *dp, uint32_t ip, uint16_t port)
-{
-	uint32_t n = atomic_load_explicit(&dp->n_eps_hwm, memory_order_relaxed);
+/* Endpoints in use by address:port, for one publication (control lcore, malloc is fine):
+ * open addressing, linear probing, at most half full. */
+struct ep_index {
+	uint64_t *keys; /* (ip << 16 | port) + 1; 0 = empty */
+	uint32_t *idx;
+	uint32_t mask;
+};
 
-	for (uint32_t i = 0; i < n; i++)
-		if (dp->eps[i].used && dp->eps[i].port == port &&
-		    atomic_load_explicit(&dp->eps[i].ip, memory_order_relaxed) == ip)
-			return (int32_t)i;
-	return -ENOENT;
+static uint64_t
+ep_key(uint32_t ip, uint16_t port)
+{
+	return ((uint64_t)ip << 16 | port) + 1;
 }
 
-/* A free endpoint index not in @p taken: never used first, then ones no ring references. */
-static int32_t
-ep_claimable(const struct dp *dp, const uint8_t *taken)
+static uint32_t
+ep_slot(const struct ep_index *x, uint64_t key)
 {
-	for (uint32_t i = 0; i < dp->cfg.neighbours; i++)
+	uint32_t h = (uint32_t)((key * UINT64_C(0x9e3779b97f4a7c15)) >> 32) & x->mask;
+
+	while (x->keys[h] != 0 && x->keys[h] != key)
+		h = (h + 1) & x->mask;
+	return h;
+}
+
+static int
+ep_index_build(const struct dp *dp, struct ep_index *x)
+{
+	uint32_t n = atomic_load_explicit(&dp->n_eps_hwm, memory_order_relaxed), size = 16;
+
+	while (size < 2 * n)
+		size <<= 1;
+	x->mask = size - 1;
+	x->keys = calloc(size, sizeof(*x->keys));
+	x->idx = calloc(size, sizeof(*x->idx));
+	if (x->keys == NULL || x->idx == NULL)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < n; i++) {
+		const struct dp_endpoint *e = &dp->eps[i];
+		uint64_t key;
+		uint32_t h;
+
+		if (!e->used)
+			continue;
+		key = ep_key(atomic_load_explicit(&e->ip, memory_order_relaxed), e->port);
+		h = ep_slot(x, key);
+		if (x->keys[h] == 0) { /* first entry for an address wins */
+			x->keys[h] = key;
+			x->idx[h] = i;
+		}
+	}
+	return 0;
+}
+
+static void
+ep_index_free(struct ep_index *x)
+{
+	free(x->keys);
+	free(x->idx);
+}
+
+static int32_t
+ep_find(const struct ep_index *x, uint32_t ip, uint16_t port)
+{
+	uint32_t h = ep_slot(x, ep_key(ip, port));
+
+	return x->keys[h] != 0 ? (int32_t)x->idx[h] : -ENOENT;
+}
+
+/* A free endpoint index not in @p taken, from *cursor on (what lies before it was refused
+ * and stays refused during one plan): never used, or used by no ring. */
+static int32_t
+ep_claimable(const struct dp *dp, const uint8_t *taken, uint32_t *cursor)
+{
+	for (; *cursor < dp->cfg.neighbours; (*cursor)++) {
+		uint32_t i = *cursor;
+
 		if (!taken[i] && (!dp->eps[i].used || !dp->eps[i].in_ring))
 			return (int32_t)i;
+	}
 	return -ENOSPC;
 }
 
@@ -373,32 +433,40 @@ views_free(struct dp_view **v, unsigned int n)
 	}
 }
 
-/* Map every member to an endpoint index (existing or to claim), without changing anything. */
+/* Map every member to an endpoint index (existing or to claim), without changing anything.
+ * O(members + endpoints). */
 static int
 plan_endpoints(const struct dp *dp, const struct pl_placement *pl, uint32_t *map,
 	       uint32_t *ips, uint8_t *taken)
 {
-	uint32_t n = pl_member_count(pl);
+	uint32_t n = pl_member_count(pl), cursor = 0;
+	struct ep_index x;
+	int rc = ep_index_build(dp, &x);
 
-	for (uint32_t i = 0; i < n; i++) {
+	for (uint32_t i = 0; rc == 0 && i < n; i++) {
 		const struct pl_member *pm = pl_member_at(pl, i);
 		struct in_addr a;
 		int32_t e;
 
-		if (inet_pton(AF_INET, pm->addr, &a) != 1)
-			return -EINVAL;
+		if (inet_pton(AF_INET, pm->addr, &a) != 1) {
+			rc = -EINVAL;
+			break;
+		}
 		ips[i] = a.s_addr;
-		e = ep_find(dp, ips[i], pm->port);
+		e = ep_find(&x, ips[i], pm->port);
 		if (e < 0 || taken[e]) {
 			/* Two members at one address:port share nothing: each gets its own. */
-			e = ep_claimable(dp, taken);
-			if (e < 0)
-				return -ENOSPC;
+			e = ep_claimable(dp, taken, &cursor);
+			if (e < 0) {
+				rc = -ENOSPC;
+				break;
+			}
 		}
 		taken[e] = 1;
 		map[i] = (uint32_t)e;
 	}
-	return 0;
+	ep_index_free(&x);
+	return rc;
 }
 
 int

@@ -6,6 +6,9 @@
  * heap returns to its size).
  */
 
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -190,6 +193,61 @@ test_publish_refused_keeps_ring(void **state)
 	t_dp_stop();
 }
 
+static void
+many_neighbours(struct dp_config *c)
+{
+	c->neighbours = 16384;
+}
+
+/* 10,000 nodes: publication stays linear (endpoint lookups indexed), a removed node's
+ * endpoint is reused by the next new one, and requests follow the placement. */
+static void
+test_publish_10000_nodes(void **state)
+{
+	enum { N = 10000 };
+	struct pl_member *m = calloc(N + 1, sizeof(*m));
+	struct pl_config c = {0};
+	struct pl_placement *big, *moved;
+	struct dp_node_stats ns;
+	uint64_t t0, us1, us2;
+
+	(void)state;
+	assert_non_null(m);
+	t_dp_start(1, 4, many_neighbours);
+	for (int i = 0; i < N + 1; i++) {
+		snprintf(m[i].name, sizeof(m[i].name), "m%d", i);
+		snprintf(m[i].addr, sizeof(m[i].addr), "198.19.%d.%d", i / 200, 1 + i % 200);
+		m[i].port = 11211;
+		m[i].weight = 1;
+	}
+	c.vnodes = 8;
+	big = pl_build(&c, m, N);
+	moved = pl_build(&c, m + 1, N); /* m0 gone, m10000 new */
+	assert_non_null(big);
+	assert_non_null(moved);
+	t0 = rte_get_tsc_cycles();
+	assert_int_equal(dp_publish_placement(rig.dp, big, NULL, 2), 0);
+	us1 = (rte_get_tsc_cycles() - t0) * 1000000 / rte_get_tsc_hz();
+	t0 = rte_get_tsc_cycles();
+	assert_int_equal(dp_publish_placement(rig.dp, moved, NULL, 3), 0);
+	us2 = (rte_get_tsc_cycles() - t0) * 1000000 / rte_get_tsc_hz();
+	print_message("publish 10000 nodes: %lu us first, %lu us after a change\n",
+		      (unsigned long)us1, (unsigned long)us2);
+	assert_true(us2 < 2000000);
+	/* Member 9999 of `moved` is m10000 at 198.19.50.1. */
+	assert_int_equal(dp_member_node(rig.dp, N - 1, &ns), 0);
+	assert_string_equal(ns.name, "m10000");
+	assert_int_equal(ns.ip, t_ip("198.19.50.1"));
+	assert_int_equal(dp_member_node(rig.dp, 0, &ns), 0);
+	assert_string_equal(ns.name, "m1");
+	assert_int_equal(ns.ip, t_ip("198.19.0.2"));
+	assert_int_equal(dp_member_node(rig.dp, N, &ns), -ENOENT);
+	pl_free(big);
+	pl_free(moved);
+	free(m);
+	t_dp_stop();
+}
+
 int
 main(void)
 {
@@ -197,6 +255,7 @@ main(void)
 		cmocka_unit_test(test_publish_under_traffic),
 		cmocka_unit_test(test_publish_with_sleeping_worker),
 		cmocka_unit_test(test_publish_refused_keeps_ring),
+		cmocka_unit_test(test_publish_10000_nodes),
 	};
 
 	t_eal_setup("dp_publish", "0-1", 2);
