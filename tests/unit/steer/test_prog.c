@@ -510,7 +510,8 @@ int main(void)
 	}
 	/* A private lo: another run of this test (another build dir) binds its own queue 0. */
 	if (unshare(CLONE_NEWNET) != 0 || lo_up() != 0) {
-		printf("1..0 # SKIP cannot make a private network namespace: %s\n", strerror(errno));
+		printf("1..0 # SKIP cannot make a private network namespace: %s\n",
+		       strerror(errno));
 		return 77;
 	}
 	libbpf_set_print(quiet);
