@@ -134,7 +134,7 @@ static void build_request(struct lg_gen *g, struct rte_mbuf *m, uint32_t n, enum
 	s->got = 0;
 	s->seen = 0;
 	s->result = RESULT_NONE;
-	s->tsc = rte_rdtsc();
+	s->tsc = 0; /* set by tx_flush() when the port takes it */
 }
 
 static void send_arp(struct lg_gen *g, uint32_t target_ip)
@@ -563,7 +563,7 @@ static void phase_drain(struct lg_gen *g)
 
 	tx_discard(g);
 	end = rte_rdtsc() + g->timeout_tsc;
-	while (g->inflight > 0 && !*g->e.stop) {
+	while (g->inflight > 0) { /* also after SIGINT: bounded by the timeout */
 		uint64_t now = rte_rdtsc();
 
 		if (now >= end)
