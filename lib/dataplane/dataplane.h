@@ -56,6 +56,7 @@ extern "C" {
 	_(TAKEN_OVER, "taken_over")     /* replies received from another worker */                \
 	_(SLOTS_EXPIRED, "slots_expired") /* request slots freed by timeout */                    \
 	_(SLOTS_COMPLETED, "slots_completed") /* request slots freed by a complete reply */       \
+	_(QUIET, "quiet_forwarded")     /* noreply/quiet writes: forwarded, no slot kept */        \
 	_(ARP_REPLIED, "arp_replied")   /* ARP requests for the router's address answered */      \
 	_(ARP_LEARNED, "arp_learned")   /* ARP packets that taught a node's MAC */                \
 	_(ICMP_ECHOED, "icmp_echoed")   /* ICMP echo requests answered */                         \

@@ -220,7 +220,7 @@ static void
 handle_request(struct dp_worker *w, struct rte_mbuf *m, struct dp_pkt *pk)
 {
 	struct mc_requests *r = &w->req;
-	bool version = false;
+	bool version = false, quiet = true;
 	int32_t owner;
 	enum mc_err e;
 
@@ -232,6 +232,9 @@ handle_request(struct dp_worker *w, struct rte_mbuf *m, struct dp_pkt *pk)
 	for (uint16_t i = 0; i < r->nreq; i++) {
 		int pol;
 
+		/* noreply / quiet writes answer only on error: no slot waits for them. */
+		quiet &= (r->req[i].flags & MC_REQ_F_QUIET) && r->req[i].kind != MC_KIND_READ &&
+			 r->req[i].kind != MC_KIND_KEYLESS;
 		if (r->req[i].kind != MC_KIND_KEYLESS)
 			continue;
 		pol = keyless_policy(r->req[i].cmd);
@@ -300,6 +303,12 @@ handle_request(struct dp_worker *w, struct rte_mbuf *m, struct dp_pkt *pk)
 	rewrite_udp(w, m, pk, w->router_ip, sl->node_ip, rte_cpu_to_be_16(port), sl->node_port,
 		    reqid_host);
 	dp_tx_push(w, m, DP_TX_FORWARDED, ep);
+	if (quiet) {
+		/* Its generation is spent: an error reply finds the slot free (reply_no_slot)
+		 * or reused (reply_stale), never another client. */
+		w->ctr[DP_CTR_QUIET]++;
+		slot_free(w, s);
+	}
 }
 
 /* Node -> router, on the worker owning the slot the destination port names. */

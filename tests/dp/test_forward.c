@@ -277,6 +277,36 @@ test_slot_exhaustion(void **state)
 	t_dp_stop();
 }
 
+/* noreply writes keep no slot: a flood of them cannot starve the table, and a late error
+ * reply for one is dropped. */
+static void
+test_noreply_keeps_no_slot(void **state)
+{
+	char text[64], key[16];
+	struct fwd f;
+
+	(void)state;
+	t_dp_start(1, 4, small_table);
+	for (int i = 0; i < 100; i++) {
+		snprintf(key, sizeof(key), "nr%d", i);
+		snprintf(text, sizeof(text), "set %s 0 0 1 noreply\r\nx\r\n", key);
+		f = forward_ok((uint16_t)(3000 + i), (uint16_t)i, text, key);
+	}
+	struct dp_stats s = t_stats();
+
+	assert_int_equal(s.ctr[DP_CTR_QUIET], 100);
+	assert_int_equal(s.slots_live, 0);
+	assert_int_equal(s.drop[DP_DROP_NO_SLOT], 0);
+	t_inject(0, t_reply(f.node_ip, 11211, f.sport, f.reqid, 0, 1, "SERVER_ERROR x\r\n", 16));
+	t_poll(0);
+	assert_null(t_sent(0));
+	assert_int_equal(t_stats().drop[DP_DROP_REPLY_NO_SLOT], 1);
+	/* A get with a key still takes a slot. */
+	forward_ok(5555, 1, "get foo\r\n", "foo");
+	assert_int_equal(t_stats().slots_live, 1);
+	t_dp_stop();
+}
+
 static void
 test_handoff_to_owner(void **state)
 {
@@ -451,6 +481,7 @@ main(void)
 		cmocka_unit_test(test_forged_and_stale_replies),
 		cmocka_unit_test(test_late_reply_after_expiry),
 		cmocka_unit_test(test_slot_exhaustion),
+		cmocka_unit_test(test_noreply_keeps_no_slot),
 		cmocka_unit_test(test_handoff_to_owner),
 		cmocka_unit_test(test_multiget),
 		cmocka_unit_test(test_meta_and_binary),
