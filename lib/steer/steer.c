@@ -33,7 +33,8 @@ struct steer {
 	int lock_fd;  /* flock'ed per-interface lock file */
 	int stats_fd; /* steer_stats of the attached program, -1 until found */
 	uint32_t prog_id;
-	char path[32]; /* /proc/self/fd/N */
+	char path[32];	     /* /proc/self/fd/N */
+	char lock_path[128]; /* STEER_LOCK_DIR/steer-<netns inode>-<ifindex>.lock */
 };
 
 static const char *const ctr_names[STEER_CTR_COUNT] = {
@@ -322,37 +323,50 @@ int steer_detach_ours(unsigned int ifindex)
 	return detached;
 }
 
-/* Hold an exclusive lock on (network namespace, ifindex) for the life of @s. */
+/*
+ * Hold an exclusive lock on (network namespace, ifindex) for the life of @s. The holder
+ * unlinks the file when it is done; a locker that finds its file unlinked meanwhile (its
+ * inode no longer at the path) starts over, so two holders never coexist.
+ */
 static int lock_interface(struct steer *s, char *err, size_t errlen)
 {
-	char path[128];
-	struct stat ns;
-	int fd;
+	struct stat ns, held, now;
+	int fd, e, tries;
 
 	if (stat("/proc/self/ns/net", &ns) < 0)
 		ns.st_ino = 0;
 	if (mkdir(STEER_LOCK_DIR, 0755) < 0 && errno != EEXIST) {
-		set_err(err, errlen, "steer: cannot create %s: %s", STEER_LOCK_DIR,
-			strerror(errno));
-		return -errno;
+		e = errno;
+		set_err(err, errlen, "steer: cannot create %s: %s", STEER_LOCK_DIR, strerror(e));
+		return -e;
 	}
-	snprintf(path, sizeof(path), STEER_LOCK_DIR "/steer-%lu-%u.lock", (unsigned long)ns.st_ino,
-		 s->ifindex);
-	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-	if (fd < 0) {
-		set_err(err, errlen, "steer: cannot open %s: %s", path, strerror(errno));
-		return -errno;
+	snprintf(s->lock_path, sizeof(s->lock_path), STEER_LOCK_DIR "/steer-%lu-%u.lock",
+		 (unsigned long)ns.st_ino, s->ifindex);
+	for (tries = 0; tries < 10; tries++) {
+		fd = open(s->lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+		if (fd < 0) {
+			e = errno;
+			set_err(err, errlen, "steer: cannot open %s: %s", s->lock_path,
+				strerror(e));
+			return -e;
+		}
+		if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+			e = errno;
+			close(fd);
+			set_err(err, errlen,
+				"steer: interface %u is in use by another ringway (lock %s)",
+				s->ifindex, s->lock_path);
+			return e == EWOULDBLOCK ? -EBUSY : -e;
+		}
+		if (fstat(fd, &held) == 0 && stat(s->lock_path, &now) == 0 &&
+		    held.st_ino == now.st_ino && held.st_dev == now.st_dev) {
+			s->lock_fd = fd;
+			return 0;
+		}
+		close(fd); /* unlinked by the previous holder: take the new file */
 	}
-	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
-		int e = errno;
-
-		close(fd);
-		set_err(err, errlen, "steer: interface %u is in use by another ringway (lock %s)",
-			s->ifindex, path);
-		return e == EWOULDBLOCK ? -EBUSY : -e;
-	}
-	s->lock_fd = fd;
-	return 0;
+	set_err(err, errlen, "steer: cannot take the lock %s", s->lock_path);
+	return -EAGAIN;
 }
 
 /* Load @img into the kernel once and unload it: verifier or privilege problems surface here. */
@@ -614,7 +628,9 @@ void steer_close(struct steer *s)
 		close(s->stats_fd);
 	if (s->obj_fd >= 0)
 		close(s->obj_fd);
-	if (s->lock_fd >= 0)
+	if (s->lock_fd >= 0) {
+		(void)unlink(s->lock_path); /* still holding it: see lock_interface */
 		close(s->lock_fd);
+	}
 	free(s);
 }
