@@ -156,6 +156,8 @@ struct dp_config {
 	uint32_t backoff_us;
 	uint32_t backoff_after;
 	bool tx_cksum_offload;     /**< the port computes IPv4 and UDP checksums on TX */
+	bool no_arp_requests;      /**< never send ARP requests (AF_XDP mode: the kernel owns
+				        ARP; feed MACs with dp_neigh_update()) */
 	struct rte_mempool *pool;  /**< mbufs for packets the control lcore sends (ARP) */
 };
 
@@ -209,6 +211,13 @@ uint64_t dp_epoch(const struct dp *dp);
  * Call every few milliseconds. Lcore: control.
  */
 void dp_control_poll(struct dp *dp);
+
+/**
+ * Set the MAC of every node at @p ip (network order) that has no static MAC, as if an ARP
+ * packet had taught it (e.g. from the kernel's neighbour table in AF_XDP mode).
+ * Lcore: control. @return the number of nodes updated (0: no node has that address).
+ */
+unsigned int dp_neigh_update(struct dp *dp, uint32_t ip, const uint8_t mac[6]);
 
 /**
  * Worker main loop for rte_eal_remote_launch(): polls until dp_stop(). Registers the worker

@@ -531,6 +531,27 @@ out:
 
 /* ---- neighbours ------------------------------------------------------------------------ */
 
+unsigned int
+dp_neigh_update(struct dp *dp, uint32_t ip, const uint8_t mac[6])
+{
+	uint32_t n = atomic_load_explicit(&dp->n_eps_hwm, memory_order_relaxed);
+	uint64_t word = DP_MAC_VALID;
+	unsigned int hits = 0;
+
+	memcpy(&word, mac, 6);
+	for (uint32_t i = 0; i < n; i++) {
+		struct dp_endpoint *e = &dp->eps[i];
+
+		if (!e->used || e->mac_static ||
+		    atomic_load_explicit(&e->ip, memory_order_relaxed) != ip)
+			continue;
+		atomic_store_explicit(&e->mac, word, memory_order_relaxed);
+		atomic_fetch_add_explicit(&e->arp_seen, 1, memory_order_relaxed);
+		hits++;
+	}
+	return hits;
+}
+
 void
 dp_control_poll(struct dp *dp)
 {
@@ -546,7 +567,7 @@ dp_control_poll(struct dp *dp)
 		uint64_t mac = atomic_load_explicit(&e->mac, memory_order_relaxed);
 		struct rte_mbuf *m;
 
-		if (!e->used || !e->in_ring || e->mac_static)
+		if (!e->used || !e->in_ring || e->mac_static || dp->cfg.no_arp_requests)
 			continue;
 		if (seen != e->seen_snapshot) {
 			e->seen_snapshot = seen;

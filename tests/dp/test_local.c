@@ -291,6 +291,39 @@ test_node_mac_by_arp(void **state)
 	t_dp_stop();
 }
 
+/* MACs fed by the control side (AF_XDP mode: the kernel's neighbour table); no ARP sent. */
+static void
+no_arp(struct dp_config *c)
+{
+	c->no_arp_requests = true;
+}
+
+static void
+test_neigh_fed_by_control(void **state)
+{
+	static const uint8_t mac[6] = {0x02, 0, 0, 0, 0x01, 0x66};
+	char key[32], text[64];
+	struct rte_mbuf *m;
+
+	(void)state;
+	t_dp_start(1, 5, no_arp);
+	key_of(4, key, sizeof(key));
+	snprintf(text, sizeof(text), "get %s\r\n", key);
+	dp_control_poll(rig.dp);
+	t_poll(0);
+	assert_null(t_sent(0)); /* no ARP request */
+	assert_int_equal(dp_neigh_update(rig.dp, t_ip("198.18.1.5"), mac), 1);
+	assert_int_equal(dp_neigh_update(rig.dp, t_ip("198.18.1.1"), mac), 0); /* static */
+	assert_int_equal(dp_neigh_update(rig.dp, t_ip("198.18.9.9"), mac), 0);
+	t_inject(0, t_request(5555, 2, text, strlen(text)));
+	t_poll(0);
+	m = t_sent(0);
+	assert_non_null(m);
+	assert_memory_equal(rte_pktmbuf_mtod(m, uint8_t *), mac, 6);
+	rte_pktmbuf_free(m);
+	t_dp_stop();
+}
+
 int
 main(void)
 {
@@ -300,6 +333,7 @@ main(void)
 		cmocka_unit_test(test_arp_responder),
 		cmocka_unit_test(test_icmp_echo),
 		cmocka_unit_test(test_node_mac_by_arp),
+		cmocka_unit_test(test_neigh_fed_by_control),
 	};
 
 	t_eal_setup("dp_local", "0", 2);
