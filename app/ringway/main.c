@@ -35,6 +35,14 @@
 #include "dataplane.h"
 #include "placement.h"
 
+#if RW_STEER
+#include <net/if.h>
+#include <rte_telemetry.h>
+
+#include "neigh.h"
+#include "steer.h"
+#endif
+
 #define RW_CONTROL_TICK_MS 10
 
 struct args {
@@ -209,6 +217,185 @@ ops_member_status(void *ctx, uint32_t idx, const struct ctl_member *m, struct ct
 			 n.forwarded, n.returned);
 }
 
+/*
+ * AF_XDP mode: when an EAL --vdev names a net_af_xdp port, ringway prepares its XDP steering
+ * program (lib/steer) for the PMD to attach (xdp_prog=), so only memcached UDP to the router
+ * reaches DPDK and the kernel keeps ARP, ICMP and everything else on the interface; node
+ * MACs then come from the kernel's neighbour table (lib/neigh), not from our own ARP.
+ */
+struct afxdp {
+	bool on;
+	unsigned int ifindex;
+	char ifname[64];
+	char vdev[1024]; /* the rewritten --vdev value EAL reads */
+#if RW_STEER
+	struct steer *steer;
+	struct neigh *neigh;
+#endif
+	uint64_t next_tsc;
+};
+
+static struct afxdp xdp;
+
+#if RW_STEER
+/* Before rte_eal_init: find the AF_XDP --vdev (if any), open steering, point the PMD at our
+ * program. Exits on error. */
+static void
+afxdp_prepare(int argc, char **argv)
+{
+	for (int i = 1; i < argc; i++) {
+		bool eq = strncmp(argv[i], "--vdev=", 7) == 0;
+		char *val = eq ? argv[i] + 7 : (strcmp(argv[i], "--vdev") == 0 && i + 1 < argc ?
+							argv[i + 1] : NULL);
+		struct steer_config sc = {0};
+		char err[256], out[sizeof(xdp.vdev) - 8];
+		int rc;
+
+		if (val == NULL)
+			continue;
+		rc = steer_vdev_iface(val, xdp.ifname, sizeof(xdp.ifname));
+		if (rc == 0)
+			continue;
+		if (rc < 0 || xdp.on) {
+			fprintf(stderr, "ringway: --vdev %s: %s\n", val,
+				xdp.on ? "one AF_XDP port only"
+				       : "an AF_XDP port needs iface= and no xdp_prog= (ringway "
+					 "loads its own steering program)");
+			exit(1);
+		}
+		xdp.ifindex = if_nametoindex(xdp.ifname);
+		if (xdp.ifindex == 0) {
+			fprintf(stderr, "ringway: --vdev %s: no interface %s here\n", val,
+				xdp.ifname);
+			exit(1);
+		}
+		sc.router_ip = cfg.router.address;
+		sc.n_listen_ports = cfg.router.n_listen_ports;
+		memcpy(sc.listen_ports, cfg.router.listen_ports,
+		       sizeof(uint16_t) * cfg.router.n_listen_ports);
+		sc.reply_port_base = (uint16_t)cfg.router.reply_port_base;
+		sc.reply_port_count = (uint16_t)cfg.router.reply_port_count;
+		xdp.steer = steer_open(xdp.ifindex, &sc, err, sizeof(err));
+		if (xdp.steer == NULL) {
+			fprintf(stderr, "ringway: AF_XDP steering on %s: %s\n", xdp.ifname, err);
+			exit(1);
+		}
+		if (steer_vdev_with_prog(val, xdp.steer, out, sizeof(out)) != 0) {
+			fprintf(stderr, "ringway: --vdev %s: too long\n", val);
+			exit(1);
+		}
+		snprintf(xdp.vdev, sizeof(xdp.vdev), "%s%s", eq ? "--vdev=" : "", out);
+		argv[eq ? i : i + 1] = xdp.vdev;
+		xdp.on = true;
+	}
+}
+
+/* /ringway/steer: the XDP program's counters. */
+static int
+tel_steer(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	uint64_t c[STEER_CTR_COUNT];
+
+	(void)cmd;
+	(void)params;
+	if (!xdp.on || steer_read_stats(xdp.steer, c) != 0)
+		return -ENODEV;
+	rte_tel_data_start_dict(d);
+	for (unsigned int i = 0; i < STEER_CTR_COUNT; i++)
+		rte_tel_data_add_dict_u64(d, steer_ctr_name(i), c[i]);
+	return 0;
+}
+
+/* After the port started: our program is on the interface; open the neighbour table. */
+static int
+afxdp_started(char *err, size_t errlen)
+{
+	int rc;
+
+	if (!xdp.on)
+		return 0;
+	rc = steer_check_attached(xdp.steer, err, errlen);
+	if (rc != 0)
+		return rc;
+	xdp.neigh = neigh_open(xdp.ifindex, err, errlen);
+	if (xdp.neigh == NULL)
+		return -errno;
+	return rte_telemetry_register_cmd("/ringway/steer", tel_steer,
+					  "AF_XDP steering program counters. No parameters");
+}
+
+/* Control lcore, every few hundred ms: node MACs from the kernel; ask it to resolve the
+ * missing ones (it sends the ARP requests). */
+static void
+afxdp_neigh_poll(void)
+{
+	uint32_t max = cfg.tables.neighbours, n, k = 0;
+	struct dp_node_stats *nodes;
+	struct neigh_entry *e;
+
+	if (!xdp.on || rte_get_tsc_cycles() < xdp.next_tsc)
+		return;
+	xdp.next_tsc = rte_get_tsc_cycles() + rte_get_tsc_hz() / 4;
+	nodes = calloc(max, sizeof(*nodes));
+	e = calloc(max, sizeof(*e));
+	if (nodes == NULL || e == NULL)
+		goto out;
+	n = dp_nodes_get(the_dp, nodes, max);
+	for (uint32_t i = 0; i < n; i++)
+		if (nodes[i].in_ring && !nodes[i].mac_static)
+			e[k++].ip = nodes[i].ip;
+	if (k == 0 || neigh_lookup(xdp.neigh, e, k) != 0)
+		goto out;
+	for (uint32_t i = 0; i < k; i++) {
+		if (e[i].state == NEIGH_KNOWN)
+			dp_neigh_update(the_dp, e[i].ip, e[i].mac);
+		else if (e[i].state != NEIGH_PENDING)
+			neigh_resolve(xdp.neigh, e[i].ip);
+	}
+out:
+	free(nodes);
+	free(e);
+}
+
+static void
+afxdp_close(void)
+{
+	if (!xdp.on)
+		return;
+	neigh_close(xdp.neigh);
+	steer_close(xdp.steer);
+}
+#else
+static void
+afxdp_prepare(int argc, char **argv)
+{
+	for (int i = 1; i < argc; i++)
+		if (strstr(argv[i], "net_af_xdp") != NULL) {
+			fprintf(stderr, "ringway: built without AF_XDP steering (lib/steer: clang, "
+					"bpftool, libbpf); use net_af_packet or a vfio-pci port\n");
+			exit(1);
+		}
+}
+
+static int
+afxdp_started(char *err, size_t errlen)
+{
+	(void)err;
+	(void)errlen;
+	return 0;
+}
+
+static void
+afxdp_neigh_poll(void)
+{
+}
+
+static void
+afxdp_close(void)
+{
+}
+#endif
+
 static void
 fatal(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 
@@ -320,6 +507,7 @@ dp_config_from(struct dp_config *d, uint16_t nw, const unsigned int *lcores,
 	d->backoff_us = cfg.router.backoff_us;
 	d->backoff_after = cfg.router.backoff_after;
 	d->tx_cksum_offload = offload;
+	d->no_arp_requests = xdp.on; /* the kernel owns ARP on an interface it shares */
 	d->pool = pool;
 }
 
@@ -376,6 +564,7 @@ main(int argc, char **argv)
 		return 0;
 	}
 
+	afxdp_prepare(eal_argc, argv);
 	rc = rte_eal_init(eal_argc, argv);
 	if (rc < 0) {
 		fprintf(stderr, "ringway: EAL initialisation failed: %s\n", rte_strerror(rte_errno));
@@ -400,6 +589,9 @@ main(int argc, char **argv)
 		fatal("cannot create the mbuf pool (%u mbufs): %s", cfg.tables.mbufs,
 		      rte_strerror(rte_errno));
 	nw = port_setup(port, (uint16_t)nl, pool, &offload);
+	rc = afxdp_started(err, sizeof(err));
+	if (rc != 0)
+		fatal("AF_XDP port on %s: %s", xdp.ifname, err);
 	if (!cfg.router.has_mac) {
 		if (rte_eth_macaddr_get(port, &mac) != 0)
 			fatal("port %u: cannot read its MAC", port);
@@ -432,14 +624,16 @@ main(int argc, char **argv)
 			fatal("cannot launch worker %u on lcore %u: %s", i, lcores[i],
 			      strerror(-rc));
 	}
-	printf("ringway: serving on port %u with %u worker(s) (%u lcores asked), checksums %s, "
-	       "%u nodes, epoch %" PRIu64 ", control socket %s\n",
-	       port, nw, nl, offload ? "offloaded" : "in software", pl_member_count(pl),
-	       dp_epoch(the_dp), cfg.control.socket);
+	printf("ringway: serving on port %u%s%s with %u worker(s) (%u lcores asked), checksums "
+	       "%s, %u nodes, epoch %" PRIu64 ", control socket %s\n",
+	       port, xdp.on ? ", AF_XDP on " : "", xdp.on ? xdp.ifname : "", nw, nl,
+	       offload ? "offloaded" : "in software", pl_member_count(pl), dp_epoch(the_dp),
+	       cfg.control.socket);
 	fflush(stdout);
 
 	while (!stop_requested) {
 		dp_control_poll(the_dp);
+		afxdp_neigh_poll();
 		/* A signal interrupts the wait (-EINTR): the loop condition sees it. A change
 		 * command blocks here until every worker runs the new epoch. */
 		ctl_server_poll(srv, RW_CONTROL_TICK_MS);
@@ -452,6 +646,7 @@ main(int argc, char **argv)
 	ctl_engine_free(engine);
 	rte_eth_dev_stop(port);
 	rte_eth_dev_close(port);
+	afxdp_close(); /* after the PMD detached: removes our program if it is still there */
 	dp_free(the_dp);
 	rte_mempool_free(pool);
 	rte_eal_cleanup();
