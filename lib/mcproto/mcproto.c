@@ -281,6 +281,7 @@ static bool parse_snum32(const uint8_t *s, uint32_t len)
 struct pctx {
 	const uint8_t *p;
 	uint32_t len;
+	unsigned flags; /* MC_PARSE_* */
 	struct mc_requests *out;
 };
 
@@ -334,6 +335,8 @@ static enum mc_err key_next(struct pctx *c, struct line *l, struct mc_request *r
 
 	if (!next_key_tok(l, &off, &len, &bad))
 		return MC_E_KEY_MISSING;
+	if (c->flags & MC_PARSE_CTL_KEYS)
+		bad = false;
 	return key_push(c, r, off, len, bad ? MC_E_KEY_BAD_CHAR : MC_OK);
 }
 
@@ -644,10 +647,10 @@ static enum mc_err parse_text(struct pctx *c, uint32_t pos, uint32_t *next)
 }
 
 /* Parse [start, len) of @p p; offsets stay relative to @p p. */
-static enum mc_err parse_from(const uint8_t *p, uint32_t start, uint32_t len,
+static enum mc_err parse_from(const uint8_t *p, uint32_t start, uint32_t len, unsigned flags,
 			      struct mc_requests *out)
 {
-	struct pctx c = {.p = p, .len = len, .out = out};
+	struct pctx c = {.p = p, .len = len, .flags = flags, .out = out};
 	uint32_t pos = start;
 	enum mc_err e = MC_OK;
 
@@ -676,16 +679,23 @@ static enum mc_err parse_from(const uint8_t *p, uint32_t start, uint32_t len,
 	return MC_OK;
 }
 
-enum mc_err mc_parse_requests(const uint8_t *p, size_t len, struct mc_requests *out)
+enum mc_err mc_parse_requests_flags(const uint8_t *p, size_t len, unsigned flags,
+				    struct mc_requests *out)
 {
 	if (len > UINT32_MAX) {
 		out->err_off = 0;
 		return MC_E_TOO_MANY_REQUESTS;
 	}
-	return parse_from(p, 0, (uint32_t)len, out);
+	return parse_from(p, 0, (uint32_t)len, flags, out);
 }
 
-enum mc_err mc_parse_datagram(const uint8_t *p, size_t len, struct mc_requests *out)
+enum mc_err mc_parse_requests(const uint8_t *p, size_t len, struct mc_requests *out)
+{
+	return mc_parse_requests_flags(p, len, 0, out);
+}
+
+enum mc_err mc_parse_datagram_flags(const uint8_t *p, size_t len, unsigned flags,
+				    struct mc_requests *out)
 {
 	enum mc_err e;
 
@@ -700,5 +710,10 @@ enum mc_err mc_parse_datagram(const uint8_t *p, size_t len, struct mc_requests *
 		return MC_E_FRAME_SEQ;
 	if (len > UINT32_MAX)
 		return MC_E_TOO_MANY_REQUESTS;
-	return parse_from(p, MC_FRAME_HDR_LEN, (uint32_t)len, out);
+	return parse_from(p, MC_FRAME_HDR_LEN, (uint32_t)len, flags, out);
+}
+
+enum mc_err mc_parse_datagram(const uint8_t *p, size_t len, struct mc_requests *out)
+{
+	return mc_parse_datagram_flags(p, len, 0, out);
 }

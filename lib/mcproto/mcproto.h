@@ -334,6 +334,22 @@ enum mc_err mc_parse_requests(const uint8_t *p, size_t len, struct mc_requests *
 enum mc_err mc_parse_datagram(const uint8_t *p, size_t len, struct mc_requests *out);
 
 /**
+ * Accept text and meta keys holding control characters (bytes < 0x20 and 0x7f other than the
+ * line's own "\r\n"), as memcached itself does: its tokenizer splits on spaces only, and
+ * clients such as memcaslap send such keys. Without the flag they are MC_E_KEY_BAD_CHAR, as
+ * protocol.txt says. Length limits and the space rule hold either way.
+ */
+#define MC_PARSE_CTL_KEYS 0x1u
+
+/** mc_parse_requests() with MC_PARSE_* @p flags. */
+enum mc_err mc_parse_requests_flags(const uint8_t *p, size_t len, unsigned flags,
+				    struct mc_requests *out);
+
+/** mc_parse_datagram() with MC_PARSE_* @p flags. */
+enum mc_err mc_parse_datagram_flags(const uint8_t *p, size_t len, unsigned flags,
+				    struct mc_requests *out);
+
+/**
  * Decode a meta `b` key (base64 text, validated by the parser) into @p out, for hashing.
  * For a key without @c base64 set, copies it unchanged.
  * @param p    the buffer the key was parsed from

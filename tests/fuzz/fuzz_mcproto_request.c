@@ -99,6 +99,25 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			CHECK(a.err_off == b.err_off + MC_FRAME_HDR_LEN);
 		}
 	}
+	/*
+	 * Keys with control characters allowed (as memcached does): whatever the strict parse
+	 * accepts is accepted the same way; anything accepted only here differs by key bytes.
+	 */
+	eb = mc_parse_datagram_flags(data, size, MC_PARSE_CTL_KEYS, &b);
+	CHECK((unsigned)eb < MC_E_COUNT);
+	if (ea == MC_OK) {
+		CHECK(eb == MC_OK && a.nreq == b.nreq && a.nkeys == b.nkeys);
+		for (unsigned i = 0; i < a.nkeys; i++)
+			CHECK(a.keys[i].off == b.keys[i].off && a.keys[i].len == b.keys[i].len);
+	}
+	if (eb == MC_OK) {
+		for (unsigned i = 0; i < b.nkeys; i++) {
+			CHECK(b.keys[i].len >= 1 && b.keys[i].len <= MC_KEY_MAX);
+			CHECK((uint64_t)b.keys[i].off + b.keys[i].len <= size);
+			if (b.proto != MC_PROTO_BINARY)
+				CHECK(memchr(data + b.keys[i].off, ' ', b.keys[i].len) == NULL);
+		}
+	}
 	/* And the whole input as a raw request buffer. */
 	eb = mc_parse_requests(data, size, &b);
 	CHECK((unsigned)eb < MC_E_COUNT);

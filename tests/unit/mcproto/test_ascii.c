@@ -92,6 +92,42 @@ static void test_get_errors(void **state)
 	assert_int_equal(PARSE("", &r), MC_E_EMPTY);
 }
 
+/*
+ * memcaslap's keys start with bytes 0x10: memcached stores them (it splits on spaces only),
+ * so a router that must be transparent to it parses them with MC_PARSE_CTL_KEYS.
+ */
+static void test_control_keys_as_memcached(void **state)
+{
+	(void)state;
+	static const char get[] = "get \x10\x10\x10\x10\x10\x10\x10\x10" "abc k2\r\n";
+	static const char set[] = "set \x10\x01\x7fz 0 0 1 noreply\r\nx\r\n";
+	static const char mg[] = "mg a\x10" "b v\r\n";
+
+	assert_int_equal(mc_parse_requests((const uint8_t *)get, sizeof(get) - 1, &r),
+			 MC_E_KEY_BAD_CHAR);
+	assert_int_equal(mc_parse_requests_flags((const uint8_t *)get, sizeof(get) - 1,
+						 MC_PARSE_CTL_KEYS, &r),
+			 MC_OK);
+	assert_int_equal(r.nkeys, 2);
+	assert_int_equal(r.keys[0].off, 4);
+	assert_int_equal(r.keys[0].len, 11);
+	assert_key(get, &r, 1, "k2");
+	assert_int_equal(mc_parse_requests_flags((const uint8_t *)set, sizeof(set) - 1,
+						 MC_PARSE_CTL_KEYS, &r),
+			 MC_OK);
+	assert_int_equal(r.keys[0].len, 4);
+	assert_int_equal(mc_parse_requests_flags((const uint8_t *)mg, sizeof(mg) - 1,
+						 MC_PARSE_CTL_KEYS, &r),
+			 MC_OK);
+	assert_int_equal(r.keys[0].len, 3);
+	/* Spaces still split keys and length limits still hold. */
+	char big[300];
+	int n = snprintf(big, sizeof(big), "get \x10%0250d\r\n", 0);
+	assert_int_equal(mc_parse_requests_flags((const uint8_t *)big, (size_t)n,
+						 MC_PARSE_CTL_KEYS, &r),
+			 MC_E_KEY_TOO_LONG);
+}
+
 static void test_key_length_limits(void **state)
 {
 	(void)state;
@@ -388,6 +424,7 @@ int main(void)
 		cmocka_unit_test(test_cas),
 		cmocka_unit_test(test_delete),
 		cmocka_unit_test(test_incr_decr_touch),
+		cmocka_unit_test(test_control_keys_as_memcached),
 		cmocka_unit_test(test_keyless),
 		cmocka_unit_test(test_pipeline),
 		cmocka_unit_test(test_request_count_limit),
