@@ -121,7 +121,7 @@ enum key_kind {
 	  "65537", "maglev: lookup table size (other algorithms ignore it)")                       \
 	_(NODE, "address", K_NODE_ADDR, N(member), N(ip), 0, 0, F_REQUIRED, NULL,                  \
 	  "the node's IPv4 address and memcached UDP port (default 11211)")                        \
-	_(NODE, "weight", K_U32, N(member.weight), 0, 1, 10000, 0, "1",                            \
+	_(NODE, "weight", K_U32, N(member.weight), 0, 1, PL_WEIGHT_MAX, 0, "1",                            \
 	  "the node's share relative to the others")                                               \
 	_(NODE, "mac", K_MAC, N(mac), N(has_mac), 0, 0, 0, NULL,                                   \
 	  "static MAC of the node; unset = resolve it by ARP")                                     \

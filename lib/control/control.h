@@ -43,7 +43,7 @@ extern "C" {
 /** Longest command line, without the newline. Longer lines are refused, never buffered. */
 #define CTL_LINE_MAX 4096
 /** Largest member weight. Weight 0 (drained) is allowed only through `weight NAME 0`. */
-#define CTL_WEIGHT_MAX 1000
+#define CTL_WEIGHT_MAX PL_WEIGHT_MAX
 /** Socket path used when neither the config nor the command line names one. */
 #define CTL_DEFAULT_SOCKET "/run/ringway/ctl.sock"
 /** Milliseconds a client may stay silent (or not read its replies) before it is disconnected. */

@@ -8,7 +8,7 @@
  *            name (labels of [A-Za-z0-9-], not starting or ending with '-', dot separated),
  *            at most PL_ADDR_MAX bytes
  *   port     decimal 1..65535 after a single ':' (default 11211)
- *   weight   decimal 0..PL_MEMBERS_WEIGHT_MAX (default 1; 0 = drained)
+ *   weight   decimal 0..PL_WEIGHT_MAX (default 1; 0 = drained)
  * Fields are separated by spaces or tabs; `#` starts a comment that runs to the end of the
  * line; blank lines are ignored; "\r\n" line ends are accepted. Input bytes are untrusted:
  * every error message shows the offending field with non-printable bytes as '?'.
@@ -24,7 +24,6 @@
 #include "placement.h"
 
 /* Largest weight a nodes file may give: keeps `ring` (weight x vnodes tokens) buildable. */
-#define PL_MEMBERS_WEIGHT_MAX 1000000u
 #define PL_DEFAULT_PORT	      11211u
 /* Longest field text an error message quotes. */
 #define QUOTE_MAX 40
@@ -279,9 +278,9 @@ static int parse_weight(struct parser *ps, uint32_t line, const struct field *f,
 	char q[QUOTE_MAX + 4];
 
 	quote(f, q);
-	if (!parse_uint(f->p, f->len, PL_MEMBERS_WEIGHT_MAX, &m->weight))
+	if (!parse_uint(f->p, f->len, PL_WEIGHT_MAX, &m->weight))
 		return fail(ps, line, "bad weight '%s': expected a whole number 0..%u", q,
-			    PL_MEMBERS_WEIGHT_MAX);
+			    PL_WEIGHT_MAX);
 	return 0;
 }
 

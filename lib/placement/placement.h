@@ -33,6 +33,8 @@ extern "C" {
 #define PL_DEFAULT_MAGLEV_TABLE 65537
 /** Longest key a lookup accepts (memcached's limit). */
 #define PL_KEY_MAX 250
+/** Largest member weight the tools, the config and the control socket accept (one limit). */
+#define PL_WEIGHT_MAX 10000
 
 /** Placement algorithms, by the name the config and tools use. */
 #define PL_FOREACH_ALGO(_)                                                                   \

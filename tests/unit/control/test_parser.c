@@ -39,7 +39,7 @@ static void test_add_forms(void **state)
 	ctl_mac_format(c.member.mac, mac);
 	assert_string_equal(mac, "02:aa:bb:cc:dd:ee");
 
-	c = parse_ok("add x 198.18.1.5:1 weight 1000");
+	c = parse_ok("add x 198.18.1.5:1 weight 10000");
 	assert_int_equal(c.member.pl.weight, CTL_WEIGHT_MAX);
 	c = parse_ok("add x 198.18.1.5:65535");
 	assert_int_equal(c.member.pl.port, 65535);
@@ -125,7 +125,7 @@ static const struct {
 	 "name longer than 63"},
 	{"add n5 198.18.1.5:11211 weight", "weight must be an integer"},
 	{"add n5 198.18.1.5:11211 weight -1", "weight must be an integer"},
-	{"add n5 198.18.1.5:11211 weight 1001", "weight must be an integer 0..1000"},
+	{"add n5 198.18.1.5:11211 weight 10001", "weight must be an integer 0..10000"},
 	{"add n5 198.18.1.5:11211 weight 1.5", "weight must be an integer"},
 	{"add n5 198.18.1.5:11211 weight 99999999999999999999999", "weight must be"},
 	{"add n5 198.18.1.5:11211 weight 0", "weight 0 refused for add"},
@@ -148,7 +148,7 @@ static const struct {
 	{"weight", "usage: weight NAME W"},
 	{"weight n1", "usage: weight NAME W"},
 	{"weight n1 x", "weight must be an integer"},
-	{"weight n1 1001", "weight must be an integer"},
+	{"weight n1 10001", "weight must be an integer"},
 	{"weight n1 2 3", "unexpected arguments"},
 	{"weight n9 2", "unknown node n9"},
 	{"list all", "list: unexpected arguments"},

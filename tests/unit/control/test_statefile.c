@@ -267,7 +267,7 @@ static void test_foreign_refused(void **state)
 		 "line 10: unexpected text after the members"},
 		{"members 2\nmember a 198.18.0.1\nmember a 198.18.0.2\n",
 		 "members: duplicate name: a"},
-		{"members 1\nmember a 198.18.0.1 weight 5000\n", "line 9: weight must be"},
+		{"members 1\nmember a 198.18.0.1 weight 50000\n", "line 9: weight must be"},
 		{"members 1\nmember a 198.18.0.1 weight 0\n", "no member has a weight above 0"},
 		{"members 0\n", "members: the member list is empty"},
 		{"members 1\nnode a 198.18.0.1\n", "line 9: expected 'member ...'"},

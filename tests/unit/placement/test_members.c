@@ -80,8 +80,8 @@ static void test_limits_accepted(void **state)
 	struct parsed p;
 	(void)state;
 
-	/* 63-byte name, 63-byte host name, port 65535 and 1, weight 1000000, no final newline */
-	snprintf(text, sizeof(text), "%.63s %.31s.%.31s:65535 1000000\nx 0.0.0.0:1",
+	/* 63-byte name and host name, port 65535 and 1, weight PL_WEIGHT_MAX, no final newline */
+	snprintf(text, sizeof(text), "%.63s %.31s.%.31s:65535 10000\nx 0.0.0.0:1",
 		 "nnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnn",
 		 "hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", "iiiiiiiiiiiiiiiiiiiiiiiiiiiiiiiiiii");
 	parse(text, &p);
@@ -90,7 +90,7 @@ static void test_limits_accepted(void **state)
 	assert_int_equal(strlen(p.m[0].name), PL_NAME_MAX);
 	assert_int_equal(strlen(p.m[0].addr), PL_ADDR_MAX);
 	assert_int_equal(p.m[0].port, 65535);
-	assert_int_equal(p.m[0].weight, 1000000);
+	assert_int_equal(p.m[0].weight, PL_WEIGHT_MAX);
 	assert_int_equal(p.m[1].port, 1);
 	free(p.m);
 }
@@ -164,7 +164,7 @@ static void test_bad_weights(void **state)
 	expect_error("a 1.2.3.4 -1\n", 1, "bad weight '-1'");
 	expect_error("a 1.2.3.4 1.5\n", 1, "bad weight '1.5'");
 	expect_error("a 1.2.3.4 heavy\n", 1, "bad weight 'heavy'");
-	expect_error("a 1.2.3.4 1000001\n", 1, "bad weight '1000001'");
+	expect_error("a 1.2.3.4 10001\n", 1, "bad weight '10001'");
 	expect_error("a 1.2.3.4 4294967296\n", 1, "bad weight");
 }
 
