@@ -82,9 +82,13 @@ struct dp_slot {
 	uint16_t total;      /* datagrams in the reply, 0 until the first arrives */
 	uint16_t passed;     /* datagrams returned */
 	uint32_t ep;
+	uint16_t parser;     /* reply parser tracking a multi-message reply, or DP_NO_PARSER */
 	uint8_t client_mac[6];
 	uint8_t has_vlan;
+	uint8_t multi;       /* the reply may be several messages (multi-get, pipeline, quiet) */
 };
+
+#define DP_NO_PARSER UINT16_MAX
 
 /* Where the headers of a parsed packet are; kept in the mbuf's l2_len / l3_len too. */
 struct dp_pkt {
@@ -134,6 +138,14 @@ struct dp_worker {
 	uint32_t free_tail;
 	uint32_t sweep;
 	uint64_t now; /* TSC at the start of the current burst */
+
+	/* Reply parsers for slots whose reply may span several messages: memcached sends each
+	 * hit of a multi-get, each pipelined response, as a message of its own, so only the
+	 * parser (mc_reply_expect) can say when the reply is complete. Without a free parser
+	 * such a slot is freed by its timeout. */
+	struct mc_reply_parser *parsers;
+	uint16_t *parser_free; /* stack of free parser indices */
+	uint32_t n_parser_free;
 
 	struct rte_ring *handoff; /* MP/SC: replies for this worker's slots from others */
 	struct rte_ring *ctl_ring; /* SP/SC: packets the control lcore wants sent (worker 0) */

@@ -123,6 +123,8 @@ worker_free(struct dp_worker *w)
 	}
 	rte_free(w->slots);
 	rte_free(w->free_fifo);
+	rte_free(w->parsers);
+	rte_free(w->parser_free);
 	rte_free(w->node_fwd);
 	rte_free(w->node_ret);
 	rte_free(w);
@@ -182,13 +184,26 @@ worker_new(struct dp *dp, uint16_t id, uint32_t inst)
 		snprintf(name, sizeof(name), "dp%u_ctl", inst);
 		w->ctl_ring = rte_ring_create(name, 256, socket, RING_F_SP_ENQ | RING_F_SC_DEQ);
 	}
+	w->n_parser_free = c->slots / 8 < 65535 ? c->slots / 8 : 65535;
+	w->parsers = rte_malloc_socket("dp_parsers", sizeof(*w->parsers) * w->n_parser_free,
+				       RTE_CACHE_LINE_SIZE, socket);
+	w->parser_free = rte_malloc_socket("dp_pfree", sizeof(uint16_t) * w->n_parser_free, 0,
+					   socket);
+	if (w->parsers == NULL || w->parser_free == NULL) {
+		worker_free(w);
+		return NULL;
+	}
+	for (uint32_t i = 0; i < w->n_parser_free; i++)
+		w->parser_free[i] = (uint16_t)(w->n_parser_free - 1 - i);
 	if (w->slots == NULL || w->free_fifo == NULL || w->node_fwd == NULL ||
 	    w->node_ret == NULL || w->handoff == NULL || (id == 0 && w->ctl_ring == NULL)) {
 		worker_free(w);
 		return NULL;
 	}
-	for (uint32_t s = 0; s < c->slots; s++)
+	for (uint32_t s = 0; s < c->slots; s++) {
 		w->free_fifo[s] = s;
+		w->slots[s].parser = DP_NO_PARSER;
+	}
 	w->free_head = 0;
 	w->free_tail = c->slots;
 	return w;

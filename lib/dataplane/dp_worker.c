@@ -177,10 +177,58 @@ keyless_policy(uint8_t cmd)
 }
 
 static void
+parser_release(struct dp_worker *w, struct dp_slot *sl)
+{
+	if (sl->parser != DP_NO_PARSER) {
+		w->parser_free[w->n_parser_free++] = sl->parser;
+		sl->parser = DP_NO_PARSER;
+	}
+}
+
+static void
 slot_free(struct dp_worker *w, uint32_t s)
 {
+	parser_release(w, &w->slots[s]);
 	w->slots[s].tsc = 0;
 	w->free_fifo[w->free_tail++ & w->slot_mask] = s;
+}
+
+/* A slot whose reply may be several messages gets a parser told what to expect. */
+static void
+slot_expect(struct dp_worker *w, struct dp_slot *sl, bool multi)
+{
+	sl->multi = multi;
+	sl->parser = DP_NO_PARSER;
+	if (!multi || w->n_parser_free == 0)
+		return;
+	sl->parser = w->parser_free[--w->n_parser_free];
+	mc_reply_init(&w->parsers[sl->parser]);
+	mc_reply_expect(&w->parsers[sl->parser], &w->req);
+}
+
+/* Feed a datagram of a multi-message reply to its slot's parser: true once the reply is
+ * complete. A reply the parser cannot follow keeps flowing until the slot times out. */
+static bool
+reply_track(struct dp_worker *w, struct dp_slot *sl, const struct dp_pkt *pk)
+{
+	struct mc_reply_parser *rp;
+	struct mc_reply_event ev;
+	int r;
+
+	if (sl->parser == DP_NO_PARSER)
+		return false;
+	rp = &w->parsers[sl->parser];
+	if (mc_reply_feed_datagram(rp, pk->payload, pk->plen) != MC_OK) {
+		parser_release(w, sl);
+		return false;
+	}
+	while ((r = mc_reply_next(rp, &ev)) > 0)
+		;
+	if (r < 0) {
+		parser_release(w, sl);
+		return false;
+	}
+	return mc_reply_done(rp);
 }
 
 /*
@@ -226,7 +274,8 @@ handle_request(struct dp_worker *w, struct rte_mbuf *m, struct dp_pkt *pk)
 
 	if (unlikely(!client_allowed(w, pk->ip->src_addr)))
 		return dp_count_drop(w, m, DP_DROP_CLIENT_DENIED);
-	e = mc_parse_datagram(pk->payload, pk->plen, r);
+	/* memcached's own key rule: control characters allowed (memcaslap sends them). */
+	e = mc_parse_datagram_flags(pk->payload, pk->plen, MC_PARSE_CTL_KEYS, r);
 	if (unlikely(e != MC_OK))
 		return dp_count_drop(w, m, mc_drop_reason(e));
 	for (uint16_t i = 0; i < r->nreq; i++) {
@@ -288,6 +337,7 @@ handle_request(struct dp_worker *w, struct rte_mbuf *m, struct dp_pkt *pk)
 	sl->total = 0;
 	sl->passed = 0;
 	sl->ep = ep;
+	slot_expect(w, sl, !quiet && !mc_reply_is_one_message(r));
 	memcpy(sl->client_mac, &pk->eth->src_addr, 6);
 	sl->has_vlan = pk->vlan;
 	if (pk->vlan)
@@ -333,10 +383,14 @@ handle_reply_owned(struct dp_worker *w, struct rte_mbuf *m, struct dp_pkt *pk, u
 		return dp_count_drop(w, m, DP_DROP_REPLY_WRONG_SOURCE);
 	if (unlikely((reqid >> w->slot_lo_bits) != sl->gen))
 		return dp_count_drop(w, m, DP_DROP_REPLY_STALE);
-	if (unlikely(total == 0 || seq >= total || (sl->total != 0 && total != sl->total)))
+	/* One message: its datagrams seq 0..total-1. Several (sl->multi): the parser judges
+	 * their order; an empty message (total 0) passes as memcached sent it. */
+	if (unlikely(!sl->multi &&
+		     (total == 0 || seq >= total || (sl->total != 0 && total != sl->total))))
 		return dp_count_drop(w, m, DP_DROP_REPLY_BAD_FRAME);
 	if (unlikely(pk->vlan != (bool)sl->has_vlan))
 		return dp_count_drop(w, m, DP_DROP_VLAN_MISMATCH);
+	bool done = sl->multi ? reply_track(w, sl, pk) : ++sl->passed >= total;
 
 	memcpy(&pk->eth->dst_addr, sl->client_mac, 6);
 	rte_ether_addr_copy(&w->router_mac, &pk->eth->src_addr);
@@ -346,7 +400,7 @@ handle_reply_owned(struct dp_worker *w, struct rte_mbuf *m, struct dp_pkt *pk, u
 		    sl->client_reqid);
 	dp_tx_push(w, m, DP_TX_RETURNED, sl->ep);
 	sl->total = total;
-	if (++sl->passed >= total) {
+	if (done) {
 		w->ctr[DP_CTR_SLOTS_COMPLETED]++;
 		slot_free(w, s);
 	}

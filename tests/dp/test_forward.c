@@ -365,7 +365,38 @@ test_multiget(void **state)
 	t_dp_start(1, 4, NULL);
 	key_pairs(same, diff);
 	snprintf(text, sizeof(text), "get %s %s\r\n", same[0], same[1]);
-	forward_ok(5555, 1, text, same[0]);
+	struct fwd f = forward_ok(5555, 1, text, same[0]);
+	char hit[2][64];
+
+	/* memcached answers a multi-get with a message per hit, then END: all of them pass, an
+	 * empty message included, and the slot is freed after END only. */
+	for (int i = 0; i < 2; i++) {
+		snprintf(hit[i], sizeof(hit[i]), "VALUE %s 0 1\r\n%d\r\n", same[i], i);
+		t_inject(0, t_reply(f.node_ip, 11211, f.sport, f.reqid, 0, 1, hit[i],
+				    strlen(hit[i])));
+		t_poll(0);
+		returned_ok(0, 5555, 1, hit[i], 0, 1);
+		assert_int_equal(t_stats().slots_live, 1);
+	}
+	t_inject(0, t_reply(f.node_ip, 11211, f.sport, f.reqid, 0, 0, "", 0));
+	t_poll(0);
+	returned_ok(0, 5555, 1, "", 0, 0);
+	t_inject(0, t_reply(f.node_ip, 11211, f.sport, f.reqid, 0, 1, "END\r\n", 5));
+	t_poll(0);
+	returned_ok(0, 5555, 1, "END\r\n", 0, 1);
+	assert_int_equal(t_stats().slots_live, 0);
+	assert_int_equal(t_stats().ctr[DP_CTR_SLOTS_COMPLETED], 1);
+	/* A pipeline of two gets on one node: two responses, each ending in END. */
+	snprintf(text, sizeof(text), "get %s\r\nget %s\r\n", same[0], same[1]);
+	f = forward_ok(5557, 3, text, same[0]);
+	t_inject(0, t_reply(f.node_ip, 11211, f.sport, f.reqid, 0, 1, "END\r\n", 5));
+	t_poll(0);
+	returned_ok(0, 5557, 3, "END\r\n", 0, 1);
+	assert_int_equal(t_stats().slots_live, 1);
+	t_inject(0, t_reply(f.node_ip, 11211, f.sport, f.reqid, 0, 1, "END\r\n", 5));
+	t_poll(0);
+	returned_ok(0, 5557, 3, "END\r\n", 0, 1);
+	assert_int_equal(t_stats().slots_live, 0);
 	snprintf(text, sizeof(text), "get %s %s\r\n", diff[0], diff[1]);
 	t_inject(0, t_request(5556, 2, text, strlen(text)));
 	t_poll(0);
@@ -393,6 +424,8 @@ test_meta_and_binary(void **state)
 	forward_ok(5555, 3, "mg foo v\r\n", "foo");
 	forward_ok(5555, 4, "set bar 0 0 2\r\nhi\r\n", "bar");
 	forward_ok(5555, 5, "delete baz\r\n", "baz");
+	/* Keys with control characters, as memcaslap sends them and memcached accepts. */
+	forward_ok(5555, 7, "get \x10\x10\x10mc-key\r\n", "\x10\x10\x10mc-key");
 	bin[11] = 3; /* body length */
 	memcpy(bin + 24, "qux", 3);
 	struct t_view v;
