@@ -263,13 +263,86 @@ request_owner(struct dp_worker *w, const uint8_t *payload)
 	return owner;
 }
 
+/* What a parsed request datagram asks of the router. */
+struct req_class {
+	bool version;    /* has `version` (answered here) */
+	bool quiet;      /* every request is a noreply/quiet write: no reply expected */
+	int32_t refused; /* index of a refused keyless command, or -1 */
+};
+
+static struct req_class
+classify(const struct mc_requests *r)
+{
+	struct req_class c = {false, true, -1};
+
+	for (uint16_t i = 0; i < r->nreq && c.refused < 0; i++) {
+		const struct mc_request *rq = &r->req[i];
+		int pol;
+
+		/* noreply / quiet writes answer only on error: no slot waits for them. */
+		c.quiet &= (rq->flags & MC_REQ_F_QUIET) && rq->kind != MC_KIND_READ &&
+			   rq->kind != MC_KIND_KEYLESS;
+		if (rq->kind != MC_KIND_KEYLESS)
+			continue;
+		pol = keyless_policy(rq->cmd);
+		if (pol == 0)
+			c.refused = i;
+		c.version |= pol == 2;
+	}
+	return c;
+}
+
+/* Take a slot for the request in w->req, rewrite the packet towards node endpoint @p ep
+ * (MAC word @p mac) from the port and request id naming the slot, and queue it. */
+static void
+forward_request(struct dp_worker *w, struct rte_mbuf *m, struct dp_pkt *pk, uint32_t ep,
+		uint64_t mac, bool quiet)
+{
+	uint32_t s = w->free_fifo[w->free_head++ & w->slot_mask];
+	struct dp_slot *sl = &w->slots[s];
+	uint32_t lo_mask = (1u << w->slot_lo_bits) - 1;
+	uint16_t port = (uint16_t)(w->reply_base + ((uint32_t)w->id << w->port_shift) +
+				   (s >> w->slot_lo_bits));
+
+	sl->gen = (uint16_t)((sl->gen + 1) & (0xffffu >> w->slot_lo_bits));
+	sl->tsc = w->now | 1; /* never 0 while live */
+	sl->client_ip = pk->ip->src_addr;
+	sl->client_port = pk->udp->src_port;
+	sl->client_reqid = w->req.frame.request_id;
+	sl->listen_port = pk->udp->dst_port;
+	sl->node_ip = atomic_load_explicit(&w->eps[ep].ip, memory_order_relaxed);
+	sl->node_port = rte_cpu_to_be_16(w->eps[ep].port);
+	sl->total = 0;
+	sl->passed = 0;
+	sl->ep = ep;
+	slot_expect(w, sl, !quiet && !mc_reply_is_one_message(&w->req));
+	memcpy(sl->client_mac, &pk->eth->src_addr, 6);
+	sl->has_vlan = pk->vlan;
+	if (pk->vlan)
+		sl->vlan_tci = ((struct rte_vlan_hdr *)(pk->eth + 1))->vlan_tci;
+
+	memcpy(&pk->eth->dst_addr, &mac, 6); /* little-endian: bytes 0..5 of the word */
+	rte_ether_addr_copy(&w->router_mac, &pk->eth->src_addr);
+	rewrite_udp(w, m, pk, w->router_ip, sl->node_ip, rte_cpu_to_be_16(port), sl->node_port,
+		    (uint16_t)((sl->gen << w->slot_lo_bits) | (s & lo_mask)));
+	dp_tx_push(w, m, DP_TX_FORWARDED, ep);
+	if (quiet) {
+		/* Its generation is spent: an error reply finds the slot free (reply_no_slot)
+		 * or reused (reply_stale), never another client. */
+		w->ctr[DP_CTR_QUIET]++;
+		slot_free(w, s);
+	}
+}
+
 /* Client -> router: serve, refuse or drop; on success the packet leaves towards the node. */
 static void
 handle_request(struct dp_worker *w, struct rte_mbuf *m, struct dp_pkt *pk)
 {
 	struct mc_requests *r = &w->req;
-	bool version = false, quiet = true;
+	struct req_class c;
 	int32_t owner;
+	uint32_t ep;
+	uint64_t mac;
 	enum mc_err e;
 
 	if (unlikely(!client_allowed(w, pk->ip->src_addr)))
@@ -278,27 +351,17 @@ handle_request(struct dp_worker *w, struct rte_mbuf *m, struct dp_pkt *pk)
 	e = mc_parse_datagram_flags(pk->payload, pk->plen, MC_PARSE_CTL_KEYS, r);
 	if (unlikely(e != MC_OK))
 		return dp_count_drop(w, m, mc_drop_reason(e));
-	for (uint16_t i = 0; i < r->nreq; i++) {
-		int pol;
-
-		/* noreply / quiet writes answer only on error: no slot waits for them. */
-		quiet &= (r->req[i].flags & MC_REQ_F_QUIET) && r->req[i].kind != MC_KIND_READ &&
-			 r->req[i].kind != MC_KIND_KEYLESS;
-		if (r->req[i].kind != MC_KIND_KEYLESS)
-			continue;
-		pol = keyless_policy(r->req[i].cmd);
-		if (pol == 0) {
-			w->ctr[DP_CTR_MC_REFUSED]++;
-			return dp_local_mc_reply(w, m, pk, "command not allowed through the router",
-						 false, 0x0083, i);
-		}
-		version |= pol == 2;
+	c = classify(r);
+	if (unlikely(c.refused >= 0)) {
+		w->ctr[DP_CTR_MC_REFUSED]++;
+		return dp_local_mc_reply(w, m, pk, "command not allowed through the router", false,
+					 0x0083, (uint16_t)c.refused);
 	}
-	if (r->nkeys == 0) {
+	if (unlikely(r->nkeys == 0)) {
 		w->ctr[DP_CTR_MC_VERSION]++;
 		return dp_local_mc_reply(w, m, pk, NULL, false, 0, 0);
 	}
-	if (unlikely(version)) {
+	if (unlikely(c.version)) {
 		w->ctr[DP_CTR_MC_REFUSED]++;
 		return dp_local_mc_reply(w, m, pk, "version cannot be pipelined with keyed commands",
 					 false, 0x0083, 0);
@@ -313,52 +376,13 @@ handle_request(struct dp_worker *w, struct rte_mbuf *m, struct dp_pkt *pk)
 		return dp_local_mc_reply(w, m, pk, "multi-key request spans several nodes", true,
 					 0x0084, 0);
 	}
-
-	uint32_t ep = w->cur->ep[owner];
-	uint64_t mac = atomic_load_explicit(&w->eps[ep].mac, memory_order_relaxed);
-
+	ep = w->cur->ep[owner];
+	mac = atomic_load_explicit(&w->eps[ep].mac, memory_order_relaxed);
 	if (unlikely(!(mac & DP_MAC_VALID)))
 		return dp_count_drop(w, m, DP_DROP_NODE_NO_MAC);
 	if (unlikely(w->free_head == w->free_tail))
 		return dp_count_drop(w, m, DP_DROP_NO_SLOT);
-
-	uint32_t s = w->free_fifo[w->free_head++ & w->slot_mask];
-	struct dp_slot *sl = &w->slots[s];
-	uint16_t reqid_host;
-
-	sl->gen = (uint16_t)((sl->gen + 1) & (0xffffu >> w->slot_lo_bits));
-	sl->tsc = w->now | 1; /* never 0 while live */
-	sl->client_ip = pk->ip->src_addr;
-	sl->client_port = pk->udp->src_port;
-	sl->client_reqid = r->frame.request_id;
-	sl->listen_port = pk->udp->dst_port;
-	sl->node_ip = atomic_load_explicit(&w->eps[ep].ip, memory_order_relaxed);
-	sl->node_port = rte_cpu_to_be_16(w->eps[ep].port);
-	sl->total = 0;
-	sl->passed = 0;
-	sl->ep = ep;
-	slot_expect(w, sl, !quiet && !mc_reply_is_one_message(r));
-	memcpy(sl->client_mac, &pk->eth->src_addr, 6);
-	sl->has_vlan = pk->vlan;
-	if (pk->vlan)
-		sl->vlan_tci = ((struct rte_vlan_hdr *)(pk->eth + 1))->vlan_tci;
-
-	uint32_t lo_mask = (1u << w->slot_lo_bits) - 1;
-	uint16_t port = (uint16_t)(w->reply_base + ((uint32_t)w->id << w->port_shift) +
-				   (s >> w->slot_lo_bits));
-
-	reqid_host = (uint16_t)((sl->gen << w->slot_lo_bits) | (s & lo_mask));
-	memcpy(&pk->eth->dst_addr, &mac, 6); /* little-endian: bytes 0..5 of the word */
-	rte_ether_addr_copy(&w->router_mac, &pk->eth->src_addr);
-	rewrite_udp(w, m, pk, w->router_ip, sl->node_ip, rte_cpu_to_be_16(port), sl->node_port,
-		    reqid_host);
-	dp_tx_push(w, m, DP_TX_FORWARDED, ep);
-	if (quiet) {
-		/* Its generation is spent: an error reply finds the slot free (reply_no_slot)
-		 * or reused (reply_stale), never another client. */
-		w->ctr[DP_CTR_QUIET]++;
-		slot_free(w, s);
-	}
+	forward_request(w, m, pk, ep, mac, c.quiet);
 }
 
 /* Node -> router, on the worker owning the slot the destination port names. */
