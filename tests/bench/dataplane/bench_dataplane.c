@@ -1,0 +1,1134 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The data plane's cost per packet, on the real worker code: every measured packet goes
+ * through dp_worker_poll() (the body of a worker lcore's loop: control and hand-off rings,
+ * rte_eth_rx_burst, dp_forward_burst, rte_eth_tx_burst, slot expiry) on real mbufs, over a
+ * net_ring port whose queue w is a pair of rte_rings this program fills and drains.
+ *
+ * Stages (each a separate dp, so each packet takes exactly one path and one counter proves it):
+ *   parse    no placement published: Ethernet/IPv4/UDP checks, client prefix, memcached frame
+ *            and request parse (lib/mcproto), then drop as no_placement (mbuf freed)
+ *   place    placement published without node MACs: + key hash and ring lookup, then drop as
+ *            node_no_mac (mbuf freed)
+ *   forward  static node MACs: + request slot, rewrite, incremental checksums, TX (ring
+ *            enqueue)
+ *   reply    the node's reply to each forwarded request (built here, untimed): slot check,
+ *            rewrite back to the client, TX
+ * Requests: ASCII `get`, meta `mg <key> v f t`, binary GET, keys of 10-40 random bytes from a
+ * set of 65,536, from 4,096 client addresses on random ports, on a ring of 1,000 nodes x 160
+ * vnodes (--nodes, --vnodes). Replies are single datagrams of 100 or 1,400 bytes of UDP
+ * payload. Forward and reply alternate batch by batch so the request table stays in its
+ * steady state.
+ *
+ * Time: TSC cycles around the polls of one batch (--batch packets, default 1024), divided by
+ * the batch; the median over batches is reported (a batch the scheduler interrupted is an
+ * outlier, not a shift). Packet building, the reply synthesis and the checks are outside the
+ * timed region. Mpps per core = TSC Hz / cycles per packet.
+ *
+ * Checks (every run, also --quick): each stage's counter equals the packets sent (dropped as
+ * no_placement / node_no_mac, forwarded, returned, slots completed), the identity
+ * rx = forwarded + returned + answered + dropped holds, every forwarded request went to the
+ * node pl_lookup() names for its key, and every reply reached the client that asked with its
+ * request id. A failed check exits 1. Time is never judged.
+ *
+ * Instruction counts: --only forward|reply runs only that stage's timed polls through
+ * timed_polls() (the other stage's polls go through untimed_polls()), so
+ *   valgrind --tool=callgrind --collect-atstart=no --toggle-collect=timed_polls \
+ *       bench_dataplane --only forward --packets N
+ * counts only the stage's instructions; N and 2N packets differ by the per-packet cost
+ * (scripts/bench.sh does this).
+ *
+ * Scaling: --scaling runs forward + reply with 1, 2, 4, ... up to every lcore as workers at
+ * once, each on its own queue (replies steered to the worker owning the slot, as a NIC flow
+ * rule on the reply port range would).
+ *
+ *   bench_dataplane [--quick] [--packets N] [--batch N] [--nodes N] [--vnodes N]
+ *                   [--only forward|reply] [--scaling] [--workers N] [--json FILE]
+ *                   [-- EAL-ARGS]
+ * Default EAL: -l 0-(workers-1) --no-huge -m 512 --no-pci --no-shconf --no-telemetry; with
+ * "-- EAL-ARGS" those are used instead (e.g. -l 2-9 on a bigger host with hugepages).
+ * JSON on stdout (or --json FILE), a short table on stderr.
+ */
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdarg.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <rte_cycles.h>
+#include <rte_eal.h>
+#include <rte_eth_ring.h>
+#include <rte_ethdev.h>
+#include <rte_ip.h>
+#include <rte_launch.h>
+#include <rte_lcore.h>
+#include <rte_mbuf.h>
+#include <rte_ring.h>
+#include <rte_udp.h>
+#include <rte_version.h>
+
+#include "dataplane.h"
+#include "mcproto.h"
+#include "placement.h"
+
+#define B_QUEUES_MAX  64
+#define B_KEYS	      65536u
+#define B_KEY_MIN     10
+#define B_KEY_MAX     40
+#define B_CLIENTS     4096u
+#define B_BATCH_MAX   2048u
+#define B_LISTEN      11211
+#define B_REPLY_BASE  32768
+#define B_REPLY_COUNT 16384
+
+enum b_proto {
+	B_ASCII,
+	B_META,
+	B_BINARY,
+	B_MIX, /* one of the three at random per packet */
+};
+static const char *const proto_names[] = {"ascii", "meta", "binary", "mix"};
+
+enum b_stage {
+	B_PARSE,
+	B_PLACE,
+	B_FORWARD, /* forward and reply alternate */
+};
+
+/* Everything fixed for the run; read-only once workers start. */
+struct b_run {
+	uint32_t packets; /* per case and worker */
+	uint32_t batch;
+	uint32_t nodes;
+	uint32_t vnodes;
+	bool quick;
+	const char *only; /* NULL, "forward" or "reply" */
+	uint16_t port;
+	uint16_t nq;
+	struct rte_ring *rx[B_QUEUES_MAX];
+	struct rte_ring *tx[B_QUEUES_MAX];
+	struct rte_mempool *pool;
+	struct pl_placement *pl;
+	struct dp_node_mac *macs;
+	uint32_t *node_ip; /* member -> IPv4, network order */
+	char (*keys)[B_KEY_MAX + 1];
+	uint8_t *key_len;
+	uint64_t tsc_hz;
+	int failed; /* set by any check */
+};
+
+static struct b_run run;
+
+static const uint8_t router_mac[6] = {0x02, 0, 0, 0, 0, 0x01};
+static const uint8_t client_gw_mac[6] = {0x02, 0, 0, 0, 0, 0x10};
+
+/* One worker's part of a case: its timings and what it checked. */
+struct b_worker_res {
+	uint32_t nb;	  /* batches timed */
+	double *cpp_fwd;  /* per batch: cycles per packet (stage B_PARSE/B_PLACE: this one) */
+	double *cpp_rep;  /* per batch, reply */
+	uint64_t sent;	  /* requests injected */
+	uint64_t checked; /* forwarded requests / replies verified */
+	uint64_t cyc_fwd; /* total timed cycles */
+	uint64_t cyc_rep;
+};
+
+struct b_case_ctx {
+	struct dp *dp;
+	enum b_stage stage;
+	enum b_proto proto;
+	uint32_t reply_bytes;
+	uint16_t workers;
+	unsigned int lcore_of[B_QUEUES_MAX];
+	struct b_worker_res res[B_QUEUES_MAX];
+};
+
+static void fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static void fail(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	fprintf(stderr, "bench_dataplane: CHECK FAILED: ");
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+	__atomic_store_n(&run.failed, 1, __ATOMIC_RELAXED);
+}
+
+static uint64_t rng_next(uint64_t *s)
+{
+	/* xorshift64*: cheap, and the same sequence every run. */
+	*s ^= *s >> 12;
+	*s ^= *s << 25;
+	*s ^= *s >> 27;
+	return *s * UINT64_C(2685821657736338717);
+}
+
+static uint32_t client_ip(uint32_t c)
+{
+	/* 198.18.64.0/20 */
+	return rte_cpu_to_be_32((198u << 24) | (18u << 16) | ((64u + c / 256) << 8) | (c % 256));
+}
+
+static uint32_t router_ip(void)
+{
+	return rte_cpu_to_be_32((198u << 24) | (18u << 16) | 1u); /* 198.18.0.1 */
+}
+
+static uint32_t node_ip(uint32_t i)
+{
+	/* 198.18.16.1 .. : 250 per /24 */
+	return rte_cpu_to_be_32((198u << 24) | (18u << 16) | ((16u + i / 250) << 8) |
+				(1 + i % 250));
+}
+
+/* ---------------------------------------------------------------- fleet and keys */
+
+static int make_fleet(void)
+{
+	struct pl_member *m = calloc(run.nodes, sizeof(*m));
+	struct pl_config c = {0};
+	uint64_t s = 0x5eed;
+
+	run.macs = calloc(run.nodes, sizeof(*run.macs));
+	run.node_ip = calloc(run.nodes, sizeof(*run.node_ip));
+	run.keys = calloc(B_KEYS, sizeof(*run.keys));
+	run.key_len = calloc(B_KEYS, 1);
+	if (m == NULL || run.macs == NULL || run.node_ip == NULL || run.keys == NULL ||
+	    run.key_len == NULL)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < run.nodes; i++) {
+		uint32_t ip = rte_be_to_cpu_32(node_ip(i));
+
+		snprintf(m[i].name, sizeof(m[i].name), "cache%04u", i);
+		snprintf(m[i].addr, sizeof(m[i].addr), "%u.%u.%u.%u", ip >> 24, (ip >> 16) & 255,
+			 (ip >> 8) & 255, ip & 255);
+		m[i].port = 11211;
+		m[i].weight = 1;
+		run.node_ip[i] = node_ip(i);
+		run.macs[i].mac[0] = 0x02;
+		run.macs[i].mac[3] = 0x01;
+		run.macs[i].mac[4] = (uint8_t)(i >> 8);
+		run.macs[i].mac[5] = (uint8_t)i;
+		run.macs[i].has_mac = true;
+	}
+	c.algo = PL_ALGO_RING;
+	c.vnodes = run.vnodes;
+	run.pl = pl_build(&c, m, run.nodes);
+	free(m);
+	if (run.pl == NULL)
+		return -errno;
+	/* Keys like applications make them: a prefix and an id, 10-40 bytes. */
+	static const char alpha[] = "abcdefghijklmnopqrstuvwxyz0123456789:_-";
+	for (uint32_t k = 0; k < B_KEYS; k++) {
+		uint32_t len = B_KEY_MIN + (uint32_t)(rng_next(&s) % (B_KEY_MAX - B_KEY_MIN + 1));
+		int n = snprintf(run.keys[k], B_KEY_MAX + 1, "u:%u:", k);
+
+		for (uint32_t j = (uint32_t)n; j < len; j++)
+			run.keys[k][j] = alpha[rng_next(&s) % (sizeof(alpha) - 1)];
+		run.keys[k][len] = '\0';
+		run.key_len[k] = (uint8_t)len;
+	}
+	return 0;
+}
+
+/* ---------------------------------------------------------------- packets */
+
+/* Request payload (frame header + command) for @p key in @p proto into @p out. */
+static size_t request_payload(uint8_t *out, enum b_proto proto, uint32_t key, uint16_t reqid)
+{
+	const char *k = run.keys[key];
+	size_t kl = run.key_len[key], n = 0;
+
+	out[0] = (uint8_t)(reqid >> 8);
+	out[1] = (uint8_t)reqid;
+	out[2] = out[3] = 0; /* seq 0 */
+	out[4] = 0;
+	out[5] = 1; /* total 1 */
+	out[6] = out[7] = 0;
+	out += MC_FRAME_HDR_LEN;
+	switch (proto) {
+	case B_ASCII:
+		n = (size_t)sprintf((char *)out, "get %s\r\n", k);
+		break;
+	case B_META:
+		n = (size_t)sprintf((char *)out, "mg %s v f t\r\n", k);
+		break;
+	default:
+		memset(out, 0, MC_BIN_HDR_LEN);
+		out[0] = 0x80; /* request magic */
+		out[1] = 0x00; /* GET */
+		out[3] = (uint8_t)kl;
+		out[11] = (uint8_t)kl;	     /* total body length */
+		memcpy(out + 12, &reqid, 2); /* opaque */
+		memcpy(out + MC_BIN_HDR_LEN, k, kl);
+		n = MC_BIN_HDR_LEN + kl;
+		break;
+	}
+	return MC_FRAME_HDR_LEN + n;
+}
+
+/* Write Ethernet/IPv4/UDP headers around a payload already at offset 42, full checksums. */
+static void finish_udp(struct rte_mbuf *m, const uint8_t *dmac, const uint8_t *smac, uint32_t sip,
+		       uint32_t dip, uint16_t sport, uint16_t dport, size_t plen)
+{
+	uint8_t *p = rte_pktmbuf_mtod(m, uint8_t *);
+	struct rte_ether_hdr *eth = (struct rte_ether_hdr *)p;
+	struct rte_ipv4_hdr *ip = (struct rte_ipv4_hdr *)(eth + 1);
+	struct rte_udp_hdr *udp = (struct rte_udp_hdr *)(ip + 1);
+	size_t len = sizeof(*eth) + sizeof(*ip) + sizeof(*udp) + plen;
+
+	m->data_len = (uint16_t)len;
+	m->pkt_len = (uint32_t)len;
+	memcpy(&eth->dst_addr, dmac, 6);
+	memcpy(&eth->src_addr, smac, 6);
+	eth->ether_type = rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4);
+	memset(ip, 0, sizeof(*ip));
+	ip->version_ihl = RTE_IPV4_VHL_DEF;
+	ip->total_length = rte_cpu_to_be_16((uint16_t)(len - sizeof(*eth)));
+	ip->packet_id = rte_cpu_to_be_16((uint16_t)sport);
+	ip->time_to_live = 64;
+	ip->next_proto_id = IPPROTO_UDP;
+	ip->src_addr = sip;
+	ip->dst_addr = dip;
+	udp->src_port = rte_cpu_to_be_16(sport);
+	udp->dst_port = rte_cpu_to_be_16(dport);
+	udp->dgram_len = rte_cpu_to_be_16((uint16_t)(sizeof(*udp) + plen));
+	udp->dgram_cksum = 0;
+	ip->hdr_checksum = rte_ipv4_cksum(ip);
+	udp->dgram_cksum = rte_ipv4_udptcp_cksum(ip, udp);
+}
+
+#define B_L4_OFF  (sizeof(struct rte_ether_hdr) + sizeof(struct rte_ipv4_hdr))
+#define B_PAY_OFF (B_L4_OFF + sizeof(struct rte_udp_hdr))
+
+/* What a batch sent, to check what came out. */
+struct b_sent {
+	uint32_t key;
+	uint32_t client;
+	uint16_t cport;
+	uint16_t reqid;
+};
+
+/* Fill @p n mbufs with requests and put them on RX ring @p q. */
+static int inject_requests(uint16_t q, enum b_proto proto, uint32_t n, uint64_t *rng,
+			   struct b_sent *sent)
+{
+	struct rte_mbuf *ms[B_BATCH_MAX];
+
+	if (rte_pktmbuf_alloc_bulk(run.pool, ms, n) != 0) {
+		fail("mbuf pool empty");
+		return -ENOMEM;
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		uint64_t r = rng_next(rng);
+		enum b_proto p = proto == B_MIX ? (enum b_proto)((r >> 60) % 3) : proto;
+		struct b_sent *s = &sent[i];
+		size_t plen;
+
+		s->key = (uint32_t)(r % B_KEYS);
+		s->client = (uint32_t)((r >> 16) % B_CLIENTS);
+		s->cport = (uint16_t)(1024 + (r >> 32) % 64512);
+		s->reqid = (uint16_t)(r >> 48);
+		plen = request_payload(rte_pktmbuf_mtod_offset(ms[i], uint8_t *, B_PAY_OFF), p,
+				       s->key, s->reqid);
+		finish_udp(ms[i], router_mac, client_gw_mac, client_ip(s->client), router_ip(),
+			   s->cport, B_LISTEN, plen);
+	}
+	if (rte_ring_enqueue_bulk(run.rx[q], (void **)ms, n, NULL) != n) {
+		fail("RX ring full");
+		rte_pktmbuf_free_bulk(ms, n);
+		return -ENOSPC;
+	}
+	return 0;
+}
+
+/* Reply body "VALUE <key> 0 <n>\r\n<data>\r\nEND\r\n" making @p total bytes of UDP payload
+ * with the frame header. */
+static size_t reply_body(uint8_t *out, uint32_t total, const char *key)
+{
+	char head[96];
+	size_t room = total - MC_FRAME_HDR_LEN, hl = 0, dl = 0;
+
+	/* The data length's digits change the header's length: settle it in two rounds. */
+	for (int round = 0; round < 3; round++) {
+		hl = (size_t)snprintf(head, sizeof(head), "VALUE %s 0 %zu\r\n", key, dl);
+		dl = room > hl + 7 ? room - hl - 7 : 0;
+	}
+	hl = (size_t)snprintf(head, sizeof(head), "VALUE %s 0 %zu\r\n", key, dl);
+	memcpy(out, head, hl);
+	memset(out + hl, 'v', dl);
+	memcpy(out + hl + dl, "\r\nEND\r\n", 7);
+	return hl + dl + 7;
+}
+
+/*
+ * Turn forwarded requests (taken from TX ring @p q) into their nodes' replies in place, check
+ * each went to the right node, and put them on RX ring @p q. @return replies injected.
+ */
+static uint32_t make_replies(uint16_t q, uint32_t n, const struct b_sent *sent,
+			     uint32_t reply_bytes)
+{
+	void *objs[B_BATCH_MAX];
+	uint32_t got = rte_ring_dequeue_burst(run.tx[q], objs, n, NULL), bad = 0;
+
+	if (got != n)
+		fail("worker %u: %u of %u requests forwarded", q, got, n);
+	for (uint32_t i = 0; i < got; i++) {
+		struct rte_mbuf *m = objs[i];
+		uint8_t *p = rte_pktmbuf_mtod(m, uint8_t *);
+		struct rte_ether_hdr *eth = (struct rte_ether_hdr *)p;
+		struct rte_ipv4_hdr *ip = (struct rte_ipv4_hdr *)(p + sizeof(*eth));
+		struct rte_udp_hdr *udp = (struct rte_udp_hdr *)(ip + 1);
+		uint8_t *pay = p + B_PAY_OFF;
+		int32_t owner = pl_lookup(run.pl, run.keys[sent[i].key], run.key_len[sent[i].key]);
+		uint8_t node_mac[6];
+		uint32_t nip = ip->dst_addr;
+		uint16_t rport = rte_be_to_cpu_16(udp->src_port);
+		uint16_t nport = rte_be_to_cpu_16(udp->dst_port);
+		size_t plen;
+
+		if (owner < 0 || nip != run.node_ip[owner] || nport != 11211 ||
+		    ip->src_addr != router_ip() ||
+		    memcmp(&eth->dst_addr, run.macs[owner].mac, 6) != 0)
+			bad++;
+		memcpy(node_mac, &eth->dst_addr, 6);
+		/* The reply echoes the frame's request id; body after it. */
+		pay[2] = pay[3] = 0;
+		pay[4] = 0;
+		pay[5] = 1;
+		pay[6] = pay[7] = 0;
+		plen = MC_FRAME_HDR_LEN +
+		       reply_body(pay + MC_FRAME_HDR_LEN, reply_bytes, run.keys[sent[i].key]);
+		finish_udp(m, router_mac, node_mac, nip, router_ip(), nport, rport, plen);
+	}
+	if (bad != 0)
+		fail("worker %u: %u of %u requests went to another node than pl_lookup names", q,
+		     bad, got);
+	if (got != 0 && rte_ring_enqueue_bulk(run.rx[q], objs, got, NULL) != got) {
+		fail("RX ring full");
+		rte_pktmbuf_free_bulk((struct rte_mbuf **)objs, got);
+		return 0;
+	}
+	return got;
+}
+
+/* Check the replies on TX ring @p q went to the clients that asked, with their ids; free. */
+static uint32_t check_returned(uint16_t q, uint32_t n, const struct b_sent *sent)
+{
+	void *objs[B_BATCH_MAX];
+	uint32_t got = rte_ring_dequeue_burst(run.tx[q], objs, n, NULL), bad = 0;
+
+	if (got != n)
+		fail("worker %u: %u of %u replies returned", q, got, n);
+	for (uint32_t i = 0; i < got; i++) {
+		uint8_t *p = rte_pktmbuf_mtod((struct rte_mbuf *)objs[i], uint8_t *);
+		struct rte_ipv4_hdr *ip = (struct rte_ipv4_hdr *)(p + sizeof(struct rte_ether_hdr));
+		struct rte_udp_hdr *udp = (struct rte_udp_hdr *)(ip + 1);
+		uint8_t *pay = p + B_PAY_OFF;
+		uint16_t reqid = (uint16_t)(pay[0] << 8 | pay[1]);
+
+		if (ip->dst_addr != client_ip(sent[i].client) ||
+		    rte_be_to_cpu_16(udp->dst_port) != sent[i].cport || reqid != sent[i].reqid ||
+		    rte_be_to_cpu_16(udp->src_port) != B_LISTEN || ip->src_addr != router_ip())
+			bad++;
+	}
+	if (bad != 0)
+		fail("worker %u: %u of %u replies did not reach the client that asked", q, bad,
+		     got);
+	rte_pktmbuf_free_bulk((struct rte_mbuf **)objs, got);
+	return got - bad;
+}
+
+/* ---------------------------------------------------------------- timed polls */
+
+/*
+ * Poll worker @p w until it has taken @p n packets (or finds its queue empty): the measured
+ * region. noinline so that callgrind can count exactly this (--toggle-collect=timed_polls).
+ * @return TSC cycles.
+ */
+__attribute__((noinline)) uint64_t timed_polls(struct dp_worker *w, uint32_t n);
+__attribute__((noinline)) uint64_t timed_polls(struct dp_worker *w, uint32_t n)
+{
+	uint64_t t0 = rte_rdtsc();
+	uint32_t done = 0, got;
+
+	do {
+		got = dp_worker_poll(w);
+		done += got;
+	} while (done < n && got != 0);
+	return rte_rdtsc() - t0;
+}
+
+/* The same without the clock, for the stage callgrind must not count. */
+__attribute__((noinline)) void untimed_polls(struct dp_worker *w, uint32_t n);
+__attribute__((noinline)) void untimed_polls(struct dp_worker *w, uint32_t n)
+{
+	uint32_t done = 0, got;
+
+	while (done < n && (got = dp_worker_poll(w)) != 0)
+		done += got;
+}
+
+/* ---------------------------------------------------------------- one worker's case */
+
+static int worker_case(void *arg)
+{
+	struct b_case_ctx *cx = arg;
+	unsigned int lc = rte_lcore_id();
+	uint16_t q = 0;
+
+	while (q < cx->workers && cx->lcore_of[q] != lc)
+		q++;
+	if (q == cx->workers)
+		return 0;
+
+	struct dp_worker *w = dp_worker_get(cx->dp, q);
+	struct b_worker_res *r = &cx->res[q];
+	struct b_sent sent[B_BATCH_MAX];
+	uint64_t rng = 0x9e3779b97f4a7c15ull ^ ((uint64_t)q << 32) ^ cx->proto;
+	bool time_fwd = run.only == NULL || strcmp(run.only, "forward") == 0;
+	bool time_rep = run.only == NULL || strcmp(run.only, "reply") == 0;
+
+	for (uint32_t done = 0;
+	     done < run.packets && !__atomic_load_n(&run.failed, __ATOMIC_RELAXED);
+	     done += run.batch) {
+		uint32_t n = RTE_MIN(run.batch, run.packets - done);
+
+		if (inject_requests(q, cx->proto, n, &rng, sent) != 0)
+			break;
+		r->sent += n;
+		if (time_fwd) {
+			uint64_t c = timed_polls(w, n);
+
+			r->cpp_fwd[r->nb] = (double)c / n;
+			r->cyc_fwd += c;
+		} else {
+			untimed_polls(w, n);
+		}
+		if (cx->stage != B_FORWARD) {
+			r->nb++;
+			continue;
+		}
+		uint32_t nr = make_replies(q, n, sent, cx->reply_bytes);
+
+		if (time_rep) {
+			uint64_t c = timed_polls(w, nr);
+
+			r->cpp_rep[r->nb] = nr ? (double)c / nr : 0;
+			r->cyc_rep += c;
+		} else {
+			untimed_polls(w, nr);
+		}
+		r->checked += check_returned(q, nr, sent);
+		r->nb++;
+	}
+	return 0;
+}
+
+/* ---------------------------------------------------------------- cases */
+
+static struct dp *make_dp(uint16_t workers, enum b_stage stage)
+{
+	struct dp_config c;
+	struct dp *dp;
+
+	dp_config_defaults(&c);
+	c.port_id = run.port;
+	c.n_workers = workers;
+	c.router_ip = router_ip();
+	memcpy(c.router_mac, router_mac, 6);
+	c.listen_ports[0] = B_LISTEN;
+	c.n_listen = 1;
+	c.reply_port_base = B_REPLY_BASE;
+	c.reply_port_count = B_REPLY_COUNT;
+	c.allowed[0].addr = client_ip(0);
+	c.allowed[0].mask = rte_cpu_to_be_32(0xfffff000u);
+	c.n_allowed = 1;
+	c.neighbours = run.nodes + 16;
+	c.no_arp_requests = true;
+	c.pool = run.pool;
+	for (uint16_t i = 0; i < workers; i++)
+		c.worker_socket[i] = rte_socket_id();
+	dp = dp_create(&c);
+	if (dp == NULL) {
+		fprintf(stderr, "bench_dataplane: dp_create: %s\n", strerror(errno));
+		return NULL;
+	}
+	if (stage == B_PARSE)
+		return dp;
+	/* place: every member resolved by ARP, which never runs here: node_no_mac. */
+	struct dp_node_mac *none = calloc(run.nodes, sizeof(*none));
+	int rc = none == NULL
+			 ? -ENOMEM
+			 : dp_publish_placement(dp, run.pl, stage == B_PLACE ? none : run.macs, 1);
+
+	free(none);
+	if (rc != 0) {
+		fprintf(stderr, "bench_dataplane: dp_publish_placement: %s\n", strerror(-rc));
+		dp_free(dp);
+		return NULL;
+	}
+	return dp;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* Median and 10th / 90th percentiles of @p n values (sorted in place). */
+struct b_dist {
+	double p10, median, p90, mean;
+	uint64_t packets;
+};
+
+static struct b_dist dist_of(double *v, uint32_t n, uint64_t cycles, uint64_t packets)
+{
+	struct b_dist d = {0};
+
+	if (n == 0)
+		return d;
+	qsort(v, n, sizeof(*v), cmp_double);
+	d.p10 = v[n / 10];
+	d.median = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+	d.p90 = v[(n * 9) / 10 < n ? (n * 9) / 10 : n - 1];
+	d.mean = packets ? (double)cycles / (double)packets : 0;
+	d.packets = packets;
+	return d;
+}
+
+/* Results of a case over its workers. */
+struct b_case {
+	char name[48];
+	const char *stage;
+	enum b_proto proto;
+	uint32_t reply_bytes;
+	uint16_t workers;
+	struct b_dist fwd;		 /* parse / place / forward */
+	struct b_dist rep;		 /* reply (stage forward only) */
+	double fwd_worker[B_QUEUES_MAX]; /* median per worker */
+	double rep_worker[B_QUEUES_MAX];
+	const char *counter;
+	uint64_t counted;
+	uint64_t expected;
+	bool identity;
+	bool ok;
+};
+
+#define B_CASES_MAX 32
+static struct b_case cases[B_CASES_MAX];
+static uint32_t n_cases;
+
+static int run_case(enum b_stage stage, enum b_proto proto, uint32_t reply_bytes, uint16_t workers,
+		    struct b_case *out)
+{
+	struct b_case_ctx *cx = calloc(1, sizeof(*cx));
+	uint32_t nb_max = run.packets / run.batch + 2;
+	unsigned int lc;
+	uint16_t k = 0;
+	struct dp_stats st;
+	int rc = -ENOMEM;
+
+	if (cx == NULL)
+		return -ENOMEM;
+	cx->stage = stage;
+	cx->proto = proto;
+	cx->reply_bytes = reply_bytes;
+	cx->workers = workers;
+	cx->lcore_of[k++] = rte_get_main_lcore();
+	RTE_LCORE_FOREACH_WORKER (lc) {
+		if (k == workers)
+			break;
+		cx->lcore_of[k++] = lc;
+	}
+	for (uint16_t i = 0; i < workers; i++) {
+		cx->res[i].cpp_fwd = calloc(nb_max, sizeof(double));
+		cx->res[i].cpp_rep = calloc(nb_max, sizeof(double));
+		if (cx->res[i].cpp_fwd == NULL || cx->res[i].cpp_rep == NULL)
+			goto out;
+	}
+	cx->dp = make_dp(workers, stage);
+	if (cx->dp == NULL)
+		goto out;
+	for (uint16_t i = 1; i < workers; i++)
+		rte_eal_remote_launch(worker_case, cx, cx->lcore_of[i]);
+	worker_case(cx);
+	rte_eal_mp_wait_lcore();
+
+	/* Results: per-worker medians, and the distribution over every worker's batches. */
+	double *all_f = calloc((size_t)nb_max * workers, sizeof(double));
+	double *all_r = calloc((size_t)nb_max * workers, sizeof(double));
+	uint32_t nf = 0, nr = 0;
+	uint64_t cf = 0, cr = 0, sent = 0, checked = 0;
+
+	if (all_f == NULL || all_r == NULL) {
+		free(all_f);
+		free(all_r);
+		goto out;
+	}
+	memset(out, 0, sizeof(*out));
+	for (uint16_t i = 0; i < workers; i++) {
+		struct b_worker_res *r = &cx->res[i];
+
+		memcpy(all_f + nf, r->cpp_fwd, r->nb * sizeof(double));
+		memcpy(all_r + nr, r->cpp_rep, r->nb * sizeof(double));
+		nf += r->nb;
+		nr += r->nb;
+		cf += r->cyc_fwd;
+		cr += r->cyc_rep;
+		sent += r->sent;
+		checked += r->checked;
+		out->fwd_worker[i] = dist_of(r->cpp_fwd, r->nb, r->cyc_fwd, r->sent).median;
+		out->rep_worker[i] = dist_of(r->cpp_rep, r->nb, r->cyc_rep, r->sent).median;
+	}
+	out->fwd = dist_of(all_f, nf, cf, sent);
+	if (stage == B_FORWARD)
+		out->rep = dist_of(all_r, nr, cr, sent);
+	free(all_f);
+	free(all_r);
+
+	out->proto = proto;
+	out->reply_bytes = reply_bytes;
+	out->workers = workers;
+	out->expected = sent;
+	dp_stats_get(cx->dp, -1, &st);
+	out->identity = dp_stats_identity(&st);
+	switch (stage) {
+	case B_PARSE:
+		out->stage = "parse";
+		out->counter = "drop.no_placement";
+		out->counted = st.drop[DP_DROP_NO_PLACEMENT];
+		break;
+	case B_PLACE:
+		out->stage = "place";
+		out->counter = "drop.node_no_mac";
+		out->counted = st.drop[DP_DROP_NODE_NO_MAC];
+		break;
+	case B_FORWARD:
+		out->stage = "forward";
+		out->counter = "returned";
+		/* Every request forwarded, every reply returned and checked, every slot freed. */
+		out->counted = st.ctr[DP_CTR_RETURNED];
+		if (st.ctr[DP_CTR_FORWARDED] != sent || st.ctr[DP_CTR_SLOTS_COMPLETED] != sent ||
+		    checked != sent || st.slots_live != 0)
+			fail("%s: forwarded %" PRIu64 ", completed %" PRIu64 ", checked %" PRIu64
+			     ", live slots %u, sent %" PRIu64,
+			     proto_names[proto], st.ctr[DP_CTR_FORWARDED],
+			     st.ctr[DP_CTR_SLOTS_COMPLETED], checked, st.slots_live, sent);
+		break;
+	}
+	if (st.ctr[DP_CTR_RX] != (stage == B_FORWARD ? 2 * sent : sent))
+		fail("%s %s: rx %" PRIu64 " for %" PRIu64 " sent", out->stage, proto_names[proto],
+		     st.ctr[DP_CTR_RX], sent);
+	if (out->counted != sent)
+		fail("%s %s: %s %" PRIu64 " != %" PRIu64 " sent", out->stage, proto_names[proto],
+		     out->counter, out->counted, sent);
+	if (!out->identity)
+		fail("%s %s: accounting identity broken", out->stage, proto_names[proto]);
+	out->ok = out->counted == sent && out->identity && !run.failed;
+	if (stage == B_FORWARD)
+		snprintf(out->name, sizeof(out->name), "forward_%s_reply_%u", proto_names[proto],
+			 reply_bytes);
+	else
+		snprintf(out->name, sizeof(out->name), "%s_%s", out->stage, proto_names[proto]);
+	rc = 0;
+out:
+	if (cx->dp != NULL)
+		dp_free(cx->dp);
+	for (uint16_t i = 0; i < workers; i++) {
+		free(cx->res[i].cpp_fwd);
+		free(cx->res[i].cpp_rep);
+	}
+	/* Nothing may stay on the rings for the next case. */
+	for (uint16_t q = 0; q < run.nq; q++) {
+		void *m;
+
+		while (rte_ring_dequeue(run.rx[q], &m) == 0)
+			rte_pktmbuf_free(m);
+		while (rte_ring_dequeue(run.tx[q], &m) == 0)
+			rte_pktmbuf_free(m);
+	}
+	free(cx);
+	return rc;
+}
+
+/* ---------------------------------------------------------------- output */
+
+static double mpps(double cpp)
+{
+	return cpp > 0 ? (double)run.tsc_hz / cpp / 1e6 : 0;
+}
+
+static void json_dist(FILE *f, const char *name, const struct b_dist *d)
+{
+	fprintf(f,
+		"\"%s\": {\"cycles_per_packet\": %.1f, \"p10\": %.1f, \"p90\": %.1f, "
+		"\"mean\": %.1f, \"mpps_per_core\": %.2f, \"packets\": %" PRIu64 "}",
+		name, d->median, d->p10, d->p90, d->mean, mpps(d->median), d->packets);
+}
+
+static void cpu_name(char *out, size_t len)
+{
+	FILE *f = fopen("/proc/cpuinfo", "r");
+	char line[256];
+
+	snprintf(out, len, "unknown");
+	if (f == NULL)
+		return;
+	while (fgets(line, sizeof(line), f) != NULL) {
+		char *c = strchr(line, ':');
+
+		if (strncmp(line, "model name", 10) == 0 && c != NULL) {
+			c += 2;
+			c[strcspn(c, "\n\"\\")] = '\0';
+			snprintf(out, len, "%s", c);
+			break;
+		}
+	}
+	fclose(f);
+}
+
+static const struct b_case *find_case(const char *name)
+{
+	for (uint32_t i = 0; i < n_cases; i++)
+		if (strcmp(cases[i].name, name) == 0)
+			return &cases[i];
+	return NULL;
+}
+
+static void write_json(FILE *f, const struct b_case *scaling, uint32_t n_scaling)
+{
+	char cpu[128];
+
+	cpu_name(cpu, sizeof(cpu));
+	fprintf(f, "{\n\"benchmark\": \"dataplane\",\n\"quick\": %s,\n",
+		run.quick ? "true" : "false");
+	fprintf(f, "\"only\": %s%s%s,\n", run.only ? "\"" : "", run.only ? run.only : "null",
+		run.only ? "\"" : "");
+	fprintf(f, "\"cpu\": \"%s\",\n\"online_cpus\": %ld,\n\"tsc_hz\": %" PRIu64 ",\n", cpu,
+		sysconf(_SC_NPROCESSORS_ONLN), run.tsc_hz);
+	fprintf(f, "\"dpdk\": \"%s\",\n", rte_version());
+	fprintf(f,
+		"\"ring\": {\"algorithm\": \"ring\", \"nodes\": %u, \"vnodes\": %u, "
+		"\"points\": %" PRIu64 "},\n",
+		run.nodes, run.vnodes, pl_point_count(run.pl));
+	fprintf(f,
+		"\"packets_per_case\": %u,\n\"batch\": %u,\n\"burst\": 32,\n\"keys\": %u,\n"
+		"\"key_bytes\": [%d, %d],\n\"clients\": %u,\n",
+		run.packets, run.batch, B_KEYS, B_KEY_MIN, B_KEY_MAX, B_CLIENTS);
+	fprintf(f, "\"cases\": [\n");
+	for (uint32_t i = 0; i < n_cases; i++) {
+		const struct b_case *c = &cases[i];
+
+		fprintf(f,
+			"  {\"name\": \"%s\", \"stage\": \"%s\", \"proto\": \"%s\", "
+			"\"workers\": %u, ",
+			c->name, c->stage, proto_names[c->proto], c->workers);
+		if (c->reply_bytes)
+			fprintf(f, "\"reply_bytes\": %u, ", c->reply_bytes);
+		json_dist(f, strcmp(c->stage, "forward") == 0 ? "forward" : c->stage, &c->fwd);
+		if (c->reply_bytes) {
+			fprintf(f, ", ");
+			json_dist(f, "reply", &c->rep);
+		}
+		fprintf(f,
+			", \"counter\": \"%s\", \"counted\": %" PRIu64 ", \"expected\": %" PRIu64
+			", \"identity_ok\": %s, \"ok\": %s}%s\n",
+			c->counter, c->counted, c->expected, c->identity ? "true" : "false",
+			c->ok ? "true" : "false", i + 1 < n_cases ? "," : "");
+	}
+	fprintf(f, "],\n");
+
+	/* The headline figures: mix of the three protocols, 100-byte replies. */
+	const struct b_case *pa = find_case("parse_mix"), *pp = find_case("place_mix"),
+			    *fw = find_case("forward_mix_reply_100"),
+			    *fb = find_case("forward_mix_reply_1400");
+
+	fprintf(f, "\"summary\": {");
+	if (pa && pp && fw) {
+		fprintf(f,
+			"\"parse_cycles\": %.1f, \"place_cycles\": %.1f, \"forward_cycles\": %.1f, "
+			"\"reply_100_cycles\": %.1f, ",
+			pa->fwd.median, pp->fwd.median, fw->fwd.median, fw->rep.median);
+		if (fb)
+			fprintf(f, "\"reply_1400_cycles\": %.1f, ", fb->rep.median);
+		fprintf(f,
+			"\"parse_mpps\": %.2f, \"place_mpps\": %.2f, \"forward_mpps\": %.2f, "
+			"\"reply_100_mpps\": %.2f, \"forward_target_cycles\": 200, "
+			"\"reply_target_cycles\": 150, \"forward_target_met\": %s, "
+			"\"reply_target_met\": %s",
+			mpps(pa->fwd.median), mpps(pp->fwd.median), mpps(fw->fwd.median),
+			mpps(fw->rep.median), fw->fwd.median <= 200 ? "true" : "false",
+			fw->rep.median <= 150 ? "true" : "false");
+	}
+	fprintf(f, "},\n\"scaling\": [");
+	for (uint32_t i = 0; i < n_scaling; i++) {
+		const struct b_case *c = &scaling[i];
+		double af = 0, ar = 0;
+
+		fprintf(f, "%s\n  {\"workers\": %u, \"forward_cycles_per_worker\": [", i ? "," : "",
+			c->workers);
+		for (uint16_t w = 0; w < c->workers; w++) {
+			fprintf(f, "%s%.1f", w ? ", " : "", c->fwd_worker[w]);
+			af += mpps(c->fwd_worker[w]);
+		}
+		fprintf(f, "], \"reply_cycles_per_worker\": [");
+		for (uint16_t w = 0; w < c->workers; w++) {
+			fprintf(f, "%s%.1f", w ? ", " : "", c->rep_worker[w]);
+			ar += mpps(c->rep_worker[w]);
+		}
+		fprintf(f,
+			"], \"forward_mpps_total\": %.2f, \"reply_mpps_total\": %.2f, \"ok\": %s}",
+			af, ar, c->ok ? "true" : "false");
+	}
+	fprintf(f, "%s],\n\"ok\": %s\n}\n", n_scaling ? "\n" : "", run.failed ? "false" : "true");
+}
+
+static void print_table(const struct b_case *scaling, uint32_t n_scaling)
+{
+	char cpu[128];
+
+	cpu_name(cpu, sizeof(cpu));
+	fprintf(stderr, "dataplane: %s, TSC %.2f GHz, ring %u nodes x %u vnodes, %u packets/case\n",
+		cpu, (double)run.tsc_hz / 1e9, run.nodes, run.vnodes, run.packets);
+	fprintf(stderr, "%-26s %9s %9s %9s %9s\n", "case", "stage", "cyc/pkt", "p90", "Mpps");
+	for (uint32_t i = 0; i < n_cases; i++) {
+		const struct b_case *c = &cases[i];
+
+		fprintf(stderr, "%-26s %9s %9.1f %9.1f %9.2f\n", c->name,
+			strcmp(c->stage, "forward") == 0 ? "forward" : c->stage, c->fwd.median,
+			c->fwd.p90, mpps(c->fwd.median));
+		if (c->reply_bytes)
+			fprintf(stderr, "%-26s %9s %9.1f %9.1f %9.2f\n", "", "reply", c->rep.median,
+				c->rep.p90, mpps(c->rep.median));
+	}
+	for (uint32_t i = 0; i < n_scaling; i++) {
+		double af = 0, ar = 0;
+
+		for (uint16_t w = 0; w < scaling[i].workers; w++) {
+			af += mpps(scaling[i].fwd_worker[w]);
+			ar += mpps(scaling[i].rep_worker[w]);
+		}
+		fprintf(stderr,
+			"scaling: %u worker(s): forward %.2f Mpps, reply %.2f Mpps in total "
+			"(worker 0: %.1f / %.1f cycles)\n",
+			scaling[i].workers, af, ar, scaling[i].fwd_worker[0],
+			scaling[i].rep_worker[0]);
+	}
+}
+
+/* ---------------------------------------------------------------- set-up */
+
+static int port_setup(uint16_t nq)
+{
+	struct rte_eth_conf conf;
+	char name[32];
+	int port;
+
+	run.pool = rte_pktmbuf_pool_create("b_pool", 4096u * nq + 4095u, 256, 0,
+					   RTE_MBUF_DEFAULT_BUF_SIZE, (int)rte_socket_id());
+	if (run.pool == NULL)
+		return -ENOMEM;
+	run.nq = nq;
+	for (uint16_t q = 0; q < nq; q++) {
+		snprintf(name, sizeof(name), "b_rx%u", q);
+		run.rx[q] = rte_ring_create(name, 4096, (int)rte_socket_id(),
+					    RING_F_SP_ENQ | RING_F_SC_DEQ);
+		snprintf(name, sizeof(name), "b_tx%u", q);
+		run.tx[q] = rte_ring_create(name, 4096, (int)rte_socket_id(),
+					    RING_F_SP_ENQ | RING_F_SC_DEQ);
+		if (run.rx[q] == NULL || run.tx[q] == NULL)
+			return -ENOMEM;
+	}
+	port = rte_eth_from_rings("b_ring", run.rx, nq, run.tx, nq, rte_socket_id());
+	if (port < 0)
+		return -ENODEV;
+	run.port = (uint16_t)port;
+	memset(&conf, 0, sizeof(conf));
+	if (rte_eth_dev_configure(run.port, nq, nq, &conf) != 0)
+		return -EIO;
+	for (uint16_t q = 0; q < nq; q++)
+		if (rte_eth_rx_queue_setup(run.port, q, 1024, rte_socket_id(), NULL, run.pool) !=
+			    0 ||
+		    rte_eth_tx_queue_setup(run.port, q, 1024, rte_socket_id(), NULL) != 0)
+			return -EIO;
+	return rte_eth_dev_start(run.port) == 0 ? 0 : -EIO;
+}
+
+static void usage(void)
+{
+	fprintf(stderr, "usage: bench_dataplane [--quick] [--packets N] [--batch N] [--nodes N] "
+			"[--vnodes N]\n"
+			"                       [--only forward|reply] [--scaling] [--workers N] "
+			"[--json FILE]\n"
+			"                       [-- EAL-ARGS]\n");
+	exit(2);
+}
+
+static unsigned long num_arg(const char *s, unsigned long lo, unsigned long hi)
+{
+	char *end;
+	unsigned long v = strtoul(s, &end, 10);
+
+	if (*s == '\0' || *end != '\0' || v < lo || v > hi) {
+		fprintf(stderr, "bench_dataplane: '%s' is not a number in %lu..%lu\n", s, lo, hi);
+		usage();
+	}
+	return v;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option lopts[] = {
+		{"quick", no_argument, NULL, 'q'},
+		{"packets", required_argument, NULL, 'p'},
+		{"batch", required_argument, NULL, 'b'},
+		{"nodes", required_argument, NULL, 'n'},
+		{"vnodes", required_argument, NULL, 'v'},
+		{"only", required_argument, NULL, 'o'},
+		{"scaling", no_argument, NULL, 's'},
+		{"workers", required_argument, NULL, 'w'},
+		{"json", required_argument, NULL, 'j'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	unsigned long workers = ncpu >= 2 ? 2 : 1;
+	bool scaling = false, packets_set = false;
+	const char *json = NULL;
+	char lcores[32], prefix[64];
+	int opt, rc;
+
+	run.batch = 1024;
+	run.nodes = 1000;
+	run.vnodes = 160;
+	run.packets = 262144;
+	while ((opt = getopt_long(argc, argv, "", lopts, NULL)) != -1) {
+		switch (opt) {
+		case 'q':
+			run.quick = true;
+			break;
+		case 'p':
+			run.packets = (uint32_t)num_arg(optarg, 1, 1u << 30);
+			packets_set = true;
+			break;
+		case 'b':
+			run.batch = (uint32_t)num_arg(optarg, 32, 2048);
+			break;
+		case 'n':
+			run.nodes = (uint32_t)num_arg(optarg, 1, 50000);
+			break;
+		case 'v':
+			run.vnodes = (uint32_t)num_arg(optarg, 1, 1000);
+			break;
+		case 'o':
+			if (strcmp(optarg, "forward") != 0 && strcmp(optarg, "reply") != 0)
+				usage();
+			run.only = optarg;
+			break;
+		case 's':
+			scaling = true;
+			break;
+		case 'w':
+			workers = num_arg(optarg, 1, B_QUEUES_MAX);
+			break;
+		case 'j':
+			json = optarg;
+			break;
+		default:
+			usage();
+		}
+	}
+	if (run.quick && !packets_set)
+		run.packets = 8192;
+
+	/* EAL: the caller's arguments after "--", or ours. */
+	char *def_argv[] = {
+		argv[0],       "-l",	      lcores,
+		"--no-huge",   "-m",	      "512",
+		"--no-pci",    "--no-shconf", "--no-telemetry",
+		"--log-level", "error",	      "--file-prefix",
+		prefix,
+	};
+	char **eargv = def_argv;
+	int eargc = (int)RTE_DIM(def_argv);
+
+	snprintf(lcores, sizeof(lcores), "0-%lu", workers - 1);
+	snprintf(prefix, sizeof(prefix), "bench_dp_%d", getpid());
+	if (optind < argc) {
+		eargv = argv + optind - 1;
+		eargv[0] = argv[0];
+		eargc = argc - optind + 1;
+	}
+	if (rte_eal_init(eargc, eargv) < 0) {
+		fprintf(stderr, "bench_dataplane: EAL init failed: %s\n", rte_strerror(rte_errno));
+		return 1;
+	}
+	run.tsc_hz = rte_get_tsc_hz();
+	uint16_t nl = (uint16_t)RTE_MIN(rte_lcore_count(), (unsigned int)B_QUEUES_MAX);
+
+	rc = port_setup(nl);
+	if (rc == 0)
+		rc = make_fleet();
+	if (rc != 0) {
+		fprintf(stderr, "bench_dataplane: set-up failed: %s\n", strerror(-rc));
+		rte_eal_cleanup();
+		return 1;
+	}
+
+	/* The cases of one worker; --only runs just the stage callgrind counts. */
+	static const enum b_proto protos[] = {B_MIX, B_ASCII, B_META, B_BINARY};
+	struct b_case scal[8];
+	uint32_t n_scal = 0;
+
+	if (run.only != NULL) {
+		rc = run_case(B_FORWARD, B_MIX, 100, 1, &cases[n_cases++]);
+	} else {
+		for (size_t i = 0; rc == 0 && i < RTE_DIM(protos); i++)
+			rc = run_case(B_PARSE, protos[i], 0, 1, &cases[n_cases++]);
+		for (size_t i = 0; rc == 0 && i < RTE_DIM(protos); i++)
+			rc = run_case(B_PLACE, protos[i], 0, 1, &cases[n_cases++]);
+		for (size_t i = 0; rc == 0 && i < RTE_DIM(protos); i++)
+			rc = run_case(B_FORWARD, protos[i], 100, 1, &cases[n_cases++]);
+		if (rc == 0)
+			rc = run_case(B_FORWARD, B_MIX, 1400, 1, &cases[n_cases++]);
+	}
+	if (rc == 0 && (scaling || run.quick) && run.only == NULL) {
+		for (uint16_t w = 1; rc == 0 && w <= nl && n_scal < RTE_DIM(scal); w *= 2)
+			rc = run_case(B_FORWARD, B_MIX, 100, w, &scal[n_scal++]);
+		if (rc == 0 && (nl & (nl - 1)) != 0 && n_scal < RTE_DIM(scal))
+			rc = run_case(B_FORWARD, B_MIX, 100, nl, &scal[n_scal++]);
+	}
+	if (rc != 0) {
+		fprintf(stderr, "bench_dataplane: a case could not run: %s\n", strerror(-rc));
+		run.failed = 1;
+	}
+
+	FILE *out = stdout;
+
+	if (json != NULL && (out = fopen(json, "w")) == NULL) {
+		fprintf(stderr, "bench_dataplane: %s: %s\n", json, strerror(errno));
+		out = stdout;
+		run.failed = 1;
+	}
+	write_json(out, scal, n_scal);
+	if (out != stdout)
+		fclose(out);
+	print_table(scal, n_scal);
+
+	pl_free(run.pl);
+	rte_eth_dev_stop(run.port);
+	rte_eal_cleanup();
+	return run.failed ? 1 : 0;
+}
