@@ -500,7 +500,25 @@ test_vlan_options_and_no_checksum(void **state)
 	assert_int_equal(v.reqid, 0x2a);
 	assert_int_equal(rte_be_to_cpu_16(v.udp->dst_port), 5555);
 	rte_pktmbuf_free(m);
-	t_stats();
+	/* Tagged request, untagged reply: the router cannot re-tag in place, it drops. */
+	uint8_t req2[64];
+
+	memcpy(req2, "\x00\x2b\x00\x00\x00\x01\x00\x00", 8);
+	memcpy(req2 + 8, text, strlen(text));
+	s.payload = req2;
+	t_inject(0, t_pkt(&s));
+	t_poll(0);
+	m = t_sent(0);
+	t_view_udp(m, &v, true);
+	buf[0] = (uint8_t)(v.reqid >> 8);
+	buf[1] = (uint8_t)v.reqid;
+	r.dport = rte_be_to_cpu_16(v.udp->src_port);
+	r.vlan = 0;
+	rte_pktmbuf_free(m);
+	t_inject(0, t_pkt(&r));
+	t_poll(0);
+	assert_null(t_sent(0));
+	assert_int_equal(t_drop(DP_DROP_VLAN_MISMATCH), 1);
 	t_dp_stop();
 }
 

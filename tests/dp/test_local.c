@@ -210,6 +210,22 @@ test_icmp_echo(void **state)
 	assert_int_equal(ic->icmp_ident, rte_cpu_to_be_16(99));
 	rte_pktmbuf_free(m);
 	assert_int_equal(t_stats().ctr[DP_CTR_ICMP_ECHOED], 1);
+	/* Not an echo request (a timestamp request), and an echo with a bad checksum. */
+	for (int bad = 0; bad < 2; bad++) {
+		m = t_pkt(&s);
+		ip = (struct rte_ipv4_hdr *)(rte_pktmbuf_mtod(m, struct rte_ether_hdr *) + 1);
+		ic = (struct rte_icmp_hdr *)(ip + 1);
+		ic->icmp_type = bad ? RTE_IP_ICMP_ECHO_REQUEST : 13;
+		ic->icmp_code = 0;
+		ic->icmp_cksum = 0;
+		ic->icmp_cksum = (uint16_t)~rte_raw_cksum(ic, sizeof(body));
+		if (bad)
+			ic->icmp_cksum ^= 0x0101;
+		t_inject(0, m);
+		t_poll(0);
+		assert_null(t_sent(0));
+	}
+	assert_int_equal(t_drop(DP_DROP_BAD_ICMP), 2);
 	t_dp_stop();
 }
 
