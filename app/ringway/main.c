@@ -54,8 +54,7 @@ static struct rw_config cfg; /* ~170 KB: not on the stack */
 static volatile sig_atomic_t stop_requested;
 static struct dp *the_dp;
 
-static void
-usage(FILE *out)
+static void usage(FILE *out)
 {
 	fprintf(out, "usage: ringway [EAL options] -- --config FILE [--check]\n"
 		     "  --config FILE  router configuration (INI; sample: config/ringway.conf)\n"
@@ -63,8 +62,7 @@ usage(FILE *out)
 }
 
 /* Application arguments (after "--"); exits on error. */
-static void
-parse_args(int argc, char **argv, struct args *a)
+static void parse_args(int argc, char **argv, struct args *a)
 {
 	static const struct option opts[] = {
 		{"config", required_argument, NULL, 'c'},
@@ -103,8 +101,7 @@ parse_args(int argc, char **argv, struct args *a)
 	}
 }
 
-static void
-on_signal(int sig)
+static void on_signal(int sig)
 {
 	(void)sig;
 	stop_requested = 1;
@@ -115,8 +112,7 @@ on_signal(int sig)
 /* The membership to start with: the state file when there is one (a change made through the
  * control socket survives a restart), else the config's nodes at epoch 1. Exits on error,
  * leaving a bad state file untouched. */
-static struct ctl_state *
-initial_state(void)
+static struct ctl_state *initial_state(void)
 {
 	struct ctl_state *st = NULL;
 	struct ctl_member *members;
@@ -127,8 +123,9 @@ initial_state(void)
 		return st;
 	if (rc != -ENOENT) {
 		/* err names the file already. */
-		fprintf(stderr, "ringway: %s (left as it is; move it away to start from the "
-				"config's nodes)\n",
+		fprintf(stderr,
+			"ringway: %s (left as it is; move it away to start from the "
+			"config's nodes)\n",
 			err);
 		exit(1);
 	}
@@ -154,8 +151,7 @@ initial_state(void)
 
 /* Publish the membership @p st (placement @p pl) to every worker: the engine's publish hook
  * and the start-up publication. */
-static int
-publish_state(const struct ctl_state *st, const struct pl_placement *pl)
+static int publish_state(const struct ctl_state *st, const struct pl_placement *pl)
 {
 	uint32_t n = ctl_state_count(st);
 	struct dp_node_mac *macs = calloc(n ? n : 1, sizeof(*macs));
@@ -174,16 +170,14 @@ publish_state(const struct ctl_state *st, const struct pl_placement *pl)
 	return rc;
 }
 
-static int
-ops_publish(void *ctx, const struct ctl_state *next, const struct pl_placement *pl)
+static int ops_publish(void *ctx, const struct ctl_state *next, const struct pl_placement *pl)
 {
 	(void)ctx;
 	return publish_state(next, pl);
 }
 
 /* `stats` on the control socket: the totals as "key value" lines. */
-static int
-ops_stats(void *ctx, struct ctl_text *out)
+static int ops_stats(void *ctx, struct ctl_text *out)
 {
 	struct dp_stats s;
 
@@ -201,8 +195,8 @@ ops_stats(void *ctx, struct ctl_text *out)
 }
 
 /* `list`: each member's neighbour state and traffic. */
-static void
-ops_member_status(void *ctx, uint32_t idx, const struct ctl_member *m, struct ctl_text *out)
+static void ops_member_status(void *ctx, uint32_t idx, const struct ctl_member *m,
+			      struct ctl_text *out)
 {
 	struct dp_node_stats n;
 	char mac[RTE_ETHER_ADDR_FMT_SIZE];
@@ -240,13 +234,13 @@ static struct afxdp xdp;
 #if RW_STEER
 /* Before rte_eal_init: find the AF_XDP --vdev (if any), open steering, point the PMD at our
  * program. Exits on error. */
-static void
-afxdp_prepare(int argc, char **argv)
+static void afxdp_prepare(int argc, char **argv)
 {
 	for (int i = 1; i < argc; i++) {
 		bool eq = strncmp(argv[i], "--vdev=", 7) == 0;
-		char *val = eq ? argv[i] + 7 : (strcmp(argv[i], "--vdev") == 0 && i + 1 < argc ?
-							argv[i + 1] : NULL);
+		char *val =
+			eq ? argv[i] + 7
+			   : (strcmp(argv[i], "--vdev") == 0 && i + 1 < argc ? argv[i + 1] : NULL);
 		struct steer_config sc = {0};
 		char err[256], out[sizeof(xdp.vdev) - 8];
 		int rc;
@@ -291,8 +285,7 @@ afxdp_prepare(int argc, char **argv)
 }
 
 /* /ringway/steer: the XDP program's counters. */
-static int
-tel_steer(const char *cmd, const char *params, struct rte_tel_data *d)
+static int tel_steer(const char *cmd, const char *params, struct rte_tel_data *d)
 {
 	uint64_t c[STEER_CTR_COUNT];
 
@@ -307,8 +300,7 @@ tel_steer(const char *cmd, const char *params, struct rte_tel_data *d)
 }
 
 /* After the port started: our program is on the interface; open the neighbour table. */
-static int
-afxdp_started(char *err, size_t errlen)
+static int afxdp_started(char *err, size_t errlen)
 {
 	int rc;
 
@@ -326,8 +318,7 @@ afxdp_started(char *err, size_t errlen)
 
 /* Control lcore, every few hundred ms: node MACs from the kernel; ask it to resolve the
  * missing ones (it sends the ARP requests). */
-static void
-afxdp_neigh_poll(void)
+static void afxdp_neigh_poll(void)
 {
 	uint32_t max = cfg.tables.neighbours, n, k = 0;
 	struct dp_node_stats *nodes;
@@ -357,8 +348,7 @@ out:
 	free(e);
 }
 
-static void
-afxdp_close(void)
+static void afxdp_close(void)
 {
 	if (!xdp.on)
 		return;
@@ -366,8 +356,7 @@ afxdp_close(void)
 	steer_close(xdp.steer);
 }
 #else
-static void
-afxdp_prepare(int argc, char **argv)
+static void afxdp_prepare(int argc, char **argv)
 {
 	for (int i = 1; i < argc; i++)
 		if (strstr(argv[i], "net_af_xdp") != NULL) {
@@ -377,30 +366,25 @@ afxdp_prepare(int argc, char **argv)
 		}
 }
 
-static int
-afxdp_started(char *err, size_t errlen)
+static int afxdp_started(char *err, size_t errlen)
 {
 	(void)err;
 	(void)errlen;
 	return 0;
 }
 
-static void
-afxdp_neigh_poll(void)
+static void afxdp_neigh_poll(void)
 {
 }
 
-static void
-afxdp_close(void)
+static void afxdp_close(void)
 {
 }
 #endif
 
-static void
-fatal(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+static void fatal(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 
-static void
-fatal(const char *fmt, ...)
+static void fatal(const char *fmt, ...)
 {
 	va_list ap;
 
@@ -415,8 +399,7 @@ fatal(const char *fmt, ...)
 
 /* af_packet (qpairs=N: a PACKET_FANOUT_HASH group) and af_xdp (queue_count=N: the NIC's
  * own RSS feeds each XSK) spread flows over their queues without reporting RSS offloads. */
-static bool
-kernel_spreads_queues(const struct rte_eth_dev_info *info)
+static bool kernel_spreads_queues(const struct rte_eth_dev_info *info)
 {
 	return info->driver_name != NULL && (strcmp(info->driver_name, "net_af_packet") == 0 ||
 					     strcmp(info->driver_name, "net_af_xdp") == 0);
@@ -424,8 +407,7 @@ kernel_spreads_queues(const struct rte_eth_dev_info *info)
 
 /* Configure and start the port with @p nq queue pairs; sets *offload when the port computes
  * IPv4/UDP checksums. Returns the number of queue pairs used (1 when RSS is not offered). */
-static uint16_t
-port_setup(uint16_t port, uint16_t nq, struct rte_mempool *pool, bool *offload)
+static uint16_t port_setup(uint16_t port, uint16_t nq, struct rte_mempool *pool, bool *offload)
 {
 	struct rte_eth_dev_info info;
 	struct rte_eth_conf conf;
@@ -475,9 +457,8 @@ port_setup(uint16_t port, uint16_t nq, struct rte_mempool *pool, bool *offload)
 }
 
 /* The data plane's configuration from the file's and what EAL and the port decided. */
-static void
-dp_config_from(struct dp_config *d, uint16_t nw, const unsigned int *lcores,
-	       struct rte_mempool *pool, bool offload)
+static void dp_config_from(struct dp_config *d, uint16_t nw, const unsigned int *lcores,
+			   struct rte_mempool *pool, bool offload)
 {
 	dp_config_defaults(d);
 	d->port_id = (uint16_t)cfg.router.port;
@@ -511,8 +492,7 @@ dp_config_from(struct dp_config *d, uint16_t nw, const unsigned int *lcores,
 	d->pool = pool;
 }
 
-int
-main(int argc, char **argv)
+int main(int argc, char **argv)
 {
 	struct args a = {0};
 	char err[512];
@@ -567,12 +547,12 @@ main(int argc, char **argv)
 	afxdp_prepare(eal_argc, argv);
 	rc = rte_eal_init(eal_argc, argv);
 	if (rc < 0) {
-		fprintf(stderr, "ringway: EAL initialisation failed: %s\n", rte_strerror(rte_errno));
+		fprintf(stderr, "ringway: EAL initialisation failed: %s\n",
+			rte_strerror(rte_errno));
 		return 1;
 	}
 	rte_log_set_global_level(cfg.log.level);
-	RTE_LCORE_FOREACH_WORKER(lc)
-	{
+	RTE_LCORE_FOREACH_WORKER (lc) {
 		if (nl < DP_WORKERS_MAX)
 			lcores[nl++] = lc;
 	}

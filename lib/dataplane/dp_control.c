@@ -30,20 +30,17 @@ static const char *const drop_names[] = {
 #undef DP_DROP_NAME
 };
 
-const char *
-dp_counter_name(enum dp_counter c)
+const char *dp_counter_name(enum dp_counter c)
 {
 	return (unsigned int)c < DP_CTR_COUNT ? counter_names[c] : "unknown";
 }
 
-const char *
-dp_drop_name(enum dp_drop d)
+const char *dp_drop_name(enum dp_drop d)
 {
 	return (unsigned int)d < DP_DROP_COUNT ? drop_names[d] : "unknown";
 }
 
-void
-dp_config_defaults(struct dp_config *cfg)
+void dp_config_defaults(struct dp_config *cfg)
 {
 	memset(cfg, 0, sizeof(*cfg));
 	cfg->n_workers = 1;
@@ -64,14 +61,12 @@ dp_config_defaults(struct dp_config *cfg)
 	cfg->backoff_after = 1024;
 }
 
-static bool
-is_pow2(uint64_t v)
+static bool is_pow2(uint64_t v)
 {
 	return v != 0 && (v & (v - 1)) == 0;
 }
 
-static uint32_t
-log2_floor(uint64_t v)
+static uint32_t log2_floor(uint64_t v)
 {
 	uint32_t r = 0;
 
@@ -80,8 +75,7 @@ log2_floor(uint64_t v)
 	return r;
 }
 
-static int
-config_check(const struct dp_config *c)
+static int config_check(const struct dp_config *c)
 {
 	if (c->n_workers == 0 || c->n_workers > DP_WORKERS_MAX || c->n_listen == 0 ||
 	    c->n_listen > DP_LISTEN_MAX || c->n_allowed > DP_PREFIXES_MAX)
@@ -101,8 +95,7 @@ config_check(const struct dp_config *c)
 	return 0;
 }
 
-static void
-worker_free(struct dp_worker *w)
+static void worker_free(struct dp_worker *w)
 {
 	struct dp_view *v;
 
@@ -134,13 +127,12 @@ static _Atomic uint32_t dp_instances;
 /* The dp the telemetry commands report on (one per process). */
 static struct dp *tel_dp;
 
-static struct dp_worker *
-worker_new(struct dp *dp, uint16_t id, uint32_t inst)
+static struct dp_worker *worker_new(struct dp *dp, uint16_t id, uint32_t inst)
 {
 	const struct dp_config *c = &dp->cfg;
 	int socket = (int)c->worker_socket[id];
-	struct dp_worker *w = rte_zmalloc_socket("dp_worker", sizeof(*w), RTE_CACHE_LINE_SIZE,
-						 socket);
+	struct dp_worker *w =
+		rte_zmalloc_socket("dp_worker", sizeof(*w), RTE_CACHE_LINE_SIZE, socket);
 	char name[RTE_RING_NAMESIZE];
 	uint32_t ports_per_worker = c->reply_port_count / c->n_workers;
 
@@ -159,8 +151,8 @@ worker_new(struct dp *dp, uint16_t id, uint32_t inst)
 	w->reply_base = c->reply_port_base;
 	w->reply_count = c->reply_port_count;
 	w->port_shift = log2_floor(ports_per_worker);
-	w->slot_lo_bits = log2_floor(c->slots) > w->port_shift ?
-				  log2_floor(c->slots) - w->port_shift : 0;
+	w->slot_lo_bits =
+		log2_floor(c->slots) > w->port_shift ? log2_floor(c->slots) - w->port_shift : 0;
 	w->slot_mask = c->slots - 1;
 	w->router_ip = c->router_ip;
 	memcpy(&w->router_mac, c->router_mac, 6);
@@ -171,8 +163,8 @@ worker_new(struct dp *dp, uint16_t id, uint32_t inst)
 	w->idle = c->idle;
 	w->backoff_us = c->backoff_us;
 	w->backoff_after = c->backoff_after;
-	w->slots = rte_zmalloc_socket("dp_slots", sizeof(*w->slots) * c->slots,
-				      RTE_CACHE_LINE_SIZE, socket);
+	w->slots = rte_zmalloc_socket("dp_slots", sizeof(*w->slots) * c->slots, RTE_CACHE_LINE_SIZE,
+				      socket);
 	w->free_fifo = rte_malloc_socket("dp_free", sizeof(uint32_t) * c->slots, 0, socket);
 	w->node_fwd = rte_zmalloc_socket("dp_nfwd", sizeof(uint64_t) * c->neighbours,
 					 RTE_CACHE_LINE_SIZE, socket);
@@ -187,8 +179,8 @@ worker_new(struct dp *dp, uint16_t id, uint32_t inst)
 	w->n_parser_free = c->slots / 8 < 65535 ? c->slots / 8 : 65535;
 	w->parsers = rte_malloc_socket("dp_parsers", sizeof(*w->parsers) * w->n_parser_free,
 				       RTE_CACHE_LINE_SIZE, socket);
-	w->parser_free = rte_malloc_socket("dp_pfree", sizeof(uint16_t) * w->n_parser_free, 0,
-					   socket);
+	w->parser_free =
+		rte_malloc_socket("dp_pfree", sizeof(uint16_t) * w->n_parser_free, 0, socket);
 	if (w->parsers == NULL || w->parser_free == NULL) {
 		worker_free(w);
 		return NULL;
@@ -209,8 +201,7 @@ worker_new(struct dp *dp, uint16_t id, uint32_t inst)
 	return w;
 }
 
-struct dp *
-dp_create(const struct dp_config *cfg)
+struct dp *dp_create(const struct dp_config *cfg)
 {
 	struct dp *dp;
 	size_t rcu_size;
@@ -256,8 +247,7 @@ nomem:
 	return NULL;
 }
 
-void
-dp_free(struct dp *dp)
+void dp_free(struct dp *dp)
 {
 	if (dp == NULL)
 		return;
@@ -270,34 +260,29 @@ dp_free(struct dp *dp)
 	rte_free(dp);
 }
 
-struct dp_worker *
-dp_worker_get(struct dp *dp, unsigned int idx)
+struct dp_worker *dp_worker_get(struct dp *dp, unsigned int idx)
 {
 	return dp != NULL && idx < dp->cfg.n_workers ? dp->w[idx] : NULL;
 }
 
-void
-dp_stop(struct dp *dp)
+void dp_stop(struct dp *dp)
 {
 	atomic_store_explicit(&dp->stop, true, memory_order_relaxed);
 }
 
-uint64_t
-dp_epoch(const struct dp *dp)
+uint64_t dp_epoch(const struct dp *dp)
 {
 	return atomic_load_explicit(&dp->epoch, memory_order_relaxed);
 }
 
 /* ---- publication ---------------------------------------------------------------------- */
 
-static void *
-socket_alloc(size_t size, size_t align, void *ctx)
+static void *socket_alloc(size_t size, size_t align, void *ctx)
 {
 	return rte_malloc_socket("dp_pl", size, (unsigned int)align, (int)(intptr_t)ctx);
 }
 
-static void
-socket_free(void *ptr, void *ctx)
+static void socket_free(void *ptr, void *ctx)
 {
 	(void)ctx;
 	rte_free(ptr);
@@ -311,14 +296,12 @@ struct ep_index {
 	uint32_t mask;
 };
 
-static uint64_t
-ep_key(uint32_t ip, uint16_t port)
+static uint64_t ep_key(uint32_t ip, uint16_t port)
 {
 	return ((uint64_t)ip << 16 | port) + 1;
 }
 
-static uint32_t
-ep_slot(const struct ep_index *x, uint64_t key)
+static uint32_t ep_slot(const struct ep_index *x, uint64_t key)
 {
 	uint32_t h = (uint32_t)((key * UINT64_C(0x9e3779b97f4a7c15)) >> 32) & x->mask;
 
@@ -327,8 +310,7 @@ ep_slot(const struct ep_index *x, uint64_t key)
 	return h;
 }
 
-static int
-ep_index_build(const struct dp *dp, struct ep_index *x)
+static int ep_index_build(const struct dp *dp, struct ep_index *x)
 {
 	uint32_t n = atomic_load_explicit(&dp->n_eps_hwm, memory_order_relaxed), size = 16;
 
@@ -356,15 +338,13 @@ ep_index_build(const struct dp *dp, struct ep_index *x)
 	return 0;
 }
 
-static void
-ep_index_free(struct ep_index *x)
+static void ep_index_free(struct ep_index *x)
 {
 	free(x->keys);
 	free(x->idx);
 }
 
-static int32_t
-ep_find(const struct ep_index *x, uint32_t ip, uint16_t port)
+static int32_t ep_find(const struct ep_index *x, uint32_t ip, uint16_t port)
 {
 	uint32_t h = ep_slot(x, ep_key(ip, port));
 
@@ -373,8 +353,7 @@ ep_find(const struct ep_index *x, uint32_t ip, uint16_t port)
 
 /* A free endpoint index not in @p taken, from *cursor on (what lies before it was refused
  * and stays refused during one plan): never used, or used by no ring. */
-static int32_t
-ep_claimable(const struct dp *dp, const uint8_t *taken, uint32_t *cursor)
+static int32_t ep_claimable(const struct dp *dp, const uint8_t *taken, uint32_t *cursor)
 {
 	for (; *cursor < dp->cfg.neighbours; (*cursor)++) {
 		uint32_t i = *cursor;
@@ -385,8 +364,7 @@ ep_claimable(const struct dp *dp, const uint8_t *taken, uint32_t *cursor)
 	return -ENOSPC;
 }
 
-static uint64_t
-ep_sum(const struct dp *dp, uint32_t i, bool fwd)
+static uint64_t ep_sum(const struct dp *dp, uint32_t i, bool fwd)
 {
 	uint64_t s = 0;
 
@@ -397,9 +375,8 @@ ep_sum(const struct dp *dp, uint32_t i, bool fwd)
 
 /* Put member @p pm (at @p ip) in endpoint @p i; the previous occupant, if any, is not in any
  * ring a worker can still read (publication waited for that). */
-static void
-ep_commit(struct dp *dp, uint32_t i, const struct pl_member *pm, uint32_t ip,
-	  const struct dp_node_mac *mac)
+static void ep_commit(struct dp *dp, uint32_t i, const struct pl_member *pm, uint32_t ip,
+		      const struct dp_node_mac *mac)
 {
 	struct dp_endpoint *e = &dp->eps[i];
 	bool fresh = !e->used || atomic_load_explicit(&e->ip, memory_order_relaxed) != ip ||
@@ -436,8 +413,7 @@ ep_commit(struct dp *dp, uint32_t i, const struct pl_member *pm, uint32_t ip,
 	}
 }
 
-static void
-views_free(struct dp_view **v, unsigned int n)
+static void views_free(struct dp_view **v, unsigned int n)
 {
 	for (unsigned int i = 0; i < n; i++) {
 		if (v[i] == NULL)
@@ -450,9 +426,8 @@ views_free(struct dp_view **v, unsigned int n)
 
 /* Map every member to an endpoint index (existing or to claim), without changing anything.
  * O(members + endpoints). */
-static int
-plan_endpoints(const struct dp *dp, const struct pl_placement *pl, uint32_t *map,
-	       uint32_t *ips, uint8_t *taken)
+static int plan_endpoints(const struct dp *dp, const struct pl_placement *pl, uint32_t *map,
+			  uint32_t *ips, uint8_t *taken)
 {
 	uint32_t n = pl_member_count(pl), cursor = 0;
 	struct ep_index x;
@@ -484,9 +459,8 @@ plan_endpoints(const struct dp *dp, const struct pl_placement *pl, uint32_t *map
 	return rc;
 }
 
-int
-dp_publish_placement(struct dp *dp, const struct pl_placement *pl,
-		     const struct dp_node_mac *macs, uint64_t epoch)
+int dp_publish_placement(struct dp *dp, const struct pl_placement *pl,
+			 const struct dp_node_mac *macs, uint64_t epoch)
 {
 	uint32_t n = pl_member_count(pl);
 	uint32_t *map = calloc(n ? n : 1, sizeof(*map));
@@ -546,8 +520,7 @@ out:
 
 /* ---- neighbours ------------------------------------------------------------------------ */
 
-unsigned int
-dp_neigh_update(struct dp *dp, uint32_t ip, const uint8_t mac[6])
+unsigned int dp_neigh_update(struct dp *dp, uint32_t ip, const uint8_t mac[6])
 {
 	uint32_t n = atomic_load_explicit(&dp->n_eps_hwm, memory_order_relaxed);
 	uint64_t word = DP_MAC_VALID;
@@ -567,8 +540,7 @@ dp_neigh_update(struct dp *dp, uint32_t ip, const uint8_t mac[6])
 	return hits;
 }
 
-void
-dp_control_poll(struct dp *dp)
+void dp_control_poll(struct dp *dp)
 {
 	uint64_t now = rte_rdtsc();
 	uint64_t retry = (uint64_t)dp->cfg.arp_retry_ms * dp->tsc_hz / 1000;
@@ -618,8 +590,7 @@ dp_control_poll(struct dp *dp)
 
 /* ---- counters -------------------------------------------------------------------------- */
 
-static void
-add_worker(const struct dp_worker *w, struct dp_stats *out)
+static void add_worker(const struct dp_worker *w, struct dp_stats *out)
 {
 	for (int c = 0; c < DP_CTR_COUNT; c++)
 		out->ctr[c] += w->ctr[c];
@@ -628,8 +599,7 @@ add_worker(const struct dp_worker *w, struct dp_stats *out)
 	out->slots_live += w->slot_mask + 1 - (w->free_tail - w->free_head);
 }
 
-int
-dp_stats_get(const struct dp *dp, int worker, struct dp_stats *out)
+int dp_stats_get(const struct dp *dp, int worker, struct dp_stats *out)
 {
 	if (dp == NULL || out == NULL || worker >= (int)dp->cfg.n_workers)
 		return -EINVAL;
@@ -641,8 +611,7 @@ dp_stats_get(const struct dp *dp, int worker, struct dp_stats *out)
 	return 0;
 }
 
-bool
-dp_stats_identity(const struct dp_stats *s)
+bool dp_stats_identity(const struct dp_stats *s)
 {
 	uint64_t drops = 0;
 
@@ -653,8 +622,7 @@ dp_stats_identity(const struct dp_stats *s)
 					    s->ctr[DP_CTR_ANSWERED] + s->ctr[DP_CTR_DROPPED];
 }
 
-static void
-node_fill(const struct dp *dp, uint32_t i, struct dp_node_stats *o)
+static void node_fill(const struct dp *dp, uint32_t i, struct dp_node_stats *o)
 {
 	const struct dp_endpoint *e = &dp->eps[i];
 	uint64_t mac = atomic_load_explicit(&e->mac, memory_order_relaxed);
@@ -673,8 +641,7 @@ node_fill(const struct dp *dp, uint32_t i, struct dp_node_stats *o)
 	o->arp_failures = e->arp_failures;
 }
 
-int
-dp_member_node(const struct dp *dp, uint32_t idx, struct dp_node_stats *out)
+int dp_member_node(const struct dp *dp, uint32_t idx, struct dp_node_stats *out)
 {
 	/* The control lcore is the only writer of the views: reading one here is safe. */
 	const struct dp_view *v = atomic_load_explicit(&dp->w[0]->view, memory_order_relaxed);
@@ -685,8 +652,7 @@ dp_member_node(const struct dp *dp, uint32_t idx, struct dp_node_stats *out)
 	return 0;
 }
 
-uint32_t
-dp_nodes_get(const struct dp *dp, struct dp_node_stats *out, uint32_t max)
+uint32_t dp_nodes_get(const struct dp *dp, struct dp_node_stats *out, uint32_t max)
 {
 	uint32_t n = atomic_load_explicit(&dp->n_eps_hwm, memory_order_relaxed), k = 0;
 
@@ -698,8 +664,7 @@ dp_nodes_get(const struct dp *dp, struct dp_node_stats *out, uint32_t max)
 	return k;
 }
 
-static int
-print_stats(FILE *out, const char *prefix, const struct dp_stats *s)
+static int print_stats(FILE *out, const char *prefix, const struct dp_stats *s)
 {
 	for (int c = 0; c < DP_CTR_COUNT; c++)
 		if (fprintf(out, "%s.%s %" PRIu64 "\n", prefix, counter_names[c], s->ctr[c]) < 0)
@@ -710,8 +675,7 @@ print_stats(FILE *out, const char *prefix, const struct dp_stats *s)
 	return 0;
 }
 
-int
-dp_stats_print(const struct dp *dp, FILE *out)
+int dp_stats_print(const struct dp *dp, FILE *out)
 {
 	struct dp_stats s;
 	struct dp_node_stats *nodes;
@@ -743,8 +707,8 @@ dp_stats_print(const struct dp *dp, FILE *out)
 		return -EIO;
 	sum = s.ctr[DP_CTR_FORWARDED] + s.ctr[DP_CTR_RETURNED] + s.ctr[DP_CTR_ANSWERED] +
 	      s.ctr[DP_CTR_DROPPED];
-	if (fprintf(out, "total.epoch %" PRIu64 "\ntotal.slots_live %u\n", s.epoch,
-		    s.slots_live) < 0 ||
+	if (fprintf(out, "total.epoch %" PRIu64 "\ntotal.slots_live %u\n", s.epoch, s.slots_live) <
+		    0 ||
 	    fprintf(out, "identity %s rx=%" PRIu64 " sum=%" PRIu64 "\n",
 		    dp_stats_identity(&s) ? "ok" : "broken", s.ctr[DP_CTR_RX], sum) < 0)
 		return -EIO;
@@ -753,8 +717,7 @@ dp_stats_print(const struct dp *dp, FILE *out)
 
 /* ---- telemetry (runs on DPDK's telemetry thread) ---------------------------------------- */
 
-static void
-tel_add_stats(struct rte_tel_data *d, const struct dp_stats *s)
+static void tel_add_stats(struct rte_tel_data *d, const struct dp_stats *s)
 {
 	char key[RTE_TEL_MAX_STRING_LEN];
 
@@ -771,8 +734,7 @@ tel_add_stats(struct rte_tel_data *d, const struct dp_stats *s)
 
 /* /ringway/stats[,W]: flat dict (DPDK 22.11 telemetry cannot nest dicts) of the totals, or
  * of worker W's counters. */
-static int
-tel_stats(const char *cmd, const char *params, struct rte_tel_data *d)
+static int tel_stats(const char *cmd, const char *params, struct rte_tel_data *d)
 {
 	struct dp_stats s;
 	int worker = -1;
@@ -795,8 +757,7 @@ tel_stats(const char *cmd, const char *params, struct rte_tel_data *d)
 	return 0;
 }
 
-static void
-tel_add_node(struct rte_tel_data *d, const struct dp_node_stats *n, const char *prefix)
+static void tel_add_node(struct rte_tel_data *d, const struct dp_node_stats *n, const char *prefix)
 {
 	char key[RTE_TEL_MAX_STRING_LEN], a[INET_ADDRSTRLEN + 8], mac[RTE_ETHER_ADDR_FMT_SIZE];
 
@@ -823,8 +784,7 @@ tel_add_node(struct rte_tel_data *d, const struct dp_node_stats *n, const char *
  * "nodes" and "mac_known" counts over all. /ringway/node,NAME: that node, fields unprefixed.
  * (Telemetry keys may hold only [A-Za-z0-9_/], and 22.11 cannot nest dicts, so names are
  * values, not keys.) */
-static int
-tel_nodes_common(const char *name, struct rte_tel_data *d)
+static int tel_nodes_common(const char *name, struct rte_tel_data *d)
 {
 	uint32_t max = tel_dp ? tel_dp->cfg.neighbours : 0, n, known = 0, shown = 0;
 	struct dp_node_stats *nodes;
@@ -860,16 +820,14 @@ tel_nodes_common(const char *name, struct rte_tel_data *d)
 	return 0;
 }
 
-static int
-tel_nodes(const char *cmd, const char *params, struct rte_tel_data *d)
+static int tel_nodes(const char *cmd, const char *params, struct rte_tel_data *d)
 {
 	(void)cmd;
 	(void)params;
 	return tel_nodes_common(NULL, d);
 }
 
-static int
-tel_node(const char *cmd, const char *params, struct rte_tel_data *d)
+static int tel_node(const char *cmd, const char *params, struct rte_tel_data *d)
 {
 	(void)cmd;
 	if (params == NULL || *params == '\0')
@@ -878,8 +836,7 @@ tel_node(const char *cmd, const char *params, struct rte_tel_data *d)
 }
 
 /* /ringway/drops[,W]: {reason: count} over all workers (or worker W). */
-static int
-tel_drops(const char *cmd, const char *params, struct rte_tel_data *d)
+static int tel_drops(const char *cmd, const char *params, struct rte_tel_data *d)
 {
 	struct dp_stats s;
 	int worker = -1;
@@ -902,8 +859,7 @@ tel_drops(const char *cmd, const char *params, struct rte_tel_data *d)
 	return 0;
 }
 
-int
-dp_telemetry_register(struct dp *dp)
+int dp_telemetry_register(struct dp *dp)
 {
 	static bool registered;
 	int rc;
@@ -911,17 +867,23 @@ dp_telemetry_register(struct dp *dp)
 	tel_dp = dp;
 	if (registered)
 		return 0;
-	rc = rte_telemetry_register_cmd("/ringway/stats", tel_stats,
-					"Router counters, totals or of worker W (param W): rx, forwarded, returned, answered, dropped, drop_<reason>, ...");
+	rc = rte_telemetry_register_cmd(
+		"/ringway/stats", tel_stats,
+		"Router counters, totals or of worker W (param W): rx, forwarded, returned, "
+		"answered, dropped, drop_<reason>, ...");
 	if (rc == 0)
-		rc = rte_telemetry_register_cmd("/ringway/drops", tel_drops,
-						"Drops by reason, totals or of worker W (param W): {reason: count}");
+		rc = rte_telemetry_register_cmd(
+			"/ringway/drops", tel_drops,
+			"Drops by reason, totals or of worker W (param W): {reason: count}");
 	if (rc == 0)
-		rc = rte_telemetry_register_cmd("/ringway/nodes", tel_nodes,
-						"Cache nodes: nodes, mac_known, node<i>_name, _address, _mac, _mac_known, _forwarded, _returned, ...");
+		rc = rte_telemetry_register_cmd(
+			"/ringway/nodes", tel_nodes,
+			"Cache nodes: nodes, mac_known, node<i>_name, _address, _mac, _mac_known, "
+			"_forwarded, _returned, ...");
 	if (rc == 0)
 		rc = rte_telemetry_register_cmd("/ringway/node", tel_node,
-						"One cache node (param NAME): name, address, mac, mac_known, forwarded, returned, ...");
+						"One cache node (param NAME): name, address, mac, "
+						"mac_known, forwarded, returned, ...");
 	registered = rc == 0;
 	return rc;
 }

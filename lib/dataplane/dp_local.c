@@ -19,16 +19,14 @@
 #define DP_VERSION_TEXT "1.6.0-ringway"
 
 /* Swap Ethernet addresses towards the sender: dst = old src, src = router. */
-static void
-eth_back(struct dp_worker *w, struct rte_ether_hdr *eth)
+static void eth_back(struct dp_worker *w, struct rte_ether_hdr *eth)
 {
 	rte_ether_addr_copy(&eth->src_addr, &eth->dst_addr);
 	rte_ether_addr_copy(&w->router_mac, &eth->src_addr);
 }
 
 /* Store @p mac in every node endpoint at @p ip that is not static. @return matches. */
-static unsigned int
-learn_mac(struct dp_worker *w, uint32_t ip, const struct rte_ether_addr *mac)
+static unsigned int learn_mac(struct dp_worker *w, uint32_t ip, const struct rte_ether_addr *mac)
 {
 	struct dp *dp = w->dp;
 	uint32_t n = atomic_load_explicit(&dp->n_eps_hwm, memory_order_acquire);
@@ -50,8 +48,7 @@ learn_mac(struct dp_worker *w, uint32_t ip, const struct rte_ether_addr *mac)
 	return hits;
 }
 
-void
-dp_local_arp(struct dp_worker *w, struct rte_mbuf *m, struct dp_pkt *pk)
+void dp_local_arp(struct dp_worker *w, struct rte_mbuf *m, struct dp_pkt *pk)
 {
 	struct rte_arp_hdr *a = (struct rte_arp_hdr *)((uint8_t *)pk->eth + pk->l2_len);
 	struct rte_arp_ipv4 *d = &a->arp_data;
@@ -86,8 +83,7 @@ dp_local_arp(struct dp_worker *w, struct rte_mbuf *m, struct dp_pkt *pk)
 
 /* Finish a reply built in place: IPv4 back to the sender with @p l4_len bytes after the IP
  * header, fresh header checksum. */
-static void
-ip_back(struct dp_worker *w, struct rte_mbuf *m, struct dp_pkt *pk, uint32_t l4_len)
+static void ip_back(struct dp_worker *w, struct rte_mbuf *m, struct dp_pkt *pk, uint32_t l4_len)
 {
 	struct rte_ipv4_hdr *ip = pk->ip;
 	uint32_t len = pk->l2_len + pk->l3_len + l4_len;
@@ -104,16 +100,15 @@ ip_back(struct dp_worker *w, struct rte_mbuf *m, struct dp_pkt *pk, uint32_t l4_
 	eth_back(w, pk->eth);
 }
 
-void
-dp_local_icmp(struct dp_worker *w, struct rte_mbuf *m, struct dp_pkt *pk)
+void dp_local_icmp(struct dp_worker *w, struct rte_mbuf *m, struct dp_pkt *pk)
 {
 	uint32_t tot = rte_be_to_cpu_16(pk->ip->total_length);
 	uint32_t ilen = tot - pk->l3_len;
 	struct rte_icmp_hdr *ic = (struct rte_icmp_hdr *)((uint8_t *)pk->ip + pk->l3_len);
 	uint16_t old, new;
 
-	if (ilen < sizeof(*ic) || ic->icmp_type != RTE_IP_ICMP_ECHO_REQUEST ||
-	    ic->icmp_code != 0 || rte_raw_cksum(ic, ilen) != 0xffff)
+	if (ilen < sizeof(*ic) || ic->icmp_type != RTE_IP_ICMP_ECHO_REQUEST || ic->icmp_code != 0 ||
+	    rte_raw_cksum(ic, ilen) != 0xffff)
 		return dp_count_drop(w, m, DP_DROP_BAD_ICMP);
 	memcpy(&old, ic, 2);
 	ic->icmp_type = RTE_IP_ICMP_ECHO_REPLY;
@@ -125,9 +120,8 @@ dp_local_icmp(struct dp_worker *w, struct rte_mbuf *m, struct dp_pkt *pk)
 }
 
 /* Append a binary response header (and @p body) for request @p rq to @p out. */
-static size_t
-bin_response(uint8_t *out, size_t room, const struct mc_request *rq, uint16_t status,
-	     const char *body)
+static size_t bin_response(uint8_t *out, size_t room, const struct mc_request *rq, uint16_t status,
+			   const char *body)
 {
 	size_t blen = body ? strlen(body) : 0;
 
@@ -151,8 +145,7 @@ bin_response(uint8_t *out, size_t room, const struct mc_request *rq, uint16_t st
 }
 
 /* The router's own answer to each request of a keyless datagram (version, mn, noop). */
-static size_t
-local_answers(const struct mc_requests *r, uint8_t *out, size_t room)
+static size_t local_answers(const struct mc_requests *r, uint8_t *out, size_t room)
 {
 	size_t used = 0;
 
@@ -165,7 +158,8 @@ local_answers(const struct mc_requests *r, uint8_t *out, size_t room)
 					 rq->cmd == MC_CMD_VERSION ? DP_VERSION_TEXT : NULL);
 		else {
 			int k = snprintf((char *)out + used, room - used, "%s\r\n",
-					 rq->cmd == MC_CMD_VERSION ? "VERSION " DP_VERSION_TEXT : "MN");
+					 rq->cmd == MC_CMD_VERSION ? "VERSION " DP_VERSION_TEXT
+								   : "MN");
 
 			n = k > 0 && (size_t)k < room - used ? (size_t)k : 0;
 		}
@@ -176,9 +170,8 @@ local_answers(const struct mc_requests *r, uint8_t *out, size_t room)
 	return used;
 }
 
-void
-dp_local_mc_reply(struct dp_worker *w, struct rte_mbuf *m, struct dp_pkt *pk, const char *why,
-		  bool server_error, uint16_t status, uint16_t req_idx)
+void dp_local_mc_reply(struct dp_worker *w, struct rte_mbuf *m, struct dp_pkt *pk, const char *why,
+		       bool server_error, uint16_t status, uint16_t req_idx)
 {
 	const struct mc_requests *r = &w->req;
 	uint8_t *body = pk->payload + MC_FRAME_HDR_LEN;
@@ -216,7 +209,8 @@ dp_local_mc_reply(struct dp_worker *w, struct rte_mbuf *m, struct dp_pkt *pk, co
 	if (w->tx_offload) {
 		m->l2_len = pk->l2_len;
 		m->l3_len = pk->l3_len;
-		m->ol_flags |= RTE_MBUF_F_TX_IPV4 | RTE_MBUF_F_TX_IP_CKSUM | RTE_MBUF_F_TX_UDP_CKSUM;
+		m->ol_flags |=
+			RTE_MBUF_F_TX_IPV4 | RTE_MBUF_F_TX_IP_CKSUM | RTE_MBUF_F_TX_UDP_CKSUM;
 		pk->udp->dgram_cksum = rte_ipv4_phdr_cksum(pk->ip, m->ol_flags);
 	} else {
 		pk->udp->dgram_cksum = rte_ipv4_udptcp_cksum(pk->ip, pk->udp);
@@ -224,8 +218,7 @@ dp_local_mc_reply(struct dp_worker *w, struct rte_mbuf *m, struct dp_pkt *pk, co
 	dp_tx_push(w, m, DP_TX_ANSWERED, 0);
 }
 
-struct rte_mbuf *
-dp_arp_request(const struct dp *dp, uint32_t target_ip)
+struct rte_mbuf *dp_arp_request(const struct dp *dp, uint32_t target_ip)
 {
 	struct rte_mbuf *m = dp->cfg.pool ? rte_pktmbuf_alloc(dp->cfg.pool) : NULL;
 	struct rte_ether_hdr *eth;

@@ -19,8 +19,7 @@
 
 #include "dataplane_priv.h"
 
-void
-dp_count_drop(struct dp_worker *w, struct rte_mbuf *m, enum dp_drop why)
+void dp_count_drop(struct dp_worker *w, struct rte_mbuf *m, enum dp_drop why)
 {
 	w->drop[why]++;
 	w->ctr[DP_CTR_DROPPED]++;
@@ -28,8 +27,7 @@ dp_count_drop(struct dp_worker *w, struct rte_mbuf *m, enum dp_drop why)
 }
 
 /* Count the outcome of a packet the NIC took. */
-static inline void
-count_sent(struct dp_worker *w, enum dp_tx_tag tag, uint32_t ep)
+static inline void count_sent(struct dp_worker *w, enum dp_tx_tag tag, uint32_t ep)
 {
 	switch (tag) {
 	case DP_TX_FORWARDED:
@@ -51,8 +49,7 @@ count_sent(struct dp_worker *w, enum dp_tx_tag tag, uint32_t ep)
 
 /* Send the buffered packets; the ones the queue refuses (after one retry) are dropped
  * (tx_full) here, the only place a buffered packet is freed. */
-void
-dp_tx_flush(struct dp_worker *w)
+void dp_tx_flush(struct dp_worker *w)
 {
 	uint16_t n = w->ntx, sent = 0, i;
 
@@ -72,8 +69,7 @@ dp_tx_flush(struct dp_worker *w)
 	w->ntx = 0;
 }
 
-void
-dp_tx_push(struct dp_worker *w, struct rte_mbuf *m, enum dp_tx_tag tag, uint32_t ep)
+void dp_tx_push(struct dp_worker *w, struct rte_mbuf *m, enum dp_tx_tag tag, uint32_t ep)
 {
 	if (unlikely(w->ntx == DP_TX_CAP))
 		dp_tx_flush(w);
@@ -88,9 +84,8 @@ dp_tx_push(struct dp_worker *w, struct rte_mbuf *m, enum dp_tx_tag tag, uint32_t
  * checksum valid: incrementally (RFC 1624) in software, or left to the NIC when it offloads.
  * A UDP checksum of 0 (none) stays 0. All values as stored on the wire except reqid (host).
  */
-static void
-rewrite_udp(struct dp_worker *w, struct rte_mbuf *m, struct dp_pkt *pk, uint32_t sip,
-	    uint32_t dip, uint16_t sport, uint16_t dport, uint16_t reqid)
+static void rewrite_udp(struct dp_worker *w, struct rte_mbuf *m, struct dp_pkt *pk, uint32_t sip,
+			uint32_t dip, uint16_t sport, uint16_t dport, uint16_t reqid)
 {
 	struct rte_ipv4_hdr *ip = pk->ip;
 	struct rte_udp_hdr *udp = pk->udp;
@@ -111,7 +106,8 @@ rewrite_udp(struct dp_worker *w, struct rte_mbuf *m, struct dp_pkt *pk, uint32_t
 		ip->hdr_checksum = 0;
 		m->l2_len = pk->l2_len;
 		m->l3_len = pk->l3_len;
-		m->ol_flags |= RTE_MBUF_F_TX_IPV4 | RTE_MBUF_F_TX_IP_CKSUM | RTE_MBUF_F_TX_UDP_CKSUM;
+		m->ol_flags |=
+			RTE_MBUF_F_TX_IPV4 | RTE_MBUF_F_TX_IP_CKSUM | RTE_MBUF_F_TX_UDP_CKSUM;
 		udp->dgram_cksum = rte_ipv4_phdr_cksum(ip, m->ol_flags);
 		return;
 	}
@@ -135,8 +131,7 @@ rewrite_udp(struct dp_worker *w, struct rte_mbuf *m, struct dp_pkt *pk, uint32_t
 	udp->dst_port = dport;
 }
 
-static inline bool
-client_allowed(const struct dp_worker *w, uint32_t src)
+static inline bool client_allowed(const struct dp_worker *w, uint32_t src)
 {
 	for (uint16_t i = 0; i < w->n_allowed; i++)
 		if ((src & w->allowed[i].mask) == w->allowed[i].addr)
@@ -144,8 +139,7 @@ client_allowed(const struct dp_worker *w, uint32_t src)
 	return false;
 }
 
-static enum dp_drop
-mc_drop_reason(enum mc_err e)
+static enum dp_drop mc_drop_reason(enum mc_err e)
 {
 	switch (e) {
 	case MC_E_FRAME_SHORT:
@@ -162,8 +156,7 @@ mc_drop_reason(enum mc_err e)
 
 /* Keyless commands: 1 = forwardable alongside keys (mn, noop), 2 = answered here (version),
  * 0 = refused (would reach every node or one arbitrary node). */
-static int
-keyless_policy(uint8_t cmd)
+static int keyless_policy(uint8_t cmd)
 {
 	switch (cmd) {
 	case MC_CMD_MN:
@@ -176,8 +169,7 @@ keyless_policy(uint8_t cmd)
 	}
 }
 
-static void
-parser_release(struct dp_worker *w, struct dp_slot *sl)
+static void parser_release(struct dp_worker *w, struct dp_slot *sl)
 {
 	if (sl->parser != DP_NO_PARSER) {
 		w->parser_free[w->n_parser_free++] = sl->parser;
@@ -185,8 +177,7 @@ parser_release(struct dp_worker *w, struct dp_slot *sl)
 	}
 }
 
-static void
-slot_free(struct dp_worker *w, uint32_t s)
+static void slot_free(struct dp_worker *w, uint32_t s)
 {
 	parser_release(w, &w->slots[s]);
 	w->slots[s].tsc = 0;
@@ -194,8 +185,7 @@ slot_free(struct dp_worker *w, uint32_t s)
 }
 
 /* A slot whose reply may be several messages gets a parser told what to expect. */
-static void
-slot_expect(struct dp_worker *w, struct dp_slot *sl, bool multi)
+static void slot_expect(struct dp_worker *w, struct dp_slot *sl, bool multi)
 {
 	sl->multi = multi;
 	sl->parser = DP_NO_PARSER;
@@ -208,8 +198,7 @@ slot_expect(struct dp_worker *w, struct dp_slot *sl, bool multi)
 
 /* Feed a datagram of a multi-message reply to its slot's parser: true once the reply is
  * complete. A reply the parser cannot follow keeps flowing until the slot times out. */
-static bool
-reply_track(struct dp_worker *w, struct dp_slot *sl, const struct dp_pkt *pk)
+static bool reply_track(struct dp_worker *w, struct dp_slot *sl, const struct dp_pkt *pk)
 {
 	struct mc_reply_parser *rp;
 	struct mc_reply_event ev;
@@ -235,8 +224,7 @@ reply_track(struct dp_worker *w, struct dp_slot *sl, const struct dp_pkt *pk)
  * Owner of every key in the request, or a negative: -1 keys on several nodes, -2 no
  * placement / no member with weight.
  */
-static int32_t
-request_owner(struct dp_worker *w, const uint8_t *payload)
+static int32_t request_owner(struct dp_worker *w, const uint8_t *payload)
 {
 	const struct mc_requests *r = &w->req;
 	const struct pl_placement *pl = w->cur->pl;
@@ -265,13 +253,12 @@ request_owner(struct dp_worker *w, const uint8_t *payload)
 
 /* What a parsed request datagram asks of the router. */
 struct req_class {
-	bool version;    /* has `version` (answered here) */
-	bool quiet;      /* every request is a noreply/quiet write: no reply expected */
+	bool version;	 /* has `version` (answered here) */
+	bool quiet;	 /* every request is a noreply/quiet write: no reply expected */
 	int32_t refused; /* index of a refused keyless command, or -1 */
 };
 
-static struct req_class
-classify(const struct mc_requests *r)
+static struct req_class classify(const struct mc_requests *r)
 {
 	struct req_class c = {false, true, -1};
 
@@ -294,9 +281,8 @@ classify(const struct mc_requests *r)
 
 /* Take a slot for the request in w->req, rewrite the packet towards node endpoint @p ep
  * (MAC word @p mac) from the port and request id naming the slot, and queue it. */
-static void
-forward_request(struct dp_worker *w, struct rte_mbuf *m, struct dp_pkt *pk, uint32_t ep,
-		uint64_t mac, bool quiet)
+static void forward_request(struct dp_worker *w, struct rte_mbuf *m, struct dp_pkt *pk, uint32_t ep,
+			    uint64_t mac, bool quiet)
 {
 	uint32_t s = w->free_fifo[w->free_head++ & w->slot_mask];
 	struct dp_slot *sl = &w->slots[s];
@@ -338,8 +324,7 @@ forward_request(struct dp_worker *w, struct rte_mbuf *m, struct dp_pkt *pk, uint
 }
 
 /* Client -> router: serve, refuse or drop; on success the packet leaves towards the node. */
-static void
-handle_request(struct dp_worker *w, struct rte_mbuf *m, struct dp_pkt *pk)
+static void handle_request(struct dp_worker *w, struct rte_mbuf *m, struct dp_pkt *pk)
 {
 	struct mc_requests *r = &w->req;
 	struct req_class c;
@@ -366,8 +351,9 @@ handle_request(struct dp_worker *w, struct rte_mbuf *m, struct dp_pkt *pk)
 	}
 	if (unlikely(c.version)) {
 		w->ctr[DP_CTR_MC_REFUSED]++;
-		return dp_local_mc_reply(w, m, pk, "version cannot be pipelined with keyed commands",
-					 false, 0x0083, 0);
+		return dp_local_mc_reply(w, m, pk,
+					 "version cannot be pipelined with keyed commands", false,
+					 0x0083, 0);
 	}
 	if (unlikely(w->cur == NULL))
 		return dp_count_drop(w, m, DP_DROP_NO_PLACEMENT);
@@ -389,8 +375,8 @@ handle_request(struct dp_worker *w, struct rte_mbuf *m, struct dp_pkt *pk)
 }
 
 /* Node -> router, on the worker owning the slot the destination port names. */
-static void
-handle_reply_owned(struct dp_worker *w, struct rte_mbuf *m, struct dp_pkt *pk, uint32_t k)
+static void handle_reply_owned(struct dp_worker *w, struct rte_mbuf *m, struct dp_pkt *pk,
+			       uint32_t k)
 {
 	uint16_t reqid, seq, total;
 	uint32_t s;
@@ -434,8 +420,7 @@ handle_reply_owned(struct dp_worker *w, struct rte_mbuf *m, struct dp_pkt *pk, u
 }
 
 /* Node -> router on any worker: hand the packet to the slot's owner when it is another. */
-static void
-handle_reply(struct dp_worker *w, struct rte_mbuf *m, struct dp_pkt *pk, uint32_t k)
+static void handle_reply(struct dp_worker *w, struct rte_mbuf *m, struct dp_pkt *pk, uint32_t k)
 {
 	uint32_t owner = k >> w->port_shift;
 
@@ -451,8 +436,7 @@ handle_reply(struct dp_worker *w, struct rte_mbuf *m, struct dp_pkt *pk, uint32_
 }
 
 /* Rebuild the parse of a packet another worker validated (l2_len / l3_len set by it). */
-static void
-take_over(struct dp_worker *w, struct rte_mbuf *m)
+static void take_over(struct dp_worker *w, struct rte_mbuf *m)
 {
 	struct dp_pkt pk;
 	uint8_t *p = rte_pktmbuf_mtod(m, uint8_t *);
@@ -470,8 +454,7 @@ take_over(struct dp_worker *w, struct rte_mbuf *m)
 			   (uint32_t)(rte_be_to_cpu_16(pk.udp->dst_port) - w->reply_base));
 }
 
-static inline bool
-is_listen_port(const struct dp_worker *w, uint16_t port)
+static inline bool is_listen_port(const struct dp_worker *w, uint16_t port)
 {
 	for (uint16_t i = 0; i < w->n_listen; i++)
 		if (w->listen[i] == port)
@@ -481,8 +464,7 @@ is_listen_port(const struct dp_worker *w, uint16_t port)
 
 /* After Ethernet: IPv4 checks (lengths before reads, never trusting a length field), then
  * ICMP or UDP dispatch. */
-static void
-handle_ipv4(struct dp_worker *w, struct rte_mbuf *m, struct dp_pkt *pk, uint32_t len)
+static void handle_ipv4(struct dp_worker *w, struct rte_mbuf *m, struct dp_pkt *pk, uint32_t len)
 {
 	struct rte_ipv4_hdr *ip;
 	uint32_t ihl, tot, ulen, k;
@@ -529,8 +511,7 @@ handle_ipv4(struct dp_worker *w, struct rte_mbuf *m, struct dp_pkt *pk, uint32_t
 	dp_count_drop(w, m, DP_DROP_BAD_PORT);
 }
 
-static void
-handle_packet(struct dp_worker *w, struct rte_mbuf *m)
+static void handle_packet(struct dp_worker *w, struct rte_mbuf *m)
 {
 	struct dp_pkt pk;
 	uint32_t len = rte_pktmbuf_data_len(m);
@@ -562,8 +543,7 @@ handle_packet(struct dp_worker *w, struct rte_mbuf *m)
 	dp_count_drop(w, m, DP_DROP_NOT_IPV4);
 }
 
-uint16_t
-dp_forward_burst(struct dp_worker *w, struct rte_mbuf **pkts, uint16_t n)
+uint16_t dp_forward_burst(struct dp_worker *w, struct rte_mbuf **pkts, uint16_t n)
 {
 	w->now = rte_rdtsc();
 	/* Acquire pairs with the control lcore's release store in dp_publish_placement(): the
@@ -585,8 +565,7 @@ dp_forward_burst(struct dp_worker *w, struct rte_mbuf **pkts, uint16_t n)
 }
 
 /* Free slots whose reply did not fully pass within the timeout; a few per poll. */
-static void
-expire_slots(struct dp_worker *w)
+static void expire_slots(struct dp_worker *w)
 {
 	for (int i = 0; i < 16; i++) {
 		uint32_t s = w->sweep++ & w->slot_mask;
@@ -600,8 +579,7 @@ expire_slots(struct dp_worker *w)
 	}
 }
 
-unsigned int
-dp_worker_poll(struct dp_worker *w)
+unsigned int dp_worker_poll(struct dp_worker *w)
 {
 	struct rte_mbuf *pkts[DP_BURST_MAX];
 	/* Rings store void *; dequeue into void * slots, not through a cast of pkts (a
@@ -628,8 +606,7 @@ dp_worker_poll(struct dp_worker *w)
 	return nr + nh;
 }
 
-int
-dp_worker_run(void *arg)
+int dp_worker_run(void *arg)
 {
 	struct dp_worker *w = arg;
 	struct dp *dp = w->dp;

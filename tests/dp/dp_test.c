@@ -20,8 +20,7 @@ const uint8_t t_client_mac[6] = {0x02, 0, 0, 0, 0, 0x10};
 
 struct t_rig rig;
 
-uint32_t
-t_ip(const char *dotted)
+uint32_t t_ip(const char *dotted)
 {
 	struct in_addr a;
 
@@ -29,13 +28,15 @@ t_ip(const char *dotted)
 	return a.s_addr;
 }
 
-void
-t_eal_setup(const char *name, const char *lcores, uint16_t nq)
+void t_eal_setup(const char *name, const char *lcores, uint16_t nq)
 {
 	char prefix[64];
 	char *argv[] = {
-		(char *)name, "-l", (char *)lcores, "--no-huge", "-m", "256", "--no-pci",
-		"--no-shconf", "--no-telemetry", "--log-level", "error", "--file-prefix", prefix,
+		(char *)name,  "-l",	      (char *)lcores,
+		"--no-huge",   "-m",	      "256",
+		"--no-pci",    "--no-shconf", "--no-telemetry",
+		"--log-level", "error",	      "--file-prefix",
+		prefix,
 	};
 	struct rte_eth_conf conf;
 	char rname[32];
@@ -71,8 +72,7 @@ t_eal_setup(const char *name, const char *lcores, uint16_t nq)
 		exit(1);
 }
 
-int
-t_eal_teardown(int rc)
+int t_eal_teardown(int rc)
 {
 	char dir[PATH_MAX];
 
@@ -83,8 +83,7 @@ t_eal_teardown(int rc)
 	return rc;
 }
 
-struct pl_placement *
-t_fleet(uint32_t n)
+struct pl_placement *t_fleet(uint32_t n)
 {
 	struct pl_member m[8];
 	struct pl_config c = {0};
@@ -100,8 +99,7 @@ t_fleet(uint32_t n)
 	return pl_build(&c, m, n);
 }
 
-void
-t_dp_start(uint16_t workers, uint32_t n_nodes, void (*tweak)(struct dp_config *))
+void t_dp_start(uint16_t workers, uint32_t n_nodes, void (*tweak)(struct dp_config *))
 {
 	struct dp_config c;
 	struct dp_node_mac macs[8];
@@ -138,8 +136,7 @@ t_dp_start(uint16_t workers, uint32_t n_nodes, void (*tweak)(struct dp_config *)
 	assert_int_equal(dp_epoch(rig.dp), 1);
 }
 
-void
-t_dp_stop(void)
+void t_dp_stop(void)
 {
 	void *m;
 
@@ -155,8 +152,7 @@ t_dp_stop(void)
 	}
 }
 
-struct rte_mbuf *
-t_pkt(const struct t_pkt_spec *s)
+struct rte_mbuf *t_pkt(const struct t_pkt_spec *s)
 {
 	struct rte_mbuf *m = rte_pktmbuf_alloc(rig.pool);
 	size_t l2 = sizeof(struct rte_ether_hdr) + (s->vlan ? sizeof(struct rte_vlan_hdr) : 0);
@@ -205,13 +201,13 @@ t_pkt(const struct t_pkt_spec *s)
 		ip->hdr_checksum ^= 0x5a5a;
 	if (!s->no_udp_csum)
 		udp->dgram_cksum = rte_ipv4_udptcp_cksum(ip, udp);
-	udp->dgram_len = rte_cpu_to_be_16((uint16_t)((int)(sizeof(*udp) + s->plen) +
-						     s->udp_len_delta));
+	udp->dgram_len =
+		rte_cpu_to_be_16((uint16_t)((int)(sizeof(*udp) + s->plen) + s->udp_len_delta));
 	return m;
 }
 
-static size_t
-frame(uint8_t *out, uint16_t reqid, uint16_t seq, uint16_t total, const void *body, size_t len)
+static size_t frame(uint8_t *out, uint16_t reqid, uint16_t seq, uint16_t total, const void *body,
+		    size_t len)
 {
 	out[0] = (uint8_t)(reqid >> 8);
 	out[1] = (uint8_t)reqid;
@@ -224,8 +220,7 @@ frame(uint8_t *out, uint16_t reqid, uint16_t seq, uint16_t total, const void *bo
 	return len + 8;
 }
 
-struct rte_mbuf *
-t_request(uint16_t sport, uint16_t reqid, const void *text, size_t len)
+struct rte_mbuf *t_request(uint16_t sport, uint16_t reqid, const void *text, size_t len)
 {
 	uint8_t buf[1500];
 	struct t_pkt_spec s = {0};
@@ -238,9 +233,8 @@ t_request(uint16_t sport, uint16_t reqid, const void *text, size_t len)
 	return t_pkt(&s);
 }
 
-struct rte_mbuf *
-t_reply(const char *sip, uint16_t sport, uint16_t dport, uint16_t reqid, uint16_t seq,
-	uint16_t total, const void *body, size_t len)
+struct rte_mbuf *t_reply(const char *sip, uint16_t sport, uint16_t dport, uint16_t reqid,
+			 uint16_t seq, uint16_t total, const void *body, size_t len)
 {
 	uint8_t buf[1500];
 	uint8_t node_mac[6] = {0x02, 0, 0, 0, 0x01, 0x01};
@@ -256,34 +250,29 @@ t_reply(const char *sip, uint16_t sport, uint16_t dport, uint16_t reqid, uint16_
 	return t_pkt(&s);
 }
 
-void
-t_inject(uint16_t q, struct rte_mbuf *m)
+void t_inject(uint16_t q, struct rte_mbuf *m)
 {
 	assert_int_equal(rte_ring_enqueue(rig.rx[q], m), 0);
 }
 
-void
-t_poll(uint16_t w)
+void t_poll(uint16_t w)
 {
 	dp_worker_poll(dp_worker_get(rig.dp, w));
 }
 
-struct rte_mbuf *
-t_sent(uint16_t q)
+struct rte_mbuf *t_sent(uint16_t q)
 {
 	void *m; /* not through (void **)&mbuf_ptr: a type-punned write */
 
 	return rte_ring_dequeue(rig.tx[q], &m) == 0 ? m : NULL;
 }
 
-unsigned int
-t_sent_count(uint16_t q)
+unsigned int t_sent_count(uint16_t q)
 {
 	return rte_ring_count(rig.tx[q]);
 }
 
-void
-t_view_udp(struct rte_mbuf *m, struct t_view *v, bool allow_zero_csum)
+void t_view_udp(struct rte_mbuf *m, struct t_view *v, bool allow_zero_csum)
 {
 	uint8_t *p = rte_pktmbuf_mtod(m, uint8_t *);
 	size_t l2 = sizeof(struct rte_ether_hdr);
@@ -299,8 +288,7 @@ t_view_udp(struct rte_mbuf *m, struct t_view *v, bool allow_zero_csum)
 	v->udp = (struct rte_udp_hdr *)((uint8_t *)v->ip + rte_ipv4_hdr_len(v->ip));
 	assert_int_equal(rte_be_to_cpu_16(v->udp->dgram_len),
 			 rte_be_to_cpu_16(v->ip->total_length) - rte_ipv4_hdr_len(v->ip));
-	if (!(allow_zero_csum && v->udp->dgram_cksum == 0))
-	{
+	if (!(allow_zero_csum && v->udp->dgram_cksum == 0)) {
 		uint16_t got = v->udp->dgram_cksum;
 
 		v->udp->dgram_cksum = 0;
@@ -315,8 +303,7 @@ t_view_udp(struct rte_mbuf *m, struct t_view *v, bool allow_zero_csum)
 	v->total = (uint16_t)(v->payload[4] << 8 | v->payload[5]);
 }
 
-struct dp_stats
-t_stats_raw(void)
+struct dp_stats t_stats_raw(void)
 {
 	struct dp_stats s;
 
@@ -324,8 +311,7 @@ t_stats_raw(void)
 	return s;
 }
 
-struct dp_stats
-t_stats(void)
+struct dp_stats t_stats(void)
 {
 	struct dp_stats s;
 
@@ -333,19 +319,18 @@ t_stats(void)
 	if (!dp_stats_identity(&s))
 		fail_msg("identity broken: rx %lu fwd %lu ret %lu ans %lu drop %lu",
 			 (unsigned long)s.ctr[DP_CTR_RX], (unsigned long)s.ctr[DP_CTR_FORWARDED],
-			 (unsigned long)s.ctr[DP_CTR_RETURNED], (unsigned long)s.ctr[DP_CTR_ANSWERED],
+			 (unsigned long)s.ctr[DP_CTR_RETURNED],
+			 (unsigned long)s.ctr[DP_CTR_ANSWERED],
 			 (unsigned long)s.ctr[DP_CTR_DROPPED]);
 	return s;
 }
 
-uint64_t
-t_drop(enum dp_drop d)
+uint64_t t_drop(enum dp_drop d)
 {
 	return t_stats().drop[d];
 }
 
-int32_t
-t_owner(const char *key)
+int32_t t_owner(const char *key)
 {
 	return pl_lookup(rig.pl, key, strlen(key));
 }

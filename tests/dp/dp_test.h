@@ -30,12 +30,12 @@
 #include "dataplane.h"
 #include "placement.h"
 
-#define T_ROUTER_IP "198.18.0.1"
-#define T_CLIENT_IP "198.18.0.10"
-#define T_LISTEN 11211
-#define T_REPLY_BASE 40000
+#define T_ROUTER_IP   "198.18.0.1"
+#define T_CLIENT_IP   "198.18.0.10"
+#define T_LISTEN      11211
+#define T_REPLY_BASE  40000
 #define T_REPLY_COUNT 1024
-#define T_QUEUES_MAX 2
+#define T_QUEUES_MAX  2
 
 extern const uint8_t t_router_mac[6];
 extern const uint8_t t_client_mac[6];
@@ -73,13 +73,13 @@ struct t_pkt_spec {
 	uint16_t sport, dport;
 	const void *payload;
 	size_t plen;
-	uint16_t vlan;     /* tag with this TCI when non-zero */
+	uint16_t vlan;	   /* tag with this TCI when non-zero */
 	uint8_t ip_opts;   /* bytes of IP options (multiple of 4) */
-	uint16_t frag;     /* fragment_offset field (host order) */
-	uint8_t proto;     /* 0 = UDP */
+	uint16_t frag;	   /* fragment_offset field (host order) */
+	uint8_t proto;	   /* 0 = UDP */
 	int udp_len_delta; /* added to the UDP length field after checksums */
 	bool bad_ip_csum;
-	bool no_udp_csum;  /* UDP checksum 0 */
+	bool no_udp_csum; /* UDP checksum 0 */
 };
 
 struct rte_mbuf *t_pkt(const struct t_pkt_spec *s);

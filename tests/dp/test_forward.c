@@ -23,8 +23,7 @@ struct fwd {
 
 /* Send @p text as a request from client port @p cport, expect it forwarded to the owner of
  * @p key; return how it left. */
-static struct fwd
-forward_ok(uint16_t cport, uint16_t creqid, const char *text, const char *key)
+static struct fwd forward_ok(uint16_t cport, uint16_t creqid, const char *text, const char *key)
 {
 	struct t_view v;
 	struct rte_mbuf *m;
@@ -62,9 +61,8 @@ forward_ok(uint16_t cport, uint16_t creqid, const char *text, const char *key)
 }
 
 /* Expect a reply datagram on queue @p q back to the client at @p cport with @p creqid. */
-static void
-returned_ok(uint16_t q, uint16_t cport, uint16_t creqid, const char *body, uint16_t seq,
-	    uint16_t total)
+static void returned_ok(uint16_t q, uint16_t cport, uint16_t creqid, const char *body, uint16_t seq,
+			uint16_t total)
 {
 	struct rte_mbuf *m = t_sent(q);
 	struct t_view v;
@@ -85,8 +83,7 @@ returned_ok(uint16_t q, uint16_t cport, uint16_t creqid, const char *body, uint1
 	rte_pktmbuf_free(m);
 }
 
-static void
-test_get_round_trip(void **state)
+static void test_get_round_trip(void **state)
 {
 	const char *val = "VALUE foo 0 3\r\nbar\r\nEND\r\n";
 	struct fwd f;
@@ -129,8 +126,7 @@ test_get_round_trip(void **state)
 	t_dp_stop();
 }
 
-static void
-test_many_clients_distinct(void **state)
+static void test_many_clients_distinct(void **state)
 {
 	struct fwd f[40];
 	char text[64], key[32], body[64];
@@ -156,8 +152,7 @@ test_many_clients_distinct(void **state)
 	t_dp_stop();
 }
 
-static void
-test_multi_datagram_reply(void **state)
+static void test_multi_datagram_reply(void **state)
 {
 	struct fwd f;
 
@@ -178,8 +173,7 @@ test_multi_datagram_reply(void **state)
 	t_dp_stop();
 }
 
-static void
-test_forged_and_stale_replies(void **state)
+static void test_forged_and_stale_replies(void **state)
 {
 	const char *val = "END\r\n";
 	struct fwd f;
@@ -223,15 +217,13 @@ test_forged_and_stale_replies(void **state)
 	t_dp_stop();
 }
 
-static void
-short_timeout(struct dp_config *c)
+static void short_timeout(struct dp_config *c)
 {
 	c->request_timeout_ms = 1;
 	c->slots = 64;
 }
 
-static void
-test_late_reply_after_expiry(void **state)
+static void test_late_reply_after_expiry(void **state)
 {
 	struct fwd f;
 
@@ -250,14 +242,12 @@ test_late_reply_after_expiry(void **state)
 	t_dp_stop();
 }
 
-static void
-small_table(struct dp_config *c)
+static void small_table(struct dp_config *c)
 {
 	c->slots = 64;
 }
 
-static void
-test_slot_exhaustion(void **state)
+static void test_slot_exhaustion(void **state)
 {
 	char text[32];
 
@@ -279,8 +269,7 @@ test_slot_exhaustion(void **state)
 
 /* noreply writes keep no slot: a flood of them cannot starve the table, and a late error
  * reply for one is dropped. */
-static void
-test_noreply_keeps_no_slot(void **state)
+static void test_noreply_keeps_no_slot(void **state)
 {
 	char text[64], key[16];
 	struct fwd f;
@@ -307,8 +296,7 @@ test_noreply_keeps_no_slot(void **state)
 	t_dp_stop();
 }
 
-static void
-test_handoff_to_owner(void **state)
+static void test_handoff_to_owner(void **state)
 {
 	const char *val = "END\r\n";
 	struct fwd f;
@@ -331,8 +319,7 @@ test_handoff_to_owner(void **state)
 }
 
 /* Two keys on the same node and two on different nodes, from the rig's placement. */
-static void
-key_pairs(char same[2][16], char diff[2][16])
+static void key_pairs(char same[2][16], char diff[2][16])
 {
 	int32_t o0 = t_owner("a0");
 	bool have_same = false, have_diff = false;
@@ -354,8 +341,7 @@ key_pairs(char same[2][16], char diff[2][16])
 	assert_true(have_same && have_diff);
 }
 
-static void
-test_multiget(void **state)
+static void test_multiget(void **state)
 {
 	char same[2][16], diff[2][16], text[64];
 	struct rte_mbuf *m;
@@ -372,8 +358,8 @@ test_multiget(void **state)
 	 * empty message included, and the slot is freed after END only. */
 	for (int i = 0; i < 2; i++) {
 		snprintf(hit[i], sizeof(hit[i]), "VALUE %s 0 1\r\n%d\r\n", same[i], i);
-		t_inject(0, t_reply(f.node_ip, 11211, f.sport, f.reqid, 0, 1, hit[i],
-				    strlen(hit[i])));
+		t_inject(0,
+			 t_reply(f.node_ip, 11211, f.sport, f.reqid, 0, 1, hit[i], strlen(hit[i])));
 		t_poll(0);
 		returned_ok(0, 5555, 1, hit[i], 0, 1);
 		assert_int_equal(t_stats().slots_live, 1);
@@ -414,8 +400,7 @@ test_multiget(void **state)
 	t_dp_stop();
 }
 
-static void
-test_meta_and_binary(void **state)
+static void test_meta_and_binary(void **state)
 {
 	uint8_t bin[24 + 3] = {0x80, 0x00, 0x00, 0x03};
 
@@ -444,8 +429,7 @@ test_meta_and_binary(void **state)
 	t_dp_stop();
 }
 
-static void
-test_vlan_options_and_no_checksum(void **state)
+static void test_vlan_options_and_no_checksum(void **state)
 {
 	uint8_t buf[64];
 	struct t_pkt_spec s = {0};
@@ -522,8 +506,7 @@ test_vlan_options_and_no_checksum(void **state)
 	t_dp_stop();
 }
 
-int
-main(void)
+int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_get_round_trip),

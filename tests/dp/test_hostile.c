@@ -15,8 +15,7 @@
 static const char good[] = "get foo\r\n";
 
 /* Feed @p m, expect nothing sent and exactly @p why counted once more. */
-static void
-expect_drop(struct rte_mbuf *m, enum dp_drop why)
+static void expect_drop(struct rte_mbuf *m, enum dp_drop why)
 {
 	struct dp_stats before = t_stats(), after;
 
@@ -31,8 +30,7 @@ expect_drop(struct rte_mbuf *m, enum dp_drop why)
 }
 
 /* The router still forwards a good request. */
-static void
-still_serves(void)
+static void still_serves(void)
 {
 	struct rte_mbuf *m;
 
@@ -43,8 +41,7 @@ still_serves(void)
 	rte_pktmbuf_free(m);
 }
 
-static struct rte_mbuf *
-raw(const void *bytes, size_t len)
+static struct rte_mbuf *raw(const void *bytes, size_t len)
 {
 	struct rte_mbuf *m = rte_pktmbuf_alloc(rig.pool);
 	void *p = rte_pktmbuf_append(m, (uint16_t)len);
@@ -54,8 +51,7 @@ raw(const void *bytes, size_t len)
 }
 
 /* A good request with one field of its spec changed by @p edit. */
-static struct rte_mbuf *
-request_with(void (*edit)(struct t_pkt_spec *s))
+static struct rte_mbuf *request_with(void (*edit)(struct t_pkt_spec *s))
 {
 	static uint8_t buf[64];
 	struct t_pkt_spec s = {0};
@@ -70,16 +66,46 @@ request_with(void (*edit)(struct t_pkt_spec *s))
 	return t_pkt(&s);
 }
 
-static void e_frag_mf(struct t_pkt_spec *s) { s->frag = RTE_IPV4_HDR_MF_FLAG; }
-static void e_frag_off(struct t_pkt_spec *s) { s->frag = 185; }
-static void e_bad_csum(struct t_pkt_spec *s) { s->bad_ip_csum = true; }
-static void e_udp_long(struct t_pkt_spec *s) { s->udp_len_delta = 10; }
-static void e_udp_short(struct t_pkt_spec *s) { s->udp_len_delta = -3; }
-static void e_udp_tiny(struct t_pkt_spec *s) { s->udp_len_delta = -(int)(8 + s->plen) + 4; }
-static void e_other_ip(struct t_pkt_spec *s) { s->dip = "198.18.0.2"; }
-static void e_tcp(struct t_pkt_spec *s) { s->proto = IPPROTO_TCP; }
-static void e_port(struct t_pkt_spec *s) { s->dport = 11212; }
-static void e_denied(struct t_pkt_spec *s) { s->sip = "198.18.3.7"; }
+static void e_frag_mf(struct t_pkt_spec *s)
+{
+	s->frag = RTE_IPV4_HDR_MF_FLAG;
+}
+static void e_frag_off(struct t_pkt_spec *s)
+{
+	s->frag = 185;
+}
+static void e_bad_csum(struct t_pkt_spec *s)
+{
+	s->bad_ip_csum = true;
+}
+static void e_udp_long(struct t_pkt_spec *s)
+{
+	s->udp_len_delta = 10;
+}
+static void e_udp_short(struct t_pkt_spec *s)
+{
+	s->udp_len_delta = -3;
+}
+static void e_udp_tiny(struct t_pkt_spec *s)
+{
+	s->udp_len_delta = -(int)(8 + s->plen) + 4;
+}
+static void e_other_ip(struct t_pkt_spec *s)
+{
+	s->dip = "198.18.0.2";
+}
+static void e_tcp(struct t_pkt_spec *s)
+{
+	s->proto = IPPROTO_TCP;
+}
+static void e_port(struct t_pkt_spec *s)
+{
+	s->dport = 11212;
+}
+static void e_denied(struct t_pkt_spec *s)
+{
+	s->sip = "198.18.3.7";
+}
 static void e_other_mac(struct t_pkt_spec *s)
 {
 	static const uint8_t m[6] = {0x02, 0, 0, 0, 0, 0x77};
@@ -87,8 +113,7 @@ static void e_other_mac(struct t_pkt_spec *s)
 	s->dst_mac = m;
 }
 
-static void
-test_layer_2_3_4(void **state)
+static void test_layer_2_3_4(void **state)
 {
 	uint8_t b[64];
 
@@ -134,8 +159,7 @@ test_layer_2_3_4(void **state)
 }
 
 /* An IPv4 total length that claims more than the frame holds. */
-static void
-test_lying_ip_length(void **state)
+static void test_lying_ip_length(void **state)
 {
 	struct rte_mbuf *m;
 	struct rte_ipv4_hdr *ip;
@@ -160,8 +184,7 @@ test_lying_ip_length(void **state)
 	t_dp_stop();
 }
 
-static void
-test_memcached_payloads(void **state)
+static void test_memcached_payloads(void **state)
 {
 	char key251[300], text[320];
 	uint8_t frame2[32] = {0, 5, 0, 0, 0, 2, 0, 0};
@@ -200,8 +223,7 @@ test_memcached_payloads(void **state)
 	t_dp_stop();
 }
 
-static void
-test_node_reply_from_a_stranger(void **state)
+static void test_node_reply_from_a_stranger(void **state)
 {
 	(void)state;
 	t_dp_start(1, 4, NULL);
@@ -222,8 +244,7 @@ test_node_reply_from_a_stranger(void **state)
 }
 
 /* A ring where no member has weight owns nothing: requests are dropped, not sent anywhere. */
-static void
-test_empty_ring(void **state)
+static void test_empty_ring(void **state)
 {
 	struct pl_member m = {0};
 	struct pl_config c = {0};
@@ -242,8 +263,7 @@ test_empty_ring(void **state)
 	t_dp_stop();
 }
 
-int
-main(void)
+int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_layer_2_3_4),

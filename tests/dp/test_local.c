@@ -13,8 +13,7 @@
 #include "dp_test.h"
 
 /* Send @p req (text or binary) and return the router's own UDP reply to the client. */
-static struct rte_mbuf *
-local_reply(const void *req, size_t len, uint16_t reqid, struct t_view *v)
+static struct rte_mbuf *local_reply(const void *req, size_t len, uint16_t reqid, struct t_view *v)
 {
 	struct rte_mbuf *m;
 
@@ -36,8 +35,7 @@ local_reply(const void *req, size_t len, uint16_t reqid, struct t_view *v)
 	return m;
 }
 
-static void
-expect_text(const char *req, const char *prefix)
+static void expect_text(const char *req, const char *prefix)
 {
 	struct t_view v;
 	struct rte_mbuf *m = local_reply(req, strlen(req), 77, &v);
@@ -52,12 +50,11 @@ expect_text(const char *req, const char *prefix)
 	t_stats();
 }
 
-static void
-test_keyless_refused(void **state)
+static void test_keyless_refused(void **state)
 {
 	static const char *const refused[] = {
-		"stats\r\n",          "stats items\r\n",  "flush_all\r\n", "flush_all 10\r\n",
-		"shutdown\r\n",       "verbosity 1\r\n", "cache_memlimit 100\r\n",
+		"stats\r\n",	"stats items\r\n", "flush_all\r\n",	     "flush_all 10\r\n",
+		"shutdown\r\n", "verbosity 1\r\n", "cache_memlimit 100\r\n",
 	};
 
 	(void)state;
@@ -72,8 +69,7 @@ test_keyless_refused(void **state)
 	t_dp_stop();
 }
 
-static void
-test_version_answered(void **state)
+static void test_version_answered(void **state)
 {
 	struct t_view v;
 	struct rte_mbuf *m;
@@ -104,8 +100,8 @@ test_version_answered(void **state)
 	t_dp_stop();
 }
 
-static struct rte_mbuf *
-arp(uint16_t op, const uint8_t *sha, const char *sip, const char *tip, const uint8_t *dst)
+static struct rte_mbuf *arp(uint16_t op, const uint8_t *sha, const char *sip, const char *tip,
+			    const uint8_t *dst)
 {
 	struct rte_mbuf *m = rte_pktmbuf_alloc(rig.pool);
 	struct rte_ether_hdr *eth = (struct rte_ether_hdr *)rte_pktmbuf_append(m, 60);
@@ -133,8 +129,7 @@ arp(uint16_t op, const uint8_t *sha, const char *sip, const char *tip, const uin
 
 static const uint8_t bcast[6] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
 
-static void
-test_arp_responder(void **state)
+static void test_arp_responder(void **state)
 {
 	struct rte_mbuf *m;
 	struct rte_arp_hdr *a;
@@ -167,8 +162,7 @@ test_arp_responder(void **state)
 	t_dp_stop();
 }
 
-static void
-test_icmp_echo(void **state)
+static void test_icmp_echo(void **state)
 {
 	uint8_t body[8 + 32];
 	struct t_pkt_spec s = {0};
@@ -230,8 +224,7 @@ test_icmp_echo(void **state)
 }
 
 /* A key owned by member @p idx (0-based) of the rig's placement. */
-static void
-key_of(int32_t idx, char *key, size_t len)
+static void key_of(int32_t idx, char *key, size_t len)
 {
 	for (int i = 0; i < 100000; i++) {
 		snprintf(key, len, "key%d", i);
@@ -241,8 +234,7 @@ key_of(int32_t idx, char *key, size_t len)
 	fail_msg("no key for member %d", idx);
 }
 
-static void
-test_node_mac_by_arp(void **state)
+static void test_node_mac_by_arp(void **state)
 {
 	static const uint8_t n5_mac[6] = {0x02, 0, 0, 0, 0x01, 0x55};
 	char key[32], text[64];
@@ -308,14 +300,12 @@ test_node_mac_by_arp(void **state)
 }
 
 /* MACs fed by the control side (AF_XDP mode: the kernel's neighbour table); no ARP sent. */
-static void
-no_arp(struct dp_config *c)
+static void no_arp(struct dp_config *c)
 {
 	c->no_arp_requests = true;
 }
 
-static void
-test_neigh_fed_by_control(void **state)
+static void test_neigh_fed_by_control(void **state)
 {
 	static const uint8_t mac[6] = {0x02, 0, 0, 0, 0x01, 0x66};
 	char key[32], text[64];
@@ -340,16 +330,12 @@ test_neigh_fed_by_control(void **state)
 	t_dp_stop();
 }
 
-int
-main(void)
+int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_keyless_refused),
-		cmocka_unit_test(test_version_answered),
-		cmocka_unit_test(test_arp_responder),
-		cmocka_unit_test(test_icmp_echo),
-		cmocka_unit_test(test_node_mac_by_arp),
-		cmocka_unit_test(test_neigh_fed_by_control),
+		cmocka_unit_test(test_keyless_refused), cmocka_unit_test(test_version_answered),
+		cmocka_unit_test(test_arp_responder),	cmocka_unit_test(test_icmp_echo),
+		cmocka_unit_test(test_node_mac_by_arp), cmocka_unit_test(test_neigh_fed_by_control),
 	};
 
 	t_eal_setup("dp_local", "0", 2);

@@ -18,18 +18,16 @@
 
 #include "dp_test.h"
 
-#define ROUNDS 300
+#define ROUNDS	  300
 #define PER_ROUND 16
 
-static void
-big_table(struct dp_config *c)
+static void big_table(struct dp_config *c)
 {
 	c->slots = 8192;
 	c->request_timeout_ms = 60000;
 }
 
-static size_t
-heap_bytes(void)
+static size_t heap_bytes(void)
 {
 	struct rte_malloc_socket_stats st;
 
@@ -38,8 +36,7 @@ heap_bytes(void)
 }
 
 /* Check every forwarded packet on queue 0: its node owns its key under @p a or @p b. */
-static unsigned int
-drain_check(const struct pl_placement *a, const struct pl_placement *b)
+static unsigned int drain_check(const struct pl_placement *a, const struct pl_placement *b)
 {
 	struct rte_mbuf *m;
 	unsigned int n = 0;
@@ -69,8 +66,7 @@ drain_check(const struct pl_placement *a, const struct pl_placement *b)
 	return n;
 }
 
-static void
-test_publish_under_traffic(void **state)
+static void test_publish_under_traffic(void **state)
 {
 	struct pl_placement *p4 = t_fleet(4), *p5 = t_fleet(5);
 	struct dp_node_mac macs[5];
@@ -99,9 +95,8 @@ test_publish_under_traffic(void **state)
 			t_inject(0, t_request((uint16_t)(1024 + j), (uint16_t)r, text, (size_t)n));
 			sent++;
 		}
-		assert_int_equal(dp_publish_placement(rig.dp, r % 2 ? p4 : p5, macs,
-						      (uint64_t)r + 3),
-				 0);
+		assert_int_equal(
+			dp_publish_placement(rig.dp, r % 2 ? p4 : p5, macs, (uint64_t)r + 3), 0);
 		assert_int_equal(dp_epoch(rig.dp), (uint64_t)r + 3);
 		seen += drain_check(p4, p5);
 	}
@@ -128,16 +123,14 @@ test_publish_under_traffic(void **state)
 }
 
 /* Publication with a worker that sleeps in backoff must not wait for it to wake. */
-static void
-backoff_idle(struct dp_config *c)
+static void backoff_idle(struct dp_config *c)
 {
 	c->idle = DP_IDLE_BACKOFF;
 	c->backoff_after = 1;
 	c->backoff_us = 50000;
 }
 
-static void
-test_publish_with_sleeping_worker(void **state)
+static void test_publish_with_sleeping_worker(void **state)
 {
 	struct pl_placement *p5 = t_fleet(5);
 	uint64_t t0, us;
@@ -159,8 +152,7 @@ test_publish_with_sleeping_worker(void **state)
 }
 
 /* A bad member address refuses the publication and keeps the ring in force. */
-static void
-test_publish_refused_keeps_ring(void **state)
+static void test_publish_refused_keeps_ring(void **state)
 {
 	struct pl_member m[2];
 	struct pl_config c = {0};
@@ -193,16 +185,14 @@ test_publish_refused_keeps_ring(void **state)
 	t_dp_stop();
 }
 
-static void
-many_neighbours(struct dp_config *c)
+static void many_neighbours(struct dp_config *c)
 {
 	c->neighbours = 16384;
 }
 
 /* 10,000 nodes: publication stays linear (endpoint lookups indexed), a removed node's
  * endpoint is reused by the next new one, and requests follow the placement. */
-static void
-test_publish_10000_nodes(void **state)
+static void test_publish_10000_nodes(void **state)
 {
 	enum { N = 10000 };
 	struct pl_member *m = calloc(N + 1, sizeof(*m));
@@ -248,8 +238,7 @@ test_publish_10000_nodes(void **state)
 	t_dp_stop();
 }
 
-int
-main(void)
+int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_publish_under_traffic),
