@@ -57,6 +57,8 @@ extern "C" {
 	_(SLOTS_EXPIRED, "slots_expired") /* request slots freed by timeout */                    \
 	_(SLOTS_COMPLETED, "slots_completed") /* request slots freed by a complete reply */       \
 	_(QUIET, "quiet_forwarded")     /* noreply/quiet writes: forwarded, no slot kept */        \
+	_(MULTI_TRACKED, "multi_tracked") /* multi-message replies followed by a parser */        \
+	_(MULTI_UNTRACKED, "multi_untracked") /* ... without a free parser: freed by timeout */   \
 	_(ARP_REPLIED, "arp_replied")   /* ARP requests for the router's address answered */      \
 	_(ARP_LEARNED, "arp_learned")   /* ARP packets that taught a node's MAC */                \
 	_(ICMP_ECHOED, "icmp_echoed")   /* ICMP echo requests answered */                         \

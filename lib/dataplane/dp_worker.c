@@ -189,8 +189,13 @@ static void slot_expect(struct dp_worker *w, struct dp_slot *sl, bool multi)
 {
 	sl->multi = multi;
 	sl->parser = DP_NO_PARSER;
-	if (!multi || w->n_parser_free == 0)
+	if (!multi)
 		return;
+	if (w->n_parser_free == 0) {
+		w->ctr[DP_CTR_MULTI_UNTRACKED]++;
+		return;
+	}
+	w->ctr[DP_CTR_MULTI_TRACKED]++;
 	sl->parser = w->parser_free[--w->n_parser_free];
 	mc_reply_init(&w->parsers[sl->parser]);
 	mc_reply_expect(&w->parsers[sl->parser], &w->req);

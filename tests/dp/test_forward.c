@@ -372,6 +372,7 @@ static void test_multiget(void **state)
 	returned_ok(0, 5555, 1, "END\r\n", 0, 1);
 	assert_int_equal(t_stats().slots_live, 0);
 	assert_int_equal(t_stats().ctr[DP_CTR_SLOTS_COMPLETED], 1);
+	assert_int_equal(t_stats().ctr[DP_CTR_MULTI_TRACKED], 1);
 	/* A pipeline of two gets on one node: two responses, each ending in END. */
 	snprintf(text, sizeof(text), "get %s\r\nget %s\r\n", same[0], same[1]);
 	f = forward_ok(5557, 3, text, same[0]);
