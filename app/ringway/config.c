@@ -116,7 +116,7 @@ enum key_kind {
 	_(PLACEMENT, "hash_tag", K_HASH_TAG, C(placement.hash_tag), 0, 0, 0, 0, "",                \
 	  "hash only the text between these two characters; empty = the whole key")                \
 	_(PLACEMENT, "key_hash", K_HASH, C(placement.key_hash), 0, 0, 0, 0, "",                    \
-	  "twemproxy: its key hash; empty = fnv1a_64 (other algorithms ignore it)")                \
+	  "twemproxy: its key hash; empty = fnv1a_64 (other algorithms refuse a value)")                \
 	_(PLACEMENT, "maglev_size", K_U32, C(placement.maglev_size), 0, 3, 16777213, F_PRIME,      \
 	  "65537", "maglev: lookup table size (other algorithms ignore it)")                       \
 	_(NODE, "address", K_NODE_ADDR, N(member), N(ip), 0, 0, F_REQUIRED, NULL,                  \
@@ -1169,6 +1169,12 @@ static int check_nodes(struct loader *l)
 			    "key 'vnodes' in [placement]: %u vnodes x total weight %llu is more "
 			    "than %u ring points",
 			    c->placement.vnodes, (unsigned long long)weight, RING_POINTS_MAX);
+	/* pl_build refuses it too: say so here, with the line, rather than at start-up. */
+	if (c->placement.algo != PL_ALGO_TWEMPROXY && c->placement.key_hash != PL_HASH_XXH3)
+		return fail(l, line_of(l, SEC_PLACEMENT, "key_hash"),
+			    "key 'key_hash' in [placement]: applies only to algorithm twemproxy "
+			    "(algorithm is %s); leave it empty",
+			    algo_names[c->placement.algo]);
 	if (c->placement.algo == PL_ALGO_MAGLEV && c->placement.maglev_size <= c->n_nodes)
 		return fail(l, line_of(l, SEC_PLACEMENT, "maglev_size"),
 			    "key 'maglev_size' in [placement]: %u must be larger than the number "

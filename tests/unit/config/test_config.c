@@ -307,6 +307,8 @@ static const struct bad_case bad_cases[] = {
 	 "key 'key_hash' in [placement]: expected empty or a twemproxy hash"},
 	{"key_hash_xxh3", MINIMAL "[placement]\nkey_hash = xxh3 #!\n",
 	 "key 'key_hash' in [placement]: expected empty or a twemproxy hash"},
+	{"key_hash_not_twemproxy", MINIMAL "[placement]\nalgorithm = ring\nkey_hash = md5 #!\n",
+	 "key 'key_hash' in [placement]: applies only to algorithm twemproxy (algorithm is ring)"},
 	{"maglev_not_prime", MINIMAL "[placement]\nmaglev_size = 65536 #!\n",
 	 "key 'maglev_size' in [placement]: expected a prime 3..16777213, got '65536'"},
 	{"maglev_too_small",
