@@ -9,6 +9,13 @@
 #   RINGWAY_BENCH_BUILD       build directory (default build-bench, buildtype=release)
 #   RINGWAY_BENCH_MESON_ARGS  extra meson setup arguments (e.g. -Ddpdk=disabled)
 #   RINGWAY_BENCH_SKIP_DEPS=1 do not run scripts/setup-deps.sh first
+#   dataplane: RINGWAY_BENCH_DP_RUNS (runs of bench_dataplane, median taken; default 5),
+#     RINGWAY_BENCH_DP_PACKETS (packets per case and run, default 131072),
+#     RINGWAY_BENCH_CG_PACKETS (N of the callgrind runs with N and 2N packets, default 8192)
+#   sandbox (root): RINGWAY_BENCH_SECONDS (each memcaslap run, default 10), RINGWAY_BENCH_ROUNDS
+#     (rounds of the four memcaslap runs, median taken; default 3), RINGWAY_BENCH_PREFIX
+#     (sandbox prefix, default bench), RINGWAY_BENCH_CONCURRENCY (memcaslap -c, default 8),
+#     RINGWAY_BENCH_RATE (ringway-loadgen paced rate, default 5000/s)
 # Figures on a shared 2-core machine move by 10-25% between runs: compare ratios within a run.
 set -euo pipefail
 
@@ -18,13 +25,277 @@ build=${RINGWAY_BENCH_BUILD:-build-bench}
 results=$top/bench-results
 
 # --- sections ------------------------------------------------------------------------------
-SECTIONS=(placement)
+SECTIONS=(placement dataplane sandbox)
 
 # Placement lookups (ns, index vs binary search vs libmemcached), build time and memory at
 # 10 / 100 / 1,000 / 10,000 members for every algorithm.
 targets_placement=(tests/bench/placement/bench_placement)
 section_placement() {
 	"$build/tests/bench/placement/bench_placement" --out "$results/placement.json"
+}
+
+# The worker code's cost per packet (tests/bench/dataplane): TSC cycles for parse, parse +
+# placement, forward and reply on a 1,000-node x 160-vnode ring, 1 and 2 workers; the median
+# of RINGWAY_BENCH_DP_RUNS runs; instructions per packet for forward and reply from callgrind
+# (runs of N and 2N packets, difference / N) with the functions they go to.
+targets_dataplane=(tests/bench/dataplane/bench_dataplane)
+section_dataplane() {
+	local bin=$build/tests/bench/dataplane/bench_dataplane raw=$results/raw/dataplane i st m
+	local runs=${RINGWAY_BENCH_DP_RUNS:-5} n=${RINGWAY_BENCH_DP_PACKETS:-131072}
+	local cgn=${RINGWAY_BENCH_CG_PACKETS:-8192}
+	rm -rf "$raw"
+	mkdir -p "$raw"
+	for i in $(seq 1 "$runs"); do
+		"$bin" --packets "$n" --scaling --json "$raw/run$i.json" 2>"$raw/run$i.txt" || {
+			cat "$raw/run$i.txt" >&2
+			return 1
+		}
+	done
+	if command -v valgrind >/dev/null; then
+		for st in forward reply; do
+			for m in 1 2; do
+				valgrind --tool=callgrind --collect-atstart=no \
+					--toggle-collect=timed_polls \
+					--callgrind-out-file="$raw/cg.$st.$m.out" \
+					"$bin" --only "$st" --packets $((m * cgn)) --workers 1 \
+					>"$raw/cg.$st.$m.json" 2>"$raw/cg.$st.$m.log" || {
+					tail -20 "$raw/cg.$st.$m.log" >&2
+					return 1
+				}
+				callgrind_annotate --threshold=100 "$raw/cg.$st.$m.out" \
+					>"$raw/cg.$st.$m.txt" || return 1
+			done
+		done
+	else
+		echo "bench: valgrind not installed: no instruction counts" >&2
+	fi
+	python3 tests/bench/dataplane/report.py dataplane --raw "$raw" --callgrind-packets "$cgn" \
+		--out "$results/dataplane.json"
+}
+
+# The same load straight at one memcached node, through ringway and through twemproxy, in the
+# namespace sandbox (root): memcaslap for every side (-U for UDP, TCP for nutcracker), rounds
+# interleaved, medians; ringway-loadgen for the UDP sides' latency percentiles; CPU seconds of
+# the proxy process per million requests from /proc/PID/stat. Writes sandbox.json and
+# sandbox.png; tears everything down on exit, also on failure.
+targets_sandbox=(app/ringway/ringway app/ringway-loadgen/ringway-loadgen)
+sb_prefix=${RINGWAY_BENCH_PREFIX:-bench}
+sb_twem_ns=$sb_prefix-twem
+sb_twem_ip=198.18.0.3
+sb_twem_port=22121
+sb_lg_src=198.18.0.20
+sb_twem_pid=
+
+sb() { bash "$top/scripts/sandbox.sh" "$@" --prefix "$sb_prefix"; }
+
+# "utime stime" of PID in clock ticks (fields 14 and 15 of /proc/PID/stat, after the comm);
+# "0 0" when there is no such process.
+cpu_us() {
+	local rest
+	rest=$(cat "/proc/${1:-none}/stat" 2>/dev/null) || { echo "0 0"; return; }
+	rest=${rest##*) }
+	# shellcheck disable=SC2086
+	set -- $rest
+	echo "${12} ${13}"
+}
+
+# utime + stime of PID in clock ticks.
+cpu_ticks() {
+	local u s
+	read -r u s < <(cpu_us "$1")
+	echo $((u + s))
+}
+
+# The memcached nodes' pids, space-separated.
+node_pids() {
+	local i
+	for i in $(seq 1 "$NODES"); do cat "$STATE_DIR/node$i.pid"; done | tr '\n' ' '
+}
+
+sum_ticks() {
+	local p t=0
+	for p in "$@"; do t=$((t + $(cpu_ticks "$p"))); done
+	echo $t
+}
+
+sandbox_teardown() {
+	if [ -n "$sb_twem_pid" ]; then
+		kill -TERM "$sb_twem_pid" 2>/dev/null || true
+		wait "$sb_twem_pid" 2>/dev/null || true
+		sb_twem_pid=
+	fi
+	ip netns del "$sb_twem_ns" 2>/dev/null || true
+	sb down >/dev/null 2>&1 || true
+}
+
+# twemproxy in a namespace of its own on the sandbox's bridge, with a kernel address (it is a
+# socket proxy), ketama over the same nodes.
+twem_start() {
+	local fab=$NS_FABRIC i ip t
+	ip netns add "$sb_twem_ns"
+	ip -n "$sb_twem_ns" link set lo up
+	ip -n "$fab" link add tw0 type veth peer name veth0 netns "$sb_twem_ns"
+	ip -n "$fab" link set tw0 master br0
+	ip -n "$fab" link set tw0 up
+	ip -n "$sb_twem_ns" link set veth0 up
+	ip -n "$sb_twem_ns" addr add "$sb_twem_ip/15" dev veth0
+	{
+		echo "bench:"
+		echo "  listen: $sb_twem_ip:$sb_twem_port"
+		echo "  hash: fnv1a_64"
+		echo "  distribution: ketama"
+		echo "  timeout: 2000"
+		echo "  auto_eject_hosts: false"
+		echo "  servers:"
+		for i in $(seq 1 "$NODES"); do
+			ip=NODE${i}_IP
+			echo "   - ${!ip}:$MC_PORT:1 node$i"
+		done
+	} >"$raw/nutcracker.yml"
+	ip netns exec "$sb_twem_ns" nutcracker -c "$raw/nutcracker.yml" -s 22222 -a "$sb_twem_ip" \
+		-i 1000 -o "$raw/nutcracker.log" -p "$raw/nutcracker.pid" &
+	sb_twem_pid=$!
+	for t in $(seq 1 50); do
+		ip netns exec "$NS_CLIENT" bash -c "exec 3<>/dev/tcp/$sb_twem_ip/$sb_twem_port &&
+			printf 'set twwarm 0 0 2\r\nok\r\n' >&3 && read -r -t 2 l <&3 &&
+			[[ \$l == STORED* ]]" 2>/dev/null && return 0
+		sleep 0.2
+	done
+	echo "bench: nutcracker does not answer at $sb_twem_ip:$sb_twem_port" >&2
+	return 1
+}
+
+# memcaslap_run NAME SERVER [-U]: one timed run, with the CPU ticks of the router, nutcracker
+# and the nodes around it, into $raw/NAME.{txt,meta}.
+memcaslap_run() {
+	local name=$1 server=$2 udp=${3:-} ru0 rs0 tu0 ts0 ru1 rs1 tu1 ts1 n0 w0 w1
+	read -r ru0 rs0 < <(cpu_us "$router_pid")
+	read -r tu0 ts0 < <(cpu_us "$sb_twem_pid")
+	# shellcheck disable=SC2046
+	n0=$(sum_ticks $(node_pids))
+	w0=$(date +%s.%N)
+	# memcaslap stalls ~30 s per lost UDP datagram: bound the run anyway.
+	# shellcheck disable=SC2086
+	timeout $((secs + 60)) ip netns exec "$NS_CLIENT" memcaslap -s "$server" $udp \
+		-F "$raw/memcaslap.cnf" -t "${secs}s" -T 1 -c "$conc" -w 4k -S "${secs}s" \
+		>"$raw/$name.txt" 2>&1 || true
+	w1=$(date +%s.%N)
+	read -r ru1 rs1 < <(cpu_us "$router_pid")
+	read -r tu1 ts1 < <(cpu_us "$sb_twem_pid")
+	# shellcheck disable=SC2046
+	{
+		echo "tool=memcaslap"
+		echo "wall_s=$(echo "$w1 - $w0" | bc)"
+		echo "router_ticks=$((ru1 + rs1 - ru0 - rs0))"
+		echo "router_sys_ticks=$((rs1 - rs0))"
+		echo "twem_ticks=$((tu1 + ts1 - tu0 - ts0))"
+		echo "twem_sys_ticks=$((ts1 - ts0))"
+		echo "node_ticks=$(($(sum_ticks $(node_pids)) - n0))"
+	} >"$raw/$name.meta"
+}
+
+# loadgen_run NAME DST ARGS...: ringway-loadgen on the client's veth (af_packet).
+loadgen_run() {
+	local name=$1 dst=$2 ru0 rs0 ru1 rs1 n0
+	shift 2
+	read -r ru0 rs0 < <(cpu_us "$router_pid")
+	# shellcheck disable=SC2046
+	n0=$(sum_ticks $(node_pids))
+	timeout 120 ip netns exec "$NS_CLIENT" "$build/app/ringway-loadgen/ringway-loadgen" \
+		--no-huge -m 256 --no-pci --no-shconf --file-prefix "$sb_prefix-lg" \
+		--vdev net_af_packet0,iface="$CLIENT_IF",framecnt=4096 -- --src "$sb_lg_src" \
+		--dst "$dst" --arp --idle-us 20 --keys 10000 --get-ratio 0.9 --value-size 100 \
+		--quiet --json "$raw/$name.json" "$@" >"$raw/$name.log" 2>&1 || {
+		tail -5 "$raw/$name.log" >&2
+		return 1
+	}
+	read -r ru1 rs1 < <(cpu_us "$router_pid")
+	# shellcheck disable=SC2046
+	{
+		echo "tool=ringway-loadgen"
+		echo "router_ticks=$((ru1 + rs1 - ru0 - rs0))"
+		echo "router_sys_ticks=$((rs1 - rs0))"
+		echo "node_ticks=$(($(sum_ticks $(node_pids)) - n0))"
+	} >"$raw/$name.meta"
+}
+
+section_sandbox() {
+	local rc=0
+	section_sandbox_run || rc=$?
+	sandbox_teardown
+	trap - EXIT INT TERM
+	return $rc
+}
+
+section_sandbox_run() {
+	local raw=$results/raw/sandbox conf round lsecs
+	local secs=${RINGWAY_BENCH_SECONDS:-10} rounds=${RINGWAY_BENCH_ROUNDS:-3}
+	local conc=${RINGWAY_BENCH_CONCURRENCY:-8} rate=${RINGWAY_BENCH_RATE:-5000}
+	local router_pid
+	[ "$(id -u)" -eq 0 ] || { echo "bench: sandbox needs root" >&2; return 1; }
+	rm -rf "$raw"
+	mkdir -p "$raw"
+	trap 'sandbox_teardown' EXIT
+	trap 'exit 130' INT TERM
+	sb up --nodes 4 || return 1
+	# shellcheck disable=SC1090,SC1091
+	. "/run/ringway-sandbox/$sb_prefix/env"
+	cat >"$raw/memcaslap.cnf" <<'EOF'
+key
+32 64 1
+value
+100 100 1
+cmd
+0 0.1
+1 0.9
+EOF
+	twem_start || return 1
+	# ringway the way scripts/demo.sh starts it: the sandbox's config, router-start (af_packet,
+	# lcores 0-1: a control lcore and one worker, idle = backoff).
+	conf=$raw/ringway.conf
+	sb config >"$conf" || return 1
+	sb router-start --ringway "$build/app/ringway/ringway" --config "$conf" || return 1
+	router_pid=$(cat "$STATE_DIR/router.pid")
+	python3 - "$ROUTER_IP" "$NS_CLIENT" <<'EOF' || return 1
+import sys, time
+sys.path.insert(0, "tests/e2e/clients")
+from mcudp import UdpClient, Timeout
+c = UdpClient((sys.argv[1], 11211), ns=sys.argv[2], timeout=0.3)
+ok, i, end = 0, 0, time.monotonic() + 10
+while ok < 40 and time.monotonic() < end:
+    i += 1
+    try:
+        if c.request(b"set warmup:%d 0 0 2\r\nok\r\n" % i) == b"STORED\r\n":
+            ok += 1
+    except Timeout:
+        time.sleep(0.1)
+print("warm-up: %d sets stored through the router" % ok)
+sys.exit(0 if ok >= 40 else 1)
+EOF
+	for round in $(seq 1 "$rounds"); do
+		echo "   round $round/$rounds: memcaslap ${secs}s each: direct UDP, ringway UDP," \
+			"twemproxy TCP, direct TCP"
+		memcaslap_run "direct_udp.$round" "$NODE1_IP:$MC_PORT" -U
+		memcaslap_run "ringway_udp.$round" "$ROUTER_IP:$MC_PORT" -U
+		memcaslap_run "twemproxy_tcp.$round" "$sb_twem_ip:$sb_twem_port"
+		memcaslap_run "direct_tcp.$round" "$NODE1_IP:$MC_PORT"
+	done
+	lsecs=$(((secs + 1) / 2 + 3))
+	echo "   ringway-loadgen ${lsecs}s each: paced $rate/s and closed loop (32 in flight)," \
+		"direct and through ringway"
+	loadgen_run lg_direct_paced "$NODE1_IP:$MC_PORT" --preload --rate "$rate" \
+		--duration "$lsecs" || return 1
+	loadgen_run lg_ringway_paced "$ROUTER_IP:$MC_PORT" --preload --rate "$rate" \
+		--duration "$lsecs" || return 1
+	loadgen_run lg_direct_window "$NODE1_IP:$MC_PORT" --rate max --window 32 \
+		--duration "$lsecs" || return 1
+	loadgen_run lg_ringway_window "$ROUTER_IP:$MC_PORT" --rate max --window 32 \
+		--duration "$lsecs" || return 1
+	sb router-stop >"$raw/router-exit.txt" 2>&1 || true
+	sandbox_teardown
+	python3 tests/bench/dataplane/report.py sandbox --raw "$raw" --rounds "$rounds" \
+		--clk-tck "$(getconf CLK_TCK)" --out "$results/sandbox.json" \
+		--png "$results/sandbox.png"
 }
 # --- end of sections -----------------------------------------------------------------------
 
