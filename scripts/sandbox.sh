@@ -14,7 +14,8 @@
 #        env SANDBOX_AF_PACKET_ARGS: extra PMD arguments, default framecnt=4096)
 #   scripts/sandbox.sh router-stop  [--prefix NAME]
 #   scripts/sandbox.sh config [--prefix NAME] [--algo A] [--vnodes N] [--request-ms MS]
-#                             [--static-macs] > FILE
+#                             [--static-macs] [--members M] > FILE
+#       (--members M: only node1..M in the config; the others are spares to `ringwayctl add`)
 #
 # Addresses (all inside 198.18.0.0/15, one /15 subnet):
 #   router 198.18.0.1 (owned by DPDK: the router namespace's kernel has NO address on its veth,
@@ -358,7 +359,7 @@ cmd_router_stop() {
 
 # config: a ringway.conf for this sandbox, in the format of config/ringway.conf.
 cmd_config() {
-	local sd algo=ring vnodes=160 static=0 i mac request_ms=1000
+	local sd algo=ring vnodes=160 static=0 i mac request_ms=1000 members=""
 	sd=$(state_dir)
 	[ -f "$sd/env" ] || die "sandbox $prefix is not up"
 	while [ $# -gt 0 ]; do
@@ -367,6 +368,7 @@ cmd_config() {
 		--vnodes) vnodes=$2; shift 2 ;;
 		--request-ms) request_ms=$2; shift 2 ;;
 		--static-macs) static=1; shift ;;
+		--members) members=$2; shift 2 ;;
 		*) die "config: unknown argument $1" ;;
 		esac
 	done
@@ -396,7 +398,10 @@ arp_attempts = 5
 socket = $sd/control.sock
 state_file = $sd/state
 EOF
-	for i in $(seq 1 "$NODES"); do
+	members=${members:-$NODES}
+	[[ $members =~ ^[0-9]+$ ]] && [ "$members" -ge 1 ] && [ "$members" -le "$NODES" ] ||
+		die "config: --members must be 1..$NODES"
+	for i in $(seq 1 "$members"); do
 		echo
 		echo "[node node$i]"
 		echo "address = $(node_ip "$i"):$mc_port"
