@@ -35,8 +35,9 @@ section_placement() {
 }
 
 # The worker code's cost per packet (tests/bench/dataplane): TSC cycles for parse, parse +
-# placement, forward and reply on a 1,000-node x 160-vnode ring, 1 and 2 workers; the median
-# of RINGWAY_BENCH_DP_RUNS runs; instructions per packet for forward and reply from callgrind
+# placement, forward and reply on a 1,000-node x 160-vnode ring (and a 10-node one, to show
+# what the big ring's cache misses cost), 1 and 2 workers; the median of RINGWAY_BENCH_DP_RUNS
+# runs; instructions and simulated L2 misses per packet for forward and reply from callgrind
 # (runs of N and 2N packets, difference / N) with the functions they go to.
 targets_dataplane=(tests/bench/dataplane/bench_dataplane)
 section_dataplane() {
@@ -50,20 +51,42 @@ section_dataplane() {
 			cat "$raw/run$i.txt" >&2
 			return 1
 		}
+		# The same on a 10-node ring (its index fits the L1/L2 caches): how much of the
+		# placement cost is the big ring's cache misses.
+		"$bin" --packets "$n" --nodes 10 --json "$raw/small$i.json" \
+			2>"$raw/small$i.txt" || {
+			cat "$raw/small$i.txt" >&2
+			return 1
+		}
 	done
 	if command -v valgrind >/dev/null; then
+		# The cache simulation's last level set to this CPU's L2 (per core), so "LL" read
+		# misses estimate L2 misses per packet; instruction counts do not depend on it.
+		local c2=/sys/devices/system/cpu/cpu0/cache/index2 l2=524288,8,64 sz
+		if [ -r "$c2/size" ] && [ "$(cat "$c2/level")" = 2 ]; then
+			sz=$(cat "$c2/size")
+			case $sz in
+			*K) sz=$((${sz%K} * 1024)) ;;
+			*M) sz=$((${sz%M} * 1048576)) ;;
+			esac
+			l2=$sz,$(cat "$c2/ways_of_associativity"),$(cat "$c2/coherency_line_size")
+		fi
+		echo "$l2" >"$raw/cg.l2"
 		for st in forward reply; do
 			for m in 1 2; do
 				valgrind --tool=callgrind --collect-atstart=no \
-					--toggle-collect=timed_polls \
+					--toggle-collect=timed_polls --cache-sim=yes \
+					--D1=32768,8,64 --LL="$l2" \
 					--callgrind-out-file="$raw/cg.$st.$m.out" \
 					"$bin" --only "$st" --packets $((m * cgn)) --workers 1 \
 					>"$raw/cg.$st.$m.json" 2>"$raw/cg.$st.$m.log" || {
 					tail -20 "$raw/cg.$st.$m.log" >&2
 					return 1
 				}
-				callgrind_annotate --threshold=100 "$raw/cg.$st.$m.out" \
+				callgrind_annotate --threshold=100 --show=Ir "$raw/cg.$st.$m.out" \
 					>"$raw/cg.$st.$m.txt" || return 1
+				callgrind_annotate --threshold=100 --show=DLmr --sort=DLmr \
+					"$raw/cg.$st.$m.out" >"$raw/cg.$st.$m.l2.txt" || return 1
 			done
 		done
 	else

@@ -69,15 +69,35 @@ def callgrind_stage(raw, stage, n):
             top.append({"function": key, "instructions_per_packet": round(d, 1),
                         "share": round(d / per, 3)})
     top.sort(key=lambda e: -e["instructions_per_packet"])
-    return {"packets": [n, 2 * n], "instructions_total": [t1, t2],
-            "instructions_per_packet": round(per, 1), "functions": top[:15]}
+    out = {"packets": [n, 2 * n], "instructions_total": [t1, t2],
+           "instructions_per_packet": round(per, 1), "functions": top[:15]}
+    one, two = (os.path.join(raw, "cg.%s.%d.l2.txt" % (stage, m)) for m in (1, 2))
+    if os.path.exists(one) and os.path.exists(two):
+        g1, u1 = callgrind_functions(one)
+        g2, u2 = callgrind_functions(two)
+        misses = []
+        for key in set(g1) | set(g2):
+            d = (g2.get(key, 0) - g1.get(key, 0)) / n
+            if d >= 0.05:
+                misses.append({"function": key, "l2_read_misses_per_packet": round(d, 2)})
+        misses.sort(key=lambda e: -e["l2_read_misses_per_packet"])
+        out["l2_read_misses_per_packet"] = round((u2 - u1) / n, 2)
+        out["l2_misses_by_function"] = misses[:8]
+        geo = os.path.join(raw, "cg.l2")
+        if os.path.exists(geo):
+            with open(geo) as f:
+                out["l2_simulated"] = f.read().strip() + " (bytes,ways,line)"
+    return out
 
 
 def report_dataplane(a):
-    runs = []
+    runs, small = [], []
     for p in sorted(glob.glob(os.path.join(a.raw, "run*.json"))):
         with open(p) as f:
             runs.append(json.load(f))
+    for p in sorted(glob.glob(os.path.join(a.raw, "small*.json"))):
+        with open(p) as f:
+            small.append(json.load(f))
     if not runs:
         sys.exit("report: no bench_dataplane runs in %s" % a.raw)
     first = runs[0]
@@ -118,6 +138,15 @@ def report_dataplane(a):
                 "slot_rewrite_tx = request slot, rewrite, checksums, TX ring enqueue minus "
                 "the mbuf free the dropping stages pay",
     }
+    if small:
+        sm = {}
+        for k in ("parse_cycles", "place_cycles", "forward_cycles", "reply_100_cycles"):
+            sm[k] = rnd(median([r["summary"][k] for r in small if k in r["summary"]]))
+        sm["nodes"] = small[0]["ring"]["nodes"]
+        sm["vnodes"] = small[0]["ring"]["vnodes"]
+        sm["runs"] = len(small)
+        sm["placement"] = rnd(sm["place_cycles"] - sm["parse_cycles"])
+        breakdown["small_ring"] = sm
     scaling = []
     for s0 in first.get("scaling", []):
         w = s0["workers"]
@@ -164,6 +193,11 @@ def report_dataplane(a):
                 "%.0f-%.0f" % (rp["min"], rp["max"]), rp["mpps_per_core"], rp["p10"]))
     print("breakdown (cycles): parse %.0f, placement %.0f, slot+rewrite+tx %.0f" %
           (breakdown["parse"], breakdown["placement"], breakdown["slot_rewrite_tx"]))
+    if small:
+        sm = breakdown["small_ring"]
+        print("on a %d-node ring: placement %.0f cycles (parse %.0f, place %.0f), forward %.0f" %
+              (sm["nodes"], sm["placement"], sm["parse_cycles"], sm["place_cycles"],
+               sm["forward_cycles"]))
     for s in scaling:
         print("scaling: %d worker(s): forward %.2f Mpps, reply %.2f Mpps in total" %
               (s["workers"], s["forward_mpps_total"], s["reply_mpps_total"]))
@@ -172,6 +206,12 @@ def report_dataplane(a):
             stage, st["instructions_per_packet"],
             ", ".join("%s %.0f" % (e["function"].split(":")[-1], e["instructions_per_packet"])
                       for e in st["functions"][:6])))
+        if "l2_read_misses_per_packet" in st:
+            print("  simulated L2 read misses/packet: %.2f (%s)" % (
+                st["l2_read_misses_per_packet"],
+                ", ".join("%s %.2f" % (e["function"].split(":")[-1],
+                                       e["l2_read_misses_per_packet"])
+                          for e in st["l2_misses_by_function"][:5])))
     print("targets: forward %.0f <= 200: %s; reply %.0f <= 150: %s" % (
         summary["forward_cycles"], summary["forward_target_met"], summary["reply_100_cycles"],
         summary["reply_target_met"]))
