@@ -29,6 +29,8 @@
 #include <rte_lcore.h>
 #include <rte_log.h>
 #include <rte_mbuf.h>
+#include <rte_mempool.h>
+#include <rte_telemetry.h>
 
 #include "config.h"
 #include "control.h"
@@ -37,7 +39,6 @@
 
 #if RW_STEER
 #include <net/if.h>
-#include <rte_telemetry.h>
 
 #include "neigh.h"
 #include "steer.h"
@@ -53,6 +54,16 @@ struct args {
 static struct rw_config cfg; /* ~170 KB: not on the stack */
 static volatile sig_atomic_t stop_requested;
 static struct dp *the_dp;
+static struct rte_mempool *the_pool;
+
+/* Live changes, for /ringway/control (written on the control lcore, read by telemetry). */
+static struct {
+	uint64_t publishes;       /* changes published to the workers */
+	uint64_t last_publish_us; /* clone per worker, swap, RCU synchronize done */
+	uint64_t max_publish_us;
+	uint64_t last_resolve_us; /* waiting for the MACs of members new to the ring */
+	uint64_t resolve_timeouts; /* published with a new member's MAC still unknown */
+} pubstat;
 
 static void usage(FILE *out)
 {
@@ -151,29 +162,94 @@ static struct ctl_state *initial_state(void)
 
 /* Publish the membership @p st (placement @p pl) to every worker: the engine's publish hook
  * and the start-up publication. */
+static struct dp_node_mac *member_macs(const struct ctl_state *st);
+
 static int publish_state(const struct ctl_state *st, const struct pl_placement *pl)
 {
-	uint32_t n = ctl_state_count(st);
-	struct dp_node_mac *macs = calloc(n ? n : 1, sizeof(*macs));
+	struct dp_node_mac *macs = member_macs(st);
 	int rc;
 
 	if (macs == NULL)
 		return -ENOMEM;
-	for (uint32_t i = 0; i < n; i++) {
-		const struct ctl_member *m = ctl_state_member(st, i);
-
-		macs[i].has_mac = m->has_mac;
-		memcpy(macs[i].mac, m->mac, 6);
-	}
 	rc = dp_publish_placement(the_dp, pl, macs, ctl_state_epoch(st));
 	free(macs);
 	return rc;
 }
 
+/* Static MACs of @p st's members, index-aligned (NULL on ENOMEM). */
+static void afxdp_neigh_poll(void);
+
+static struct dp_node_mac *member_macs(const struct ctl_state *st)
+{
+	uint32_t n = ctl_state_count(st);
+	struct dp_node_mac *macs = calloc(n ? n : 1, sizeof(*macs));
+
+	for (uint32_t i = 0; macs != NULL && i < n; i++) {
+		macs[i].has_mac = ctl_state_member(st, i)->has_mac;
+		memcpy(macs[i].mac, ctl_state_member(st, i)->mac, 6);
+	}
+	return macs;
+}
+
+/* Members new to the ring get their neighbour entry first and the control lcore ARPs for
+ * them (at most one ARP round, arp_retry_ms x arp_attempts, capped at 2 s) before the swap:
+ * published at once, the first requests for their keys would be dropped (node_no_mac). */
+static void resolve_new_members(const struct ctl_state *next, const struct pl_placement *pl)
+{
+	uint64_t hz = rte_get_tsc_hz(), t0 = rte_get_tsc_cycles();
+	uint64_t ms = (uint64_t)cfg.timeouts.arp_retry_ms * cfg.timeouts.arp_attempts;
+	uint64_t deadline = t0 + (ms < 2000 ? ms : 2000) * hz / 1000;
+	struct dp_node_mac *macs = member_macs(next);
+	int unknown;
+
+	if (macs == NULL)
+		return;
+	while ((unknown = dp_prepare_placement(the_dp, pl, macs)) > 0 &&
+	       rte_get_tsc_cycles() < deadline && !stop_requested) {
+		dp_control_poll(the_dp);
+		afxdp_neigh_poll();
+		rte_delay_us_sleep(1000);
+	}
+	if (unknown > 0)
+		pubstat.resolve_timeouts++;
+	pubstat.last_resolve_us = (rte_get_tsc_cycles() - t0) * 1000000 / hz;
+	free(macs);
+}
+
 static int ops_publish(void *ctx, const struct ctl_state *next, const struct pl_placement *pl)
 {
+	uint64_t t0, us;
+	int rc;
+
 	(void)ctx;
-	return publish_state(next, pl);
+	resolve_new_members(next, pl);
+	t0 = rte_get_tsc_cycles();
+	rc = publish_state(next, pl);
+	us = (rte_get_tsc_cycles() - t0) * 1000000 / rte_get_tsc_hz();
+	if (rc == 0) {
+		pubstat.publishes++;
+		pubstat.last_publish_us = us;
+		if (us > pubstat.max_publish_us)
+			pubstat.max_publish_us = us;
+	}
+	return rc;
+}
+
+/* /ringway/control: live changes (publish latency) and the mbuf pool's use. */
+static int tel_control(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	(void)cmd;
+	(void)params;
+	rte_tel_data_start_dict(d);
+	rte_tel_data_add_dict_u64(d, "epoch", dp_epoch(the_dp));
+	rte_tel_data_add_dict_u64(d, "publishes", pubstat.publishes);
+	rte_tel_data_add_dict_u64(d, "last_publish_us", pubstat.last_publish_us);
+	rte_tel_data_add_dict_u64(d, "max_publish_us", pubstat.max_publish_us);
+	rte_tel_data_add_dict_u64(d, "last_resolve_us", pubstat.last_resolve_us);
+	rte_tel_data_add_dict_u64(d, "resolve_timeouts", pubstat.resolve_timeouts);
+	rte_tel_data_add_dict_u64(d, "mbufs", the_pool->size);
+	rte_tel_data_add_dict_u64(d, "mbufs_in_use", rte_mempool_in_use_count(the_pool));
+	return 0;
 }
 
 /* `stats` on the control socket: the totals as "key value" lines. */
@@ -565,6 +641,7 @@ int main(int argc, char **argv)
 		      port, rte_eth_dev_count_avail());
 	pool = rte_pktmbuf_pool_create("ringway_mbufs", cfg.tables.mbufs, cfg.tables.mbuf_cache, 0,
 				       RTE_MBUF_DEFAULT_BUF_SIZE, rte_eth_dev_socket_id(port));
+	the_pool = pool;
 	if (pool == NULL)
 		fatal("cannot create the mbuf pool (%u mbufs): %s", cfg.tables.mbufs,
 		      rte_strerror(rte_errno));
@@ -593,6 +670,10 @@ int main(int argc, char **argv)
 	if (srv == NULL)
 		fatal("control socket %s: %s", cfg.control.socket, err);
 	rc = dp_telemetry_register(the_dp);
+	if (rc == 0)
+		rc = rte_telemetry_register_cmd("/ringway/control", tel_control,
+						"Live membership changes (publish latency) and "
+						"mbuf pool use. No parameters");
 	if (rc != 0)
 		fatal("cannot register telemetry: %s", strerror(-rc));
 

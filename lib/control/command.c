@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "control_priv.h"
@@ -304,7 +305,16 @@ struct ctl_session {
 	uint32_t block_cap;
 	unsigned block_lines;
 	char block_err[REASON_MAX + 32]; /* first bad member line, "" when none */
+	uint64_t line_ns; /* when the line being run arrived (CLOCK_MONOTONIC) */
 };
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
 
 struct ctl_session *ctl_session_new(struct ctl_engine *e)
 {
@@ -387,6 +397,11 @@ static int commit_state(struct ctl_session *s, struct ctl_state *next, struct ct
 	e->pl = pl;
 	e->st = next;
 	e->cnt.changes++;
+	/* Publish latency: the command line received to every worker on the new epoch
+	 * (placement built, state file synced, ops->publish returned). */
+	e->cnt.change_last_us = (mono_ns() - s->line_ns) / 1000;
+	if (e->cnt.change_last_us > e->cnt.change_max_us)
+		e->cnt.change_max_us = e->cnt.change_last_us;
 	return ctl_text_appendf(r, "OK epoch %" PRIu64 "\n", ctl_state_epoch(next));
 drop:
 	pl_free(pl);
@@ -776,6 +791,7 @@ int ctl_session_line(struct ctl_session *s, const char *line, size_t len, struct
 	struct ctl_cmd cmd;
 	int rc;
 
+	s->line_ns = mono_ns();
 	if (len > 0 && line[len - 1] == '\r')
 		len--;
 	if (s->in_block)

@@ -98,7 +98,9 @@ void ctl_mac_format(const uint8_t mac[6], char out[18]);
 	_(clients_refused, "ctl.clients_refused")     /* above max_clients */             \
 	_(idle_disconnects, "ctl.idle_disconnects")   /* silent or not reading */         \
 	_(long_lines, "ctl.long_lines")               /* above CTL_LINE_MAX */            \
-	_(output_overflows, "ctl.output_overflows")   /* unread replies above max_output */
+	_(output_overflows, "ctl.output_overflows")   /* unread replies above max_output */ \
+	_(change_last_us, "ctl.change_last_us")       /* last change: line to published */ \
+	_(change_max_us, "ctl.change_max_us")
 
 struct ctl_counters {
 #define CTL_COUNTER_FIELD(f, s) uint64_t f;

@@ -204,6 +204,18 @@ struct dp_node_mac {
 int dp_publish_placement(struct dp *dp, const struct pl_placement *pl,
 			 const struct dp_node_mac *macs, uint64_t epoch);
 
+/**
+ * Before dp_publish_placement(@p pl, @p macs): give each member that no published ring holds
+ * yet (a node being added) its neighbour entry now, so dp_control_poll() resolves its MAC
+ * before any worker forwards to it (else the first requests for its keys would be dropped as
+ * node_no_mac). Idempotent: call it, dp_control_poll() and again until it returns 0 or a
+ * deadline passes; publishing anyway is safe (those requests are then dropped and counted).
+ * Lcore: control. @return members new to the ring whose MAC is still unknown (static MACs
+ * count as known), or -EINVAL / -ENOSPC / -ENOMEM as dp_publish_placement().
+ */
+int dp_prepare_placement(struct dp *dp, const struct pl_placement *pl,
+			 const struct dp_node_mac *macs);
+
 /** Epoch of the last published placement (0 before any). Lcore: any. */
 uint64_t dp_epoch(const struct dp *dp);
 

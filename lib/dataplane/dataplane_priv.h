@@ -48,6 +48,7 @@ struct dp_endpoint {
 	bool in_ring;
 	bool mac_static;
 	/* control lcore only */
+	bool pending; /* claimed by dp_prepare_placement() for a member not yet published */
 	bool resolving;
 	uint32_t tries;
 	uint32_t seen_snapshot;

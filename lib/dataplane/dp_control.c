@@ -459,6 +459,40 @@ static int plan_endpoints(const struct dp *dp, const struct pl_placement *pl, ui
 	return rc;
 }
 
+int dp_prepare_placement(struct dp *dp, const struct pl_placement *pl,
+			 const struct dp_node_mac *macs)
+{
+	uint32_t n = pl_member_count(pl);
+	uint32_t *map = calloc(n ? n : 1, sizeof(*map));
+	uint32_t *ips = calloc(n ? n : 1, sizeof(*ips));
+	uint8_t *taken = calloc(dp->cfg.neighbours, 1);
+	int rc, unknown = 0;
+
+	if (map == NULL || ips == NULL || taken == NULL) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	rc = plan_endpoints(dp, pl, map, ips, taken);
+	for (uint32_t i = 0; rc == 0 && i < n; i++) {
+		struct dp_endpoint *e = &dp->eps[map[i]];
+
+		/* In a published ring already: workers forward to it as they did. */
+		if (e->in_ring)
+			continue;
+		/* Claimable means no ring a worker can read names it: safe to fill now. */
+		ep_commit(dp, map[i], pl_member_at(pl, i), ips[i], macs ? &macs[i] : NULL);
+		e->pending = true;
+		if (!e->mac_static &&
+		    !(atomic_load_explicit(&e->mac, memory_order_relaxed) & DP_MAC_VALID))
+			unknown++;
+	}
+out:
+	free(map);
+	free(ips);
+	free(taken);
+	return rc != 0 ? rc : unknown;
+}
+
 int dp_publish_placement(struct dp *dp, const struct pl_placement *pl,
 			 const struct dp_node_mac *macs, uint64_t epoch)
 {
@@ -506,8 +540,10 @@ int dp_publish_placement(struct dp *dp, const struct pl_placement *pl,
 	/* After this no worker can hold a pointer to an old replica. */
 	rte_rcu_qsbr_synchronize(dp->rcu, RTE_QSBR_THRID_INVALID);
 	views_free(old, nw);
-	for (uint32_t i = 0; i < dp->cfg.neighbours; i++)
+	for (uint32_t i = 0; i < dp->cfg.neighbours; i++) {
 		dp->eps[i].in_ring = taken[i] != 0;
+		dp->eps[i].pending = false;
+	}
 	atomic_store_explicit(&dp->epoch, epoch, memory_order_relaxed);
 	memset(nv, 0, sizeof(nv));
 out:
@@ -554,7 +590,8 @@ void dp_control_poll(struct dp *dp)
 		uint64_t mac = atomic_load_explicit(&e->mac, memory_order_relaxed);
 		struct rte_mbuf *m;
 
-		if (!e->used || !e->in_ring || e->mac_static || dp->cfg.no_arp_requests)
+		if (!e->used || !(e->in_ring || e->pending) || e->mac_static ||
+		    dp->cfg.no_arp_requests)
 			continue;
 		if (seen != e->seen_snapshot) {
 			e->seen_snapshot = seen;

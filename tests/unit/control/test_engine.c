@@ -336,8 +336,11 @@ static void test_list_ring_stats(void **state)
 			"hash_tag none memory ");
 	assert_non_null(strstr(r, " epoch 3\n"));
 	free(r);
-	r = test_expect(s, "stats", "OK lines 15\n");
+	r = test_expect(s, "stats", "OK lines 17\n");
 	assert_non_null(strstr(r, "\nctl.changes 2\n"));
+	/* Publish latency of the last change, and the largest (microseconds). */
+	assert_non_null(strstr(r, "\nctl.change_last_us "));
+	assert_non_null(strstr(r, "\nctl.change_max_us "));
 	assert_non_null(strstr(r, "\nctl.epoch 3\n"));
 	assert_non_null(strstr(r, "\nrx 10\nforwarded 7\ndropped.bad_udp 3\n"));
 	free(r);
