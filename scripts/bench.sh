@@ -208,7 +208,7 @@ memcaslap_run() {
 	# shellcheck disable=SC2046
 	{
 		echo "tool=memcaslap"
-		echo "wall_s=$(echo "$w1 - $w0" | bc)"
+		echo "wall_s=$(awk -v a="$w0" -v b="$w1" 'BEGIN { print b - a }')"
 		echo "router_ticks=$((ru1 + rs1 - ru0 - rs0))"
 		echo "router_sys_ticks=$((rs1 - rs0))"
 		echo "twem_ticks=$((tu1 + ts1 - tu0 - ts0))"
