@@ -23,6 +23,15 @@
  * ARP, ICMP echo, a memcached reply it built) or dropped with one reason from
  * DP_FOREACH_DROP. rx = forwarded + returned + answered + dropped holds exactly over all
  * workers whenever no reply is in flight between two workers (hand-off rings empty).
+ *
+ * Multi-gets whose keys live on several nodes (ASCII get/gets/gat/gats, binary GETQ/GETKQ/
+ * GATQ/GATKQ ... NOOP, meta mg ... mn) are split: one new packet per node, each with a request
+ * slot of its own; the nodes' replies are parsed and merged into one reply under the client's
+ * request id, buffered until every node answered or the request timeout passed (a silent
+ * node's keys are misses), then sent as datagrams numbered 0..total-1. In the accounting the
+ * client's request counts as forwarded once and every node datagram absorbed into a merged
+ * reply as returned; the sub-requests and merged datagrams the router builds are counted
+ * apart (multiget_subrequests, multiget_datagrams).
  */
 
 #include <stdbool.h>
@@ -64,7 +73,17 @@ extern "C" {
 	_(ICMP_ECHOED, "icmp_echoed")   /* ICMP echo requests answered */                         \
 	_(MC_VERSION, "mc_version")     /* memcached version (and lone no-op) answered */         \
 	_(MC_REFUSED, "mc_refused")     /* keyless admin commands refused with an error reply */  \
-	_(MC_SPLIT_REFUSED, "mc_split_refused") /* multi-key requests over several nodes */       \
+	_(MC_SPLIT_REFUSED, "mc_split_refused") /* multi-node requests of no splittable shape */ \
+	_(MGET_SPLIT, "multiget_split") /* multi-gets split into one sub-request per node */       \
+	_(MGET_SUBREQ, "multiget_subrequests") /* sub-requests the NIC took */                     \
+	_(MGET_MERGED, "multiget_merged") /* merged replies sent to their client */               \
+	_(MGET_PARTIAL, "multiget_partial") /* ... of them with a node's keys as misses */        \
+	_(MGET_NODE_TIMEOUTS, "multiget_node_timeouts") /* sub-replies not complete in time */    \
+	_(MGET_NODE_ERRORS, "multiget_node_errors") /* sub-replies with an error or unparsable */ \
+	_(MGET_REFUSED, "multiget_refused") /* refused: in-flight or buffer limit, no slot */     \
+	_(MGET_OVERFLOW, "multiget_overflow") /* merged reply over the buffer: SERVER_ERROR */    \
+	_(MGET_DATAGRAMS, "multiget_datagrams") /* merged reply datagrams the NIC took */         \
+	_(MGET_TX_FAILED, "multiget_tx_failed") /* sub-requests / merged datagrams TX refused */  \
 	_(CTL_TX, "ctl_tx")             /* packets sent for the control lcore (ARP requests) */   \
 	_(POLLS, "polls")               /* loop iterations */                                     \
 	_(IDLE_POLLS, "idle_polls")     /* iterations that found no packet */                     \
@@ -160,7 +179,13 @@ struct dp_config {
 	bool tx_cksum_offload;     /**< the port computes IPv4 and UDP checksums on TX */
 	bool no_arp_requests;      /**< never send ARP requests (AF_XDP mode: the kernel owns
 				        ARP; feed MACs with dp_neigh_update()) */
-	struct rte_mempool *pool;  /**< mbufs for packets the control lcore sends (ARP) */
+	struct rte_mempool *pool;  /**< mbufs for packets the router builds (ARP requests,
+				        multi-get sub-requests and merged replies) */
+	uint32_t mtu;              /**< IP MTU of the port: merged multi-get replies use
+				        datagrams of min(1400, mtu - 28) UDP payload bytes */
+	uint32_t mget_max;         /**< multi-gets split and in flight per worker (0: none are
+				        split, multi-node multi-gets are refused) */
+	uint32_t mget_bytes;       /**< bytes of merged replies a worker may buffer */
 };
 
 /** Set @p cfg to defaults (listen 11211, 4096 slots, 1 s timeout, ...); addresses zero. */
@@ -263,6 +288,9 @@ struct dp_stats {
 	uint64_t ctr[DP_CTR_COUNT];
 	uint64_t drop[DP_DROP_COUNT];
 	uint32_t slots_live;  /**< request slots in use */
+	uint32_t mget_live;   /**< multi-gets being merged */
+	uint64_t mget_bytes;  /**< bytes of merged replies buffered now */
+	uint64_t mget_bytes_peak; /**< most bytes one worker ever buffered (max over workers) */
 	uint64_t epoch;
 };
 
@@ -282,6 +310,7 @@ struct dp_node_stats {
 	bool in_ring;       /**< a member of the current placement */
 	uint64_t forwarded;
 	uint64_t returned;
+	uint64_t mget_partial; /**< multi-get sub-replies missing (timeout, error) */
 	uint64_t arp_sent;
 	uint64_t arp_failures; /**< resolution rounds that ended without an answer */
 };
@@ -311,12 +340,14 @@ bool dp_stats_identity(const struct dp_stats *s);
  * [A-Za-z0-9_/]):
  *  - /ringway/stats[,W]  totals (or worker W): every DP_FOREACH_COUNTER name (rx, forwarded,
  *    returned, answered, dropped, ...), drop_<reason> for every DP_FOREACH_DROP name, epoch,
- *    slots_live, identity_ok (0/1), workers
+ *    slots_live, multiget_live, multiget_bytes, multiget_bytes_peak, identity_ok (0/1),
+ *    workers
  *  - /ringway/drops[,W]  {reason: count}
  *  - /ringway/nodes      nodes (count), mac_known (count), and per node i: node<i>_name,
  *    node<i>_address ("ip:port"), node<i>_mac, node<i>_mac_known, node<i>_mac_static,
- *    node<i>_in_ring, node<i>_forwarded, node<i>_returned, node<i>_arp_sent,
- *    node<i>_arp_failures (as many nodes as fit in one reply: 25)
+ *    node<i>_in_ring, node<i>_forwarded, node<i>_returned, node<i>_multiget_partial,
+ *    node<i>_arp_sent,
+ *    node<i>_arp_failures (as many nodes as fit in one reply: 23)
  *  - /ringway/node,NAME  the same fields of one node, unprefixed
  * Only one dp per process is served. Lcore: control, after rte_eal_init.
  * @return 0 or a negative errno.

@@ -7,6 +7,7 @@
  *   dp_worker.c   the worker loop: parse, request path, reply path, TX and accounting
  *   dp_local.c    what the router answers itself: ARP, ICMP echo, memcached replies it builds
  *   dp_control.c  creation, publication (RCU), neighbour timers, counters and telemetry
+ *   dp_mget.c     multi-gets over several nodes: split into sub-requests, merge the replies
  */
 
 #include <stdatomic.h>
@@ -30,6 +31,8 @@ enum dp_tx_tag {
 	DP_TX_RETURNED,
 	DP_TX_ANSWERED,
 	DP_TX_CTL, /* control lcore's packet: not part of the rx accounting */
+	DP_TX_MGET_SUB, /* multi-get sub-request the router built (not an rx packet) */
+	DP_TX_MGET_OUT, /* merged multi-get reply datagram the router built (not an rx packet) */
 };
 
 /*
@@ -58,6 +61,7 @@ struct dp_endpoint {
 	uint64_t arp_failures;
 	uint64_t base_fwd; /* per-node counter values when the entry was (re)claimed */
 	uint64_t base_ret;
+	uint64_t base_mget;
 	char name[PL_NAME_MAX + 1];
 } __rte_cache_aligned;
 
@@ -81,15 +85,70 @@ struct dp_slot {
 	uint16_t gen;        /* request id high bits this use of the slot went out with */
 	uint16_t vlan_tci;   /* network order */
 	uint16_t total;      /* datagrams in the reply, 0 until the first arrives */
-	uint16_t passed;     /* datagrams returned */
+	union {
+		uint16_t passed; /* one-message reply: datagrams returned */
+		uint16_t mget;   /* multi == DP_MULTI_MGET: the multi-get context it answers */
+	};
 	uint32_t ep;
 	uint16_t parser;     /* reply parser tracking a multi-message reply, or DP_NO_PARSER */
 	uint8_t client_mac[6];
 	uint8_t has_vlan;
-	uint8_t multi;       /* the reply may be several messages (multi-get, pipeline, quiet) */
+	uint8_t multi;       /* DP_MULTI_*: how the reply is followed */
 };
 
 #define DP_NO_PARSER UINT16_MAX
+
+/* dp_slot.multi */
+enum {
+	DP_MULTI_NONE = 0, /* one message: passes by its frame header */
+	DP_MULTI_TRACK,    /* several messages: passes, a parser says when complete */
+	DP_MULTI_MGET,     /* a multi-get sub-reply: parsed and merged, not passed */
+};
+
+#define DP_NO_MGET UINT16_MAX
+
+/* A multi-get sub-request's state in its context (dp_mget.sub_state). */
+enum {
+	DP_SUB_PENDING = 0,
+	DP_SUB_DONE,
+	DP_SUB_FAILED,
+	DP_SUB_STATE_MASK = 0x3,
+	DP_SUB_COPYING = 0x4, /* the item whose DATA events come next is copied */
+};
+
+/*
+ * A multi-get being merged: the client's addressing, the merged reply so far as a list of
+ * mbufs linked by their next pointer (headers left blank until it is sent; each holds
+ * frame header room plus up to body_max bytes), and the sub-requests, one per node.
+ * tsc == 0: free. Worker-owned.
+ */
+struct dp_mget {
+	uint64_t tsc;
+	uint32_t client_ip; /* network order, as are the ports */
+	uint16_t client_port;
+	uint16_t client_reqid; /* host order */
+	uint16_t listen_port;
+	uint16_t vlan_tci; /* network order */
+	uint8_t has_vlan;
+	uint8_t proto;	  /* enum mc_proto of the request */
+	uint8_t overflow; /* the reply outgrew the buffer: answered with an error */
+	uint8_t client_mac[6];
+	uint16_t nsub;
+	uint16_t pending;
+	uint16_t prev, next;   /* live list, oldest first */
+	uint32_t noop_opaque;  /* binary: the NOOP request's opaque */
+	uint32_t bytes;	       /* body bytes buffered in out */
+	uint16_t nout;
+	struct rte_mbuf *out;  /* first datagram of the merged reply */
+	struct rte_mbuf *last; /* the one being filled */
+	struct rte_mbuf *req;  /* the client's request (meta misses are rebuilt from it) */
+	uint16_t req_off;      /* its UDP payload: offset in the mbuf's data, length */
+	uint16_t req_len;
+	uint32_t sub_slot[MC_MAX_KEYS];
+	uint32_t sub_ep[MC_MAX_KEYS];
+	uint8_t sub_state[MC_MAX_KEYS];
+	uint8_t key_sub[MC_MAX_KEYS]; /* key index -> sub-request index */
+};
 
 /* Where the headers of a parsed packet are; kept in the mbuf's l2_len / l3_len too. */
 struct dp_pkt {
@@ -148,6 +207,19 @@ struct dp_worker {
 	uint16_t *parser_free; /* stack of free parser indices */
 	uint32_t n_parser_free;
 
+	/* Multi-gets being merged: contexts, a stack of free ones, the live list (oldest first:
+	 * all share one timeout, so only the head can be due) and the bytes buffered. */
+	struct dp_mget *mgets;
+	uint16_t *mget_free;
+	uint32_t n_mget_free;
+	uint16_t mget_head, mget_tail;
+	uint64_t mget_bytes;
+	uint64_t mget_bytes_peak;
+	uint64_t mget_bytes_max;
+	uint32_t mget_body_max; /* merged reply bytes per datagram after the frame header */
+	struct rte_mempool *pool;
+	uint64_t *node_mget_partial; /* per endpoint */
+
 	struct rte_ring *handoff; /* MP/SC: replies for this worker's slots from others */
 	struct rte_ring *ctl_ring; /* SP/SC: packets the control lcore wants sent (worker 0) */
 	uint64_t empty_polls;
@@ -184,6 +256,29 @@ struct dp {
 
 /* dp_worker.c */
 void dp_tx_push(struct dp_worker *w, struct rte_mbuf *m, enum dp_tx_tag tag, uint32_t ep);
+void dp_slot_free(struct dp_worker *w, uint32_t s);
+/* Take a free slot (the caller checked there is one) for a request to endpoint @p ep from
+ * the client of @p pk; @return its index, and in *port / *reqid what names it on the wire
+ * (port in host order). */
+uint32_t dp_slot_take(struct dp_worker *w, const struct dp_pkt *pk, uint32_t ep, uint16_t *port,
+		      uint16_t *reqid);
+/* Write Ethernet (+VLAN), IPv4 (no options) and UDP headers in front of the frame header
+ * and body already in @p m at offset l2 + 28 (data_len covers them), with valid checksums. */
+void dp_udp_build(struct dp_worker *w, struct rte_mbuf *m, const uint8_t dst_mac[6],
+		  bool vlan, uint16_t vlan_tci, uint32_t dip, uint16_t sport, uint16_t dport);
+
+/* dp_mget.c: multi-gets over several nodes. Each consumes @p m. */
+/* Split the request in w->req (whose keys live on several nodes), or refuse it. */
+void dp_mget_split(struct dp_worker *w, struct rte_mbuf *m, struct dp_pkt *pk);
+/* A datagram of a sub-reply for slot @p s (checked: live, source, generation, VLAN). */
+void dp_mget_reply(struct dp_worker *w, struct rte_mbuf *m, struct dp_pkt *pk, uint32_t s);
+/* Slot @p s of a sub-request timed out. */
+void dp_mget_slot_expired(struct dp_worker *w, uint32_t s);
+/* Send the merged replies whose time is up. */
+void dp_mget_expire(struct dp_worker *w);
+/* Allocate / free a worker's contexts (control lcore). */
+int dp_mget_init(struct dp_worker *w, const struct dp_config *c, int socket);
+void dp_mget_free(struct dp_worker *w);
 void dp_tx_flush(struct dp_worker *w);
 void dp_count_drop(struct dp_worker *w, struct rte_mbuf *m, enum dp_drop why);
 

@@ -59,6 +59,9 @@ void dp_config_defaults(struct dp_config *cfg)
 	cfg->idle = DP_IDLE_POLL;
 	cfg->backoff_us = 100;
 	cfg->backoff_after = 1024;
+	cfg->mtu = 1500;
+	cfg->mget_max = 128;
+	cfg->mget_bytes = 2u << 20;
 }
 
 static bool is_pow2(uint64_t v)
@@ -92,6 +95,8 @@ static int config_check(const struct dp_config *c)
 	if (c->burst == 0 || c->burst > DP_BURST_MAX || !is_pow2(c->handoff_ring) ||
 	    c->neighbours == 0 || c->arp_attempts == 0)
 		return -EINVAL;
+	if (c->mget_max >= DP_NO_MGET || (c->mtu != 0 && (c->mtu < 576 || c->mtu > 9000)))
+		return -EINVAL;
 	return 0;
 }
 
@@ -114,6 +119,7 @@ static void worker_free(struct dp_worker *w)
 			rte_pktmbuf_free(m);
 		rte_ring_free(w->ctl_ring);
 	}
+	dp_mget_free(w);
 	rte_free(w->slots);
 	rte_free(w->free_fifo);
 	rte_free(w->parsers);
@@ -176,7 +182,8 @@ static struct dp_worker *worker_new(struct dp *dp, uint16_t id, uint32_t inst)
 		snprintf(name, sizeof(name), "dp%u_ctl", inst);
 		w->ctl_ring = rte_ring_create(name, 256, socket, RING_F_SP_ENQ | RING_F_SC_DEQ);
 	}
-	w->n_parser_free = c->slots / 8 < 65535 ? c->slots / 8 : 65535;
+	/* slots/8 for pipelines, and up to 4 nodes per multi-get being merged. */
+	w->n_parser_free = RTE_MIN(c->slots / 8 + c->mget_max * 4, 65535u);
 	w->parsers = rte_malloc_socket("dp_parsers", sizeof(*w->parsers) * w->n_parser_free,
 				       RTE_CACHE_LINE_SIZE, socket);
 	w->parser_free =
@@ -188,7 +195,8 @@ static struct dp_worker *worker_new(struct dp *dp, uint16_t id, uint32_t inst)
 	for (uint32_t i = 0; i < w->n_parser_free; i++)
 		w->parser_free[i] = (uint16_t)(w->n_parser_free - 1 - i);
 	if (w->slots == NULL || w->free_fifo == NULL || w->node_fwd == NULL ||
-	    w->node_ret == NULL || w->handoff == NULL || (id == 0 && w->ctl_ring == NULL)) {
+	    w->node_ret == NULL || w->handoff == NULL || (id == 0 && w->ctl_ring == NULL) ||
+	    dp_mget_init(w, c, socket) != 0) {
 		worker_free(w);
 		return NULL;
 	}
@@ -373,6 +381,15 @@ static uint64_t ep_sum(const struct dp *dp, uint32_t i, bool fwd)
 	return s;
 }
 
+static uint64_t ep_sum_mget(const struct dp *dp, uint32_t i)
+{
+	uint64_t s = 0;
+
+	for (uint16_t k = 0; k < dp->cfg.n_workers; k++)
+		s += dp->w[k]->node_mget_partial[i];
+	return s;
+}
+
 /* Put member @p pm (at @p ip) in endpoint @p i; the previous occupant, if any, is not in any
  * ring a worker can still read (publication waited for that). */
 static void ep_commit(struct dp *dp, uint32_t i, const struct pl_member *pm, uint32_t ip,
@@ -395,6 +412,7 @@ static void ep_commit(struct dp *dp, uint32_t i, const struct pl_member *pm, uin
 		e->arp_failures = 0;
 		e->base_fwd = ep_sum(dp, i, true);
 		e->base_ret = ep_sum(dp, i, false);
+		e->base_mget = ep_sum_mget(dp, i);
 		e->seen_snapshot = atomic_load_explicit(&e->arp_seen, memory_order_relaxed);
 		e->used = true;
 		/* Release: a worker that sees the ip sees the entry reset. */
@@ -634,6 +652,9 @@ static void add_worker(const struct dp_worker *w, struct dp_stats *out)
 	for (int d = 0; d < DP_DROP_COUNT; d++)
 		out->drop[d] += w->drop[d];
 	out->slots_live += w->slot_mask + 1 - (w->free_tail - w->free_head);
+	out->mget_live += w->mgets != NULL ? w->dp->cfg.mget_max - w->n_mget_free : 0;
+	out->mget_bytes += w->mget_bytes;
+	out->mget_bytes_peak = RTE_MAX(out->mget_bytes_peak, w->mget_bytes_peak);
 }
 
 int dp_stats_get(const struct dp *dp, int worker, struct dp_stats *out)
@@ -674,6 +695,7 @@ static void node_fill(const struct dp *dp, uint32_t i, struct dp_node_stats *o)
 	o->in_ring = e->in_ring;
 	o->forwarded = ep_sum(dp, i, true) - e->base_fwd;
 	o->returned = ep_sum(dp, i, false) - e->base_ret;
+	o->mget_partial = ep_sum_mget(dp, i) - e->base_mget;
 	o->arp_sent = e->arp_sent;
 	o->arp_failures = e->arp_failures;
 }
@@ -734,9 +756,11 @@ int dp_stats_print(const struct dp *dp, FILE *out)
 		inet_ntop(AF_INET, &nodes[i].ip, a, sizeof(a));
 		fprintf(out,
 			"node.%s.address %s:%u\nnode.%s.forwarded %" PRIu64
-			"\nnode.%s.returned %" PRIu64 "\nnode.%s.mac_known %d\n",
+			"\nnode.%s.returned %" PRIu64 "\nnode.%s.multiget_partial %" PRIu64
+			"\nnode.%s.mac_known %d\n",
 			nodes[i].name, a, nodes[i].port, nodes[i].name, nodes[i].forwarded,
-			nodes[i].name, nodes[i].returned, nodes[i].name, nodes[i].mac_known);
+			nodes[i].name, nodes[i].returned, nodes[i].name, nodes[i].mget_partial,
+			nodes[i].name, nodes[i].mac_known);
 	}
 	free(nodes);
 	dp_stats_get(dp, -1, &s);
@@ -744,8 +768,10 @@ int dp_stats_print(const struct dp *dp, FILE *out)
 		return -EIO;
 	sum = s.ctr[DP_CTR_FORWARDED] + s.ctr[DP_CTR_RETURNED] + s.ctr[DP_CTR_ANSWERED] +
 	      s.ctr[DP_CTR_DROPPED];
-	if (fprintf(out, "total.epoch %" PRIu64 "\ntotal.slots_live %u\n", s.epoch, s.slots_live) <
-		    0 ||
+	if (fprintf(out,
+		    "total.epoch %" PRIu64 "\ntotal.slots_live %u\ntotal.multiget_live %u\n"
+		    "total.multiget_bytes %" PRIu64 "\ntotal.multiget_bytes_peak %" PRIu64 "\n",
+		    s.epoch, s.slots_live, s.mget_live, s.mget_bytes, s.mget_bytes_peak) < 0 ||
 	    fprintf(out, "identity %s rx=%" PRIu64 " sum=%" PRIu64 "\n",
 		    dp_stats_identity(&s) ? "ok" : "broken", s.ctr[DP_CTR_RX], sum) < 0)
 		return -EIO;
@@ -766,6 +792,9 @@ static void tel_add_stats(struct rte_tel_data *d, const struct dp_stats *s)
 	}
 	rte_tel_data_add_dict_u64(d, "epoch", s->epoch);
 	rte_tel_data_add_dict_u64(d, "slots_live", s->slots_live);
+	rte_tel_data_add_dict_u64(d, "multiget_live", s->mget_live);
+	rte_tel_data_add_dict_u64(d, "multiget_bytes", s->mget_bytes);
+	rte_tel_data_add_dict_u64(d, "multiget_bytes_peak", s->mget_bytes_peak);
 	rte_tel_data_add_dict_u64(d, "identity_ok", dp_stats_identity(s));
 }
 
@@ -810,12 +839,13 @@ static void tel_add_node(struct rte_tel_data *d, const struct dp_node_stats *n, 
 	rte_tel_data_add_dict_u64(d, TEL_KEY("in_ring"), n->in_ring);
 	rte_tel_data_add_dict_u64(d, TEL_KEY("forwarded"), n->forwarded);
 	rte_tel_data_add_dict_u64(d, TEL_KEY("returned"), n->returned);
+	rte_tel_data_add_dict_u64(d, TEL_KEY("multiget_partial"), n->mget_partial);
 	rte_tel_data_add_dict_u64(d, TEL_KEY("arp_sent"), n->arp_sent);
 	rte_tel_data_add_dict_u64(d, TEL_KEY("arp_failures"), n->arp_failures);
 #undef TEL_KEY
 }
 
-#define TEL_NODE_KEYS 10
+#define TEL_NODE_KEYS 11
 
 /* /ringway/nodes: flat dict "node<i>_<field>" for as many nodes as one reply holds, with
  * "nodes" and "mac_known" counts over all. /ringway/node,NAME: that node, fields unprefixed.

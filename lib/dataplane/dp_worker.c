@@ -44,6 +44,13 @@ static inline void count_sent(struct dp_worker *w, enum dp_tx_tag tag, uint32_t 
 	case DP_TX_CTL:
 		w->ctr[DP_CTR_CTL_TX]++;
 		break;
+	case DP_TX_MGET_SUB:
+		w->ctr[DP_CTR_MGET_SUBREQ]++;
+		w->node_fwd[ep]++;
+		break;
+	case DP_TX_MGET_OUT:
+		w->ctr[DP_CTR_MGET_DATAGRAMS]++;
+		break;
 	}
 }
 
@@ -61,10 +68,18 @@ void dp_tx_flush(struct dp_worker *w)
 	for (i = 0; i < sent; i++)
 		count_sent(w, (enum dp_tx_tag)w->tx_tag[i], w->tx_ep[i]);
 	for (; i < n; i++) {
-		if (w->tx_tag[i] == DP_TX_CTL)
+		switch (w->tx_tag[i]) {
+		case DP_TX_CTL:
 			rte_pktmbuf_free(w->tx[i]);
-		else
+			break;
+		case DP_TX_MGET_SUB: /* built here, not received: no drop in the identity */
+		case DP_TX_MGET_OUT:
+			w->ctr[DP_CTR_MGET_TX_FAILED]++;
+			rte_pktmbuf_free(w->tx[i]);
+			break;
+		default:
 			dp_count_drop(w, w->tx[i], DP_DROP_TX_FULL);
+		}
 	}
 	w->ntx = 0;
 }
@@ -131,6 +146,55 @@ static void rewrite_udp(struct dp_worker *w, struct rte_mbuf *m, struct dp_pkt *
 	udp->dst_port = dport;
 }
 
+void dp_udp_build(struct dp_worker *w, struct rte_mbuf *m, const uint8_t dst_mac[6],
+		  bool vlan, uint16_t vlan_tci, uint32_t dip, uint16_t sport, uint16_t dport)
+{
+	struct rte_ether_hdr *eth = rte_pktmbuf_mtod(m, struct rte_ether_hdr *);
+	uint16_t l2 = sizeof(*eth) + (vlan ? sizeof(struct rte_vlan_hdr) : 0);
+	struct rte_ipv4_hdr *ip = (struct rte_ipv4_hdr *)((uint8_t *)eth + l2);
+	struct rte_udp_hdr *udp = (struct rte_udp_hdr *)(ip + 1);
+	uint16_t ulen = (uint16_t)(rte_pktmbuf_data_len(m) - l2 - sizeof(*ip));
+
+	memcpy(&eth->dst_addr, dst_mac, 6);
+	rte_ether_addr_copy(&w->router_mac, &eth->src_addr);
+	if (vlan) {
+		struct rte_vlan_hdr *vh = (struct rte_vlan_hdr *)(eth + 1);
+
+		eth->ether_type = rte_cpu_to_be_16(RTE_ETHER_TYPE_VLAN);
+		vh->vlan_tci = vlan_tci;
+		vh->eth_proto = rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4);
+	} else {
+		eth->ether_type = rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4);
+	}
+	ip->version_ihl = 0x45;
+	ip->type_of_service = 0;
+	ip->total_length = rte_cpu_to_be_16((uint16_t)(sizeof(*ip) + ulen));
+	ip->packet_id = 0;
+	ip->fragment_offset = 0;
+	ip->time_to_live = 64;
+	ip->next_proto_id = IPPROTO_UDP;
+	ip->src_addr = w->router_ip;
+	ip->dst_addr = dip;
+	udp->src_port = sport;
+	udp->dst_port = dport;
+	udp->dgram_len = rte_cpu_to_be_16(ulen);
+	ip->hdr_checksum = 0;
+	udp->dgram_cksum = 0;
+	m->nb_segs = 1;
+	m->next = NULL;
+	m->pkt_len = rte_pktmbuf_data_len(m);
+	m->l2_len = l2;
+	m->l3_len = sizeof(*ip);
+	if (w->tx_offload) {
+		m->ol_flags |=
+			RTE_MBUF_F_TX_IPV4 | RTE_MBUF_F_TX_IP_CKSUM | RTE_MBUF_F_TX_UDP_CKSUM;
+		udp->dgram_cksum = rte_ipv4_phdr_cksum(ip, m->ol_flags);
+		return;
+	}
+	ip->hdr_checksum = rte_ipv4_cksum(ip);
+	udp->dgram_cksum = rte_ipv4_udptcp_cksum(ip, udp);
+}
+
 static inline bool client_allowed(const struct dp_worker *w, uint32_t src)
 {
 	for (uint16_t i = 0; i < w->n_allowed; i++)
@@ -177,7 +241,7 @@ static void parser_release(struct dp_worker *w, struct dp_slot *sl)
 	}
 }
 
-static void slot_free(struct dp_worker *w, uint32_t s)
+void dp_slot_free(struct dp_worker *w, uint32_t s)
 {
 	parser_release(w, &w->slots[s]);
 	w->slots[s].tsc = 0;
@@ -187,7 +251,7 @@ static void slot_free(struct dp_worker *w, uint32_t s)
 /* A slot whose reply may be several messages gets a parser told what to expect. */
 static void slot_expect(struct dp_worker *w, struct dp_slot *sl, bool multi)
 {
-	sl->multi = multi;
+	sl->multi = multi ? DP_MULTI_TRACK : DP_MULTI_NONE;
 	sl->parser = DP_NO_PARSER;
 	if (!multi)
 		return;
@@ -284,10 +348,8 @@ static struct req_class classify(const struct mc_requests *r)
 	return c;
 }
 
-/* Take a slot for the request in w->req, rewrite the packet towards node endpoint @p ep
- * (MAC word @p mac) from the port and request id naming the slot, and queue it. */
-static void forward_request(struct dp_worker *w, struct rte_mbuf *m, struct dp_pkt *pk, uint32_t ep,
-			    uint64_t mac, bool quiet)
+uint32_t dp_slot_take(struct dp_worker *w, const struct dp_pkt *pk, uint32_t ep, uint16_t *port,
+		      uint16_t *reqid)
 {
 	uint32_t s = w->free_fifo[w->free_head++ & w->slot_mask];
 	struct dp_slot *sl = &w->slots[s];
@@ -295,10 +357,10 @@ static void forward_request(struct dp_worker *w, struct rte_mbuf *m, struct dp_p
 
 	/* The FIFO names the next request's slot already: bring it in while this one works. */
 	rte_prefetch0(&w->slots[w->free_fifo[w->free_head & w->slot_mask]]);
-	uint16_t port = (uint16_t)(w->reply_base + ((uint32_t)w->id << w->port_shift) +
-				   (s >> w->slot_lo_bits));
-
+	*port = (uint16_t)(w->reply_base + ((uint32_t)w->id << w->port_shift) +
+			   (s >> w->slot_lo_bits));
 	sl->gen = (uint16_t)((sl->gen + 1) & (0xffffu >> w->slot_lo_bits));
+	*reqid = (uint16_t)((sl->gen << w->slot_lo_bits) | (s & lo_mask));
 	sl->tsc = w->now | 1; /* never 0 while live */
 	sl->client_ip = pk->ip->src_addr;
 	sl->client_port = pk->udp->src_port;
@@ -309,22 +371,33 @@ static void forward_request(struct dp_worker *w, struct rte_mbuf *m, struct dp_p
 	sl->total = 0;
 	sl->passed = 0;
 	sl->ep = ep;
-	slot_expect(w, sl, !quiet && !mc_reply_is_one_message(&w->req));
 	memcpy(sl->client_mac, &pk->eth->src_addr, 6);
 	sl->has_vlan = pk->vlan;
 	if (pk->vlan)
 		sl->vlan_tci = ((struct rte_vlan_hdr *)(pk->eth + 1))->vlan_tci;
+	return s;
+}
 
+/* Take a slot for the request in w->req, rewrite the packet towards node endpoint @p ep
+ * (MAC word @p mac) from the port and request id naming the slot, and queue it. */
+static void forward_request(struct dp_worker *w, struct rte_mbuf *m, struct dp_pkt *pk, uint32_t ep,
+			    uint64_t mac, bool quiet)
+{
+	uint16_t port, reqid;
+	uint32_t s = dp_slot_take(w, pk, ep, &port, &reqid);
+	struct dp_slot *sl = &w->slots[s];
+
+	slot_expect(w, sl, !quiet && !mc_reply_is_one_message(&w->req));
 	memcpy(&pk->eth->dst_addr, &mac, 6); /* little-endian: bytes 0..5 of the word */
 	rte_ether_addr_copy(&w->router_mac, &pk->eth->src_addr);
 	rewrite_udp(w, m, pk, w->router_ip, sl->node_ip, rte_cpu_to_be_16(port), sl->node_port,
-		    (uint16_t)((sl->gen << w->slot_lo_bits) | (s & lo_mask)));
+		    reqid);
 	dp_tx_push(w, m, DP_TX_FORWARDED, ep);
 	if (quiet) {
 		/* Its generation is spent: an error reply finds the slot free (reply_no_slot)
 		 * or reused (reply_stale), never another client. */
 		w->ctr[DP_CTR_QUIET]++;
-		slot_free(w, s);
+		dp_slot_free(w, s);
 	}
 }
 
@@ -365,11 +438,8 @@ static void handle_request(struct dp_worker *w, struct rte_mbuf *m, struct dp_pk
 	owner = request_owner(w, pk->payload);
 	if (unlikely(owner == -2))
 		return dp_count_drop(w, m, DP_DROP_NO_PLACEMENT);
-	if (unlikely(owner == -1)) {
-		w->ctr[DP_CTR_MC_SPLIT_REFUSED]++;
-		return dp_local_mc_reply(w, m, pk, "multi-key request spans several nodes", true,
-					 0x0084, 0);
-	}
+	if (unlikely(owner == -1))
+		return dp_mget_split(w, m, pk);
 	ep = w->cur->ep[owner];
 	mac = atomic_load_explicit(&w->eps[ep].mac, memory_order_relaxed);
 	if (unlikely(!(mac & DP_MAC_VALID)))
@@ -403,11 +473,13 @@ static void handle_reply_owned(struct dp_worker *w, struct rte_mbuf *m, struct d
 		return dp_count_drop(w, m, DP_DROP_REPLY_STALE);
 	/* One message: its datagrams seq 0..total-1. Several (sl->multi): the parser judges
 	 * their order; an empty message (total 0) passes as memcached sent it. */
-	if (unlikely(!sl->multi &&
+	if (unlikely(sl->multi == DP_MULTI_NONE &&
 		     (total == 0 || seq >= total || (sl->total != 0 && total != sl->total))))
 		return dp_count_drop(w, m, DP_DROP_REPLY_BAD_FRAME);
 	if (unlikely(pk->vlan != (bool)sl->has_vlan))
 		return dp_count_drop(w, m, DP_DROP_VLAN_MISMATCH);
+	if (sl->multi == DP_MULTI_MGET)
+		return dp_mget_reply(w, m, pk, s);
 	bool done = sl->multi ? reply_track(w, sl, pk) : ++sl->passed >= total;
 
 	memcpy(&pk->eth->dst_addr, sl->client_mac, 6);
@@ -420,7 +492,7 @@ static void handle_reply_owned(struct dp_worker *w, struct rte_mbuf *m, struct d
 	sl->total = total;
 	if (done) {
 		w->ctr[DP_CTR_SLOTS_COMPLETED]++;
-		slot_free(w, s);
+		dp_slot_free(w, s);
 	}
 }
 
@@ -579,7 +651,10 @@ static void expire_slots(struct dp_worker *w)
 		/* tsc may be now | 1, one tick ahead of now. */
 		if (sl->tsc != 0 && w->now > sl->tsc && w->now - sl->tsc > w->timeout_tsc) {
 			w->ctr[DP_CTR_SLOTS_EXPIRED]++;
-			slot_free(w, s);
+			if (sl->multi == DP_MULTI_MGET)
+				dp_mget_slot_expired(w, s);
+			else
+				dp_slot_free(w, s);
 		}
 	}
 }
@@ -606,6 +681,10 @@ unsigned int dp_worker_poll(struct dp_worker *w)
 	nr = rte_eth_rx_burst(w->port_id, w->queue_id, pkts, w->burst);
 	dp_forward_burst(w, pkts, nr); /* also flushes what the rings added */
 	expire_slots(w);
+	if (w->mget_head != DP_NO_MGET) {
+		dp_mget_expire(w);
+		dp_tx_flush(w); /* merged replies the timeouts completed */
+	}
 	if (nr + nh == 0)
 		w->ctr[DP_CTR_IDLE_POLLS]++;
 	return nr + nh;

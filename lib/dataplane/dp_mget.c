@@ -1,0 +1,663 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Multi-gets whose keys live on several nodes, on the worker that received them:
+ *   dp_mget_split  one new packet per owning node (keys in request order), each from a request
+ *                  slot of its own, and a context that will merge the answers;
+ *   dp_mget_reply  each node datagram is parsed (mc_reply_*) and its items copied into the
+ *                  merged reply, without the node's terminator;
+ *   finish         when every node answered, failed or the timeout passed: misses for the
+ *                  silent nodes (nothing for ASCII and quiet binary gets, EN for meta), one
+ *                  terminator, and the datagrams numbered 0..total-1 under the client's
+ *                  request id, at most min(1400, mtu - 28) UDP payload bytes each.
+ * The merged reply is buffered in mbufs from the pool (linked by their next pointer, headers
+ * written when sent) because every datagram's header must name the total. Bounded: at most
+ * mget_max contexts and mget_bytes buffered bytes per worker; past either, new multi-gets are
+ * refused with SERVER_ERROR, and a reply that outgrows the buffer is answered with one.
+ */
+
+#include <stdatomic.h>
+#include <string.h>
+
+#include <rte_branch_prediction.h>
+#include <rte_malloc.h>
+
+#include "dataplane_priv.h"
+
+/* memcached's UDP payload per datagram, frame header included. */
+#define MGET_UDP_MAX 1400
+
+static inline uint16_t hdr_room(bool vlan)
+{
+	return (uint16_t)(sizeof(struct rte_ether_hdr) + (vlan ? sizeof(struct rte_vlan_hdr) : 0) +
+			  sizeof(struct rte_ipv4_hdr) + sizeof(struct rte_udp_hdr));
+}
+
+/* ---- shape ------------------------------------------------------------------------------ */
+
+/* Binary quiet gets: GETQ, GETKQ, GATQ, GATKQ (a miss sends nothing). */
+static bool bin_quiet_get(const struct mc_request *rq)
+{
+	return rq->proto == MC_PROTO_BINARY && rq->kind == MC_KIND_READ &&
+	       (rq->flags & MC_REQ_F_QUIET) && rq->key_count == 1;
+}
+
+/* Whether a request over several nodes can be split: one ASCII get/gets/gat/gats; binary
+ * quiet gets ended by one NOOP; meta mg requests ended by one mn. */
+static bool splittable(const struct mc_requests *r)
+{
+	const struct mc_request *last = &r->req[r->nreq - 1];
+
+	if (r->nreq == 1)
+		return last->proto == MC_PROTO_ASCII &&
+		       (last->cmd == MC_CMD_GET || last->cmd == MC_CMD_GETS ||
+			last->cmd == MC_CMD_GAT || last->cmd == MC_CMD_GATS);
+	if (last->cmd == MC_CMD_NOOP) {
+		for (uint16_t i = 0; i + 1 < r->nreq; i++)
+			if (!bin_quiet_get(&r->req[i]))
+				return false;
+		return true;
+	}
+	if (last->cmd == MC_CMD_MN) {
+		for (uint16_t i = 0; i + 1 < r->nreq; i++)
+			if (r->req[i].cmd != MC_CMD_MG || r->req[i].key_count != 1)
+				return false;
+		return true;
+	}
+	return false;
+}
+
+/* ---- the merged reply buffer ------------------------------------------------------------ */
+
+static void out_free(struct rte_mbuf *o)
+{
+	while (o != NULL) {
+		struct rte_mbuf *n = o->next;
+
+		o->next = NULL;
+		rte_pktmbuf_free(o);
+		o = n;
+	}
+}
+
+/* A new datagram at the end of the reply, with room for the headers and frame header. */
+static struct rte_mbuf *out_new(struct dp_worker *w, struct dp_mget *g)
+{
+	struct rte_mbuf *o = rte_pktmbuf_alloc(w->pool);
+
+	if (o == NULL)
+		return NULL;
+	o->data_len = (uint16_t)(hdr_room(g->has_vlan) + MC_FRAME_HDR_LEN);
+	if (g->last != NULL)
+		g->last->next = o;
+	else
+		g->out = o;
+	g->last = o;
+	g->nout++;
+	return o;
+}
+
+/* Drop what was buffered: the reply will be an error. */
+static void overflow(struct dp_worker *w, struct dp_mget *g)
+{
+	out_free(g->out);
+	g->out = g->last = NULL;
+	g->nout = 0;
+	w->mget_bytes -= g->bytes;
+	g->bytes = 0;
+	g->overflow = 1;
+}
+
+/* Append @p len bytes to the merged reply, within the worker's byte budget. */
+static void append(struct dp_worker *w, struct dp_mget *g, const uint8_t *p, uint32_t len)
+{
+	uint16_t body_off = (uint16_t)(hdr_room(g->has_vlan) + MC_FRAME_HDR_LEN);
+
+	if (unlikely(g->overflow))
+		return;
+	if (unlikely(w->mget_bytes + len > w->mget_bytes_max))
+		return overflow(w, g);
+	while (len > 0) {
+		struct rte_mbuf *o = g->last;
+		uint32_t used = o != NULL ? (uint32_t)(o->data_len - body_off) : w->mget_body_max;
+		uint32_t n;
+
+		if (used == w->mget_body_max) {
+			o = out_new(w, g);
+			if (unlikely(o == NULL))
+				return overflow(w, g);
+			used = 0;
+		}
+		n = RTE_MIN(w->mget_body_max - used, len);
+		memcpy(rte_pktmbuf_mtod_offset(o, uint8_t *, o->data_len), p, n);
+		o->data_len = (uint16_t)(o->data_len + n);
+		p += n;
+		len -= n;
+		g->bytes += n;
+		w->mget_bytes += n;
+	}
+	if (w->mget_bytes > w->mget_bytes_peak)
+		w->mget_bytes_peak = w->mget_bytes;
+}
+
+static void append_str(struct dp_worker *w, struct dp_mget *g, const char *s)
+{
+	append(w, g, (const uint8_t *)s, (uint32_t)strlen(s));
+}
+
+/* A binary response header (24 bytes) with @p status and @p body_len. */
+static void bin_head(uint8_t *h, uint8_t opcode, uint16_t status, uint32_t body_len,
+		     uint32_t opaque)
+{
+	memset(h, 0, MC_BIN_HDR_LEN);
+	h[0] = 0x81;
+	h[1] = opcode;
+	h[6] = (uint8_t)(status >> 8);
+	h[7] = (uint8_t)status;
+	h[8] = (uint8_t)(body_len >> 24);
+	h[9] = (uint8_t)(body_len >> 16);
+	h[10] = (uint8_t)(body_len >> 8);
+	h[11] = (uint8_t)body_len;
+	h[12] = (uint8_t)(opaque >> 24);
+	h[13] = (uint8_t)(opaque >> 16);
+	h[14] = (uint8_t)(opaque >> 8);
+	h[15] = (uint8_t)opaque;
+}
+
+/* ---- context list ----------------------------------------------------------------------- */
+
+static void ctx_unlink(struct dp_worker *w, uint16_t gi)
+{
+	struct dp_mget *g = &w->mgets[gi];
+
+	if (g->prev != DP_NO_MGET)
+		w->mgets[g->prev].next = g->next;
+	else
+		w->mget_head = g->next;
+	if (g->next != DP_NO_MGET)
+		w->mgets[g->next].prev = g->prev;
+	else
+		w->mget_tail = g->prev;
+}
+
+static void ctx_release(struct dp_worker *w, uint16_t gi)
+{
+	struct dp_mget *g = &w->mgets[gi];
+
+	out_free(g->out);
+	g->out = g->last = NULL;
+	w->mget_bytes -= g->bytes;
+	rte_pktmbuf_free(g->req);
+	g->req = NULL;
+	g->tsc = 0;
+	ctx_unlink(w, gi);
+	w->mget_free[w->n_mget_free++] = gi;
+}
+
+/* ---- finish: misses, terminator, send ---------------------------------------------------- */
+
+/* Meta: an EN (with the O, k and b flags the request asked to be echoed) for every mg
+ * without q whose node did not answer. The request is parsed again from its kept mbuf. */
+static void meta_misses(struct dp_worker *w, struct dp_mget *g)
+{
+	const uint8_t *p = rte_pktmbuf_mtod_offset(g->req, const uint8_t *, g->req_off);
+	struct mc_requests *r = &w->req;
+
+	if (mc_parse_datagram_flags(p, g->req_len, MC_PARSE_CTL_KEYS, r) != MC_OK)
+		return;
+	for (uint16_t i = 0; i + 1 < r->nreq; i++) {
+		const struct mc_request *rq = &r->req[i];
+		const struct mc_key *k = &r->keys[rq->key_first];
+		uint32_t pos = rq->args_off, end = rq->args_off + rq->args_len;
+
+		if ((g->sub_state[g->key_sub[rq->key_first]] & DP_SUB_STATE_MASK) !=
+			    DP_SUB_FAILED ||
+		    (rq->flags & MC_REQ_F_QUIET))
+			continue;
+		append_str(w, g, "EN");
+		while (pos < end) {
+			uint32_t t = pos;
+
+			while (t < end && p[t] != ' ')
+				t++;
+			if (t > pos && (p[pos] == 'O' || p[pos] == 'b')) {
+				append_str(w, g, " ");
+				append(w, g, p + pos, p[pos] == 'b' ? 1 : t - pos);
+			} else if (t > pos && p[pos] == 'k') {
+				append_str(w, g, " k");
+				append(w, g, p + k->off, k->len);
+			}
+			pos = t + 1;
+		}
+		append_str(w, g, "\r\n");
+	}
+}
+
+static void terminator(struct dp_worker *w, struct dp_mget *g)
+{
+	uint8_t h[MC_BIN_HDR_LEN];
+
+	switch (g->proto) {
+	case MC_PROTO_ASCII:
+		return append_str(w, g, "END\r\n");
+	case MC_PROTO_META:
+		return append_str(w, g, "MN\r\n");
+	default:
+		bin_head(h, MC_BIN_NOOP, 0, 0, g->noop_opaque);
+		return append(w, g, h, MC_BIN_HDR_LEN);
+	}
+}
+
+/* The reply outgrew the buffer (or the pool ran dry): one datagram with an error instead. */
+static void overflow_reply(struct dp_worker *w, struct dp_mget *g)
+{
+	static const char why[] = "multi-get reply larger than the router's buffer";
+	uint8_t buf[MC_BIN_HDR_LEN + sizeof(why)];
+	uint32_t n;
+	struct rte_mbuf *o;
+
+	w->ctr[DP_CTR_MGET_OVERFLOW]++;
+	if (g->proto == MC_PROTO_BINARY) {
+		bin_head(buf, MC_BIN_NOOP, 0x0082, sizeof(why) - 1, g->noop_opaque);
+		memcpy(buf + MC_BIN_HDR_LEN, why, sizeof(why) - 1);
+		n = MC_BIN_HDR_LEN + sizeof(why) - 1;
+	} else {
+		n = (uint32_t)snprintf((char *)buf, sizeof(buf), "SERVER_ERROR %s\r\n", why);
+	}
+	o = out_new(w, g);
+	if (o == NULL)
+		return;
+	memcpy(rte_pktmbuf_mtod_offset(o, uint8_t *, o->data_len), buf, n);
+	o->data_len = (uint16_t)(o->data_len + n);
+}
+
+static void finish(struct dp_worker *w, uint16_t gi)
+{
+	struct dp_mget *g = &w->mgets[gi];
+	bool partial = false;
+	uint16_t seq = 0, off = hdr_room(g->has_vlan);
+
+	for (uint16_t j = 0; j < g->nsub; j++)
+		partial |= (g->sub_state[j] & DP_SUB_STATE_MASK) == DP_SUB_FAILED;
+	if (partial && g->proto == MC_PROTO_META)
+		meta_misses(w, g);
+	terminator(w, g);
+	if (g->overflow) {
+		overflow_reply(w, g);
+	} else {
+		w->ctr[DP_CTR_MGET_MERGED]++;
+		w->ctr[DP_CTR_MGET_PARTIAL] += partial;
+	}
+	for (struct rte_mbuf *o = g->out, *n; o != NULL; o = n, seq++) {
+		struct mc_frame f = {g->client_reqid, seq, g->nout, 0};
+
+		n = o->next;
+		mc_frame_write(rte_pktmbuf_mtod_offset(o, uint8_t *, off), &f);
+		dp_udp_build(w, o, g->client_mac, g->has_vlan, g->vlan_tci, g->client_ip,
+			     g->listen_port, g->client_port);
+		dp_tx_push(w, o, DP_TX_MGET_OUT, 0);
+	}
+	g->out = g->last = NULL; /* the TX buffer owns them now */
+	ctx_release(w, gi);
+}
+
+/* ---- sub-requests ----------------------------------------------------------------------- */
+
+static uint16_t sub_of_slot(const struct dp_mget *g, uint32_t s)
+{
+	uint16_t j = 0;
+
+	while (j < g->nsub && g->sub_slot[j] != s)
+		j++;
+	return j;
+}
+
+/* Sub-request @p j ended (done or failed): free its slot; the last one finishes the reply. */
+static void sub_end(struct dp_worker *w, uint16_t gi, uint16_t j, uint8_t state)
+{
+	struct dp_mget *g = &w->mgets[gi];
+
+	g->sub_state[j] = state;
+	dp_slot_free(w, g->sub_slot[j]);
+	if (state == DP_SUB_FAILED)
+		w->node_mget_partial[g->sub_ep[j]]++;
+	if (--g->pending == 0)
+		finish(w, gi);
+}
+
+void dp_mget_slot_expired(struct dp_worker *w, uint32_t s)
+{
+	uint16_t gi = w->slots[s].mget;
+	uint16_t j = sub_of_slot(&w->mgets[gi], s);
+
+	w->ctr[DP_CTR_MGET_NODE_TIMEOUTS]++;
+	sub_end(w, gi, j, DP_SUB_FAILED);
+}
+
+void dp_mget_expire(struct dp_worker *w)
+{
+	while (w->mget_head != DP_NO_MGET) {
+		uint16_t gi = w->mget_head;
+		struct dp_mget *g = &w->mgets[gi];
+
+		/* tsc may be now | 1, one tick ahead of now. */
+		if (w->now <= g->tsc || w->now - g->tsc <= w->timeout_tsc)
+			return;
+		for (uint16_t j = 0, left = g->pending; left > 0; j++) {
+			if ((g->sub_state[j] & DP_SUB_STATE_MASK) != DP_SUB_PENDING)
+				continue;
+			left--;
+			w->ctr[DP_CTR_SLOTS_EXPIRED]++;
+			w->ctr[DP_CTR_MGET_NODE_TIMEOUTS]++;
+			sub_end(w, gi, j, DP_SUB_FAILED); /* the last one finishes g */
+		}
+	}
+}
+
+/* What to do with a reply item: 1 copy it, 0 skip it (the node's terminator), -1 the node's
+ * answer is not a multi-get reply (error, garbage): its keys become misses. */
+static int item_kept(const struct dp_mget *g, const struct mc_reply_event *ev)
+{
+	switch (g->proto) {
+	case MC_PROTO_ASCII:
+		return ev->type == MC_REPLY_VALUE ? 1 : ev->type == MC_REPLY_END ? 0 : -1;
+	case MC_PROTO_META:
+		return ev->type == MC_REPLY_META_MN ? 0 : ev->type == MC_REPLY_BINARY ? -1 : 1;
+	default:
+		if (ev->type != MC_REPLY_BINARY)
+			return -1;
+		return ev->opcode == MC_BIN_NOOP ? 0 : 1;
+	}
+}
+
+/* Copy one parser event into the merged reply. @return 0, or -1 when the node failed. */
+static int absorb(struct dp_worker *w, struct dp_mget *g, uint8_t *st, int ev_kind,
+		  const struct mc_reply_event *ev)
+{
+	bool text = g->proto != MC_PROTO_BINARY;
+	int keep;
+
+	if (ev_kind == MC_EV_DATA) {
+		if (*st & DP_SUB_COPYING) {
+			append(w, g, ev->data, ev->data_len);
+			if (ev->last && text)
+				append(w, g, (const uint8_t *)"\r\n", 2);
+		}
+		return 0;
+	}
+	*st &= (uint8_t)~DP_SUB_COPYING;
+	keep = item_kept(g, ev);
+	if (keep <= 0)
+		return keep;
+	append(w, g, ev->head, ev->head_len);
+	if (ev->value_len != 0)
+		*st |= DP_SUB_COPYING;
+	else if (text && (ev->type == MC_REPLY_VALUE || ev->type == MC_REPLY_META_VA))
+		append(w, g, (const uint8_t *)"\r\n", 2); /* the empty value's own line end */
+	return 0;
+}
+
+void dp_mget_reply(struct dp_worker *w, struct rte_mbuf *m, struct dp_pkt *pk, uint32_t s)
+{
+	struct dp_slot *sl = &w->slots[s];
+	uint16_t gi = sl->mget;
+	struct dp_mget *g = &w->mgets[gi];
+	uint16_t j = sub_of_slot(g, s);
+	struct mc_reply_parser *rp = &w->parsers[sl->parser];
+	struct mc_reply_event ev;
+	int r = 0;
+
+	/* Its content is returned to the client, inside the merged reply. */
+	w->ctr[DP_CTR_RETURNED]++;
+	w->node_ret[sl->ep]++;
+	if (mc_reply_feed_datagram(rp, pk->payload, pk->plen) != MC_OK)
+		r = -1;
+	while (r >= 0 && (r = mc_reply_next(rp, &ev)) > 0)
+		if (absorb(w, g, &g->sub_state[j], r, &ev) < 0)
+			r = -1;
+	rte_pktmbuf_free(m); /* the events pointed into it */
+	if (r < 0) {
+		w->ctr[DP_CTR_MGET_NODE_ERRORS]++;
+		return sub_end(w, gi, j, DP_SUB_FAILED);
+	}
+	if (mc_reply_done(rp)) {
+		w->ctr[DP_CTR_SLOTS_COMPLETED]++;
+		sub_end(w, gi, j, DP_SUB_DONE);
+	}
+}
+
+/* ---- split ------------------------------------------------------------------------------ */
+
+/* Body of sub-request @p j: the keys (ASCII) or requests (binary, meta) of that node, in
+ * request order, then the terminator request. @return its length, written to @p out when
+ * non-NULL. */
+static uint32_t sub_body(const struct mc_requests *r, const uint8_t *p, const uint8_t *key_sub,
+			 uint16_t j, uint8_t *out)
+{
+	const struct mc_request *rq = &r->req[0];
+	uint32_t n = 0;
+
+#define PUT(src, len)                                                                              \
+	do {                                                                                       \
+		if (out != NULL)                                                                   \
+			memcpy(out + n, (src), (len));                                             \
+		n += (uint32_t)(len);                                                              \
+	} while (0)
+	if (r->nreq == 1) { /* ASCII: "<cmd> [exptime] " then the keys */
+		PUT(p + rq->off, r->keys[rq->key_first].off - rq->off);
+		for (uint16_t k = 0, first = 1; k < r->nkeys; k++) {
+			if (key_sub[k] != j)
+				continue;
+			if (!first)
+				PUT(" ", 1);
+			PUT(p + r->keys[k].off, r->keys[k].len);
+			first = 0;
+		}
+		PUT("\r\n", 2);
+		return n;
+	}
+	for (uint16_t i = 0; i + 1 < r->nreq; i++)
+		if (key_sub[r->req[i].key_first] == j)
+			PUT(p + r->req[i].off, r->req[i].len);
+	rq = &r->req[r->nreq - 1];
+	PUT(p + rq->off, rq->len);
+#undef PUT
+	return n;
+}
+
+static void refuse(struct dp_worker *w, struct rte_mbuf *m, struct dp_pkt *pk, const char *why)
+{
+	w->ctr[DP_CTR_MGET_REFUSED]++;
+	/* Binary: the answer carries the NOOP's opcode and opaque, so it ends the client's wait. */
+	dp_local_mc_reply(w, m, pk, why, true, 0x0086, (uint16_t)(w->req.nreq - 1));
+}
+
+/* Owner of every key as a sub-request index; the node endpoints and MAC words per sub.
+ * @return the number of sub-requests, or -1 (no placement), -2 (a node's MAC unknown). */
+static int plan_subs(struct dp_worker *w, const uint8_t *p, uint8_t *key_sub, uint32_t *ep,
+		     uint64_t *mac)
+{
+	const struct mc_requests *r = &w->req;
+	const struct pl_placement *pl = w->cur->pl;
+	int32_t owner[MC_MAX_KEYS];
+	uint8_t buf[MC_KEY_MAX];
+	int n = 0;
+
+	for (uint16_t k = 0; k < r->nkeys; k++) {
+		const struct mc_key *key = &r->keys[k];
+		const uint8_t *kp = p + key->off;
+		size_t len = key->len;
+		int32_t idx;
+		int j = 0;
+
+		if (key->base64) {
+			len = mc_key_decode(p, key, buf);
+			kp = buf;
+		}
+		idx = pl_lookup_hash(pl, pl_key_hash(pl, kp, len));
+		if (idx < 0)
+			return -1;
+		while (j < n && owner[j] != idx)
+			j++;
+		if (j == n) {
+			owner[n] = idx;
+			ep[n] = w->cur->ep[idx];
+			mac[n] = atomic_load_explicit(&w->eps[ep[n]].mac, memory_order_relaxed);
+			if (!(mac[n] & DP_MAC_VALID))
+				return -2;
+			n++;
+		}
+		key_sub[k] = (uint8_t)j;
+	}
+	return n;
+}
+
+/* Build and queue sub-request @p j in @p o (fresh from the pool). */
+static void send_sub(struct dp_worker *w, struct dp_mget *g, uint16_t gi, uint16_t j,
+		     struct rte_mbuf *o, const struct dp_pkt *pk, uint64_t mac)
+{
+	uint16_t off = hdr_room(pk->vlan), port, reqid;
+	uint8_t *body = rte_pktmbuf_mtod_offset(o, uint8_t *, off);
+	uint32_t s = dp_slot_take(w, pk, g->sub_ep[j], &port, &reqid);
+	struct dp_slot *sl = &w->slots[s];
+	struct mc_frame f = {reqid, 0, 1, 0};
+	uint32_t n = sub_body(&w->req, pk->payload, g->key_sub, j, body + MC_FRAME_HDR_LEN);
+	uint8_t node_mac[6];
+
+	sl->multi = DP_MULTI_MGET;
+	sl->mget = gi;
+	sl->parser = w->parser_free[--w->n_parser_free];
+	mc_reply_init(&w->parsers[sl->parser]);
+	mc_reply_expect(&w->parsers[sl->parser], &w->req); /* as the whole request's */
+	g->sub_slot[j] = s;
+	g->sub_state[j] = DP_SUB_PENDING;
+	mc_frame_write(body, &f);
+	o->data_len = (uint16_t)(off + MC_FRAME_HDR_LEN + n);
+	memcpy(node_mac, &mac, 6); /* little-endian: bytes 0..5 of the word */
+	dp_udp_build(w, o, node_mac, pk->vlan, sl->vlan_tci, sl->node_ip, rte_cpu_to_be_16(port),
+		     sl->node_port);
+	dp_tx_push(w, o, DP_TX_MGET_SUB, g->sub_ep[j]);
+}
+
+/* The context for a split request: the client's addressing, kept request, live list. */
+static uint16_t ctx_open(struct dp_worker *w, struct rte_mbuf *m, const struct dp_pkt *pk,
+			 uint16_t nsub)
+{
+	uint16_t gi = w->mget_free[--w->n_mget_free];
+	struct dp_mget *g = &w->mgets[gi];
+	const struct mc_requests *r = &w->req;
+
+	g->tsc = w->now | 1;
+	g->client_ip = pk->ip->src_addr;
+	g->client_port = pk->udp->src_port;
+	g->client_reqid = r->frame.request_id;
+	g->listen_port = pk->udp->dst_port;
+	g->has_vlan = pk->vlan;
+	g->vlan_tci = pk->vlan ? ((struct rte_vlan_hdr *)(pk->eth + 1))->vlan_tci : 0;
+	memcpy(g->client_mac, &pk->eth->src_addr, 6);
+	g->proto = r->req[r->nreq - 1].cmd == MC_CMD_NOOP ? MC_PROTO_BINARY
+		   : r->nreq == 1			  ? MC_PROTO_ASCII
+							  : MC_PROTO_META;
+	g->noop_opaque = r->req[r->nreq - 1].opaque;
+	g->overflow = 0;
+	g->nsub = nsub;
+	g->pending = nsub;
+	g->bytes = 0;
+	g->nout = 0;
+	g->out = g->last = NULL;
+	g->req = m;
+	g->req_off = (uint16_t)(pk->payload - rte_pktmbuf_mtod(m, uint8_t *));
+	g->req_len = (uint16_t)pk->plen;
+	g->next = DP_NO_MGET;
+	g->prev = w->mget_tail;
+	if (w->mget_tail != DP_NO_MGET)
+		w->mgets[w->mget_tail].next = gi;
+	else
+		w->mget_head = gi;
+	w->mget_tail = gi;
+	return gi;
+}
+
+void dp_mget_split(struct dp_worker *w, struct rte_mbuf *m, struct dp_pkt *pk)
+{
+	const struct mc_requests *r = &w->req;
+	struct rte_mbuf *subs[MC_MAX_KEYS];
+	uint8_t key_sub[MC_MAX_KEYS];
+	uint32_t ep[MC_MAX_KEYS];
+	uint64_t mac[MC_MAX_KEYS];
+	uint16_t gi, off = (uint16_t)(hdr_room(pk->vlan) + MC_FRAME_HDR_LEN);
+	struct dp_mget *g;
+	int n;
+
+	if (!splittable(r)) {
+		w->ctr[DP_CTR_MC_SPLIT_REFUSED]++;
+		return dp_local_mc_reply(w, m, pk, "multi-key request spans several nodes", true,
+					 0x0084, 0);
+	}
+	n = plan_subs(w, pk->payload, key_sub, ep, mac);
+	if (unlikely(n == -1))
+		return dp_count_drop(w, m, DP_DROP_NO_PLACEMENT);
+	if (unlikely(n == -2))
+		return dp_count_drop(w, m, DP_DROP_NODE_NO_MAC);
+	if (w->n_mget_free == 0 || w->mget_bytes >= w->mget_bytes_max ||
+	    w->free_tail - w->free_head < (uint32_t)n || w->n_parser_free < (uint32_t)n)
+		return refuse(w, m, pk, "too many multi-gets in flight at the router");
+	for (int j = 0; j < n; j++)
+		if (off + sub_body(r, pk->payload, key_sub, (uint16_t)j, NULL) >
+		    (uint32_t)(rte_pktmbuf_data_room_size(w->pool) - RTE_PKTMBUF_HEADROOM))
+			return refuse(w, m, pk, "multi-get too large to split");
+	if (rte_pktmbuf_alloc_bulk(w->pool, subs, (unsigned int)n) != 0)
+		return refuse(w, m, pk, "router out of packet buffers");
+	gi = ctx_open(w, m, pk, (uint16_t)n);
+	g = &w->mgets[gi];
+	memcpy(g->key_sub, key_sub, r->nkeys);
+	memcpy(g->sub_ep, ep, sizeof(uint32_t) * (uint32_t)n);
+	for (int j = 0; j < n; j++)
+		send_sub(w, g, gi, (uint16_t)j, subs[j], pk, mac[j]);
+	/* The client's request counts once, as forwarded; its mbuf stays with the context. */
+	w->ctr[DP_CTR_FORWARDED]++;
+	w->ctr[DP_CTR_MGET_SPLIT]++;
+}
+
+/* ---- set-up ----------------------------------------------------------------------------- */
+
+int dp_mget_init(struct dp_worker *w, const struct dp_config *c, int socket)
+{
+	uint32_t mtu = c->mtu != 0 ? c->mtu : 1500;
+	uint32_t udp_max = RTE_MIN((uint32_t)MGET_UDP_MAX, mtu - 28);
+
+	w->mget_head = w->mget_tail = DP_NO_MGET;
+	w->pool = c->pool;
+	w->mget_bytes_max = c->mget_bytes;
+	w->mget_body_max = udp_max - MC_FRAME_HDR_LEN;
+	if (c->pool != NULL) {
+		uint32_t room = rte_pktmbuf_data_room_size(c->pool) - RTE_PKTMBUF_HEADROOM;
+		uint32_t fit = room - hdr_room(true) - MC_FRAME_HDR_LEN;
+
+		w->mget_body_max = RTE_MIN(w->mget_body_max, fit);
+	}
+	w->node_mget_partial = rte_zmalloc_socket("dp_nmget", sizeof(uint64_t) * c->neighbours,
+						  RTE_CACHE_LINE_SIZE, socket);
+	if (w->node_mget_partial == NULL)
+		return -ENOMEM;
+	/* Without a pool, nothing can be built: no multi-get is split. */
+	if (c->mget_max == 0 || c->pool == NULL)
+		return 0;
+	w->mgets = rte_zmalloc_socket("dp_mgets", sizeof(*w->mgets) * c->mget_max,
+				      RTE_CACHE_LINE_SIZE, socket);
+	w->mget_free = rte_malloc_socket("dp_mfree", sizeof(uint16_t) * c->mget_max, 0, socket);
+	if (w->mgets == NULL || w->mget_free == NULL)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < c->mget_max; i++)
+		w->mget_free[i] = (uint16_t)(c->mget_max - 1 - i);
+	w->n_mget_free = c->mget_max;
+	return 0;
+}
+
+void dp_mget_free(struct dp_worker *w)
+{
+	while (w->mgets != NULL && w->mget_head != DP_NO_MGET)
+		ctx_release(w, w->mget_head);
+	rte_free(w->mgets);
+	rte_free(w->mget_free);
+	rte_free(w->node_mget_partial);
+}
