@@ -108,7 +108,8 @@ enum key_kind {
 	  "backoff: microseconds slept per empty poll")                                            \
 	_(ROUTER, "backoff_after", K_U32, C(router.backoff_after), 0, 1, 1000000, 0, "1024",       \
 	  "backoff: empty polls in a row before sleeping")                                         \
-	_(ROUTER, "mtu", K_U32, C(router.mtu), 0, 576, 9000, 0, "1500", "IP MTU of the port")      \
+	_(ROUTER, "mtu", K_U32, C(router.mtu), 0, 576, 9000, 0, "1500",                            \
+	  "IP MTU of the port; merged multi-get replies use datagrams of min(1400, mtu - 28) bytes") \
 	_(PLACEMENT, "algorithm", K_ALGO, C(placement.algo), 0, 0, 0, 0, "ring",                   \
 	  "key placement algorithm")                                                               \
 	_(PLACEMENT, "vnodes", K_U32, C(placement.vnodes), 0, 1, 10000, 0, "160",                  \
@@ -149,6 +150,12 @@ enum key_kind {
 	  "per-worker ring for replies that arrive on another worker")                             \
 	_(TABLES, "neighbours", K_U32, C(tables.neighbours), 0, 16, 65536, 0, "1024",              \
 	  "neighbour (ARP) table entries: node endpoints tracked, at least the nodes")             \
+	_(TABLES, "multiget_inflight", K_U32, C(tables.multiget_inflight), 0, 0, 65534, 0, "128",  \
+	  "multi-gets over several nodes being merged per worker; past it they are refused; "      \
+	  "0 = never split")                                                                       \
+	_(TABLES, "multiget_buffer_kb", K_U32, C(tables.multiget_buffer_kb), 0, 16, 65536, 0,      \
+	  "2048", "KiB of merged multi-get replies a worker buffers (pool mbufs); past it new "    \
+	  "multi-gets are refused")                                                                \
 	_(CONTROL, "socket", K_PATH, C(control.socket), 0, 0, SUN_PATH_MAX, 0,                     \
 	  "/run/ringway/ringway.sock", "management socket (Unix stream, mode 0600)")               \
 	_(CONTROL, "state_file", K_PATH, C(control.state_file), 0, 0, RW_CFG_PATH_MAX - 1, 0,      \

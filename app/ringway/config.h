@@ -148,6 +148,12 @@ struct rw_cfg_tables {
 	/** `neighbours`: neighbour (ARP) table entries, 16..65536, at least the number of
 	 *  nodes; default 1024. */
 	uint32_t neighbours;
+	/** `multiget_inflight`: multi-gets over several nodes being merged per worker,
+	 *  0..65534 (0 = never split: refused), default 128. */
+	uint32_t multiget_inflight;
+	/** `multiget_buffer_kb`: KiB of merged multi-get replies one worker buffers,
+	 *  16..65536, default 2048. */
+	uint32_t multiget_buffer_kb;
 };
 
 /** [control] */

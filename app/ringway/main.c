@@ -557,6 +557,9 @@ static void dp_config_from(struct dp_config *d, uint16_t nw, const unsigned int 
 	d->burst = cfg.tables.burst;
 	d->handoff_ring = cfg.tables.handoff_ring;
 	d->neighbours = cfg.tables.neighbours;
+	d->mtu = cfg.router.mtu;
+	d->mget_max = cfg.tables.multiget_inflight;
+	d->mget_bytes = cfg.tables.multiget_buffer_kb * 1024u;
 	d->arp_retry_ms = cfg.timeouts.arp_retry_ms;
 	d->arp_attempts = cfg.timeouts.arp_attempts;
 	d->arp_lifetime_s = cfg.timeouts.arp_lifetime_s;
