@@ -9,17 +9,23 @@
 #   scripts/sandbox.sh status [--prefix NAME]
 #   scripts/sandbox.sh exec   [--prefix NAME] ROLE CMD...      ROLE: client router fabric nodeI
 #   scripts/sandbox.sh router-start [--prefix NAME] --ringway BIN --config FILE [--lcores L]
-#                                   [-- EXTRA-EAL-ARGS...]
-#       (ringway in the router namespace on net_af_packet0 over its veth, in the background;
-#        env SANDBOX_AF_PACKET_ARGS: extra PMD arguments, default framecnt=4096)
+#                                   [--port af_packet|af_xdp] [-- EXTRA-EAL-ARGS...]
+#       (ringway in the router namespace on its veth, in the background. --port (default: env
+#        SANDBOX_PORT, else af_packet): af_packet = net_af_packet0, the router namespace's
+#        kernel has no address (env SANDBOX_AF_PACKET_ARGS: extra PMD arguments, default
+#        framecnt=4096); af_xdp = net_af_xdp0 with ringway's XDP steering program, the
+#        router address is put on the veth for the kernel, which answers ARP, ping and TCP
+#        (env SANDBOX_AF_XDP_ARGS: extra PMD arguments, default none). The port is recorded
+#        as PORT= in router.env.)
 #   scripts/sandbox.sh router-stop  [--prefix NAME]
 #   scripts/sandbox.sh config [--prefix NAME] [--algo A] [--vnodes N] [--request-ms MS]
 #                             [--static-macs] [--members M] > FILE
 #       (--members M: only node1..M in the config; the others are spares to `ringwayctl add`)
 #
 # Addresses (all inside 198.18.0.0/15, one /15 subnet):
-#   router 198.18.0.1 (owned by DPDK: the router namespace's kernel has NO address on its veth,
-#   so only ringway answers ARP and ICMP for it), client 198.18.0.10 (and 198.18.0.200, an
+#   router 198.18.0.1 (af_packet: owned by DPDK, the router namespace's kernel has NO address
+#   on its veth, so only ringway answers ARP and ICMP for it; af_xdp: the kernel holds it too
+#   and answers ARP and ICMP, ringway gets only its memcached UDP), client 198.18.0.10 (and 198.18.0.200, an
 #   address outside the allowed client prefix 198.18.0.0/25), node i 198.18.1.i.
 # Each memcached node: `memcached -U 11211 -p 11211 -l 198.18.1.i -u root` (UDP for the
 # router, TCP for direct checks).
@@ -208,6 +214,12 @@ cmd_up() {
 
 cat_mac() { ip netns exec "$(ns_name "$1")" cat /sys/class/net/veth0/address; }
 
+# xdp_prog_of ROLE: "id N name NAME" of the XDP program on ROLE's veth0, empty when none.
+xdp_prog_of() {
+	ip -n "$(ns_name "$1")" -d link show dev veth0 2>/dev/null |
+		sed -n 's/^ *prog\/xdp \(id [0-9]*\)\( name [^ ]*\)\?.*/\1\2/p' | head -1
+}
+
 # ---------------------------------------------------------------- down
 
 # kill_ns_pids NS: every process running in a namespace this sandbox made (memcached, the
@@ -233,6 +245,13 @@ cmd_down() {
 	# The router first, so that it can print its counters and release its memory.
 	if [ -f "$sd/router.pid" ]; then
 		cmd_router_stop >/dev/null 2>&1 || true
+	fi
+	# A ringway killed with SIGKILL leaves its XDP program on the router's veth (the next
+	# ringway start would replace it); deleting the namespace removes the veth and the
+	# program with it, say so and detach it first so that nothing outlives `down`.
+	if [ -n "$(xdp_prog_of router)" ]; then
+		note "XDP program left on the router's veth0 ($(xdp_prog_of router)), detaching it"
+		nsx router ip link set dev veth0 xdp off 2>/dev/null || true
 	fi
 	{
 		[ -f "$sd/namespaces" ] && cat "$sd/namespaces"
@@ -284,15 +303,19 @@ cmd_status() {
 	else
 		echo "  router: not running"
 	fi
+	if [ -n "$(xdp_prog_of router)" ]; then
+		echo "  router veth0: XDP program $(xdp_prog_of router)"
+	fi
 	return $ok
 }
 
 # ---------------------------------------------------------------- router
 
 cmd_router_start() {
-	local sd bin="" conf="" lcores=0-1 extra=() sock t
+	local sd bin="" conf="" lcores=0-1 extra=() sock t port=${SANDBOX_PORT:-af_packet} vdev
 	# Deep af_packet rings: a 500 KB value comes back as ~370 datagrams in one burst.
 	local pmd_args=${SANDBOX_AF_PACKET_ARGS:-framecnt=4096}
+	local xdp_args=${SANDBOX_AF_XDP_ARGS:-}
 	sd=$(state_dir)
 	[ -f "$sd/env" ] || die "sandbox $prefix is not up"
 	while [ $# -gt 0 ]; do
@@ -300,6 +323,7 @@ cmd_router_start() {
 		--ringway) bin=$2; shift 2 ;;
 		--config) conf=$2; shift 2 ;;
 		--lcores) lcores=$2; shift 2 ;;
+		--port) port=$2; shift 2 ;;
 		--) shift; extra=("$@"); break ;;
 		*) die "router-start: unknown argument $1" ;;
 		esac
@@ -308,6 +332,19 @@ cmd_router_start() {
 	[ -f "$conf" ] || die "router-start: --config FILE needed"
 	# shellcheck disable=SC1091
 	. "$sd/env"
+	case $port in
+	af_packet)
+		# DPDK alone owns the router address (a leftover from an af_xdp run goes).
+		ip -n "$NS_ROUTER" addr del "$ROUTER_IP/$subnet_len" dev "$ROUTER_IF" 2>/dev/null || true
+		vdev="net_af_packet0,iface=$ROUTER_IF${pmd_args:+,$pmd_args}"
+		;;
+	af_xdp)
+		# The kernel shares the veth: it owns ARP, ICMP and TCP for the router address.
+		ip -n "$NS_ROUTER" addr replace "$ROUTER_IP/$subnet_len" dev "$ROUTER_IF"
+		vdev="net_af_xdp0,iface=$ROUTER_IF${xdp_args:+,$xdp_args}"
+		;;
+	*) die "router-start: --port must be af_packet or af_xdp, not $port" ;;
+	esac
 	rm -rf "/var/run/dpdk/$FILE_PREFIX"
 	# shellcheck disable=SC2086
 	# -l CORES, or --lcores MAP when the map places lcores on CPUs (e.g. 0@0,1@1,2@1: two
@@ -315,7 +352,7 @@ cmd_router_start() {
 	local lc=(-l "$lcores")
 	[[ $lcores == *@* ]] && lc=(--lcores "$lcores")
 	ip netns exec "$NS_ROUTER" "$bin" "${lc[@]}" --no-pci $EAL_MEM --file-prefix "$FILE_PREFIX" \
-		--vdev "net_af_packet0,iface=$ROUTER_IF${pmd_args:+,$pmd_args}" "${extra[@]}" -- --config "$conf" \
+		--vdev "$vdev" "${extra[@]}" -- --config "$conf" \
 		>"$sd/router.log" 2>&1 &
 	echo $! >"$sd/router.pid"
 	sock=/var/run/dpdk/$FILE_PREFIX/dpdk_telemetry.v2
@@ -329,8 +366,20 @@ cmd_router_start() {
 		sleep 0.1
 	done
 	[ -S "$sock" ] || note "router telemetry socket $sock did not appear"
-	echo "ROUTER_TELEMETRY=$sock" >"$sd/router.env"
-	note "router pid $(cat "$sd/router.pid"), log $sd/router.log"
+	# AF_XDP: until ringway's program and socket are on the veth, the kernel (which holds the
+	# router address) would refuse memcached datagrams with ICMP port unreachable; wait for
+	# the port to be up ("serving" once the program is checked and the workers run).
+	if [ "$port" = af_xdp ]; then
+		for t in $(seq 1 150); do
+			grep -q '^ringway: serving' "$sd/router.log" 2>/dev/null && break
+			kill -0 "$(cat "$sd/router.pid")" 2>/dev/null || break
+			sleep 0.1
+		done
+		grep -q '^ringway: serving' "$sd/router.log" 2>/dev/null ||
+			note "router did not report serving within 15 s (log $sd/router.log)"
+	fi
+	printf 'ROUTER_TELEMETRY=%s\nPORT=%s\n' "$sock" "$port" >"$sd/router.env"
+	note "router pid $(cat "$sd/router.pid") on $port, log $sd/router.log"
 }
 
 # router-stop: SIGINT, wait for the exit counters, print the log; exit status is the router's.

@@ -3,7 +3,11 @@ unique prefix, torn down on every exit path), the router started in it, its tele
 a small checker that collects failures instead of stopping at the first.
 
 Binaries come from the environment (meson passes them): RINGWAY, RINGWAY_PLAN; SANDBOX is
-scripts/sandbox.sh. Exit status: 0 pass, 1 fail, 77 skip (not root / no namespaces).
+scripts/sandbox.sh. RINGWAY_E2E_PORT picks the router's port: af_packet (default;
+net_af_packet, DPDK alone owns the router address) or af_xdp (net_af_xdp with ringway's XDP
+steering program; the router namespace's kernel holds the address and gets everything that
+is not ringway's memcached UDP). Exit status: 0 pass, 1 fail, 77 skip (not root / no
+namespaces).
 """
 import atexit
 import json
@@ -23,6 +27,12 @@ from nsutil import socket_in  # noqa: E402,F401
 TOP = os.path.abspath(os.path.join(HERE, "..", ".."))
 SANDBOX = os.environ.get("SANDBOX", os.path.join(TOP, "scripts", "sandbox.sh"))
 SKIP = 77
+PORT = os.environ.get("RINGWAY_E2E_PORT", "af_packet")
+if PORT not in ("af_packet", "af_xdp"):
+    raise SystemExit("RINGWAY_E2E_PORT must be af_packet or af_xdp, not %r" % PORT)
+# DPDK 22.11's AF_XDP PMD sizes queue_count by the interface's *combined* channels; a veth
+# reports separate rx/tx channels, so on the sandbox's veth it opens one queue: one worker.
+XDP_VETH_QUEUES = 1
 
 
 def log(*a):
@@ -94,8 +104,10 @@ class Sandbox:
     """One sandbox (unique prefix), up for the life of the object; down on exit, on
     SIGTERM/SIGINT (meson's timeout) and on any exception."""
 
-    def __init__(self, tag, nodes=4, no_huge=False):
-        self.prefix = ("e%s%d" % (tag, os.getpid() % 100000))[:12]
+    def __init__(self, tag, nodes=4, no_huge=False, port=None):
+        self.port = port or PORT
+        self.xdp = self.port == "af_xdp"
+        self.prefix = ("e%s%s%d" % (tag, "x" if self.xdp else "", os.getpid() % 100000))[:12]
         self.nodes = nodes
         self.env = {}
         self.router_running = False
@@ -148,8 +160,16 @@ class Sandbox:
 
     def start_router(self, ringway, conf, lcores="0-1", qpairs=1):
         """lcores: EAL -l list or --lcores map (the first lcore is the control lcore);
-        qpairs: af_packet queue pairs, one worker each (2 workers: lcores "0@0,1@1,2@1")."""
-        env = dict(os.environ, SANDBOX_AF_PACKET_ARGS="qpairs=%d,framecnt=4096" % qpairs)
+        qpairs: af_packet queue pairs, one worker each (2 workers: lcores "0@0,1@1,2@1").
+        In af_xdp mode the veth gives one queue (XDP_VETH_QUEUES): one worker on "0-1"."""
+        env = dict(os.environ, SANDBOX_PORT=self.port,
+                   SANDBOX_AF_PACKET_ARGS="qpairs=%d,framecnt=4096" % qpairs)
+        if self.xdp and qpairs > XDP_VETH_QUEUES:
+            log("af_xdp on a veth: %d queue(s), so %d worker(s) instead of %d"
+                % (XDP_VETH_QUEUES, XDP_VETH_QUEUES, qpairs))
+            qpairs, lcores = XDP_VETH_QUEUES, "0-1"
+        if self.xdp and qpairs > 1:
+            env["SANDBOX_AF_XDP_ARGS"] = "queue_count=%d" % qpairs
         subprocess.run([SANDBOX, "router-start", "--prefix", self.prefix, "--ringway", ringway,
                         "--config", conf, "--lcores", lcores], check=True, env=env)
         self.workers = qpairs
@@ -183,6 +203,25 @@ class Sandbox:
         """The router's /ringway/stats, flattened: totals plus 'drops' {reason: n}."""
         return flatten_stats(self.telemetry("/ringway/stats"))
 
+    def steer(self):
+        """af_xdp mode: the XDP program's decision counters (/ringway/steer), {name: n}."""
+        r = self.telemetry("/ringway/steer")
+        body = r.get("/ringway/steer", r)
+        if not isinstance(body, dict):
+            raise ValueError("no counters in /ringway/steer: %r" % (r,))
+        return {k: v for k, v in body.items() if isinstance(v, int)}
+
+    def xdp_prog(self):
+        """'id N name NAME' of the XDP program on the router's veth0 (ip -d link), or None."""
+        out = subprocess.run(["ip", "-n", self.env["NS_ROUTER"], "-d", "link", "show", "dev",
+                              self.env["ROUTER_IF"]], stdout=subprocess.PIPE,
+                             check=True).stdout.decode()
+        for line in out.splitlines():
+            parts = line.split()
+            if parts[:1] == ["prog/xdp"]:
+                return " ".join(parts[1:5])
+        return None
+
     def nodes_view(self):
         return self.telemetry("/ringway/nodes")
 
@@ -198,7 +237,9 @@ class Sandbox:
                 i += 1
                 try:
                     c.request(b"get warmup:%d\r\n" % i)
-                except Timeout:
+                except (Timeout, ConnectionRefusedError):
+                    # af_xdp: an ICMP port unreachable from the router namespace's kernel
+                    # for a datagram sent before ringway's program was attached.
                     time.sleep(0.1)
                     continue
                 # A key answered means its node is reachable; check the rest via telemetry.

@@ -14,7 +14,13 @@ serving, and no forged or stale reply ever reaches a client:
     never sees it.
 Afterwards the router serves every node and the packet accounting identity holds.
 
-Environment: RINGWAY.
+In AF_XDP mode (RINGWAY_E2E_PORT=af_xdp) the XDP steering program decides first: frames of
+the families in STEER_FAMILY (bad headers, fragments, not IPv4/UDP, other ports and
+addresses) go to the router namespace's kernel and must move exactly their steer counter
+(/ringway/steer) and never reach the router (its rx unchanged); everything else is steered
+to the router (to_xsk_* moves by one) and checked against the router's drop reasons as above.
+
+Environment: RINGWAY, RINGWAY_E2E_PORT.
 """
 import os
 import signal
@@ -51,6 +57,23 @@ FRAGMENTS = {"fragment"}
 # Request slot lifetime: long enough for the live-slot attacks on a loaded 2-vCPU machine.
 REQUEST_S = 2.5
 STALE = {"reply_no_slot", "reply_stale"}
+# AF_XDP mode: the families the steering program passes to the kernel, and the steer
+# counters (lib/steer/steer_abi.h) each may move. A lying IP total length shorter than the
+# UDP header's claim is caught at whichever header notices first.
+STEER_FAMILY = {
+    "bad_ip": {"pass_bad_ipv4"},
+    "short_ip_len": {"pass_bad_ipv4", "pass_bad_udp"},
+    "bad_udp": {"pass_bad_udp"},
+    "fragment": {"pass_fragment"},
+    "not_ipv4": {"pass_not_ipv4"},
+    "not_udp": {"pass_not_udp"},
+    "udp_port": {"pass_other_port"},
+    "not_for_us": {"pass_other_addr"},
+}
+# Traffic of the kernel's own that may cross the program during a case: ARP (the client's
+# and the nodes' neighbour entries for the router being refreshed).
+STEER_NOISE = {"pass_not_ipv4"}
+TO_XSK = ("to_xsk_request", "to_xsk_reply")
 
 
 def wait_rx(sb, before, n, timeout=2.0):
@@ -63,17 +86,54 @@ def wait_rx(sb, before, n, timeout=2.0):
         time.sleep(0.02)
 
 
+def steer_delta(a, b):
+    return {k: b[k] - a.get(k, 0) for k in b if b[k] != a.get(k, 0)}
+
+
+def one_pass(t, sb, what, send, counters):
+    """AF_XDP mode: send(); the steering program must pass the frame to the kernel under
+    exactly one of `counters` (moved by one), steer nothing to the router, and the router
+    must not see it. Retried (twice) when kernel ARP crossed the program meanwhile."""
+    for attempt in range(3):
+        before, sbefore = sb.stats(), sb.steer()
+        send()
+        end = time.monotonic() + 1.0
+        while True:
+            ds = steer_delta(sbefore, sb.steer())
+            if any(k.startswith("pass_") for k in ds) or time.monotonic() > end:
+                break
+            time.sleep(0.01)
+        time.sleep(0.05)
+        ds = steer_delta(sbefore, sb.steer())
+        d = h.delta(before, sb.stats())
+        ours = {k: v for k, v in ds.items() if k in counters}
+        others = {k: v for k, v in ds.items() if k not in counters}
+        good = (len(ours) == 1 and list(ours.values()) == [1] and not others and
+                d["rx"] == 0)
+        noisy = set(others) <= STEER_NOISE and (others or sum(ours.values()) > 1)
+        if good or not noisy or attempt == 2:
+            break
+    t.ok(good, "%s: passed to the kernel once as %s, never reached the router (steer moved "
+         "%r, router rx +%d)" % (what, "/".join(sorted(counters)), ds, d["rx"]))
+
+
 def one_drop(t, sb, what, send, reasons, absorbed_ok=False):
     """send(); the router must count exactly one drop, under one of `reasons`, and nothing
     forwarded or returned. absorbed_ok: the frame may also never reach the router at all
-    (rx unchanged), for what the port's kernel side holds back (see FRAGMENTS)."""
+    (rx unchanged), for what the port's kernel side holds back (see FRAGMENTS). In AF_XDP
+    mode the steering program must also have steered it to the router (to_xsk_* + 1)."""
     before = sb.stats()
+    sbefore = sb.steer() if sb.xdp else None
     send()
     after = wait_rx(sb, before, 1, timeout=0.5 if absorbed_ok else 2.0)
     d = h.delta(before, after)
     moved = {k: v for k, v in d["drops"].items()}
     good = (len(moved) == 1 and list(moved.values()) == [1] and set(moved) <= reasons and
             d["forwarded"] == 0 and d["returned"] == 0)
+    if sb.xdp:
+        ds = steer_delta(sbefore, sb.steer())
+        good = good and sum(ds.get(k, 0) for k in TO_XSK) == 1
+        what += " (steered: %r)" % {k: v for k, v in ds.items() if k in TO_XSK}
     if absorbed_ok and not good and d["rx"] == 0 and not moved and d["answered"] == 0:
         t.ok(True, "%s: never reached the router (held by the af_packet socket's kernel "
              "defragmentation), nothing forwarded or returned" % what)
@@ -85,6 +145,24 @@ def one_drop(t, sb, what, send, reasons, absorbed_ok=False):
 def node_pid(sb, i):
     with open(os.path.join(sb.state, "node%d.pid" % i)) as f:
         return int(f.read())
+
+
+def freeze(pid, timeout=2.0):
+    """SIGSTOP, then wait until every thread of the process is stopped: kill() returns before
+    the signal takes effect, and a node that still answers spoils the live-slot attacks."""
+    os.kill(pid, signal.SIGSTOP)
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        try:
+            states = []
+            for tid in os.listdir("/proc/%d/task" % pid):
+                with open("/proc/%d/task/%s/stat" % (pid, tid)) as f:
+                    states.append(f.read().rsplit(")", 1)[1].split()[0])
+        except OSError:
+            return
+        if states and all(st in ("T", "t") for st in states):
+            return
+        time.sleep(0.005)
 
 
 def catch_request(sniffer, router_ip, node_ip, wait=1.0):
@@ -105,7 +183,7 @@ def live_slot_attacks(t, sb, net, sender, key, node):
     sniffer = Sniffer("veth0", sb.env["NODE%d_NS" % node])
     pid = node_pid(sb, node)
     c = sb.client(timeout=3.0)
-    os.kill(pid, signal.SIGSTOP)
+    freeze(pid)
     try:
         t0 = time.monotonic()
         rid = c.send(b"get %s\r\n" % key)
@@ -148,7 +226,7 @@ def late_reply(t, sb, key, node):
     pid = node_pid(sb, node)
     c = sb.client(timeout=0.2)
     before = sb.stats()
-    os.kill(pid, signal.SIGSTOP)
+    freeze(pid)
     try:
         rid = c.send(b"get %s\r\n" % key)
         time.sleep(REQUEST_S + 0.6)
@@ -199,7 +277,11 @@ def main():
     victim.bind((env["CLIENT_IP"], 40000))
     victim.setblocking(False)
 
+    steer_start = sb.steer() if sb.xdp else None
     for name, frame, family in cases(net):
+        if sb.xdp and family in STEER_FAMILY:
+            one_pass(t, sb, name, lambda f=frame: sender.send(f), STEER_FAMILY[family])
+            continue
         one_drop(t, sb, name, lambda f=frame: sender.send(f), FAMILY[family],
                  absorbed_ok=family in FRAGMENTS)
     try:
@@ -235,6 +317,10 @@ def main():
     sender.close()
     victim.close()
     h.check_identity(t, sb)
+    if sb.xdp:
+        ds = steer_delta(steer_start, sb.steer())
+        h.log("steer counters moved during the test: %r" % ds)
+        t.eq(ds.get("xsk_missing", 0), 0, "every steered frame found the router's AF_XDP socket")
     t.ok(sb.router_alive(), "router still running")
     sb.stop_router()
     return t.finish()
