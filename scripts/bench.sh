@@ -191,7 +191,8 @@ twem_start() {
 # memcaslap_run NAME SERVER [-U]: one timed run, with the CPU ticks of the router, nutcracker
 # and the nodes around it, into $raw/NAME.{txt,meta}.
 memcaslap_run() {
-	local name=$1 server=$2 udp=${3:-} ru0 rs0 tu0 ts0 ru1 rs1 tu1 ts1 n0 w0 w1
+	local name=$1 server=$2 udp=${3:-} ru0 rs0 tu0 ts0 ru1 rs1 tu1 ts1 n0 w0 w1 la
+	read -r la _ </proc/loadavg
 	read -r ru0 rs0 < <(cpu_us "$router_pid")
 	read -r tu0 ts0 < <(cpu_us "$sb_twem_pid")
 	# shellcheck disable=SC2046
@@ -208,6 +209,7 @@ memcaslap_run() {
 	# shellcheck disable=SC2046
 	{
 		echo "tool=memcaslap"
+		echo "loadavg_1min=$la"
 		echo "wall_s=$(awk -v a="$w0" -v b="$w1" 'BEGIN { print b - a }')"
 		echo "router_ticks=$((ru1 + rs1 - ru0 - rs0))"
 		echo "router_sys_ticks=$((rs1 - rs0))"
@@ -219,8 +221,9 @@ memcaslap_run() {
 
 # loadgen_run NAME DST ARGS...: ringway-loadgen on the client's veth (af_packet).
 loadgen_run() {
-	local name=$1 dst=$2 ru0 rs0 ru1 rs1 n0
+	local name=$1 dst=$2 ru0 rs0 ru1 rs1 n0 la
 	shift 2
+	read -r la _ </proc/loadavg
 	read -r ru0 rs0 < <(cpu_us "$router_pid")
 	# shellcheck disable=SC2046
 	n0=$(sum_ticks $(node_pids))
@@ -236,6 +239,7 @@ loadgen_run() {
 	# shellcheck disable=SC2046
 	{
 		echo "tool=ringway-loadgen"
+		echo "loadavg_1min=$la"
 		echo "router_ticks=$((ru1 + rs1 - ru0 - rs0))"
 		echo "router_sys_ticks=$((rs1 - rs0))"
 		echo "node_ticks=$(($(sum_ticks $(node_pids)) - n0))"

@@ -799,6 +799,20 @@ static void cpu_name(char *out, size_t len)
 	fclose(f);
 }
 
+/* The 1-minute load average: how busy the machine was (others' work moves the figures). */
+static double load_average(void)
+{
+	FILE *f = fopen("/proc/loadavg", "r");
+	double l = -1;
+
+	if (f != NULL) {
+		if (fscanf(f, "%lf", &l) != 1)
+			l = -1;
+		fclose(f);
+	}
+	return l;
+}
+
 static const struct b_case *find_case(const char *name)
 {
 	for (uint32_t i = 0; i < n_cases; i++)
@@ -818,7 +832,7 @@ static void write_json(FILE *f, const struct b_case *scaling, uint32_t n_scaling
 		run.only ? "\"" : "");
 	fprintf(f, "\"cpu\": \"%s\",\n\"online_cpus\": %ld,\n\"tsc_hz\": %" PRIu64 ",\n", cpu,
 		sysconf(_SC_NPROCESSORS_ONLN), run.tsc_hz);
-	fprintf(f, "\"dpdk\": \"%s\",\n", rte_version());
+	fprintf(f, "\"dpdk\": \"%s\",\n\"loadavg_1min\": %.2f,\n", rte_version(), load_average());
 	fprintf(f,
 		"\"ring\": {\"algorithm\": \"ring\", \"nodes\": %u, \"vnodes\": %u, "
 		"\"points\": %" PRIu64 "},\n",

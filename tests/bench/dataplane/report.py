@@ -168,6 +168,7 @@ def report_dataplane(a):
     doc = {"benchmark": "dataplane", "cpu": first["cpu"], "online_cpus": first["online_cpus"],
            "tsc_hz": first["tsc_hz"], "dpdk": first["dpdk"], "ring": first["ring"],
            "runs": len(runs), "packets_per_case": first["packets_per_case"],
+           "loadavg_1min": [r.get("loadavg_1min") for r in runs],
            "statistic": "median over runs of each run's median over batches (p10: median "
                         "over runs of each run's 10th percentile: the quieter batches)",
            "ok": all(r["ok"] for r in runs), "summary": summary,
@@ -178,8 +179,9 @@ def report_dataplane(a):
         f.write("\n")
 
     hz = first["tsc_hz"] / 1e9
-    print("dataplane: %s, TSC %.2f GHz, ring %d x %d, median of %d runs" %
-          (first["cpu"], hz, first["ring"]["nodes"], first["ring"]["vnodes"], len(runs)))
+    print("dataplane: %s, TSC %.2f GHz, ring %d x %d, median of %d runs (load average %s)" %
+          (first["cpu"], hz, first["ring"]["nodes"], first["ring"]["vnodes"], len(runs),
+           " ".join("%.1f" % r.get("loadavg_1min", -1) for r in runs)))
     print("%-28s %10s %10s %8s %8s" % ("case", "cycles/pkt", "range", "Mpps", "p10"))
     for c in cases:
         st = c[c["stage"]]
@@ -286,6 +288,16 @@ SETUPS = [
 def report_sandbox(a):
     hz = a.clk_tck
     doc = {"benchmark": "sandbox", "rounds": a.rounds, "memcaslap": {}, "loadgen": {}}
+    loads = []
+    for p in sorted(glob.glob(os.path.join(a.raw, "*.meta"))):
+        la = parse_meta(p).get("loadavg_1min")
+        if isinstance(la, float):
+            loads.append(la)
+    doc["loadavg_1min"] = {"min": min(loads), "median": median(loads),
+                           "max": max(loads)} if loads else None
+    if loads:
+        print("load average (1 min) before the runs: %.1f .. %.1f, median %.1f" %
+              (min(loads), max(loads), median(loads)))
     print("%-16s %9s %9s %9s %9s %12s %s" % ("memcaslap", "TPS", "avg us", "p50 us*",
                                               "p99 us*", "proxy CPU", "(s per M req)"))
     for key, label in SETUPS:
