@@ -112,15 +112,34 @@ enum {
 	DP_SUB_PENDING = 0,
 	DP_SUB_DONE,
 	DP_SUB_FAILED,
-	DP_SUB_STATE_MASK = 0x3,
-	DP_SUB_COPYING = 0x4, /* the item whose DATA events come next is copied */
+};
+
+#define DP_NO_KEY UINT16_MAX
+/* Pieces of items one merged reply may hold (an item is one piece unless datagrams of other
+ * nodes arrived in its middle). */
+#define DP_MGET_FRAGS 512
+
+/* A list of mbufs linked by their next pointer, each a datagram to be: headers left blank,
+ * then the frame header, then up to mget_body_max bytes (all full but the last). */
+struct dp_chain {
+	struct rte_mbuf *first;
+	struct rte_mbuf *last;
+	uint32_t n;
+	uint32_t bytes;
+};
+
+/* Bytes [pos, pos + len) of a context's stream belong to the item of key @c key. */
+struct dp_mget_frag {
+	uint32_t pos;
+	uint32_t len;
+	uint16_t key;
 };
 
 /*
- * A multi-get being merged: the client's addressing, the merged reply so far as a list of
- * mbufs linked by their next pointer (headers left blank until it is sent; each holds
- * frame header room plus up to body_max bytes), and the sub-requests, one per node.
- * tsc == 0: free. Worker-owned.
+ * A multi-get being merged: the client's addressing; the items the nodes sent, copied in
+ * arrival order into a stream of pool mbufs, with where each key's item lies (frag); the
+ * sub-requests, one per node. At the end the items are copied in the request's key order
+ * into the datagrams sent. tsc == 0: free. Worker-owned.
  */
 struct dp_mget {
 	uint64_t tsc;
@@ -135,19 +154,24 @@ struct dp_mget {
 	uint8_t client_mac[6];
 	uint16_t nsub;
 	uint16_t pending;
-	uint16_t prev, next;   /* live list, oldest first */
-	uint32_t noop_opaque;  /* binary: the NOOP request's opaque */
-	uint32_t bytes;	       /* body bytes buffered in out */
-	uint16_t nout;
-	struct rte_mbuf *out;  /* first datagram of the merged reply */
-	struct rte_mbuf *last; /* the one being filled */
-	struct rte_mbuf *req;  /* the client's request (meta misses are rebuilt from it) */
-	uint16_t req_off;      /* its UDP payload: offset in the mbuf's data, length */
+	uint16_t nkeys;
+	uint16_t nfrag;
+	uint16_t prev, next;  /* live list, oldest first */
+	uint32_t noop_opaque; /* binary: the NOOP request's opaque */
+	struct dp_chain stream;
+	struct rte_mbuf *req; /* the client's request: keys are compared with its bytes */
+	uint16_t req_off;     /* its UDP payload: offset in the mbuf's data, length */
 	uint16_t req_len;
 	uint32_t sub_slot[MC_MAX_KEYS];
 	uint32_t sub_ep[MC_MAX_KEYS];
 	uint8_t sub_state[MC_MAX_KEYS];
-	uint8_t key_sub[MC_MAX_KEYS]; /* key index -> sub-request index */
+	uint16_t sub_cursor[MC_MAX_KEYS]; /* the node's next key an item may answer */
+	uint16_t sub_key[MC_MAX_KEYS];	  /* key whose value bytes come next, or DP_NO_KEY */
+	uint8_t key_sub[MC_MAX_KEYS];	  /* key index -> sub-request index */
+	uint16_t key_off[MC_MAX_KEYS];	  /* key bytes in the request payload */
+	uint8_t key_len[MC_MAX_KEYS];
+	uint8_t key_done[MC_MAX_KEYS]; /* its item arrived whole */
+	struct dp_mget_frag frag[DP_MGET_FRAGS];
 };
 
 /* Where the headers of a parsed packet are; kept in the mbuf's l2_len / l3_len too. */
@@ -217,6 +241,8 @@ struct dp_worker {
 	uint64_t mget_bytes_peak;
 	uint64_t mget_bytes_max;
 	uint32_t mget_body_max; /* merged reply bytes per datagram after the frame header */
+	struct rte_mbuf **mget_index; /* scratch: a stream's mbufs by position (finish) */
+	uint32_t mget_index_max;
 	struct rte_mempool *pool;
 	uint64_t *node_mget_partial; /* per endpoint */
 

@@ -66,10 +66,17 @@ static bool splittable(const struct mc_requests *r)
 	return false;
 }
 
-/* ---- the merged reply buffer ------------------------------------------------------------ */
+/* ---- chains of datagrams ---------------------------------------------------------------- */
 
-static void out_free(struct rte_mbuf *o)
+static inline uint16_t body_off(const struct dp_mget *g)
 {
+	return (uint16_t)(hdr_room(g->has_vlan) + MC_FRAME_HDR_LEN);
+}
+
+static void chain_free(struct dp_chain *c)
+{
+	struct rte_mbuf *o = c->first;
+
 	while (o != NULL) {
 		struct rte_mbuf *n = o->next;
 
@@ -77,54 +84,32 @@ static void out_free(struct rte_mbuf *o)
 		rte_pktmbuf_free(o);
 		o = n;
 	}
+	*c = (struct dp_chain){0};
 }
 
-/* A new datagram at the end of the reply, with room for the headers and frame header. */
-static struct rte_mbuf *out_new(struct dp_worker *w, struct dp_mget *g)
+/* Append @p len bytes; @return false when the pool is dry (the chain keeps what it had). */
+static bool chain_append(struct dp_worker *w, const struct dp_mget *g, struct dp_chain *c,
+			 const void *src, uint32_t len)
 {
-	struct rte_mbuf *o = rte_pktmbuf_alloc(w->pool);
+	const uint8_t *p = src;
+	uint16_t off = body_off(g);
 
-	if (o == NULL)
-		return NULL;
-	o->data_len = (uint16_t)(hdr_room(g->has_vlan) + MC_FRAME_HDR_LEN);
-	if (g->last != NULL)
-		g->last->next = o;
-	else
-		g->out = o;
-	g->last = o;
-	g->nout++;
-	return o;
-}
-
-/* Drop what was buffered: the reply will be an error. */
-static void overflow(struct dp_worker *w, struct dp_mget *g)
-{
-	out_free(g->out);
-	g->out = g->last = NULL;
-	g->nout = 0;
-	w->mget_bytes -= g->bytes;
-	g->bytes = 0;
-	g->overflow = 1;
-}
-
-/* Append @p len bytes to the merged reply, within the worker's byte budget. */
-static void append(struct dp_worker *w, struct dp_mget *g, const uint8_t *p, uint32_t len)
-{
-	uint16_t body_off = (uint16_t)(hdr_room(g->has_vlan) + MC_FRAME_HDR_LEN);
-
-	if (unlikely(g->overflow))
-		return;
-	if (unlikely(w->mget_bytes + len > w->mget_bytes_max))
-		return overflow(w, g);
 	while (len > 0) {
-		struct rte_mbuf *o = g->last;
-		uint32_t used = o != NULL ? (uint32_t)(o->data_len - body_off) : w->mget_body_max;
+		struct rte_mbuf *o = c->last;
+		uint32_t used = o != NULL ? (uint32_t)(o->data_len - off) : w->mget_body_max;
 		uint32_t n;
 
 		if (used == w->mget_body_max) {
-			o = out_new(w, g);
+			o = rte_pktmbuf_alloc(w->pool);
 			if (unlikely(o == NULL))
-				return overflow(w, g);
+				return false;
+			o->data_len = off;
+			if (c->last != NULL)
+				c->last->next = o;
+			else
+				c->first = o;
+			c->last = o;
+			c->n++;
 			used = 0;
 		}
 		n = RTE_MIN(w->mget_body_max - used, len);
@@ -132,16 +117,78 @@ static void append(struct dp_worker *w, struct dp_mget *g, const uint8_t *p, uin
 		o->data_len = (uint16_t)(o->data_len + n);
 		p += n;
 		len -= n;
-		g->bytes += n;
-		w->mget_bytes += n;
+		c->bytes += n;
 	}
-	if (w->mget_bytes > w->mget_bytes_peak)
-		w->mget_bytes_peak = w->mget_bytes;
+	return true;
 }
 
-static void append_str(struct dp_worker *w, struct dp_mget *g, const char *s)
+static bool chain_str(struct dp_worker *w, const struct dp_mget *g, struct dp_chain *c,
+		      const char *s)
 {
-	append(w, g, (const uint8_t *)s, (uint32_t)strlen(s));
+	return chain_append(w, g, c, s, (uint32_t)strlen(s));
+}
+
+/* ---- the stream of items ---------------------------------------------------------------- */
+
+/* Drop what was buffered: the reply will be an error. */
+static void overflow(struct dp_worker *w, struct dp_mget *g)
+{
+	w->mget_bytes -= g->stream.bytes;
+	chain_free(&g->stream);
+	g->nfrag = 0;
+	g->overflow = 1;
+}
+
+/* Append bytes of key @p key's item to the stream, within the worker's byte budget. */
+static void item_bytes(struct dp_worker *w, struct dp_mget *g, uint16_t key, const void *p,
+		       uint32_t len)
+{
+	uint32_t pos = g->stream.bytes;
+	struct dp_mget_frag *f = g->nfrag ? &g->frag[g->nfrag - 1] : NULL;
+
+	if (unlikely(g->overflow))
+		return;
+	if (unlikely(w->mget_bytes + len > w->mget_bytes_max ||
+		     (!(f && f->key == key && f->pos + f->len == pos) &&
+		      g->nfrag == DP_MGET_FRAGS)))
+		return overflow(w, g);
+	if (unlikely(!chain_append(w, g, &g->stream, p, len))) {
+		w->mget_bytes += g->stream.bytes - pos; /* overflow() takes it all back */
+		return overflow(w, g);
+	}
+	w->mget_bytes += len;
+	if (w->mget_bytes > w->mget_bytes_peak)
+		w->mget_bytes_peak = w->mget_bytes;
+	if (f && f->key == key && f->pos + f->len == pos)
+		f->len += len;
+	else
+		g->frag[g->nfrag++] = (struct dp_mget_frag){pos, len, key};
+}
+
+/* Copy key @p k's item from the stream (its mbufs indexed in w->mget_index) into @p c. */
+static bool copy_item(struct dp_worker *w, const struct dp_mget *g, uint16_t k,
+		      struct dp_chain *c)
+{
+	uint16_t off = body_off(g);
+
+	for (uint16_t i = 0; i < g->nfrag; i++) {
+		uint32_t pos = g->frag[i].pos, len = g->frag[i].len;
+
+		if (g->frag[i].key != k)
+			continue;
+		while (len > 0) {
+			struct rte_mbuf *o = w->mget_index[pos / w->mget_body_max];
+			uint32_t at = pos % w->mget_body_max;
+			uint32_t n = RTE_MIN(w->mget_body_max - at, len);
+
+			if (!chain_append(w, g, c,
+					  rte_pktmbuf_mtod_offset(o, uint8_t *, off + at), n))
+				return false;
+			pos += n;
+			len -= n;
+		}
+	}
+	return true;
 }
 
 /* A binary response header (24 bytes) with @p status and @p body_len. */
@@ -183,9 +230,8 @@ static void ctx_release(struct dp_worker *w, uint16_t gi)
 {
 	struct dp_mget *g = &w->mgets[gi];
 
-	out_free(g->out);
-	g->out = g->last = NULL;
-	w->mget_bytes -= g->bytes;
+	w->mget_bytes -= g->stream.bytes;
+	chain_free(&g->stream);
 	rte_pktmbuf_free(g->req);
 	g->req = NULL;
 	g->tsc = 0;
@@ -193,102 +239,115 @@ static void ctx_release(struct dp_worker *w, uint16_t gi)
 	w->mget_free[w->n_mget_free++] = gi;
 }
 
-/* ---- finish: misses, terminator, send ---------------------------------------------------- */
+/* ---- finish: items in key order, misses, terminator, send -------------------------------- */
 
-/* Meta: an EN (with the O, k and b flags the request asked to be echoed) for every mg
- * without q whose node did not answer. The request is parsed again from its kept mbuf. */
-static void meta_misses(struct dp_worker *w, struct dp_mget *g)
+/* Meta: the EN memcached sends for an mg without q whose key it lacks, with the O, k and b
+ * flags the request asked to be echoed, in the request's order. */
+static bool meta_miss(struct dp_worker *w, const struct dp_mget *g, const struct mc_requests *r,
+		      const uint8_t *p, uint16_t k, struct dp_chain *c)
 {
-	const uint8_t *p = rte_pktmbuf_mtod_offset(g->req, const uint8_t *, g->req_off);
-	struct mc_requests *r = &w->req;
+	const struct mc_request *rq = &r->req[k]; /* one key per mg */
+	uint32_t pos = rq->args_off, end = rq->args_off + rq->args_len;
+	bool ok = chain_str(w, g, c, "EN");
 
-	if (mc_parse_datagram_flags(p, g->req_len, MC_PARSE_CTL_KEYS, r) != MC_OK)
-		return;
-	for (uint16_t i = 0; i + 1 < r->nreq; i++) {
-		const struct mc_request *rq = &r->req[i];
-		const struct mc_key *k = &r->keys[rq->key_first];
-		uint32_t pos = rq->args_off, end = rq->args_off + rq->args_len;
+	while (ok && pos < end) {
+		uint32_t t = pos;
 
-		if ((g->sub_state[g->key_sub[rq->key_first]] & DP_SUB_STATE_MASK) !=
-			    DP_SUB_FAILED ||
-		    (rq->flags & MC_REQ_F_QUIET))
-			continue;
-		append_str(w, g, "EN");
-		while (pos < end) {
-			uint32_t t = pos;
-
-			while (t < end && p[t] != ' ')
-				t++;
-			if (t > pos && (p[pos] == 'O' || p[pos] == 'b')) {
-				append_str(w, g, " ");
-				append(w, g, p + pos, p[pos] == 'b' ? 1 : t - pos);
-			} else if (t > pos && p[pos] == 'k') {
-				append_str(w, g, " k");
-				append(w, g, p + k->off, k->len);
-			}
-			pos = t + 1;
-		}
-		append_str(w, g, "\r\n");
+		while (t < end && p[t] != ' ')
+			t++;
+		if (t > pos && (p[pos] == 'O' || p[pos] == 'b'))
+			ok = chain_str(w, g, c, " ") &&
+			     chain_append(w, g, c, p + pos, p[pos] == 'b' ? 1 : t - pos);
+		else if (t > pos && p[pos] == 'k')
+			ok = chain_str(w, g, c, " k") &&
+			     chain_append(w, g, c, p + g->key_off[k], g->key_len[k]);
+		pos = t + 1;
 	}
+	return ok && chain_str(w, g, c, "\r\n");
 }
 
-static void terminator(struct dp_worker *w, struct dp_mget *g)
+static bool terminator(struct dp_worker *w, const struct dp_mget *g, struct dp_chain *c)
 {
 	uint8_t h[MC_BIN_HDR_LEN];
 
 	switch (g->proto) {
 	case MC_PROTO_ASCII:
-		return append_str(w, g, "END\r\n");
+		return chain_str(w, g, c, "END\r\n");
 	case MC_PROTO_META:
-		return append_str(w, g, "MN\r\n");
+		return chain_str(w, g, c, "MN\r\n");
 	default:
 		bin_head(h, MC_BIN_NOOP, 0, 0, g->noop_opaque);
-		return append(w, g, h, MC_BIN_HDR_LEN);
+		return chain_append(w, g, c, h, MC_BIN_HDR_LEN);
 	}
 }
 
+/* The merged reply in @p c: the items in the request's key order (meta misses rebuilt for
+ * silent nodes), then the terminator. @return false when the pool ran dry. */
+static bool assemble(struct dp_worker *w, const struct dp_mget *g, bool partial,
+		     struct dp_chain *c)
+{
+	const uint8_t *p = rte_pktmbuf_mtod_offset(g->req, const uint8_t *, g->req_off);
+	struct mc_requests *r = NULL;
+	uint32_t i = 0;
+
+	for (struct rte_mbuf *o = g->stream.first; o != NULL && i < w->mget_index_max;
+	     o = o->next)
+		w->mget_index[i++] = o;
+	/* Meta misses need the flags of each mg: parse the kept request again. */
+	if (partial && g->proto == MC_PROTO_META &&
+	    mc_parse_datagram_flags(p, g->req_len, MC_PARSE_CTL_KEYS, &w->req) == MC_OK)
+		r = &w->req;
+	for (uint16_t k = 0; k < g->nkeys; k++) {
+		bool ok = true;
+
+		if (g->key_done[k])
+			ok = copy_item(w, g, k, c);
+		else if (r != NULL && g->sub_state[g->key_sub[k]] == DP_SUB_FAILED &&
+			 !(r->req[k].flags & MC_REQ_F_QUIET))
+			ok = meta_miss(w, g, r, p, k, c);
+		if (!ok)
+			return false;
+	}
+	return terminator(w, g, c);
+}
+
 /* The reply outgrew the buffer (or the pool ran dry): one datagram with an error instead. */
-static void overflow_reply(struct dp_worker *w, struct dp_mget *g)
+static void overflow_reply(struct dp_worker *w, const struct dp_mget *g, struct dp_chain *c)
 {
 	static const char why[] = "multi-get reply larger than the router's buffer";
-	uint8_t buf[MC_BIN_HDR_LEN + sizeof(why)];
-	uint32_t n;
-	struct rte_mbuf *o;
+	uint8_t h[MC_BIN_HDR_LEN];
 
 	w->ctr[DP_CTR_MGET_OVERFLOW]++;
+	chain_free(c);
 	if (g->proto == MC_PROTO_BINARY) {
-		bin_head(buf, MC_BIN_NOOP, 0x0082, sizeof(why) - 1, g->noop_opaque);
-		memcpy(buf + MC_BIN_HDR_LEN, why, sizeof(why) - 1);
-		n = MC_BIN_HDR_LEN + sizeof(why) - 1;
-	} else {
-		n = (uint32_t)snprintf((char *)buf, sizeof(buf), "SERVER_ERROR %s\r\n", why);
-	}
-	o = out_new(w, g);
-	if (o == NULL)
+		bin_head(h, MC_BIN_NOOP, 0x0082, sizeof(why) - 1, g->noop_opaque);
+		if (chain_append(w, g, c, h, MC_BIN_HDR_LEN) &&
+		    chain_append(w, g, c, why, sizeof(why) - 1))
+			return;
+	} else if (chain_str(w, g, c, "SERVER_ERROR ") && chain_str(w, g, c, why) &&
+		   chain_str(w, g, c, "\r\n")) {
 		return;
-	memcpy(rte_pktmbuf_mtod_offset(o, uint8_t *, o->data_len), buf, n);
-	o->data_len = (uint16_t)(o->data_len + n);
+	}
+	chain_free(c); /* not even that: the client times out */
 }
 
 static void finish(struct dp_worker *w, uint16_t gi)
 {
 	struct dp_mget *g = &w->mgets[gi];
+	struct dp_chain c = {0};
 	bool partial = false;
 	uint16_t seq = 0, off = hdr_room(g->has_vlan);
 
 	for (uint16_t j = 0; j < g->nsub; j++)
-		partial |= (g->sub_state[j] & DP_SUB_STATE_MASK) == DP_SUB_FAILED;
-	if (partial && g->proto == MC_PROTO_META)
-		meta_misses(w, g);
-	terminator(w, g);
-	if (g->overflow) {
-		overflow_reply(w, g);
-	} else {
+		partial |= g->sub_state[j] == DP_SUB_FAILED;
+	if (!g->overflow && assemble(w, g, partial, &c)) {
 		w->ctr[DP_CTR_MGET_MERGED]++;
 		w->ctr[DP_CTR_MGET_PARTIAL] += partial;
+	} else {
+		overflow_reply(w, g, &c);
 	}
-	for (struct rte_mbuf *o = g->out, *n; o != NULL; o = n, seq++) {
-		struct mc_frame f = {g->client_reqid, seq, g->nout, 0};
+	for (struct rte_mbuf *o = c.first, *n; o != NULL; o = n, seq++) {
+		struct mc_frame f = {g->client_reqid, seq, (uint16_t)c.n, 0};
 
 		n = o->next;
 		mc_frame_write(rte_pktmbuf_mtod_offset(o, uint8_t *, off), &f);
@@ -296,7 +355,6 @@ static void finish(struct dp_worker *w, uint16_t gi)
 			     g->listen_port, g->client_port);
 		dp_tx_push(w, o, DP_TX_MGET_OUT, 0);
 	}
-	g->out = g->last = NULL; /* the TX buffer owns them now */
 	ctx_release(w, gi);
 }
 
@@ -343,7 +401,7 @@ void dp_mget_expire(struct dp_worker *w)
 		if (w->now <= g->tsc || w->now - g->tsc <= w->timeout_tsc)
 			return;
 		for (uint16_t j = 0, left = g->pending; left > 0; j++) {
-			if ((g->sub_state[j] & DP_SUB_STATE_MASK) != DP_SUB_PENDING)
+			if (g->sub_state[j] != DP_SUB_PENDING)
 				continue;
 			left--;
 			w->ctr[DP_CTR_SLOTS_EXPIRED]++;
@@ -353,7 +411,7 @@ void dp_mget_expire(struct dp_worker *w)
 	}
 }
 
-/* What to do with a reply item: 1 copy it, 0 skip it (the node's terminator), -1 the node's
+/* What to do with a reply item: 1 keep it, 0 skip it (the node's terminator), -1 the node's
  * answer is not a multi-get reply (error, garbage): its keys become misses. */
 static int item_kept(const struct dp_mget *g, const struct mc_reply_event *ev)
 {
@@ -369,30 +427,64 @@ static int item_kept(const struct dp_mget *g, const struct mc_reply_event *ev)
 	}
 }
 
-/* Copy one parser event into the merged reply. @return 0, or -1 when the node failed. */
-static int absorb(struct dp_worker *w, struct dp_mget *g, uint8_t *st, int ev_kind,
+/* The key of sub-request @p j an item answers: the node answers its keys in order, so the
+ * first of its keys from the cursor on whose bytes the item echoes (VALUE, meta k, binary
+ * GETK), else the next one. DP_NO_KEY: more items than keys. */
+static uint16_t match_key(const struct dp_mget *g, uint16_t j, const struct mc_reply_event *ev)
+{
+	const uint8_t *p = rte_pktmbuf_mtod_offset(g->req, const uint8_t *, g->req_off);
+	uint16_t first = DP_NO_KEY;
+
+	for (uint16_t k = g->sub_cursor[j]; k < g->nkeys; k++) {
+		if (g->key_sub[k] != j)
+			continue;
+		if (ev->key == NULL)
+			return k;
+		if (first == DP_NO_KEY)
+			first = k;
+		if (ev->key_len == g->key_len[k] && memcmp(ev->key, p + g->key_off[k], ev->key_len) == 0)
+			return k;
+	}
+	return first;
+}
+
+/* Copy one parser event of sub-request @p j into the stream. @return 0, or -1 when the node
+ * failed. */
+static int absorb(struct dp_worker *w, struct dp_mget *g, uint16_t j, int ev_kind,
 		  const struct mc_reply_event *ev)
 {
 	bool text = g->proto != MC_PROTO_BINARY;
+	uint16_t k = g->sub_key[j];
 	int keep;
 
 	if (ev_kind == MC_EV_DATA) {
-		if (*st & DP_SUB_COPYING) {
-			append(w, g, ev->data, ev->data_len);
-			if (ev->last && text)
-				append(w, g, (const uint8_t *)"\r\n", 2);
+		if (k == DP_NO_KEY)
+			return 0;
+		item_bytes(w, g, k, ev->data, ev->data_len);
+		if (ev->last) {
+			if (text)
+				item_bytes(w, g, k, "\r\n", 2);
+			g->key_done[k] = 1;
+			g->sub_key[j] = DP_NO_KEY;
 		}
 		return 0;
 	}
-	*st &= (uint8_t)~DP_SUB_COPYING;
+	g->sub_key[j] = DP_NO_KEY;
 	keep = item_kept(g, ev);
 	if (keep <= 0)
 		return keep;
-	append(w, g, ev->head, ev->head_len);
-	if (ev->value_len != 0)
-		*st |= DP_SUB_COPYING;
-	else if (text && (ev->type == MC_REPLY_VALUE || ev->type == MC_REPLY_META_VA))
-		append(w, g, (const uint8_t *)"\r\n", 2); /* the empty value's own line end */
+	k = match_key(g, j, ev);
+	if (k == DP_NO_KEY)
+		return -1;
+	g->sub_cursor[j] = (uint16_t)(k + 1);
+	item_bytes(w, g, k, ev->head, ev->head_len);
+	if (ev->value_len != 0) {
+		g->sub_key[j] = k;
+		return 0;
+	}
+	if (text && (ev->type == MC_REPLY_VALUE || ev->type == MC_REPLY_META_VA))
+		item_bytes(w, g, k, "\r\n", 2); /* the empty value's own line end */
+	g->key_done[k] = 1;
 	return 0;
 }
 
@@ -412,7 +504,7 @@ void dp_mget_reply(struct dp_worker *w, struct rte_mbuf *m, struct dp_pkt *pk, u
 	if (mc_reply_feed_datagram(rp, pk->payload, pk->plen) != MC_OK)
 		r = -1;
 	while (r >= 0 && (r = mc_reply_next(rp, &ev)) > 0)
-		if (absorb(w, g, &g->sub_state[j], r, &ev) < 0)
+		if (absorb(w, g, j, r, &ev) < 0)
 			r = -1;
 	rte_pktmbuf_free(m); /* the events pointed into it */
 	if (r < 0) {
@@ -530,6 +622,8 @@ static void send_sub(struct dp_worker *w, struct dp_mget *g, uint16_t gi, uint16
 	mc_reply_expect(&w->parsers[sl->parser], &w->req); /* as the whole request's */
 	g->sub_slot[j] = s;
 	g->sub_state[j] = DP_SUB_PENDING;
+	g->sub_cursor[j] = 0;
+	g->sub_key[j] = DP_NO_KEY;
 	mc_frame_write(body, &f);
 	o->data_len = (uint16_t)(off + MC_FRAME_HDR_LEN + n);
 	memcpy(node_mac, &mac, 6); /* little-endian: bytes 0..5 of the word */
@@ -561,9 +655,9 @@ static uint16_t ctx_open(struct dp_worker *w, struct rte_mbuf *m, const struct d
 	g->overflow = 0;
 	g->nsub = nsub;
 	g->pending = nsub;
-	g->bytes = 0;
-	g->nout = 0;
-	g->out = g->last = NULL;
+	g->nkeys = r->nkeys;
+	g->nfrag = 0;
+	g->stream = (struct dp_chain){0};
 	g->req = m;
 	g->req_off = (uint16_t)(pk->payload - rte_pktmbuf_mtod(m, uint8_t *));
 	g->req_len = (uint16_t)pk->plen;
@@ -611,6 +705,11 @@ void dp_mget_split(struct dp_worker *w, struct rte_mbuf *m, struct dp_pkt *pk)
 	g = &w->mgets[gi];
 	memcpy(g->key_sub, key_sub, r->nkeys);
 	memcpy(g->sub_ep, ep, sizeof(uint32_t) * (uint32_t)n);
+	for (uint16_t k = 0; k < r->nkeys; k++) {
+		g->key_off[k] = (uint16_t)r->keys[k].off;
+		g->key_len[k] = (uint8_t)r->keys[k].len;
+		g->key_done[k] = 0;
+	}
 	for (int j = 0; j < n; j++)
 		send_sub(w, g, gi, (uint16_t)j, subs[j], pk, mac[j]);
 	/* The client's request counts once, as forwarded; its mbuf stays with the context. */
@@ -645,7 +744,10 @@ int dp_mget_init(struct dp_worker *w, const struct dp_config *c, int socket)
 	w->mgets = rte_zmalloc_socket("dp_mgets", sizeof(*w->mgets) * c->mget_max,
 				      RTE_CACHE_LINE_SIZE, socket);
 	w->mget_free = rte_malloc_socket("dp_mfree", sizeof(uint16_t) * c->mget_max, 0, socket);
-	if (w->mgets == NULL || w->mget_free == NULL)
+	w->mget_index_max = c->mget_bytes / w->mget_body_max + 2;
+	w->mget_index = rte_malloc_socket("dp_mindex", sizeof(*w->mget_index) * w->mget_index_max,
+					  0, socket);
+	if (w->mgets == NULL || w->mget_free == NULL || w->mget_index == NULL)
 		return -ENOMEM;
 	for (uint32_t i = 0; i < c->mget_max; i++)
 		w->mget_free[i] = (uint16_t)(c->mget_max - 1 - i);
@@ -659,5 +761,6 @@ void dp_mget_free(struct dp_worker *w)
 		ctx_release(w, w->mget_head);
 	rte_free(w->mgets);
 	rte_free(w->mget_free);
+	rte_free(w->mget_index);
 	rte_free(w->node_mget_partial);
 }

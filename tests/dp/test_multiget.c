@@ -220,9 +220,10 @@ static void test_ascii_two_and_all_nodes(void **state)
 	assert_int_equal(t_stats().mget_live, 1);
 	snprintf(msg, sizeof(msg), "VALUE %s 1 0 79\r\n\r\nEND\r\n", k[1][1]);
 	node_says(sub_of(s, n, 1), 0, 1, msg, strlen(msg));
+	/* In the request's key order, as one memcached holding every key would answer. */
 	snprintf(want, sizeof(want),
-		 "VALUE %s 5 3 77\r\nabc\r\nVALUE %s 0 2 78\r\nxy\r\nVALUE %s 1 0 79\r\n\r\nEND\r\n",
-		 k[3][0], k[1][0], k[1][1]);
+		 "VALUE %s 0 2 78\r\nxy\r\nVALUE %s 5 3 77\r\nabc\r\nVALUE %s 1 0 79\r\n\r\nEND\r\n",
+		 k[1][0], k[3][0], k[1][1]);
 	expect_merged(5001, 0x4242, want, strlen(want), 1);
 	struct dp_stats st = t_stats();
 	assert_int_equal(st.ctr[DP_CTR_MGET_SPLIT], 1);
@@ -246,15 +247,19 @@ static void test_ascii_two_and_all_nodes(void **state)
 	assert_string_equal(sub_of(s, n, 0)->body, want);
 	snprintf(want, sizeof(want), "gat 300 %s %s\r\n", k[2][0], k[2][1]);
 	assert_string_equal(sub_of(s, n, 2)->body, want);
-	want[0] = '\0';
 	for (int node = 3; node >= 0; node--) {
 		for (int rep = 0; rep < (node == 0 ? 2 : 1); rep++) {
 			snprintf(msg, sizeof(msg), "VALUE %s %d 1\r\n%d\r\n", k[node][0], node,
 				 node);
 			node_says(sub_of(s, n, node), 0, 1, msg, strlen(msg));
-			strcat(want, msg);
 		}
 		node_says(sub_of(s, n, node), 0, 1, "END\r\n", 5);
+	}
+	/* Key order: k00 k10 k20 k30 k00 (k21 missed). */
+	want[0] = '\0';
+	for (int i = 0; i < 5; i++) {
+		snprintf(msg, sizeof(msg), "VALUE %s %d 1\r\n%d\r\n", k[i % 4][0], i % 4, i % 4);
+		strcat(want, msg);
 	}
 	strcat(want, "END\r\n");
 	expect_merged(5002, 7, want, strlen(want), 1);
@@ -308,7 +313,7 @@ static void test_multi_datagram(void **state)
 	struct dp_stats st = t_stats();
 	assert_int_equal(st.ctr[DP_CTR_MGET_DATAGRAMS], (wl + BODY_MAX - 1) / BODY_MAX);
 	assert_int_equal(st.ctr[DP_CTR_RETURNED], 4 + 1 + 3);
-	assert_true(st.mget_bytes_peak >= wl);
+	assert_true(st.mget_bytes_peak >= wl - 5); /* the items; END is added when sending */
 	t_dp_stop();
 }
 
@@ -427,6 +432,55 @@ static void test_silent_node(void **state)
 	t_dp_stop();
 }
 
+/* Two nodes' multi-datagram values arriving interleaved datagram by datagram: each value
+ * whole and in key order. A third node's value cut off by the timeout is left out whole. */
+static void test_interleaved_and_cut(void **state)
+{
+	char k[3][16], text[128];
+	static char msg[3][4200], want[9000];
+	size_t ml[3], wl = 0;
+	struct sub s[4];
+	int n;
+
+	(void)state;
+	t_dp_start(1, 4, short_timeout);
+	for (int i = 0; i < 3; i++)
+		key_on(i, 0, "iv", k[i], sizeof(k[i]));
+	snprintf(text, sizeof(text), "get %s %s %s\r\n", k[2], k[1], k[0]);
+	request(5010, 31, text, strlen(text));
+	n = collect_subs(s, 4);
+	assert_int_equal(n, 3);
+	for (int i = 0; i < 3; i++) {
+		ml[i] = (size_t)snprintf(msg[i], sizeof(msg[i]), "VALUE %s %d 3000\r\n", k[i], i);
+		memset(msg[i] + ml[i], 'a' + i, 3000);
+		memcpy(msg[i] + ml[i] + 3000, "\r\nEND\r\n", 7);
+		ml[i] += 3007;
+	}
+	/* Datagrams 0, 1, 2 of nodes 0 and 1 alternate; node 2 sends only datagram 0 of 3. */
+	for (uint16_t d = 0; d < 3; d++)
+		for (int i = 0; i < 3; i++) {
+			size_t off = d * BODY_MAX, len = ml[i] - off < BODY_MAX ? ml[i] - off : BODY_MAX;
+
+			if (i < 2 || d == 0)
+				node_says(sub_of(s, n, i), d, 3, msg[i] + off, len);
+		}
+	assert_int_equal(t_sent_count(0), 0);
+	wait_timeout();
+	for (int i = 1; i >= 0; i--) { /* key order: k2 (cut: left out), k1, k0 */
+		memcpy(want + wl, msg[i], ml[i] - 5);
+		wl += ml[i] - 5;
+	}
+	memcpy(want + wl, "END\r\n", 5);
+	wl += 5;
+	expect_merged(5010, 31, want, wl, (int)((wl + BODY_MAX - 1) / BODY_MAX));
+	struct dp_stats st = t_stats();
+	assert_int_equal(st.ctr[DP_CTR_MGET_PARTIAL], 1);
+	assert_int_equal(st.ctr[DP_CTR_MGET_NODE_TIMEOUTS], 1);
+	assert_int_equal(node_partial(2), 1);
+	assert_int_equal(st.mget_bytes, 0);
+	t_dp_stop();
+}
+
 /* A binary GETKQ ... NOOP pipeline: hits from each node, one NOOP response at the end. */
 static void test_binary(void **state)
 {
@@ -475,7 +529,11 @@ static void test_binary(void **state)
 		assert_memory_equal(sb->body, req + off, 24 + kl);
 		assert_memory_equal(sb->body + 24 + kl, req + rl - 24, 24);
 	}
-	/* Node 1 misses (only NOOP); nodes 0 and 2 hit: GETKQ response, NOOP response. */
+	/* Node 1 misses (only NOOP); nodes 0 and 2 hit: GETKQ response, NOOP response. They
+	 * answer in reverse; the merged reply is in key order. */
+	uint8_t hit[3][64];
+	size_t hl[3] = {0};
+
 	for (int i = 2; i >= 0; i--) {
 		struct sub *sb = sub_of(s, n, i);
 		uint8_t noop[24] = {0x81, 0x0a};
@@ -495,12 +553,16 @@ static void test_binary(void **state)
 			memcpy(resp + 28, k[i], kl);
 			memcpy(resp + 28 + kl, "v!", 2);
 			node_says(sb, 0, 1, resp, l);
-			memcpy(want + wl, resp, l);
-			wl += l;
+			memcpy(hit[i], resp, l);
+			hl[i] = l;
 		} else {
 			node_says(sb, 0, 0, "", 0);
 		}
 		node_says(sb, 0, 1, noop, 24);
+	}
+	for (int i = 0; i < 3; i++) {
+		memcpy(want + wl, hit[i], hl[i]);
+		wl += hl[i];
 	}
 	memset(want + wl, 0, 24);
 	want[wl] = 0x81;
@@ -538,7 +600,8 @@ static void test_meta(void **state)
 	node_says(sub_of(s, n, 0), 0, 1, "MN\r\n", 4);
 	node_says(sub_of(s, n, 2), 0, 1, "VA 1\r\nz\r\nMN\r\n", 13);
 	wait_timeout(); /* node 1 is silent */
-	snprintf(want, sizeof(want), "%sHD s2\r\nVA 1\r\nz\r\nEN O2 k%s\r\nMN\r\n", msg, k[1]);
+	/* Key order: mg k0, mg k1 (EN: silent node), mg k2 (q hit), mg k0 s. */
+	snprintf(want, sizeof(want), "%sEN O2 k%s\r\nVA 1\r\nz\r\nHD s2\r\nMN\r\n", msg, k[1]);
 	expect_merged(5008, 14, want, strlen(want), 1);
 	assert_int_equal(t_stats().ctr[DP_CTR_MGET_PARTIAL], 1);
 	t_dp_stop();
@@ -643,6 +706,7 @@ int main(void)
 		cmocka_unit_test(test_multi_datagram),
 		cmocka_unit_test(test_mtu),
 		cmocka_unit_test(test_silent_node),
+		cmocka_unit_test(test_interleaved_and_cut),
 		cmocka_unit_test(test_binary),
 		cmocka_unit_test(test_meta),
 		cmocka_unit_test(test_limits),
