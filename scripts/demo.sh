@@ -13,6 +13,9 @@
 #      step fails).
 #
 #   6. shows what adding a fifth node would move, per algorithm (ringway-plan compare).
+#   7. live add under memcaslap load: `ringwayctl plan add` (the exact fraction that moves),
+#      `ringwayctl add` of the spare node, and the fraction of 10,000 keys that really changed
+#      owner (asked at the nodes), with the publish latency.
 #
 # Environment: RINGWAY_BUILD_DIR (default build-demo), DEMO_SECONDS (memcaslap run time per run,
 # default 15), DEMO_NODES (default 4), DEMO_PREFIX (sandbox prefix, default demo),
@@ -56,13 +59,13 @@ if [ -f "$build/build.ninja" ]; then
 else
 	meson setup "$build" -Ddpdk=enabled -Dtests=disabled -Dbench=false >"$build.setup.log" 2>&1
 fi || { cat "$build.setup.log" >&2; exit 1; }
-ninja -C "$build" -j2 app/ringway/ringway app/ringway-plan/ringway-plan
+ninja -C "$build" -j2 app/ringway/ringway app/ringway-plan/ringway-plan app/ringwayctl/ringwayctl
 ringway=$build/app/ringway/ringway
 [ -x "$ringway" ] || { echo "demo: $ringway was not built" >&2; exit 1; }
 
-step "sandbox up ($nodes memcached nodes)"
+step "sandbox up ($nodes memcached nodes, and one spare for the live add)"
 trap '"${sandbox[@]}" down --prefix "$prefix" >/dev/null 2>&1 || true' EXIT
-"${sandbox[@]}" up --nodes "$nodes" --prefix "$prefix"
+"${sandbox[@]}" up --nodes $((nodes + 1)) --prefix "$prefix"
 "${sandbox[@]}" status --prefix "$prefix"
 state=/run/ringway-sandbox/$prefix
 # shellcheck disable=SC1091
@@ -131,7 +134,7 @@ fi
 
 step "start ringway on ${port/af_/net_af_}0 (iface $ROUTER_IF in $NS_ROUTER)"
 conf=$state/ringway.conf
-"${sandbox[@]}" config --prefix "$prefix" >"$conf"
+"${sandbox[@]}" config --prefix "$prefix" --members "$nodes" >"$conf"
 "${sandbox[@]}" router-start --prefix "$prefix" --ringway "$ringway" --config "$conf" \
 	--port "$port"
 if [ "$port" = af_xdp ]; then
@@ -198,18 +201,25 @@ for f in verify_failed udp_timeout packet_drop get_misses; do
 done
 [ -n "$d" ] && [ -n "$r" ] && awk -v d="$d" -v r="$r" 'BEGIN{printf "ringway / direct: %.2f (2 vCPUs shared by client, router and nodes)\n", r / d}'
 
+step "live add of node$((nodes + 1)) under memcaslap load: plan, add, measured moved fraction"
+live=0
+"$py" tests/e2e/control_moved.py --prefix "$prefix" \
+	--ctl "$build/app/ringwayctl/ringwayctl" --add "node$((nodes + 1))" || live=1
+
 step "stop ringway (its exit print; counters that stayed 0 left out)"
 "${sandbox[@]}" router-stop --prefix "$prefix" | grep -v -E '^EAL|^TELEMETRY| 0$' || true
 
 step "what adding a fifth node would move (ringway-plan compare, 20,000 keys)"
-"$build/app/ringway-plan/ringway-plan" compare --nodes "$state/nodes" \
-	--add "node$((NODES + 1))=198.18.1.$((NODES + 1)):11211" --generate 20000 || true
+head -n "$nodes" "$state/nodes" >"$state/nodes.members"
+"$build/app/ringway-plan/ringway-plan" compare --nodes "$state/nodes.members" \
+	--add "node$((nodes + 1))=198.18.1.$((nodes + 1)):11211" --generate 20000 || true
 
 fail=0
 [ "$(field "$routed" verify_failed)" = 0 ] || fail=1
 [ "$(field "$routed" udp_timeout)" = 0 ] || fail=1
 ops=$(echo "$routed" | sed -n 's/.*Ops: \([0-9]*\).*/\1/p' | tail -1)
 [ "${ops:-0}" -gt 1000 ] || fail=1
+[ $live = 0 ] || fail=1
 step "tear down"
 "${sandbox[@]}" down --prefix "$prefix"
 trap - EXIT
