@@ -178,6 +178,7 @@ static int publish_state(const struct ctl_state *st, const struct pl_placement *
 
 /* Static MACs of @p st's members, index-aligned (NULL on ENOMEM). */
 static void afxdp_neigh_poll(void);
+static void afxdp_neigh_poll_now(void);
 
 static struct dp_node_mac *member_macs(const struct ctl_state *st)
 {
@@ -207,7 +208,7 @@ static void resolve_new_members(const struct ctl_state *next, const struct pl_pl
 	while ((unknown = dp_prepare_placement(the_dp, pl, macs)) > 0 &&
 	       rte_get_tsc_cycles() < deadline && !stop_requested) {
 		dp_control_poll(the_dp);
-		afxdp_neigh_poll();
+		afxdp_neigh_poll_now();
 		rte_delay_us_sleep(1000);
 	}
 	if (unknown > 0)
@@ -457,6 +458,13 @@ static void afxdp_close(void)
 {
 }
 #endif
+
+/* AF_XDP: ask the kernel's neighbour table now, not at the next 250 ms tick. */
+static void afxdp_neigh_poll_now(void)
+{
+	xdp.next_tsc = 0;
+	afxdp_neigh_poll();
+}
 
 static void fatal(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 

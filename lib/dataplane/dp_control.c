@@ -692,7 +692,9 @@ static void node_fill(const struct dp *dp, uint32_t i, struct dp_node_stats *o)
 	memcpy(o->mac, &mac, 6);
 	o->mac_known = (mac & DP_MAC_VALID) != 0;
 	o->mac_static = e->mac_static;
-	o->in_ring = e->in_ring;
+	/* A member being added (dp_prepare_placement) counts: AF_XDP mode asks the kernel for
+	 * the MACs of in-ring nodes, and the new one's is needed before the swap. */
+	o->in_ring = e->in_ring || e->pending;
 	o->forwarded = ep_sum(dp, i, true) - e->base_fwd;
 	o->returned = ep_sum(dp, i, false) - e->base_ret;
 	o->mget_partial = ep_sum_mget(dp, i) - e->base_mget;
