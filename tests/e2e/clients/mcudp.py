@@ -89,6 +89,43 @@ def bin_responses(data):
     return out
 
 
+def parse_values(data):
+    """An ASCII retrieval reply: ([(key, flags, value, cas or None)], complete). complete is
+    True when the reply ends with END right after the last value, False when more must
+    come; ValueError when it is not a retrieval reply (or has bytes after END)."""
+    items = []
+    off = 0
+    while True:
+        nl = data.find(b"\r\n", off)
+        if nl < 0:
+            return items, False
+        line = data[off:nl]
+        if line == b"END":
+            if nl + 2 != len(data):
+                raise ValueError("bytes after END: %r" % data[nl + 2:nl + 40])
+            return items, True
+        parts = line.split(b" ")
+        if parts[0] != b"VALUE" or len(parts) not in (4, 5):
+            raise ValueError("not a VALUE line: %r" % line[:80])
+        n = int(parts[3])
+        end = nl + 2 + n
+        if len(data) < end + 2:
+            return items, False
+        if data[end:end + 2] != b"\r\n":
+            raise ValueError("value of %r not followed by CRLF" % parts[1])
+        items.append((parts[1], int(parts[2]), data[nl + 2:end],
+                      int(parts[4]) if len(parts) == 5 else None))
+        off = end + 2
+
+
+def ascii_complete(data):
+    """True when `data` is a whole ASCII retrieval reply (for collect_stream)."""
+    try:
+        return parse_values(data)[1]
+    except ValueError:
+        return True  # not going to get better: hand it to the caller
+
+
 def mask_bin_cas(data):
     """The binary responses in `data` with their CAS fields zeroed (CAS values differ
     between two stores of the same item, everything else must not)."""
@@ -118,6 +155,9 @@ class UdpClient:
         self.next_id = random.randrange(1, 0xFFFF)
         self.strays = []  # (req_id, seq, total, payload) of datagrams nobody waited for
         self.pending = {}  # req_id -> {seq: payload} for replies being collected
+        # req_id -> [messages, current message {seq: payload}, done(bytes)] for replies of
+        # several messages (memcached sends each hit of a multi-get as a message of its own)
+        self.streams = {}
 
     def close(self):
         self.sock.close()
@@ -153,6 +193,18 @@ class UdpClient:
             self.strays.append((None, None, None, dgram))
             return
         rid, seq, total, _res, payload = u
+        st = self.streams.get(rid)
+        if st is not None:
+            if total == 0:
+                return  # an empty message (a quiet miss)
+            if seq >= total or seq in st[1]:
+                self.strays.append((rid, seq, total, payload))
+                return
+            st[1][seq] = payload
+            if len(st[1]) == total:
+                st[0].append(b"".join(st[1][i] for i in range(total)))
+                st[1] = {}
+            return
         got = self.pending.get(rid)
         if got is None or total == 0 or seq >= total or seq in got:
             self.strays.append((rid, seq, total, payload))
@@ -179,6 +231,28 @@ class UdpClient:
         got = self.pending.pop(req_id)
         self.last_datagrams = len(got)
         return b"".join(got[s][1] for s in range(len(got)))
+
+    def send_stream(self, payload, done, req_id=None):
+        """Send a request whose reply may be several messages; done(bytes) says when the
+        messages so far make the whole reply. Collect it with collect_stream()."""
+        if req_id is None:
+            req_id = self.new_id()
+        self.streams[req_id] = [[], {}, done]
+        self.sock.send(frame(req_id, payload))
+        return req_id
+
+    def collect_stream(self, req_id, timeout=None):
+        """The messages of the reply to req_id, joined; raises Timeout."""
+        deadline = time.monotonic() + (self.timeout if timeout is None else timeout)
+        st = self.streams[req_id]
+        while not (not st[1] and st[0] and st[2](b"".join(st[0]))):
+            d = self._recv_one(deadline)
+            if d is None:
+                self.streams.pop(req_id, None)
+                raise Timeout("req %d: %d messages" % (req_id, len(st[0])))
+            self._file(d)
+        self.streams.pop(req_id)
+        return b"".join(st[0])
 
     def request(self, payload, timeout=None, req_id=None):
         return self.collect(self.send(payload, req_id), timeout)
