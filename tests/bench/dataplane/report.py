@@ -384,7 +384,20 @@ def report_sandbox(a):
     if "ringway_paced" in lgd and "direct_paced" in lgd:
         doc["ratios"]["loadgen_ringway_over_direct_paced_p50"] = ratio(
             lgd["ringway_paced"]["latency_us"]["p50"], lgd["direct_paced"]["latency_us"]["p50"])
-    print("ratios: " + ", ".join("%s %s" % kv for kv in doc["ratios"].items()))
+    # Same-round ratios (the four runs of a round are minutes apart at most, so the machine's
+    # other load is most alike), and their median: steadier than a ratio of medians.
+    per_round = {"ringway_over_direct_udp_tps": ("ringway_udp", "direct_udp", "tps"),
+                 "ringway_udp_over_twemproxy_tcp_tps": ("ringway_udp", "twemproxy_tcp", "tps"),
+                 "twemproxy_over_direct_tcp_tps": ("twemproxy_tcp", "direct_tcp", "tps"),
+                 "ringway_over_twemproxy_cpu_per_req": ("ringway_udp", "twemproxy_tcp",
+                                                        "proxy_cpu_s_per_mreq")}
+    doc["ratios_per_round"] = {}
+    for name, (x, y, k) in per_round.items():
+        rs = [ratio(rx.get(k), ry.get(k)) for rx, ry in zip(m[x]["rounds"], m[y]["rounds"])]
+        doc["ratios_per_round"][name] = {"rounds": rs, "median": median(rs)}
+    print("ratios (of medians): " + ", ".join("%s %s" % kv for kv in doc["ratios"].items()))
+    print("ratios (median of same-round ratios): " + ", ".join(
+        "%s %s %s" % (k, v["median"], v["rounds"]) for k, v in doc["ratios_per_round"].items()))
     exit_txt = os.path.join(a.raw, "router-exit.txt")
     if os.path.exists(exit_txt):
         with open(exit_txt) as f:
