@@ -148,9 +148,9 @@ static void item_bytes(struct dp_worker *w, struct dp_mget *g, uint16_t key, con
 
 	if (unlikely(g->overflow))
 		return;
-	if (unlikely(w->mget_bytes + len > w->mget_bytes_max ||
-		     (!(f && f->key == key && f->pos + f->len == pos) &&
-		      g->nfrag == DP_MGET_FRAGS)))
+	if (unlikely(
+		    w->mget_bytes + len > w->mget_bytes_max ||
+		    (!(f && f->key == key && f->pos + f->len == pos) && g->nfrag == DP_MGET_FRAGS)))
 		return overflow(w, g);
 	if (unlikely(!chain_append(w, g, &g->stream, p, len))) {
 		w->mget_bytes += g->stream.bytes - pos; /* overflow() takes it all back */
@@ -166,8 +166,7 @@ static void item_bytes(struct dp_worker *w, struct dp_mget *g, uint16_t key, con
 }
 
 /* Copy key @p k's item from the stream (its mbufs indexed in w->mget_index) into @p c. */
-static bool copy_item(struct dp_worker *w, const struct dp_mget *g, uint16_t k,
-		      struct dp_chain *c)
+static bool copy_item(struct dp_worker *w, const struct dp_mget *g, uint16_t k, struct dp_chain *c)
 {
 	uint16_t off = body_off(g);
 
@@ -181,8 +180,8 @@ static bool copy_item(struct dp_worker *w, const struct dp_mget *g, uint16_t k,
 			uint32_t at = pos % w->mget_body_max;
 			uint32_t n = RTE_MIN(w->mget_body_max - at, len);
 
-			if (!chain_append(w, g, c,
-					  rte_pktmbuf_mtod_offset(o, uint8_t *, off + at), n))
+			if (!chain_append(w, g, c, rte_pktmbuf_mtod_offset(o, uint8_t *, off + at),
+					  n))
 				return false;
 			pos += n;
 			len -= n;
@@ -283,15 +282,13 @@ static bool terminator(struct dp_worker *w, const struct dp_mget *g, struct dp_c
 
 /* The merged reply in @p c: the items in the request's key order (meta misses rebuilt for
  * silent nodes), then the terminator. @return false when the pool ran dry. */
-static bool assemble(struct dp_worker *w, const struct dp_mget *g, bool partial,
-		     struct dp_chain *c)
+static bool assemble(struct dp_worker *w, const struct dp_mget *g, bool partial, struct dp_chain *c)
 {
 	const uint8_t *p = rte_pktmbuf_mtod_offset(g->req, const uint8_t *, g->req_off);
 	struct mc_requests *r = NULL;
 	uint32_t i = 0;
 
-	for (struct rte_mbuf *o = g->stream.first; o != NULL && i < w->mget_index_max;
-	     o = o->next)
+	for (struct rte_mbuf *o = g->stream.first; o != NULL && i < w->mget_index_max; o = o->next)
 		w->mget_index[i++] = o;
 	/* Meta misses need the flags of each mg: parse the kept request again. */
 	if (partial && g->proto == MC_PROTO_META &&
@@ -442,7 +439,8 @@ static uint16_t match_key(const struct dp_mget *g, uint16_t j, const struct mc_r
 			return k;
 		if (first == DP_NO_KEY)
 			first = k;
-		if (ev->key_len == g->key_len[k] && memcmp(ev->key, p + g->key_off[k], ev->key_len) == 0)
+		if (ev->key_len == g->key_len[k] &&
+		    memcmp(ev->key, p + g->key_off[k], ev->key_len) == 0)
 			return k;
 	}
 	return first;
@@ -528,11 +526,11 @@ static uint32_t sub_body(const struct mc_requests *r, const uint8_t *p, const ui
 	const struct mc_request *rq = &r->req[0];
 	uint32_t n = 0;
 
-#define PUT(src, len)                                                                              \
-	do {                                                                                       \
-		if (out != NULL)                                                                   \
-			memcpy(out + n, (src), (len));                                             \
-		n += (uint32_t)(len);                                                              \
+#define PUT(src, len)                                  \
+	do {                                           \
+		if (out != NULL)                       \
+			memcpy(out + n, (src), (len)); \
+		n += (uint32_t)(len);                  \
 	} while (0)
 	if (r->nreq == 1) { /* ASCII: "<cmd> [exptime] " then the keys */
 		PUT(p + rq->off, r->keys[rq->key_first].off - rq->off);

@@ -146,8 +146,8 @@ static void rewrite_udp(struct dp_worker *w, struct rte_mbuf *m, struct dp_pkt *
 	udp->dst_port = dport;
 }
 
-void dp_udp_build(struct dp_worker *w, struct rte_mbuf *m, const uint8_t dst_mac[6],
-		  bool vlan, uint16_t vlan_tci, uint32_t dip, uint16_t sport, uint16_t dport)
+void dp_udp_build(struct dp_worker *w, struct rte_mbuf *m, const uint8_t dst_mac[6], bool vlan,
+		  uint16_t vlan_tci, uint32_t dip, uint16_t sport, uint16_t dport)
 {
 	struct rte_ether_hdr *eth = rte_pktmbuf_mtod(m, struct rte_ether_hdr *);
 	uint16_t l2 = sizeof(*eth) + (vlan ? sizeof(struct rte_vlan_hdr) : 0);

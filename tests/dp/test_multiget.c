@@ -70,7 +70,8 @@ static int collect_subs(struct sub *subs, int max)
 		subs[n].body[subs[n].blen] = '\0';
 		for (int i = 0; i < n; i++) {
 			assert_int_not_equal(subs[i].node, subs[n].node); /* one per node */
-			assert_false(subs[i].sport == subs[n].sport && subs[i].reqid == subs[n].reqid);
+			assert_false(subs[i].sport == subs[n].sport &&
+				     subs[i].reqid == subs[n].reqid);
 		}
 		rte_pktmbuf_free(m);
 		n++;
@@ -221,9 +222,10 @@ static void test_ascii_two_and_all_nodes(void **state)
 	snprintf(msg, sizeof(msg), "VALUE %s 1 0 79\r\n\r\nEND\r\n", k[1][1]);
 	node_says(sub_of(s, n, 1), 0, 1, msg, strlen(msg));
 	/* In the request's key order, as one memcached holding every key would answer. */
-	snprintf(want, sizeof(want),
-		 "VALUE %s 0 2 78\r\nxy\r\nVALUE %s 5 3 77\r\nabc\r\nVALUE %s 1 0 79\r\n\r\nEND\r\n",
-		 k[1][0], k[3][0], k[1][1]);
+	snprintf(
+		want, sizeof(want),
+		"VALUE %s 0 2 78\r\nxy\r\nVALUE %s 5 3 77\r\nabc\r\nVALUE %s 1 0 79\r\n\r\nEND\r\n",
+		k[1][0], k[3][0], k[1][1]);
 	expect_merged(5001, 0x4242, want, strlen(want), 1);
 	struct dp_stats st = t_stats();
 	assert_int_equal(st.ctr[DP_CTR_MGET_SPLIT], 1);
@@ -459,7 +461,8 @@ static void test_interleaved_and_cut(void **state)
 	/* Datagrams 0, 1, 2 of nodes 0 and 1 alternate; node 2 sends only datagram 0 of 3. */
 	for (uint16_t d = 0; d < 3; d++)
 		for (int i = 0; i < 3; i++) {
-			size_t off = d * BODY_MAX, len = ml[i] - off < BODY_MAX ? ml[i] - off : BODY_MAX;
+			size_t off = d * BODY_MAX,
+			       len = ml[i] - off < BODY_MAX ? ml[i] - off : BODY_MAX;
 
 			if (i < 2 || d == 0)
 				node_says(sub_of(s, n, i), d, 3, msg[i] + off, len);
@@ -585,8 +588,9 @@ static void test_meta(void **state)
 	t_dp_start(1, 4, short_timeout);
 	for (int i = 0; i < 3; i++)
 		key_on(i, 0, "mm", k[i], sizeof(k[i]));
-	snprintf(text, sizeof(text), "mg %s v k O1\r\nmg %s v O2 k\r\nmg %s v q\r\nmg %s s\r\nmn\r\n",
-		 k[0], k[1], k[2], k[0]);
+	snprintf(text, sizeof(text),
+		 "mg %s v k O1\r\nmg %s v O2 k\r\nmg %s v q\r\nmg %s s\r\nmn\r\n", k[0], k[1], k[2],
+		 k[0]);
 	request(5008, 14, text, strlen(text));
 	n = collect_subs(s, 4);
 	assert_int_equal(n, 3);

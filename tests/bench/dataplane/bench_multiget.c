@@ -56,13 +56,13 @@ static struct pl_placement *pl;
 static uint32_t router_ip, client_ip;
 static int failed;
 
-#define CHECK(c, ...)                                                                              \
-	do {                                                                                       \
-		if (!(c)) {                                                                        \
-			fprintf(stderr, "bench_multiget: check failed: " __VA_ARGS__);             \
-			fprintf(stderr, "\n");                                                     \
-			failed = 1;                                                                \
-		}                                                                                  \
+#define CHECK(c, ...)                                                                  \
+	do {                                                                           \
+		if (!(c)) {                                                            \
+			fprintf(stderr, "bench_multiget: check failed: " __VA_ARGS__); \
+			fprintf(stderr, "\n");                                         \
+			failed = 1;                                                    \
+		}                                                                      \
 	} while (0)
 
 static uint32_t ip4(uint8_t a, uint8_t b, uint8_t c, uint8_t d)
@@ -225,7 +225,8 @@ static unsigned int node_replies(struct rte_mbuf **out, unsigned int max, unsign
 		struct rte_udp_hdr *udp = (struct rte_udp_hdr *)(ip + 1);
 		char *body = (char *)(udp + 1) + 8, msg[256], val[M_VALUE];
 		uint16_t blen = (uint16_t)(rte_be_to_cpu_16(udp->dgram_len) - 16);
-		uint16_t reqid = (uint16_t)(((uint8_t *)(udp + 1))[0] << 8 | ((uint8_t *)(udp + 1))[1]);
+		uint16_t reqid =
+			(uint16_t)(((uint8_t *)(udp + 1))[0] << 8 | ((uint8_t *)(udp + 1))[1]);
 		uint8_t nmac[6] = {0x02, 0, 0, 0, 0x01, p[5]};
 		char *save = NULL, *tok;
 
@@ -275,7 +276,8 @@ static void check_merged(uint32_t first, uint32_t n)
 		}
 		memcpy(want + wl, "END\r\n", 5);
 		wl += 5;
-		CHECK(f[2] == 0 && f[3] == 0 && f[4] == 0 && f[5] == 1, "numbering of reply %u", idx);
+		CHECK(f[2] == 0 && f[3] == 0 && f[4] == 0 && f[5] == 1, "numbering of reply %u",
+		      idx);
 		CHECK(blen == wl && memcmp(f + 8, want, wl) == 0, "merged reply %u", idx);
 		rte_pktmbuf_free(m);
 	}
@@ -291,8 +293,11 @@ static int cmp_double(const void *a, const void *b)
 int main(int argc, char **argv)
 {
 	static struct rte_mbuf *reqs[M_BATCH_MAX], *reps[M_BATCH_MAX * (M_KEYS + M_NODES)];
-	char *def[] = {argv[0], "-l", "0", "--no-huge", "-m", "512", "--no-pci", "--no-shconf",
-		       "--no-telemetry", "--log-level", "error", "--file-prefix", NULL};
+	char *def[] = {argv[0],	      "-l",	     "0",
+		       "--no-huge",   "-m",	     "512",
+		       "--no-pci",    "--no-shconf", "--no-telemetry",
+		       "--log-level", "error",	     "--file-prefix",
+		       NULL};
 	char prefix[64], keys[M_KEYS][24], text[512];
 	uint32_t batches = 200, batch = 64;
 	bool quick = false;
