@@ -2,7 +2,8 @@
 """e2e: live membership changes on the running router under memcaslap -U load.
 
 The sandbox has 6 memcached nodes; the router starts with node1..4 (node5 and node6 are
-spares) and two workers (each with its own replica of the ring).
+spares) and two workers (each with its own replica of the ring; one worker in AF_XDP mode,
+RINGWAY_E2E_PORT=af_xdp, where the veth gives one queue).
 
 1. add: 10,000 keys are set through the router and found on the nodes themselves; under
    memcaslap load `ringwayctl plan add node5` gives the exact fraction, `ringwayctl add
@@ -30,6 +31,7 @@ import harness as h
 NKEYS = int(os.environ.get("E2E_CONTROL_KEYS", "10000"))
 CYCLES = int(os.environ.get("E2E_CONTROL_CYCLES", "200"))
 WORKERS_LCORES = "0@0,1@1,2@1"
+MBUF_SLACK = 64
 
 
 def plan_moved(ctl, t, *args):
@@ -180,13 +182,17 @@ def main():
     t.ok(holds, "accounting identity after the cycles: " + text)
     t.eq(h.delta(base_stats, after)["drops"], {},
          "no packet dropped by the router during the cycles (no drop reason at all)")
+    # af_packet copies into mbufs per burst: idle, exactly the baseline. The AF_XDP PMD keeps
+    # a fill queue of mbufs whose level moves by up to a batch or two: within MBUF_SLACK.
+    slack = MBUF_SLACK if h.PORT == "af_xdp" else 0
     end = time.monotonic() + 5
-    while time.monotonic() < end and cu.control_tel(sb).get("mbufs_in_use") != \
-            base_tel.get("mbufs_in_use"):
+    while time.monotonic() < end and abs(cu.control_tel(sb).get("mbufs_in_use", 0) -
+                                         base_tel.get("mbufs_in_use", 0)) > slack:
         time.sleep(0.2)
     tel = cu.control_tel(sb)
-    t.eq(tel.get("mbufs_in_use"), base_tel.get("mbufs_in_use"),
-         "mbuf pool use back to its baseline")
+    t.ok(abs(tel.get("mbufs_in_use", -1) - base_tel.get("mbufs_in_use", 0)) <= slack,
+         "mbuf pool use back to its baseline (%s, baseline %s, slack %d)"
+         % (tel.get("mbufs_in_use"), base_tel.get("mbufs_in_use"), slack))
     heap = cu.heap_alloc(sb)
     t.eq(heap, base_heap, "rte_malloc heap allocation back to its baseline (bytes, count)")
     rss = cu.router_rss_kb(sb)
