@@ -835,8 +835,8 @@ static void write_json(FILE *f, const struct b_case *scaling, uint32_t n_scaling
 	fprintf(f, "\"dpdk\": \"%s\",\n\"loadavg_1min\": %.2f,\n", rte_version(), load_average());
 	fprintf(f,
 		"\"ring\": {\"algorithm\": \"ring\", \"nodes\": %u, \"vnodes\": %u, "
-		"\"points\": %" PRIu64 "},\n",
-		run.nodes, run.vnodes, pl_point_count(run.pl));
+		"\"points\": %" PRIu64 ", \"memory_bytes\": %zu},\n",
+		run.nodes, run.vnodes, pl_point_count(run.pl), pl_memory(run.pl));
 	fprintf(f,
 		"\"packets_per_case\": %u,\n\"batch\": %u,\n\"burst\": 32,\n\"keys\": %u,\n"
 		"\"key_bytes\": [%d, %d],\n\"clients\": %u,\n",
@@ -950,7 +950,9 @@ static int port_setup(uint16_t nq)
 	char name[32];
 	int port;
 
-	run.pool = rte_pktmbuf_pool_create("b_pool", 4096u * nq + 4095u, 256, 0,
+	/* A batch in flight per worker plus the per-lcore caches: each worker cycles through about
+	 * batch + 512 mbufs, as a NIC queue cycles through the mbufs of its RX ring. */
+	run.pool = rte_pktmbuf_pool_create("b_pool", (run.batch + 512u) * nq + 1023u, 256, 0,
 					   RTE_MBUF_DEFAULT_BUF_SIZE, (int)rte_socket_id());
 	if (run.pool == NULL)
 		return -ENOMEM;
