@@ -348,8 +348,10 @@ static struct req_class classify(const struct mc_requests *r)
 	return c;
 }
 
-uint32_t dp_slot_take(struct dp_worker *w, const struct dp_pkt *pk, uint32_t ep, uint16_t *port,
-		      uint16_t *reqid)
+/* Inlined into forward_request (the single-key hot path); dp_slot_take() wraps it for the
+ * multi-get split. */
+static __rte_always_inline uint32_t slot_take(struct dp_worker *w, const struct dp_pkt *pk,
+					      uint32_t ep, uint16_t *port, uint16_t *reqid)
 {
 	uint32_t s = w->free_fifo[w->free_head++ & w->slot_mask];
 	struct dp_slot *sl = &w->slots[s];
@@ -378,13 +380,19 @@ uint32_t dp_slot_take(struct dp_worker *w, const struct dp_pkt *pk, uint32_t ep,
 	return s;
 }
 
+uint32_t dp_slot_take(struct dp_worker *w, const struct dp_pkt *pk, uint32_t ep, uint16_t *port,
+		      uint16_t *reqid)
+{
+	return slot_take(w, pk, ep, port, reqid);
+}
+
 /* Take a slot for the request in w->req, rewrite the packet towards node endpoint @p ep
  * (MAC word @p mac) from the port and request id naming the slot, and queue it. */
 static void forward_request(struct dp_worker *w, struct rte_mbuf *m, struct dp_pkt *pk, uint32_t ep,
 			    uint64_t mac, bool quiet)
 {
 	uint16_t port, reqid;
-	uint32_t s = dp_slot_take(w, pk, ep, &port, &reqid);
+	uint32_t s = slot_take(w, pk, ep, &port, &reqid);
 	struct dp_slot *sl = &w->slots[s];
 
 	slot_expect(w, sl, !quiet && !mc_reply_is_one_message(&w->req));
