@@ -240,8 +240,9 @@ static void ctx_release(struct dp_worker *w, uint16_t gi)
 
 /* ---- finish: items in key order, misses, terminator, send -------------------------------- */
 
-/* Meta: the EN memcached sends for an mg without q whose key it lacks, with the O, k and b
- * flags the request asked to be echoed, in the request's order. */
+/* Meta: the EN memcached (1.6.18, checked) sends for an mg without q whose key it lacks: the
+ * O and k flags echoed in the request's order, k followed by " b" when the key is base64;
+ * other flags are not echoed on a miss. */
 static bool meta_miss(struct dp_worker *w, const struct dp_mget *g, const struct mc_requests *r,
 		      const uint8_t *p, uint16_t k, struct dp_chain *c)
 {
@@ -254,12 +255,12 @@ static bool meta_miss(struct dp_worker *w, const struct dp_mget *g, const struct
 
 		while (t < end && p[t] != ' ')
 			t++;
-		if (t > pos && (p[pos] == 'O' || p[pos] == 'b'))
-			ok = chain_str(w, g, c, " ") &&
-			     chain_append(w, g, c, p + pos, p[pos] == 'b' ? 1 : t - pos);
+		if (t > pos && p[pos] == 'O')
+			ok = chain_str(w, g, c, " ") && chain_append(w, g, c, p + pos, t - pos);
 		else if (t > pos && p[pos] == 'k')
 			ok = chain_str(w, g, c, " k") &&
-			     chain_append(w, g, c, p + g->key_off[k], g->key_len[k]);
+			     chain_append(w, g, c, p + g->key_off[k], g->key_len[k]) &&
+			     (!(rq->flags & MC_REQ_F_BASE64) || chain_str(w, g, c, " b"));
 		pos = t + 1;
 	}
 	return ok && chain_str(w, g, c, "\r\n");
