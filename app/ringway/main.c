@@ -320,6 +320,8 @@ static void afxdp_prepare(int argc, char **argv)
 			   : (strcmp(argv[i], "--vdev") == 0 && i + 1 < argc ? argv[i + 1] : NULL);
 		struct steer_config sc = {0};
 		char err[256], out[sizeof(xdp.vdev) - 8];
+		uint32_t stale = 0;
+		bool ours = false;
 		int rc;
 
 		if (val == NULL)
@@ -346,11 +348,17 @@ static void afxdp_prepare(int argc, char **argv)
 		       sizeof(uint16_t) * cfg.router.n_listen_ports);
 		sc.reply_port_base = (uint16_t)cfg.router.reply_port_base;
 		sc.reply_port_count = (uint16_t)cfg.router.reply_port_count;
+		if (steer_query(xdp.ifindex, &stale, &ours) != 0 || !ours)
+			stale = 0;
 		xdp.steer = steer_open(xdp.ifindex, &sc, err, sizeof(err));
 		if (xdp.steer == NULL) {
 			fprintf(stderr, "ringway: AF_XDP steering on %s: %s\n", xdp.ifname, err);
 			exit(1);
 		}
+		if (stale != 0)
+			printf("ringway: %s: removed XDP program id %u that an earlier "
+			       "ringway left attached (killed or crashed)\n",
+			       xdp.ifname, stale);
 		if (steer_vdev_with_prog(val, xdp.steer, out, sizeof(out)) != 0) {
 			fprintf(stderr, "ringway: --vdev %s: too long\n", val);
 			exit(1);
@@ -478,6 +486,7 @@ static void fatal(const char *fmt, ...)
 	va_end(ap);
 	fputc('\n', stderr);
 	rte_eal_cleanup();
+	afxdp_close(); /* a failed start leaves no steering program on the interface */
 	exit(1);
 }
 
@@ -638,6 +647,10 @@ int main(int argc, char **argv)
 			rte_strerror(rte_errno));
 		return 1;
 	}
+	/* From here a stop request ends the start-up through the normal exit path, which closes
+	 * the port and removes an AF_XDP steering program (default action: it stays). */
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
 	rte_log_set_global_level(cfg.log.level);
 	RTE_LCORE_FOREACH_WORKER (lc) {
 		if (nl < DP_WORKERS_MAX)
@@ -688,8 +701,6 @@ int main(int argc, char **argv)
 	if (rc != 0)
 		fatal("cannot register telemetry: %s", strerror(-rc));
 
-	signal(SIGINT, on_signal);
-	signal(SIGTERM, on_signal);
 	for (uint16_t i = 0; i < nw; i++) {
 		rc = rte_eal_remote_launch(dp_worker_run, dp_worker_get(the_dp, i), lcores[i]);
 		if (rc != 0)

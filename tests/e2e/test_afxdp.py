@@ -11,7 +11,8 @@
   - after SIGKILL ringway's program stays attached (nothing runs to remove it): the kernel
     then gets the memcached datagrams too and answers them with ICMP port unreachable (a
     connected client sees ECONNREFUSED), ping still works; the next start detects the
-    program by its name, replaces it with its own and serves; its clean exit leaves nothing.
+    program by its name, says so in its log, replaces it with its own and serves; its clean
+    exit leaves nothing.
 
 Environment: RINGWAY.
 """
@@ -191,6 +192,9 @@ def main():
     t.ok(ok, "ping still answered by the kernel (%s)" % " / ".join(tail))
     sb.start_router(ringway, conf)
     t.ok(sb.wait_serving(), "the next start serves")
+    kid = killed.split()[1] if killed else "?"
+    t.ok("removed XDP program id %s that an earlier ringway left" % kid in sb.router_log(),
+         "the next start says it removed the killed run's program (id %s)" % kid)
     prog = sb.xdp_prog()
     t.ok(prog is not None and "ringway_steer" in prog and killed is not None and
          prog.split()[1] != killed.split()[1],
