@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <rte_arp.h>
 #include <rte_cycles.h>
 #include <rte_launch.h>
 #include <rte_malloc.h>
@@ -238,6 +239,99 @@ static void test_publish_10000_nodes(void **state)
 	t_dp_stop();
 }
 
+/* An ARP reply from @p ip (MAC @p mac) to the router. */
+static struct rte_mbuf *arp_reply(const uint8_t mac[6], const char *ip)
+{
+	struct rte_mbuf *m = rte_pktmbuf_alloc(rig.pool);
+	struct rte_ether_hdr *eth;
+	struct rte_arp_hdr *a;
+
+	assert_non_null(m);
+	/* Every byte of the Ethernet and ARP headers is set below. */
+	eth = (struct rte_ether_hdr *)rte_pktmbuf_append(m, sizeof(*eth) + sizeof(*a));
+	assert_non_null(eth);
+	memcpy(&eth->dst_addr, t_router_mac, 6);
+	memcpy(&eth->src_addr, mac, 6);
+	eth->ether_type = rte_cpu_to_be_16(RTE_ETHER_TYPE_ARP);
+	a = (struct rte_arp_hdr *)(eth + 1);
+	a->arp_hardware = rte_cpu_to_be_16(RTE_ARP_HRD_ETHER);
+	a->arp_protocol = rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4);
+	a->arp_hlen = 6;
+	a->arp_plen = 4;
+	a->arp_opcode = rte_cpu_to_be_16(RTE_ARP_OP_REPLY);
+	memcpy(&a->arp_data.arp_sha, mac, 6);
+	a->arp_data.arp_sip = t_ip(ip);
+	memcpy(&a->arp_data.arp_tha, t_router_mac, 6);
+	a->arp_data.arp_tip = t_ip(T_ROUTER_IP);
+	return m;
+}
+
+/* A member new to the ring gets its neighbour entry before the swap (dp_prepare_placement):
+ * the control lcore ARPs for it while the workers still run the old ring, and the ring
+ * published once its MAC is known forwards its keys at once. Published straight away, its
+ * first requests were dropped as node_no_mac until ARP answered (seen under memcaslap). */
+static void test_prepare_new_member(void **state)
+{
+	static const uint8_t n5_mac[6] = {0x02, 0, 0, 0, 0x01, 0x55};
+	struct pl_placement *p5 = t_fleet(5);
+	struct dp_node_mac macs[5];
+	struct rte_ether_hdr *eth;
+	struct rte_arp_hdr *a;
+	struct rte_mbuf *m;
+	char key[32], text[64];
+	int i, n;
+
+	(void)state;
+	assert_non_null(p5);
+	t_dp_start(1, 4, NULL); /* n1..n4 with static MACs, epoch 1 */
+	memset(macs, 0, sizeof(macs));
+	for (i = 0; i < 4; i++) {
+		uint8_t mac[6] = {0x02, 0, 0, 0, 0x01, (uint8_t)(i + 1)};
+
+		memcpy(macs[i].mac, mac, 6);
+		macs[i].has_mac = true;
+	}
+	/* n5 (by ARP) is new and unknown; asking again changes nothing. */
+	assert_int_equal(dp_prepare_placement(rig.dp, p5, macs), 1);
+	assert_int_equal(dp_prepare_placement(rig.dp, p5, macs), 1);
+	dp_control_poll(rig.dp);
+	t_poll(0);
+	m = t_sent(0);
+	assert_non_null(m);
+	eth = rte_pktmbuf_mtod(m, struct rte_ether_hdr *);
+	a = (struct rte_arp_hdr *)(eth + 1);
+	assert_int_equal(eth->ether_type, rte_cpu_to_be_16(RTE_ETHER_TYPE_ARP));
+	assert_int_equal(a->arp_opcode, rte_cpu_to_be_16(RTE_ARP_OP_REQUEST));
+	assert_int_equal(a->arp_data.arp_tip, t_ip("198.18.1.5"));
+	rte_pktmbuf_free(m);
+	assert_null(t_sent(0));
+	assert_int_equal(dp_epoch(rig.dp), 1); /* the workers still run the old ring */
+	/* The answer teaches the MAC: nothing left to wait for. */
+	t_inject(0, arp_reply(n5_mac, "198.18.1.5"));
+	t_poll(0);
+	assert_int_equal(dp_prepare_placement(rig.dp, p5, macs), 0);
+	assert_int_equal(dp_publish_placement(rig.dp, p5, macs, 2), 0);
+	/* A key of n5 goes straight to its learned MAC. */
+	for (i = 0; i < 100000; i++) {
+		snprintf(key, sizeof(key), "key%d", i);
+		if (pl_lookup(p5, key, strlen(key)) == 4)
+			break;
+	}
+	assert_true(i < 100000);
+	n = snprintf(text, sizeof(text), "get %s\r\n", key);
+	t_inject(0, t_request(5555, 1, text, (size_t)n));
+	t_poll(0);
+	m = t_sent(0);
+	assert_non_null(m);
+	assert_memory_equal(rte_pktmbuf_mtod(m, uint8_t *), n5_mac, 6);
+	rte_pktmbuf_free(m);
+	assert_int_equal(t_drop(DP_DROP_NODE_NO_MAC), 0);
+	/* Every member is in the ring now: nothing new to resolve. */
+	assert_int_equal(dp_prepare_placement(rig.dp, p5, macs), 0);
+	pl_free(p5);
+	t_dp_stop();
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -245,6 +339,7 @@ int main(void)
 		cmocka_unit_test(test_publish_with_sleeping_worker),
 		cmocka_unit_test(test_publish_refused_keeps_ring),
 		cmocka_unit_test(test_publish_10000_nodes),
+		cmocka_unit_test(test_prepare_new_member),
 	};
 
 	t_eal_setup("dp_publish", "0-1", 2);
