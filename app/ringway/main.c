@@ -58,10 +58,10 @@ static struct rte_mempool *the_pool;
 
 /* Live changes, for /ringway/control (written on the control lcore, read by telemetry). */
 static struct {
-	uint64_t publishes;       /* changes published to the workers */
+	uint64_t publishes;	  /* changes published to the workers */
 	uint64_t last_publish_us; /* clone per worker, swap, RCU synchronize done */
 	uint64_t max_publish_us;
-	uint64_t last_resolve_us; /* waiting for the MACs of members new to the ring */
+	uint64_t last_resolve_us;  /* waiting for the MACs of members new to the ring */
 	uint64_t resolve_timeouts; /* published with a new member's MAC still unknown */
 } pubstat;
 

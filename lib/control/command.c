@@ -305,7 +305,7 @@ struct ctl_session {
 	uint32_t block_cap;
 	unsigned block_lines;
 	char block_err[REASON_MAX + 32]; /* first bad member line, "" when none */
-	uint64_t line_ns; /* when the line being run arrived (CLOCK_MONOTONIC) */
+	uint64_t line_ns;		 /* when the line being run arrived (CLOCK_MONOTONIC) */
 };
 
 static uint64_t mono_ns(void)
