@@ -166,6 +166,14 @@ static void request(uint16_t cport, uint16_t creqid, const void *text, size_t le
 	t_poll(0);
 }
 
+/* Stop the dp and check no mbuf is left behind: sub-requests, node replies, the merged
+ * stream and the kept requests all went back to the pool (also of multi-gets still live). */
+static void mg_stop(void)
+{
+	t_dp_stop();
+	assert_int_equal(rte_mempool_in_use_count(rig.pool), 0);
+}
+
 /* Keys on one node: forwarded as is, no split. */
 static void test_one_node_not_split(void **state)
 {
@@ -185,7 +193,7 @@ static void test_one_node_not_split(void **state)
 	assert_int_equal(st.ctr[DP_CTR_MGET_SPLIT], 0);
 	assert_int_equal(st.ctr[DP_CTR_MULTI_TRACKED], 1);
 	assert_int_equal(st.mget_live, 0);
-	t_dp_stop();
+	mg_stop();
 }
 
 /* gets over two nodes, then get over all four with a duplicate key and gat's exptime. */
@@ -269,7 +277,7 @@ static void test_ascii_two_and_all_nodes(void **state)
 	assert_int_equal(st.ctr[DP_CTR_MGET_SUBREQ], 6);
 	assert_int_equal(st.ctr[DP_CTR_MGET_MERGED], 2);
 	assert_int_equal(st.mget_live, 0);
-	t_dp_stop();
+	mg_stop();
 }
 
 /* Values over several datagrams on the way in and on the way out. */
@@ -316,7 +324,7 @@ static void test_multi_datagram(void **state)
 	assert_int_equal(st.ctr[DP_CTR_MGET_DATAGRAMS], (wl + BODY_MAX - 1) / BODY_MAX);
 	assert_int_equal(st.ctr[DP_CTR_RETURNED], 4 + 1 + 3);
 	assert_true(st.mget_bytes_peak >= wl - 5); /* the items; END is added when sending */
-	t_dp_stop();
+	mg_stop();
 }
 
 static void small_mtu(struct dp_config *c)
@@ -356,7 +364,7 @@ static void test_mtu(void **state)
 	assert_memory_equal(got, want, wl);
 	assert_int_equal(nd, (int)((wl + 539) / 540));
 	free(got);
-	t_dp_stop();
+	mg_stop();
 }
 
 static void short_timeout(struct dp_config *c)
@@ -431,7 +439,7 @@ static void test_silent_node(void **state)
 	assert_int_equal(st.ctr[DP_CTR_MGET_NODE_ERRORS], 1);
 	assert_int_equal(st.ctr[DP_CTR_MGET_PARTIAL], 2);
 	assert_int_equal(node_partial(1), 2);
-	t_dp_stop();
+	mg_stop();
 }
 
 /* Two nodes' multi-datagram values arriving interleaved datagram by datagram: each value
@@ -481,7 +489,7 @@ static void test_interleaved_and_cut(void **state)
 	assert_int_equal(st.ctr[DP_CTR_MGET_NODE_TIMEOUTS], 1);
 	assert_int_equal(node_partial(2), 1);
 	assert_int_equal(st.mget_bytes, 0);
-	t_dp_stop();
+	mg_stop();
 }
 
 /* A binary GETKQ ... NOOP pipeline: hits from each node, one NOOP response at the end. */
@@ -574,7 +582,7 @@ static void test_binary(void **state)
 	wl += 24;
 	expect_merged(5007, 13, (const char *)want, wl, 1);
 	assert_int_equal(t_stats().ctr[DP_CTR_MGET_MERGED], 1);
-	t_dp_stop();
+	mg_stop();
 }
 
 /* Meta mg ... mn: responses from each node, one MN; a silent node's mg get EN (with O). */
@@ -633,7 +641,7 @@ static void test_meta(void **state)
 		 msg, k[1], b64[1]);
 	expect_merged(5008, 14, want, strlen(want), 1);
 	assert_int_equal(t_stats().ctr[DP_CTR_MGET_PARTIAL], 1);
-	t_dp_stop();
+	mg_stop();
 }
 
 static void tight_limits(struct dp_config *c)
@@ -680,7 +688,7 @@ static void test_limits(void **state)
 	request(6003, 4, text, strlen(text));
 	assert_int_equal(collect_subs(s, 4), 1);
 	assert_int_equal(s[0].node, 0);
-	t_dp_stop();
+	mg_stop();
 
 	/* One reply over the 3000-byte buffer: the client gets SERVER_ERROR, memory freed. */
 	t_dp_start(1, 4, tight_limits);
@@ -699,7 +707,7 @@ static void test_limits(void **state)
 	assert_int_equal(st.mget_bytes, 0);
 	assert_true(st.mget_bytes_peak <= 3000);
 	assert_int_equal(st.mget_live, 0);
-	t_dp_stop();
+	mg_stop();
 }
 
 /* A sub-reply arriving on the other worker is handed to the slot's owner. */
@@ -724,7 +732,7 @@ static void test_handoff(void **state)
 	snprintf(want, sizeof(want), "VALUE %s 0 1\r\n1\r\nEND\r\n", a);
 	expect_merged(6100, 21, want, strlen(want), 1);
 	assert_int_equal(t_stats().ctr[DP_CTR_TAKEN_OVER], 1);
-	t_dp_stop();
+	mg_stop();
 }
 
 int main(void)
