@@ -138,7 +138,7 @@ node_pids() {
 sum_ticks() {
 	local p t=0
 	for p in "$@"; do t=$((t + $(cpu_ticks "$p"))); done
-	echo $t
+	echo "$t"
 }
 
 sandbox_teardown() {
@@ -251,7 +251,7 @@ section_sandbox() {
 	section_sandbox_run || rc=$?
 	sandbox_teardown
 	trap - EXIT INT TERM
-	return $rc
+	return "$rc"
 }
 
 section_sandbox_run() {
