@@ -411,6 +411,23 @@ def report_sandbox(a):
     return 0
 
 
+def series(dat, titles):
+    """gnuplot histogram series for the columns of @dat that hold a number (an all-NaN column,
+    e.g. a tool that did not run, is left out: gnuplot refuses a histogram without points)."""
+    rows = []
+    with open(dat) as f:
+        for line in f:
+            if not line.startswith("#"):
+                rows.append(line.rsplit('"', 1)[1].split())
+    cols = [i for i in range(len(titles)) if any(r[i] != "NaN" for r in rows)]
+    parts = []
+    for n, i in enumerate(cols):
+        using = "%d:xtic(1)" % (i + 2) if n == 0 else "%d" % (i + 2)
+        parts.append("%s using %s title \"%s\"" % ("'%s'" % dat if n == 0 else "''", using,
+                                                     titles[i]))
+    return ", \\\n     ".join(parts) if parts else "NaN notitle"
+
+
 def chart(doc, png, base):
     """Two panels: throughput (memcaslap TPS, loadgen closed-loop req/s) and latency (memcaslap
     avg, loadgen p50/p99 at the paced rate)."""
@@ -424,13 +441,14 @@ def chart(doc, png, base):
             f.write('"%s" %s %s\n' % (lbl, m[k]["tps"] or 0,
                                       lg[lgk]["reply_pps"] if lgk in lg else "NaN"))
     with open(base + ".lat.dat", "w") as f:
-        f.write("# setup memcaslap_avg loadgen_p50 loadgen_p99\n")
+        f.write("# setup memcaslap_avg memcaslap_p99 loadgen_p50 loadgen_p99\n")
         for k, lbl in names.items():
             lgk = {"direct_udp": "direct_paced", "ringway_udp": "ringway_paced"}.get(k)
             lat = lg[lgk]["latency_us"] if lgk in lg else None
-            f.write('"%s" %s %s %s\n' % (lbl, m[k]["latency_avg_us"] or "NaN",
-                                         lat["p50"] if lat else "NaN",
-                                         lat["p99"] if lat else "NaN"))
+            f.write('"%s" %s %s %s %s\n' % (lbl, m[k]["latency_avg_us"] or "NaN",
+                                            m[k]["latency_p99_us"] or "NaN",
+                                            lat["p50"] if lat else "NaN",
+                                            lat["p99"] if lat else "NaN"))
     with open(base + ".cpu.dat", "w") as f:
         f.write("# setup proxy_cpu_s_per_million_requests\n")
         for k in ("ringway_udp", "twemproxy_tcp"):
@@ -452,22 +470,24 @@ set xtics nomirror rotate by -25 font ",9"
 set title "throughput (requests/s, higher is better)"
 set ylabel "requests/s"
 set yrange [0:*]
-plot '%(base)s.tput.dat' using 2:xtic(1) title "memcaslap, 8 conns", \\
-     '' using 3 title "loadgen, 32 in flight"
+plot %(tput_plot)s
 set title "latency (us, lower is better; log scale)"
 set ylabel "microseconds"
 set logscale y
 set yrange [10:*]
-plot '%(base)s.lat.dat' using 2:xtic(1) title "memcaslap mean", \\
-     '' using 3 title "loadgen p50 at %(rate)s/s", \\
-     '' using 4 title "loadgen p99 at %(rate)s/s"
+plot %(lat_plot)s
 unset logscale y
 set title "proxy process CPU s per million requests (memcaslap runs)"
 set ylabel "CPU seconds"
 set yrange [0:*]
 plot '%(base)s.cpu.dat' using 2:xtic(1) title "utime + stime" lc rgb "#c05050"
 unset multiplot
-""" % {"png": png, "base": base, "rate": rate}
+""" % {"png": png, "base": base,
+       "tput_plot": series(base + ".tput.dat", ["memcaslap, 8 conns",
+                                                 "loadgen, 32 in flight"]),
+       "lat_plot": series(base + ".lat.dat", ["memcaslap mean", "memcaslap p99 (log2 buckets)",
+                                              "loadgen p50 at %s/s" % rate,
+                                              "loadgen p99 at %s/s" % rate])}
     with open(base + ".gp", "w") as f:
         f.write(script)
     subprocess.run(["gnuplot", base + ".gp"], check=True)
