@@ -154,7 +154,14 @@ sandbox_teardown() {
 # twemproxy in a namespace of its own on the sandbox's bridge, with a kernel address (it is a
 # socket proxy), ketama over the same nodes.
 twem_start() {
-	local fab=$NS_FABRIC i ip t
+	local fab=$NS_FABRIC i ip t pids
+	# A leftover of a killed run: its nutcracker (started by this script) and namespace.
+	if ip netns list | grep -q "^$sb_twem_ns\b"; then
+		pids=$(ip netns pids "$sb_twem_ns" 2>/dev/null || true)
+		# shellcheck disable=SC2086
+		[ -z "$pids" ] || kill -TERM $pids 2>/dev/null || true
+		ip netns del "$sb_twem_ns"
+	fi
 	ip netns add "$sb_twem_ns"
 	ip -n "$sb_twem_ns" link set lo up
 	ip -n "$fab" link add tw0 type veth peer name veth0 netns "$sb_twem_ns"
