@@ -253,6 +253,11 @@ struct dp_worker {
 	const struct dp_view *cur; /* the view loaded for this burst */
 	uint64_t epoch_seen;       /* epoch of the last view this worker used */
 	struct mc_requests req;    /* parse scratch */
+	/* The burst pre-pass's guess at the current packet's first key (offset and length in
+	 * the UDP payload, 0: none) and its pl_key_hash() on cur: used when the parse agrees. */
+	uint64_t hint_hash;
+	uint32_t hint_off;
+	uint32_t hint_len;
 
 	uint16_t ntx;
 	struct rte_mbuf *tx[DP_TX_CAP];

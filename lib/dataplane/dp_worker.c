@@ -306,11 +306,18 @@ static int32_t request_owner(struct dp_worker *w, const uint8_t *payload)
 		size_t len = key->len;
 		int32_t idx;
 
-		if (key->base64) {
-			len = mc_key_decode(payload, key, buf);
-			kp = buf;
+		uint64_t h;
+
+		if (k == 0 && key->off == w->hint_off && len == w->hint_len && !key->base64) {
+			h = w->hint_hash; /* the same bytes, hashed by the pre-pass */
+		} else {
+			if (key->base64) {
+				len = mc_key_decode(payload, key, buf);
+				kp = buf;
+			}
+			h = pl_key_hash(pl, kp, len);
 		}
-		idx = pl_lookup_hash(pl, pl_key_hash(pl, kp, len));
+		idx = pl_lookup_hash(pl, h);
 		if (idx < 0)
 			return -2;
 		if (owner >= 0 && idx != owner)
@@ -547,6 +554,28 @@ static inline bool is_listen_port(const struct dp_worker *w, uint16_t port)
 	return false;
 }
 
+/* The header's one's complement sum is 0xffff (rte_raw_cksum(ip, ihl) == 0xffff): for the
+ * common 20-byte header as five 32-bit words, whose folded sum is the same value. */
+static inline bool ipv4_hdr_sum_ok(const struct rte_ipv4_hdr *ip, uint32_t ihl)
+{
+	const uint8_t *b = (const uint8_t *)ip;
+	uint64_t sum = 0;
+
+	if (ihl != sizeof(*ip))
+		return rte_raw_cksum(ip, ihl) == 0xffff;
+	for (int i = 0; i < 5; i++) {
+		uint32_t v;
+
+		memcpy(&v, b + 4 * i, 4);
+		sum += v;
+	}
+	sum = (sum & 0xffffffff) + (sum >> 32);
+	sum = (sum & 0xffffffff) + (sum >> 32);
+	sum = (sum & 0xffff) + (sum >> 16);
+	sum = (sum & 0xffff) + (sum >> 16);
+	return sum == 0xffff;
+}
+
 /* After Ethernet: IPv4 checks (lengths before reads, never trusting a length field), then
  * ICMP or UDP dispatch. */
 static void handle_ipv4(struct dp_worker *w, struct rte_mbuf *m, struct dp_pkt *pk, uint32_t len)
@@ -567,7 +596,7 @@ static void handle_ipv4(struct dp_worker *w, struct rte_mbuf *m, struct dp_pkt *
 	if (unlikely(tot < ihl || pk->l2_len + tot > len))
 		return dp_count_drop(w, m, DP_DROP_BAD_IP);
 	if ((m->ol_flags & RTE_MBUF_F_RX_IP_CKSUM_MASK) != RTE_MBUF_F_RX_IP_CKSUM_GOOD &&
-	    unlikely(rte_raw_cksum(ip, ihl) != 0xffff))
+	    unlikely(!ipv4_hdr_sum_ok(ip, ihl)))
 		return dp_count_drop(w, m, DP_DROP_BAD_IP);
 	if (unlikely(ip->fragment_offset &
 		     rte_cpu_to_be_16(RTE_IPV4_HDR_MF_FLAG | RTE_IPV4_HDR_OFFSET_MASK)))
@@ -628,8 +657,89 @@ static void handle_packet(struct dp_worker *w, struct rte_mbuf *m)
 	dp_count_drop(w, m, DP_DROP_NOT_IPV4);
 }
 
+/* Where a request's payload starts if @p m is an IPv4 UDP datagram to a port that is not a
+ * reply port: only lengths are checked (handle_packet judges the packet). */
+static inline const uint8_t *peek_payload(const struct dp_worker *w, struct rte_mbuf *m,
+					  uint32_t *plen)
+{
+	const uint8_t *d = rte_pktmbuf_mtod(m, const uint8_t *);
+	uint32_t len = rte_pktmbuf_data_len(m), l2 = sizeof(struct rte_ether_hdr), ihl, ulen;
+	const struct rte_ether_hdr *eth = (const struct rte_ether_hdr *)d;
+	const struct rte_udp_hdr *udp;
+	uint16_t dport;
+
+	if (len < sizeof(*eth) + sizeof(struct rte_vlan_hdr) + sizeof(struct rte_ipv4_hdr) +
+			  sizeof(*udp))
+		return NULL;
+	if (eth->ether_type == rte_cpu_to_be_16(RTE_ETHER_TYPE_VLAN))
+		l2 += sizeof(struct rte_vlan_hdr);
+	if (len < l2 + sizeof(struct rte_ipv4_hdr) + sizeof(*udp))
+		return NULL;
+	ihl = (uint32_t)(d[l2] & 0x0f) * 4;
+	if (d[l2 + 9] != IPPROTO_UDP || ihl < sizeof(struct rte_ipv4_hdr) ||
+	    len < l2 + ihl + sizeof(*udp))
+		return NULL;
+	udp = (const struct rte_udp_hdr *)(d + l2 + ihl);
+	dport = rte_be_to_cpu_16(udp->dst_port);
+	if ((uint16_t)(dport - w->reply_base) < w->reply_count)
+		return NULL;
+	ulen = rte_be_to_cpu_16(udp->dgram_len);
+	if (ulen < sizeof(*udp) || ulen > len - l2 - ihl)
+		return NULL;
+	*plen = ulen - (uint32_t)sizeof(*udp);
+	return (const uint8_t *)(udp + 1);
+}
+
+/* Packets the burst pre-pass reads ahead of the one it looks at. */
+#define DP_PREFETCH_AHEAD 4
+
+/* A packet's first two lines: headers, frame header and (for a request) its key. */
+static inline void prefetch_pkt(struct rte_mbuf *m)
+{
+	const uint8_t *d = rte_pktmbuf_mtod(m, const uint8_t *);
+
+	rte_prefetch0(d);
+	rte_prefetch0(d + RTE_CACHE_LINE_SIZE);
+}
+
+/*
+ * Before the packets are handled one by one: bring every packet's first two lines in, then
+ * guess each request's first key (mc_peek_key), hash it and prefetch its ring index entry,
+ * so that the index misses of a burst overlap instead of stalling each request in turn
+ * (the replica of a large ring does not fit the caches). Hints only: handle_request's parse
+ * decides, and uses a hash only for the very key bytes it was computed from.
+ */
+static void burst_prepare(struct dp_worker *w, struct rte_mbuf **pkts, uint16_t n,
+			  uint64_t *hash, uint32_t *off, uint32_t *len)
+{
+	const struct pl_placement *pl = w->cur->pl;
+
+	for (uint16_t i = 0; i < n && i < DP_PREFETCH_AHEAD; i++)
+		prefetch_pkt(pkts[i]);
+	for (uint16_t i = 0; i < n; i++) {
+		const uint8_t *pay;
+		uint32_t plen = 0;
+
+		if (i + DP_PREFETCH_AHEAD < n)
+			prefetch_pkt(pkts[i + DP_PREFETCH_AHEAD]);
+
+		len[i] = 0;
+		pay = peek_payload(w, pkts[i], &plen);
+		if (pay == NULL || !mc_peek_key(pay, plen, &off[i], &len[i])) {
+			len[i] = 0;
+			continue;
+		}
+		hash[i] = pl_key_hash(pl, pay + off[i], len[i]);
+		pl_prefetch_hash(pl, hash[i]);
+	}
+}
+
 uint16_t dp_forward_burst(struct dp_worker *w, struct rte_mbuf **pkts, uint16_t n)
 {
+	uint64_t hint_hash[DP_BURST_MAX];
+	uint32_t hint_off[DP_BURST_MAX], hint_len[DP_BURST_MAX];
+	bool hints;
+
 	w->now = rte_rdtsc();
 	/* Acquire pairs with the control lcore's release store in dp_publish_placement(): the
 	 * replica's contents are visible before its pointer. Loaded once per burst; the worker
@@ -640,11 +750,20 @@ uint16_t dp_forward_burst(struct dp_worker *w, struct rte_mbuf **pkts, uint16_t 
 		w->ctr[DP_CTR_PUBLISH_SEEN]++;
 	}
 	w->ctr[DP_CTR_RX] += n;
+	hints = w->cur != NULL && n <= DP_BURST_MAX;
+	if (hints)
+		burst_prepare(w, pkts, n, hint_hash, hint_off, hint_len);
 	for (uint16_t i = 0; i < n; i++) {
-		if (i + 1 < n)
+		if (hints) {
+			w->hint_hash = hint_hash[i];
+			w->hint_off = hint_off[i];
+			w->hint_len = hint_len[i];
+		} else if (i + 1 < n) {
 			rte_prefetch0(rte_pktmbuf_mtod(pkts[i + 1], void *));
+		}
 		handle_packet(w, pkts[i]);
 	}
+	w->hint_len = 0;
 	dp_tx_flush(w);
 	return n;
 }

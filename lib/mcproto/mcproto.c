@@ -208,6 +208,35 @@ static inline bool word_has_special(const uint8_t *q)
 }
 
 /*
+ * First index in [i, end) holding a byte <= 0x20 or 0x7f, or end. In a word that has one,
+ * the lowest flagged byte of the word tricks is exact (borrows only run upwards), so on a
+ * little-endian host its position comes from the trailing zero count.
+ */
+static inline uint32_t scan_plain(const uint8_t *p, uint32_t i, uint32_t end)
+{
+	const uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
+
+	while (end - i >= 8) {
+		uint64_t x;
+
+		memcpy(&x, p + i, 8);
+		uint64_t d = x ^ (ones * 0x7f);
+		uint64_t m = ((x - ones * 0x21) & ~x & highs) | ((d - ones) & ~d & highs);
+		if (m != 0) {
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+			return i + (uint32_t)__builtin_ctzll(m) / 8;
+#else
+			break;
+#endif
+		}
+		i += 8;
+	}
+	while (i < end && p[i] > 0x20 && p[i] != 0x7f)
+		i++;
+	return i;
+}
+
+/*
  * Next token as a key: tokenises and applies mc_key_check()'s byte rule in one pass.
  * *bad is set when the token holds a control character (spaces end it).
  */
@@ -646,6 +675,54 @@ static enum mc_err parse_text(struct pctx *c, uint32_t pos, uint32_t *next)
 	return MC_OK;
 }
 
+/*
+ * The commonest datagrams in one pass over the key: exactly `get <key>\r\n`, or one
+ * `mg <key>[ <flags>]\r\n` line. True with @p out as parse_text() fills it for them; false
+ * (out->nreq and nkeys still 0) for anything else, including keys the flags decide on
+ * (control bytes), so that the full parser gives the answer and the error.
+ */
+static bool parse_fast(const uint8_t *p, uint32_t start, uint32_t len, unsigned flags,
+		       struct mc_requests *out)
+{
+	struct pctx c = {.p = p, .len = len, .flags = flags, .out = out};
+	bool mg = p[start] == 'm';
+	uint32_t k = start + (mg ? 3 : 4), e;
+
+	if (len - start < 6 || p[len - 2] != '\r' || p[len - 1] != '\n' ||
+	    memcmp(p + start, mg ? "mg " : "get ", k - start) != 0)
+		return false;
+	e = scan_plain(p, k, len);
+	if (e == k || e - k > MC_KEY_MAX)
+		return false;
+	struct mc_request *r = &out->req[0];
+	*r = (struct mc_request){
+		.off = start,
+		.len = len - start,
+		.line_len = len - start,
+		.proto = mg ? MC_PROTO_META : MC_PROTO_ASCII,
+		.cmd = mg ? MC_CMD_MG : MC_CMD_GET,
+		.kind = MC_KIND_READ,
+		.key_count = 1,
+	};
+	out->keys[0] = (struct mc_key){.off = k, .len = (uint16_t)(e - k)};
+	out->proto = r->proto;
+	if (e == len - 2) {
+		out->nreq = out->nkeys = 1;
+		return true;
+	}
+	if (!mg || p[e] != ' ' || memchr(p + e, '\n', len - 1 - e) != NULL)
+		return false;
+	/* The key, then flags up to the line's "\r\n", which is the datagram's end. */
+	struct line l = {.p = p, .pos = e, .end = len - 2, .next = len};
+	out->nkeys = 1;
+	if (meta_flags(&c, &l, r) != MC_OK || meta_base64_key(&c, r) != MC_OK) {
+		out->nkeys = 0;
+		return false;
+	}
+	out->nreq = 1;
+	return true;
+}
+
 /* Parse [start, len) of @p p; offsets stay relative to @p p. */
 static enum mc_err parse_from(const uint8_t *p, uint32_t start, uint32_t len, unsigned flags,
 			      struct mc_requests *out)
@@ -659,6 +736,8 @@ static enum mc_err parse_from(const uint8_t *p, uint32_t start, uint32_t len, un
 	out->err_off = start;
 	if (start >= len)
 		return MC_E_EMPTY;
+	if ((p[start] == 'g' || p[start] == 'm') && parse_fast(p, start, len, flags, out))
+		return MC_OK;
 	bool binary = p[start] == MC_BIN_REQ_MAGIC;
 	out->proto = binary ? MC_PROTO_BINARY : MC_PROTO_ASCII;
 	while (pos < len) {
@@ -716,4 +795,42 @@ enum mc_err mc_parse_datagram_flags(const uint8_t *p, size_t len, unsigned flags
 enum mc_err mc_parse_datagram(const uint8_t *p, size_t len, struct mc_requests *out)
 {
 	return mc_parse_datagram_flags(p, len, 0, out);
+}
+
+bool mc_peek_key(const uint8_t *p, size_t len, uint32_t *off, uint32_t *klen)
+{
+	uint32_t s = MC_FRAME_HDR_LEN, n, i, e;
+
+	if (len < MC_FRAME_HDR_LEN + 4 || len > UINT32_MAX)
+		return false;
+	n = (uint32_t)len;
+	if (p[s] == MC_BIN_REQ_MAGIC) {
+		uint32_t kl, ex;
+
+		if (n - s < MC_BIN_HDR_LEN)
+			return false;
+		kl = mc_rd16(p + s + 2);
+		ex = p[s + 4];
+		if (kl == 0 || kl > MC_KEY_MAX || n - s - MC_BIN_HDR_LEN < ex + kl)
+			return false;
+		*off = s + MC_BIN_HDR_LEN + ex;
+		*klen = kl;
+		return true;
+	}
+	/* A command name of up to 15 bytes, one space, the key; get and mg at a glance. */
+	if (memcmp(p + s, "get ", 4) == 0)
+		i = s + 3;
+	else if (p[s] == 'm' && p[s + 2] == ' ')
+		i = s + 2;
+	else
+		for (i = s; i < n && i - s < 16 && p[i] != ' '; i++)
+			;
+	if (i >= n - 1 || p[i] != ' ')
+		return false;
+	e = scan_plain(p, ++i, n);
+	if (e == i || e - i > MC_KEY_MAX)
+		return false;
+	*off = i;
+	*klen = e - i;
+	return true;
 }

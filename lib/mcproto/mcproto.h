@@ -350,6 +350,16 @@ enum mc_err mc_parse_datagram_flags(const uint8_t *p, size_t len, unsigned flags
 				    struct mc_requests *out);
 
 /**
+ * Where the first key of a request datagram's payload (frame header included) probably is,
+ * from a glance at its start: the second token of a text command (`get <key>`, `mg <key>`,
+ * ...; the first byte up to a space or control byte), or the key of a binary request. No
+ * validation: a hint for prefetching and hashing ahead of mc_parse_datagram(), whose result
+ * decides (compare its key's off and len). Reads only within [p, p + len).
+ * @return true with the span in *off (from @p p) and *klen (1..MC_KEY_MAX), else false.
+ */
+bool mc_peek_key(const uint8_t *p, size_t len, uint32_t *off, uint32_t *klen);
+
+/**
  * Decode a meta `b` key (base64 text, validated by the parser) into @p out, for hashing.
  * For a key without @c base64 set, copies it unchanged.
  * @param p    the buffer the key was parsed from

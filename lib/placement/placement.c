@@ -1095,6 +1095,20 @@ int32_t pl_lookup_hash(const struct pl_placement *p, uint64_t hash)
 	return -EINVAL;
 }
 
+void pl_prefetch_hash(const struct pl_placement *p, uint64_t hash)
+{
+	uint64_t k;
+
+	if (p->kind == KIND_CONTINUUM && p->npoints != 0) {
+		k = hash >> p->index_shift;
+		__builtin_prefetch(&p->index[k > p->index_last ? p->index_last : k]);
+	} else if (p->kind == KIND_MODULO && p->nslots != 0) {
+		__builtin_prefetch(&p->slots[hash % p->nslots]);
+	} else if (p->kind == KIND_MAGLEV && p->weighted != 0) {
+		__builtin_prefetch(&p->slots[fastrange(hash, p->nslots)]);
+	}
+}
+
 int32_t pl_lookup(const struct pl_placement *p, const void *key, size_t len)
 {
 	return pl_lookup_hash(p, pl_key_hash(p, key, len));

@@ -160,6 +160,14 @@ uint64_t pl_key_hash(const struct pl_placement *p, const void *key, size_t len);
  */
 int32_t pl_lookup_hash(const struct pl_placement *p, uint64_t hash);
 
+/**
+ * Start loading the memory pl_lookup_hash(@p p, @p hash) will read (the continuum's index
+ * entry; the slot table entry for jump, modulo and maglev), so that a caller with several
+ * keys can hash them all, prefetch, then look them up with the misses overlapped. A hint
+ * only: no effect on any answer, no fault for any hash.
+ */
+void pl_prefetch_hash(const struct pl_placement *p, uint64_t hash);
+
 /** pl_lookup_hash(p, pl_key_hash(p, key, len)). */
 int32_t pl_lookup(const struct pl_placement *p, const void *key, size_t len);
 
