@@ -710,7 +710,7 @@ static int keyed(struct lines *l, const char *key, struct tok *val, char *err, s
 static int keyed_u64(struct lines *l, const char *key, uint64_t max, uint64_t *out, char *err,
 		     size_t errlen)
 {
-	struct tok v;
+	struct tok v = {0}; /* keyed() fills it on success; set for -O3 flow analysis */
 
 	if (keyed(l, key, &v, err, errlen) < 0)
 		return -EINVAL;
@@ -722,7 +722,7 @@ static int keyed_u64(struct lines *l, const char *key, uint64_t max, uint64_t *o
 static int keyed_name(struct lines *l, const char *key, char *buf, size_t size, char *err,
 		      size_t errlen)
 {
-	struct tok v;
+	struct tok v = {0}; /* keyed() fills it on success; set for -O3 flow analysis */
 
 	if (keyed(l, key, &v, err, errlen) < 0)
 		return -EINVAL;
@@ -737,7 +737,7 @@ static int parse_header(struct lines *l, struct pl_config *cfg, uint64_t *epoch,
 			size_t errlen)
 {
 	char name[32];
-	struct tok v;
+	struct tok v = {0}; /* keyed() fills it on success; set for -O3 flow analysis */
 	uint64_t x;
 
 	if (keyed_u64(l, STATE_MAGIC, 1000, &x, err, errlen) < 0)
