@@ -359,6 +359,25 @@ def delta(a, b):
     return d
 
 
+def freeze(pid, timeout=2.0):
+    """SIGSTOP a process (a memcached node) and wait until every thread of it is stopped:
+    kill() returns before the signal takes effect, and a node that still answers for a
+    moment spoils a test that needs it silent (more likely on the faster AF_XDP path)."""
+    os.kill(pid, signal.SIGSTOP)
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        try:
+            states = []
+            for tid in os.listdir("/proc/%d/task" % pid):
+                with open("/proc/%d/task/%s/stat" % (pid, tid)) as f:
+                    states.append(f.read().rsplit(")", 1)[1].split()[0])
+        except OSError:
+            return
+        if states and all(st in ("T", "t") for st in states):
+            return
+        time.sleep(0.005)
+
+
 def plan_assign(plan_bin, nodes_file, algo, keys):
     """{key: node name} from `ringway-plan assign` for the keys (bytes)."""
     path = nodes_file + ".keys"

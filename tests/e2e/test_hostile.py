@@ -147,24 +147,6 @@ def node_pid(sb, i):
         return int(f.read())
 
 
-def freeze(pid, timeout=2.0):
-    """SIGSTOP, then wait until every thread of the process is stopped: kill() returns before
-    the signal takes effect, and a node that still answers spoils the live-slot attacks."""
-    os.kill(pid, signal.SIGSTOP)
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        try:
-            states = []
-            for tid in os.listdir("/proc/%d/task" % pid):
-                with open("/proc/%d/task/%s/stat" % (pid, tid)) as f:
-                    states.append(f.read().rsplit(")", 1)[1].split()[0])
-        except OSError:
-            return
-        if states and all(st in ("T", "t") for st in states):
-            return
-        time.sleep(0.005)
-
-
 def catch_request(sniffer, router_ip, node_ip, wait=1.0):
     """The router's forwarded request seen on the node's veth: (sport, req_id)."""
     def is_it(f, src, dst, sport, dport, payload):
@@ -183,7 +165,7 @@ def live_slot_attacks(t, sb, net, sender, key, node):
     sniffer = Sniffer("veth0", sb.env["NODE%d_NS" % node])
     pid = node_pid(sb, node)
     c = sb.client(timeout=3.0)
-    freeze(pid)
+    h.freeze(pid)
     try:
         t0 = time.monotonic()
         rid = c.send(b"get %s\r\n" % key)
@@ -226,7 +208,7 @@ def late_reply(t, sb, key, node):
     pid = node_pid(sb, node)
     c = sb.client(timeout=0.2)
     before = sb.stats()
-    freeze(pid)
+    h.freeze(pid)
     try:
         rid = c.send(b"get %s\r\n" % key)
         time.sleep(REQUEST_S + 0.6)
