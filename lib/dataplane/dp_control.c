@@ -800,24 +800,34 @@ static void tel_add_stats(struct rte_tel_data *d, const struct dp_stats *s)
 	rte_tel_data_add_dict_u64(d, "identity_ok", dp_stats_identity(s));
 }
 
+/* The optional ",W" of /ringway/stats and /ringway/drops: -1 (all workers) or a worker index. */
+static int tel_worker_param(const char *params, int *worker)
+{
+	char *end;
+	long v;
+
+	*worker = -1;
+	if (params == NULL || *params == '\0')
+		return 0;
+	v = strtol(params, &end, 10);
+	if (*end != '\0' || v < 0 || v >= tel_dp->cfg.n_workers)
+		return -EINVAL;
+	*worker = (int)v;
+	return 0;
+}
+
 /* /ringway/stats[,W]: flat dict (DPDK 22.11 telemetry cannot nest dicts) of the totals, or
  * of worker W's counters. */
 static int tel_stats(const char *cmd, const char *params, struct rte_tel_data *d)
 {
 	struct dp_stats s;
-	int worker = -1;
+	int worker;
 
 	(void)cmd;
 	if (tel_dp == NULL)
 		return -ENODEV;
-	if (params != NULL && *params != '\0') {
-		char *end;
-		long v = strtol(params, &end, 10);
-
-		if (*end != '\0' || v < 0 || v >= tel_dp->cfg.n_workers)
-			return -EINVAL;
-		worker = (int)v;
-	}
+	if (tel_worker_param(params, &worker) < 0)
+		return -EINVAL;
 	dp_stats_get(tel_dp, worker, &s);
 	rte_tel_data_start_dict(d);
 	tel_add_stats(d, &s);
@@ -908,19 +918,13 @@ static int tel_node(const char *cmd, const char *params, struct rte_tel_data *d)
 static int tel_drops(const char *cmd, const char *params, struct rte_tel_data *d)
 {
 	struct dp_stats s;
-	int worker = -1;
+	int worker;
 
 	(void)cmd;
 	if (tel_dp == NULL)
 		return -ENODEV;
-	if (params != NULL && *params != '\0') {
-		char *end;
-		long v = strtol(params, &end, 10);
-
-		if (*end != '\0' || v < 0 || v >= tel_dp->cfg.n_workers)
-			return -EINVAL;
-		worker = (int)v;
-	}
+	if (tel_worker_param(params, &worker) < 0)
+		return -EINVAL;
 	dp_stats_get(tel_dp, worker, &s);
 	rte_tel_data_start_dict(d);
 	for (int e = 0; e < DP_DROP_COUNT; e++)
