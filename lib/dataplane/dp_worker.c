@@ -690,8 +690,9 @@ static inline const uint8_t *peek_payload(const struct dp_worker *w, struct rte_
 	return (const uint8_t *)(udp + 1);
 }
 
-/* Packets the burst pre-pass reads ahead of the one it looks at. */
-#define DP_PREFETCH_AHEAD 4
+/* How far ahead of the packet being handled the loop guesses a request's key and prefetches
+ * its ring index entry; packet lines are prefetched twice as far ahead. */
+#define DP_HINT_AHEAD 4
 
 /* A packet's first two lines: headers, frame header and (for a request) its key. */
 static inline void prefetch_pkt(struct rte_mbuf *m)
@@ -702,38 +703,32 @@ static inline void prefetch_pkt(struct rte_mbuf *m)
 	rte_prefetch0(d + RTE_CACHE_LINE_SIZE);
 }
 
-/*
- * Before the packets are handled one by one: bring every packet's first two lines in, then
- * guess each request's first key (mc_peek_key), hash it and prefetch its ring index entry,
- * so that the index misses of a burst overlap instead of stalling each request in turn
- * (the replica of a large ring does not fit the caches). Hints only: handle_request's parse
- * decides, and uses a hash only for the very key bytes it was computed from.
- */
-static void burst_prepare(struct dp_worker *w, struct rte_mbuf **pkts, uint16_t n,
-			  uint64_t *hash, uint32_t *off, uint32_t *len)
+/* The key guess for one packet (see dp_forward_burst): its hash, and the index entry on the way
+ * in. *len = 0 when there is no guess. */
+static inline void key_hint(const struct dp_worker *w, struct rte_mbuf *m, uint64_t *hash,
+			    uint32_t *off, uint32_t *len)
 {
-	const struct pl_placement *pl = w->cur->pl;
+	const uint8_t *pay;
+	uint32_t plen = 0;
 
-	for (uint16_t i = 0; i < n && i < DP_PREFETCH_AHEAD; i++)
-		prefetch_pkt(pkts[i]);
-	for (uint16_t i = 0; i < n; i++) {
-		const uint8_t *pay;
-		uint32_t plen = 0;
-
-		if (i + DP_PREFETCH_AHEAD < n)
-			prefetch_pkt(pkts[i + DP_PREFETCH_AHEAD]);
-
-		len[i] = 0;
-		pay = peek_payload(w, pkts[i], &plen);
-		if (pay == NULL || !mc_peek_key(pay, plen, &off[i], &len[i])) {
-			len[i] = 0;
-			continue;
-		}
-		hash[i] = pl_key_hash(pl, pay + off[i], len[i]);
-		pl_prefetch_hash(pl, hash[i]);
+	*len = 0;
+	pay = peek_payload(w, m, &plen);
+	if (pay == NULL || !mc_peek_key(pay, plen, off, len)) {
+		*len = 0;
+		return;
 	}
+	*hash = pl_key_hash(w->cur->pl, pay + *off, *len);
+	pl_prefetch_hash(w->cur->pl, *hash);
 }
 
+/*
+ * A software pipeline over the burst (DPDK l3fwd's pattern for its lookups): packet lines
+ * 2 * DP_HINT_AHEAD ahead, the key guess of the packet DP_HINT_AHEAD ahead (mc_peek_key,
+ * hashed, its ring index entry prefetched), then the packet itself, so that the index misses
+ * of a large ring (whose replica does not fit the caches) overlap with the work on earlier
+ * packets instead of stalling each request. The guesses are hints only: handle_request's
+ * parse decides, and uses a hash only for the very key bytes it was computed from.
+ */
 uint16_t dp_forward_burst(struct dp_worker *w, struct rte_mbuf **pkts, uint16_t n)
 {
 	uint64_t hint_hash[DP_BURST_MAX];
@@ -750,16 +745,23 @@ uint16_t dp_forward_burst(struct dp_worker *w, struct rte_mbuf **pkts, uint16_t 
 		w->ctr[DP_CTR_PUBLISH_SEEN]++;
 	}
 	w->ctr[DP_CTR_RX] += n;
-	hints = w->cur != NULL && n <= DP_BURST_MAX;
-	if (hints)
-		burst_prepare(w, pkts, n, hint_hash, hint_off, hint_len);
+	hints = w->cur != NULL && n <= DP_BURST_MAX; /* the hint arrays' size */
+	for (uint16_t i = 0; i < n && i < 2 * DP_HINT_AHEAD; i++)
+		prefetch_pkt(pkts[i]);
+	for (uint16_t i = 0; i < n && i < DP_HINT_AHEAD; i++)
+		if (hints)
+			key_hint(w, pkts[i], &hint_hash[i], &hint_off[i], &hint_len[i]);
 	for (uint16_t i = 0; i < n; i++) {
+		if (i + 2 * DP_HINT_AHEAD < n)
+			prefetch_pkt(pkts[i + 2 * DP_HINT_AHEAD]);
 		if (hints) {
+			uint32_t j = (uint32_t)i + DP_HINT_AHEAD;
+
+			if (j < n)
+				key_hint(w, pkts[j], &hint_hash[j], &hint_off[j], &hint_len[j]);
 			w->hint_hash = hint_hash[i];
 			w->hint_off = hint_off[i];
 			w->hint_len = hint_len[i];
-		} else if (i + 1 < n) {
-			rte_prefetch0(rte_pktmbuf_mtod(pkts[i + 1], void *));
 		}
 		handle_packet(w, pkts[i]);
 	}

@@ -505,19 +505,25 @@ static enum mc_err parse_keyless(struct pctx *c, struct line *l, struct mc_reque
 	return MC_OK;
 }
 
-/* Meta flags: tokens starting with a letter; O (opaque), q, b, k are noted. */
+/* Meta flags: tokens starting with a letter; O (opaque), q, b, k are noted. Tokenised as
+ * next_tok() does (spaces separate, the line's end ends), with each byte checked once. */
 static enum mc_err meta_flags(struct pctx *c, struct line *l, struct mc_request *r)
 {
-	uint32_t off, len, first = 0, end = 0;
+	const uint8_t *p = c->p;
+	uint32_t i = l->pos, end = l->end, first = 0, last = 0;
 	bool any = false;
 
-	while (next_tok(l, &off, &len)) {
-		const uint8_t *t = c->p + off;
-		uint8_t f = t[0];
+	for (;;) {
+		while (i < end && p[i] == ' ')
+			i++;
+		if (i == end)
+			break;
+		uint32_t off = i;
+		uint8_t f = p[i++];
 		if (!((f >= 'a' && f <= 'z') || (f >= 'A' && f <= 'Z')))
 			return MC_E_META_BAD_FLAG;
-		for (uint32_t i = 1; i < len; i++)
-			if (t[i] < 0x20 || t[i] == 0x7f)
+		for (; i < end && p[i] != ' '; i++)
+			if (p[i] < 0x20 || p[i] == 0x7f)
 				return MC_E_META_BAD_FLAG;
 		if (f == 'q') {
 			r->flags |= MC_REQ_F_QUIET;
@@ -526,20 +532,21 @@ static enum mc_err meta_flags(struct pctx *c, struct line *l, struct mc_request 
 		} else if (f == 'k') {
 			r->flags |= MC_REQ_F_KEY_IN_REPLY;
 		} else if (f == 'O') {
-			if (len - 1 > MC_OPAQUE_MAX)
+			if (i - off - 1 > MC_OPAQUE_MAX)
 				return MC_E_META_OPAQUE_TOO_LONG;
 			r->flags |= MC_REQ_F_OPAQUE;
 			r->opaque_off = off + 1;
-			r->opaque_len = (uint8_t)(len - 1);
+			r->opaque_len = (uint8_t)(i - off - 1);
 		}
 		if (!any)
 			first = off;
 		any = true;
-		end = off + len;
+		last = i;
 	}
+	l->pos = i;
 	if (any) {
 		r->args_off = first;
-		r->args_len = end - first;
+		r->args_len = last - first;
 	}
 	return MC_OK;
 }
@@ -688,8 +695,10 @@ static bool parse_fast(const uint8_t *p, uint32_t start, uint32_t len, unsigned 
 	bool mg = p[start] == 'm';
 	uint32_t k = start + (mg ? 3 : 4), e;
 
-	if (len - start < 6 || p[len - 2] != '\r' || p[len - 1] != '\n' ||
-	    memcmp(p + start, mg ? "mg " : "get ", k - start) != 0)
+	if (len - start < 6 || p[len - 2] != '\r' || p[len - 1] != '\n')
+		return false;
+	if (mg ? p[start + 1] != 'g' || p[start + 2] != ' '
+	       : p[start + 1] != 'e' || p[start + 2] != 't' || p[start + 3] != ' ')
 		return false;
 	e = scan_plain(p, k, len);
 	if (e == k || e - k > MC_KEY_MAX)
@@ -818,7 +827,7 @@ bool mc_peek_key(const uint8_t *p, size_t len, uint32_t *off, uint32_t *klen)
 		return true;
 	}
 	/* A command name of up to 15 bytes, one space, the key; get and mg at a glance. */
-	if (memcmp(p + s, "get ", 4) == 0)
+	if (p[s] == 'g' && p[s + 1] == 'e' && p[s + 2] == 't' && p[s + 3] == ' ')
 		i = s + 3;
 	else if (p[s] == 'm' && p[s + 2] == ' ')
 		i = s + 2;
