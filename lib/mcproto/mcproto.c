@@ -5,6 +5,9 @@
  * before it; lengths from the wire are compared with what is left before they are used.
  */
 #include <string.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 #include "mcproto.h"
 #include "mcproto_priv.h"
@@ -216,6 +219,22 @@ static inline uint32_t scan_plain(const uint8_t *p, uint32_t i, uint32_t end)
 {
 	const uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
 
+#ifdef __SSE2__
+	/* 16 bytes a step where SSE2 is there (every x86-64): unsigned x <= 0x20 is
+	 * min(x, 0x20) == x. */
+	const __m128i sp = _mm_set1_epi8(0x20), del = _mm_set1_epi8(0x7f);
+
+	while (end - i >= 16) {
+		__m128i x = _mm_loadu_si128((const __m128i *)(const void *)(p + i));
+		__m128i hit = _mm_or_si128(_mm_cmpeq_epi8(_mm_min_epu8(x, sp), x),
+					   _mm_cmpeq_epi8(x, del));
+		unsigned m = (unsigned)_mm_movemask_epi8(hit);
+
+		if (m != 0)
+			return i + (uint32_t)__builtin_ctz(m);
+		i += 16;
+	}
+#endif
 	while (end - i >= 8) {
 		uint64_t x;
 
