@@ -254,8 +254,9 @@ struct dp_worker {
 	uint64_t epoch_seen;       /* epoch of the last view this worker used */
 	struct mc_requests req;    /* parse scratch */
 	/* The burst pre-pass's guess at the current packet's first key (offset and length in
-	 * the UDP payload, 0: none) and its pl_key_hash() on cur: used when the parse agrees. */
-	uint64_t hint_hash;
+	 * the UDP payload, 0: none) and the owner pl_lookup_hash(pl_key_hash()) on cur gave
+	 * it: used when the parse agrees. */
+	int32_t hint_owner;
 	uint32_t hint_off;
 	uint32_t hint_len;
 

@@ -306,18 +306,15 @@ static int32_t request_owner(struct dp_worker *w, const uint8_t *payload)
 		size_t len = key->len;
 		int32_t idx;
 
-		uint64_t h;
-
 		if (k == 0 && key->off == w->hint_off && len == w->hint_len && !key->base64) {
-			h = w->hint_hash; /* the same bytes, hashed by the pre-pass */
+			idx = w->hint_owner; /* the same bytes, hashed and looked up ahead */
 		} else {
 			if (key->base64) {
 				len = mc_key_decode(payload, key, buf);
 				kp = buf;
 			}
-			h = pl_key_hash(pl, kp, len);
+			idx = pl_lookup_hash(pl, pl_key_hash(pl, kp, len));
 		}
-		idx = pl_lookup_hash(pl, h);
 		if (idx < 0)
 			return -2;
 		if (owner >= 0 && idx != owner)
@@ -691,8 +688,10 @@ static inline const uint8_t *peek_payload(const struct dp_worker *w, struct rte_
 }
 
 /* How far ahead of the packet being handled the loop guesses a request's key and prefetches
- * its ring index entry; packet lines are prefetched twice as far ahead. */
+ * its ring index entry (packet lines: twice as far ahead), and looks the owner up and
+ * prefetches its endpoint entry. */
 #define DP_HINT_AHEAD 4
+#define DP_LOOKUP_AHEAD 2
 
 /* A packet's first two lines: headers, frame header and (for a request) its key. */
 static inline void prefetch_pkt(struct rte_mbuf *m)
@@ -721,6 +720,18 @@ static inline void key_hint(const struct dp_worker *w, struct rte_mbuf *m, uint6
 	pl_prefetch_hash(w->cur->pl, *hash);
 }
 
+/* The owner of a guessed key (the index entry is on its way since DP_HINT_AHEAD -
+ * DP_LOOKUP_AHEAD packets), and its endpoint entry on the way in. */
+static inline void owner_hint(const struct dp_worker *w, uint64_t hash, uint32_t len,
+			      int32_t *owner)
+{
+	if (len == 0)
+		return;
+	*owner = pl_lookup_hash(w->cur->pl, hash);
+	if (*owner >= 0)
+		rte_prefetch0(&w->eps[w->cur->ep[*owner]]);
+}
+
 /*
  * A software pipeline over the burst (DPDK l3fwd's pattern for its lookups): packet lines
  * 2 * DP_HINT_AHEAD ahead, the key guess of the packet DP_HINT_AHEAD ahead (mc_peek_key,
@@ -733,6 +744,7 @@ uint16_t dp_forward_burst(struct dp_worker *w, struct rte_mbuf **pkts, uint16_t 
 {
 	uint64_t hint_hash[DP_BURST_MAX];
 	uint32_t hint_off[DP_BURST_MAX], hint_len[DP_BURST_MAX];
+	int32_t hint_owner[DP_BURST_MAX];
 	bool hints;
 
 	w->now = rte_rdtsc();
@@ -751,15 +763,20 @@ uint16_t dp_forward_burst(struct dp_worker *w, struct rte_mbuf **pkts, uint16_t 
 	for (uint16_t i = 0; i < n && i < DP_HINT_AHEAD; i++)
 		if (hints)
 			key_hint(w, pkts[i], &hint_hash[i], &hint_off[i], &hint_len[i]);
+	for (uint16_t i = 0; i < n && i < DP_LOOKUP_AHEAD; i++)
+		if (hints)
+			owner_hint(w, hint_hash[i], hint_len[i], &hint_owner[i]);
 	for (uint16_t i = 0; i < n; i++) {
 		if (i + 2 * DP_HINT_AHEAD < n)
 			prefetch_pkt(pkts[i + 2 * DP_HINT_AHEAD]);
 		if (hints) {
-			uint32_t j = (uint32_t)i + DP_HINT_AHEAD;
+			uint32_t j = (uint32_t)i + DP_HINT_AHEAD, l = (uint32_t)i + DP_LOOKUP_AHEAD;
 
 			if (j < n)
 				key_hint(w, pkts[j], &hint_hash[j], &hint_off[j], &hint_len[j]);
-			w->hint_hash = hint_hash[i];
+			if (l < n)
+				owner_hint(w, hint_hash[l], hint_len[l], &hint_owner[l]);
+			w->hint_owner = hint_owner[i];
 			w->hint_off = hint_off[i];
 			w->hint_len = hint_len[i];
 		}
