@@ -738,9 +738,11 @@ static bool parse_fast(const uint8_t *p, uint32_t start, uint32_t len, unsigned 
 		out->nreq = out->nkeys = 1;
 		return true;
 	}
-	if (!mg || p[e] != ' ' || memchr(p + e, '\n', len - 1 - e) != NULL)
+	if (!mg || p[e] != ' ')
 		return false;
-	/* The key, then flags up to the line's "\r\n", which is the datagram's end. */
+	/* The key, then flags up to the "\r\n" at the datagram's end. A '\n' before it (where the
+	 * full parser would end the line) is a control byte in a flag token or a token that does
+	 * not start with a letter: meta_flags() refuses it and the full parser decides. */
 	struct line l = {.p = p, .pos = e, .end = len - 2, .next = len};
 	out->nkeys = 1;
 	if (meta_flags(&c, &l, r) != MC_OK || meta_base64_key(&c, r) != MC_OK) {
