@@ -118,6 +118,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				CHECK(memchr(data + b.keys[i].off, ' ', b.keys[i].len) == NULL);
 		}
 	}
+	/* The dataplane's look-ahead hint stays inside the buffer and within key limits. */
+	uint32_t poff, plen;
+	if (mc_peek_key(data, size, &poff, &plen))
+		CHECK(plen >= 1 && plen <= MC_KEY_MAX && (uint64_t)poff + plen <= size);
 	/* And the whole input as a raw request buffer. */
 	eb = mc_parse_requests(data, size, &b);
 	CHECK((unsigned)eb < MC_E_COUNT);
