@@ -88,7 +88,7 @@ def main():
     after = h.check_identity(t, sb)
     dl = h.delta(before, after)
     t.eq(dl["returned"], returned, "router counted every reply datagram it returned")
-    t.eq(dl["drops"], {}, "no drop while returning large values")
+    t.eq(h.own_drops(dl["drops"]), {}, "no drop while returning large values")
     t.eq(after.get("workers"), sb.workers, "router ran %d worker(s)" % sb.workers)
     h.log("replies handed over between workers: %d" % dl.get("handed_over", 0))
     sb.stop_router()

@@ -92,7 +92,7 @@ def main():
     t.ok(d["forwarded"] >= ops, "router forwarded memcaslap's %d commands (%d)"
          % (ops, d["forwarded"]))
     t.ok(d["returned"] >= ops, "router returned %d replies (%d)" % (ops, d["returned"]))
-    t.eq(d["drops"], {}, "no packet dropped by the router during the run")
+    t.eq(h.own_drops(d["drops"]), {}, "no packet dropped by the router during the run")
 
     nodes_after = node_counts(sb)
     for i, (b, a) in enumerate(zip(nodes_before, nodes_after), 1):
