@@ -266,26 +266,32 @@ static int ops_stats(void *ctx, struct ctl_text *out)
 	for (int d = 0; d < DP_DROP_COUNT; d++)
 		ctl_text_appendf(out, "drop_%s %" PRIu64 "\n", dp_drop_name((enum dp_drop)d),
 				 s.drop[d]);
-	ctl_text_appendf(out, "slots_live %u\nidentity %s\n", s.slots_live,
-			 dp_stats_identity(&s) ? "ok" : "broken");
+#define RW_GAUGE_LINE(type, member, name)                                                          \
+	ctl_text_appendf(out, name " %" PRIu64 "\n", (uint64_t)s.member);
+	DP_FOREACH_GAUGE(RW_GAUGE_LINE)
+#undef RW_GAUGE_LINE
+	ctl_text_appendf(out, "identity %s\n", dp_stats_identity(&s) ? "ok" : "broken");
 	return out->oom ? -ENOMEM : 0;
 }
 
-/* `list`: each member's neighbour state and traffic. */
+/* `list`: each member's next hop and every numeric per-node field. */
 static void ops_member_status(void *ctx, uint32_t idx, const struct ctl_member *m,
 			      struct ctl_text *out)
 {
 	struct dp_node_stats n;
-	char mac[RTE_ETHER_ADDR_FMT_SIZE];
+	char text[64];
+	uint64_t v;
 
 	(void)ctx;
 	(void)m;
 	if (dp_member_node(the_dp, idx, &n) != 0)
 		return;
-	rte_ether_format_addr(mac, sizeof(mac), (const struct rte_ether_addr *)n.mac);
-	ctl_text_appendf(out, " nexthop %s forwarded %" PRIu64 " returned %" PRIu64,
-			 n.mac_known ? mac : (n.arp_failures ? "unresolved" : "resolving"),
-			 n.forwarded, n.returned);
+	dp_node_field(&n, DP_NODE_F_mac, text, sizeof(text), &v);
+	ctl_text_appendf(out, " nexthop %s",
+			 n.mac_known ? text : (n.arp_failures ? "unresolved" : "resolving"));
+	for (int f = 0; f < DP_NODE_FIELD_COUNT; f++)
+		if (dp_node_field(&n, (enum dp_node_field)f, text, sizeof(text), &v) == 0)
+			ctl_text_appendf(out, " %s %" PRIu64, dp_node_field_name(f), v);
 }
 
 /*
