@@ -586,7 +586,7 @@ static void dp_config_from(struct dp_config *d, uint16_t nw, const unsigned int 
 	d->arp_retry_ms = cfg.timeouts.arp_retry_ms;
 	d->arp_attempts = cfg.timeouts.arp_attempts;
 	d->arp_lifetime_s = cfg.timeouts.arp_lifetime_s;
-	d->idle = cfg.router.idle == RW_IDLE_BACKOFF ? DP_IDLE_BACKOFF : DP_IDLE_POLL;
+	d->idle = cfg.router.idle;
 	d->backoff_us = cfg.router.backoff_us;
 	d->backoff_after = cfg.router.backoff_after;
 	d->tx_cksum_offload = offload;
