@@ -13,6 +13,7 @@
  * prints the counters as "key value" lines.
  */
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -596,6 +597,8 @@ int main(int argc, char **argv)
 			a.config, strerror(errno));
 		return 1;
 	}
+	inet_ntop(AF_INET, &cfg.router.address, err, sizeof(err));
+	ctl_engine_set_router_address(engine, err); /* as the config refuses a node there */
 	if (a.check) {
 		rc = check_only(a.config, engine);
 		ctl_engine_free(engine);

@@ -4,6 +4,7 @@
  * transactions, replace blocks), building the reply; and the client-side reply reader.
  */
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <poll.h>
@@ -323,6 +324,7 @@ void ctl_cmd_release(struct ctl_cmd *cmd)
 struct ctl_engine {
 	struct ctl_state *st;
 	struct pl_placement *pl;
+	char router_addr[PL_ADDR_MAX + 1]; /* "" when not set */
 	char *state_path;
 	struct ctl_ops ops;
 	struct ctl_counters cnt;
@@ -368,6 +370,35 @@ void ctl_engine_free(struct ctl_engine *e)
 	ctl_state_free(e->st);
 	free(e->state_path);
 	free(e);
+}
+
+int ctl_engine_set_router_address(struct ctl_engine *e, const char *addr)
+{
+	struct in_addr a;
+
+	e->router_addr[0] = '\0';
+	if (addr == NULL)
+		return 0;
+	if (inet_pton(AF_INET, addr, &a) != 1)
+		return -EINVAL;
+	inet_ntop(AF_INET, &a, e->router_addr, sizeof(e->router_addr));
+	return 0;
+}
+
+/* A change that would put a member at the router's own address (addresses are canonical). */
+static int check_router_address(const struct ctl_engine *e, const struct ctl_cmd *cmd, char *err,
+				size_t errlen)
+{
+	const struct ctl_member *m = cmd->type == CTL_CMD_ADD ? &cmd->member : cmd->members;
+	uint32_t n = cmd->type == CTL_CMD_ADD	    ? 1
+		     : cmd->type == CTL_CMD_REPLACE ? cmd->nmembers
+						    : 0;
+
+	for (uint32_t i = 0; e->router_addr[0] != '\0' && i < n; i++)
+		if (strcmp(m[i].pl.addr, e->router_addr) == 0)
+			return ctl_fail(err, errlen, "node %s: %s is the router's own address",
+					m[i].pl.name, m[i].pl.addr);
+	return 0;
 }
 
 const struct ctl_state *ctl_engine_state(const struct ctl_engine *e)
@@ -612,6 +643,8 @@ static int do_change(struct ctl_session *s, const struct ctl_cmd *cmd, struct ct
 	char why[REASON_MAX];
 	struct ctl_state *next;
 
+	if (check_router_address(s->e, cmd, why, sizeof(why)) < 0)
+		return reply_error(s, r, "%s%s", why, s->txn ? " (transaction still open)" : "");
 	if (cmd->plan)
 		return do_plan(s, cmd, r);
 	if (s->txn != NULL) {

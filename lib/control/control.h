@@ -102,7 +102,8 @@ bool ctl_state_equal(const struct ctl_state *a, const struct ctl_state *b);
 
 /**
  * Parse a member spec `NAME ADDR[:PORT] [weight W] [mac MAC]` (port default 11211,
- * weight default 1). Checks the syntax of each field, not membership rules.
+ * weight default 1). Checks the syntax of each field and refuses an ADDR no node can have
+ * (0.0.0.0/8, 127.0.0.0/8, multicast, reserved, broadcast); not membership rules.
  * @return 0, or -EINVAL with the reason in @p err.
  */
 int ctl_member_parse(const char *text, size_t len, struct ctl_member *m, char *err, size_t errlen);
@@ -188,6 +189,12 @@ struct ctl_engine;
 struct ctl_engine *ctl_engine_new(struct ctl_state *initial, const char *state_path,
 				  const struct ctl_ops *ops);
 void ctl_engine_free(struct ctl_engine *e);
+/**
+ * Refuse members at @p addr (the router's own IPv4, dotted quad) in every later change, as
+ * the config refuses a node there: `ERROR`, state unchanged. NULL clears it.
+ * @return 0, or -EINVAL when @p addr is no IPv4 address.
+ */
+int ctl_engine_set_router_address(struct ctl_engine *e, const char *addr);
 /** The live membership (changes only inside ctl_server_poll / ctl_session_line). */
 const struct ctl_state *ctl_engine_state(const struct ctl_engine *e);
 /** The placement of the live membership, owned by the engine. */

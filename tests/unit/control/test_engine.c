@@ -75,6 +75,54 @@ static void test_epoch_per_change(void **state)
 	ctl_engine_free(e);
 }
 
+/* The socket refuses the node addresses the config refuses, and changes nothing. */
+static void test_refused_addresses(void **state)
+{
+	static const char *const bad[] = {
+		"add x 0.0.0.0",
+		"add x 0.1.2.3:11211",
+		"add x 127.0.0.1",
+		"add x 224.0.0.1",
+		"add x 239.1.1.1",
+		"add x 240.0.0.1",
+		"add x 255.255.255.255",
+		"plan add x 127.0.0.2",
+		"replace a 198.18.2.1 ; b 127.0.0.1",
+	};
+	struct recorder rec = {0};
+	struct ctl_ops ops = {.publish = rec_publish, .ctx = &rec};
+	struct ctl_engine *e = test_engine(3, NULL, &ops);
+	struct ctl_session *s = ctl_session_new(e);
+	char *before = test_line(s, "list");
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		test_ok(s, bad[i], "ERROR ");
+	test_ok(s, "replace a 198.18.2.1 ; b 255.255.255.255", "ERROR replace: member 2: address");
+	/* the router's own address, once the router names it (canonical forms compared) */
+	assert_int_equal(ctl_engine_set_router_address(e, "198.18.0.1"), 0);
+	assert_int_equal(ctl_engine_set_router_address(e, "no.such"), -EINVAL);
+	assert_int_equal(ctl_engine_set_router_address(e, "198.18.0.1"), 0);
+	test_ok(s, "add x 198.18.0.1:11311", "ERROR node x: 198.18.0.1 is the router's own");
+	test_ok(s, "plan add x 198.18.0.1", "ERROR node x: 198.18.0.1 is the router's own");
+	test_ok(s, "replace a 198.18.2.1 ; r 198.18.0.1", "ERROR node r: 198.18.0.1 is the");
+	test_ok(s, "begin", "OK transaction open");
+	test_ok(s, "add x 198.18.0.1",
+		"ERROR node x: 198.18.0.1 is the router's own address "
+		"(transaction still open)");
+	test_ok(s, "commit", "OK epoch 1 changes 0");
+	test_ok(s, "epoch", "OK epoch 1\n");
+	assert_int_equal(rec.calls, 0);
+	char *after = test_line(s, "list");
+	assert_string_equal(before, after);
+	/* other addresses are still fine */
+	test_ok(s, "add x 198.18.0.2", "OK epoch 2\n");
+	free(before);
+	free(after);
+	ctl_session_free(s);
+	ctl_engine_free(e);
+}
+
 static void test_if_epoch(void **state)
 {
 	struct ctl_engine *e = test_engine(3, NULL, NULL);
@@ -476,6 +524,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_epoch_per_change),
+		cmocka_unit_test(test_refused_addresses),
 		cmocka_unit_test(test_if_epoch),
 		cmocka_unit_test(test_transaction),
 		cmocka_unit_test(test_replace_block),
