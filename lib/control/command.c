@@ -488,7 +488,7 @@ static int commit_state(struct ctl_session *s, struct ctl_state *next, struct ct
 	struct ctl_engine *e = s->e;
 	char why[REASON_MAX], why2[REASON_MAX];
 	struct pl_placement *pl;
-	int rc;
+	int rc, saved;
 
 	ctl_state_set_epoch(next, ctl_state_epoch(e->st) + 1);
 	pl = ctl_state_build(next, why, sizeof(why));
@@ -496,11 +496,15 @@ static int commit_state(struct ctl_session *s, struct ctl_state *next, struct ct
 		ctl_state_free(next);
 		return reply_error(s, r, "%s; nothing changed", why);
 	}
-	if (e->state_path != NULL && ctl_state_save(next, e->state_path, why, sizeof(why)) < 0) {
+	saved = e->state_path != NULL ? ctl_state_save(next, e->state_path, why, sizeof(why)) : 0;
+	if (saved < 0) {
 		e->cnt.save_failed++;
 		rc = reply_error(s, r, "%s; nothing changed", why);
 		goto drop;
 	}
+	/* saved == 1: the file holds @p next already, so it is published like any change and
+	 * the reply says it may not be durable, never "nothing changed". */
+	e->cnt.save_not_durable += saved == 1;
 	rc = e->ops.publish ? e->ops.publish(e->ops.ctx, next, pl) : 0;
 	if (rc < 0) {
 		e->cnt.publish_failed++;
@@ -526,7 +530,8 @@ static int commit_state(struct ctl_session *s, struct ctl_state *next, struct ct
 	e->cnt.change_last_us = (mono_ns() - s->line_ns) / 1000;
 	if (e->cnt.change_last_us > e->cnt.change_max_us)
 		e->cnt.change_max_us = e->cnt.change_last_us;
-	return ctl_text_appendf(r, "OK epoch %" PRIu64 "\n", ctl_state_epoch(next));
+	return ctl_text_appendf(r, "OK epoch %" PRIu64 "%s\n", ctl_state_epoch(next),
+				saved == 1 ? " durable no" : "");
 drop:
 	pl_free(pl);
 	ctl_state_free(next);

@@ -133,8 +133,10 @@ int ctl_state_check(const struct ctl_state *st, char *err, size_t errlen);
 
 /**
  * Write @p st to @p path atomically: a temporary file in the same directory (mode 0600),
- * fsync, rename over @p path, fsync the directory. On failure @p path is untouched and the
- * temporary file removed. Format: see README ("State file").
+ * fsync, rename over @p path, fsync the directory. Format: see README ("State file").
+ * @return 0; 1 when @p path holds @p st but the directory could not be synced (the rename
+ * may not survive a crash; the reason is in @p err); a negative errno when @p path is
+ * untouched (the temporary file is removed).
  */
 int ctl_state_save(const struct ctl_state *st, const char *path, char *err, size_t errlen);
 

@@ -104,11 +104,12 @@ void ctl_mac_format(const uint8_t mac[6], char out[18]);
 
 /* Counters the engine keeps and `stats` reports; the server bumps its own. */
 #define CTL_FOREACH_COUNTER(_)                                                            \
-	_(commands, "ctl.commands")		/* replies given */                       \
-	_(errors, "ctl.errors")			/* ERROR replies */                       \
-	_(changes, "ctl.changes")		/* epochs published */                    \
-	_(publish_failed, "ctl.publish_failed") /* ops->publish refused */                \
-	_(save_failed, "ctl.save_failed")	/* state file not written */              \
+	_(commands, "ctl.commands")		    /* replies given */                   \
+	_(errors, "ctl.errors")			    /* ERROR replies */                   \
+	_(changes, "ctl.changes")		    /* epochs published */                \
+	_(publish_failed, "ctl.publish_failed")	    /* ops->publish refused */            \
+	_(save_failed, "ctl.save_failed")	    /* state file not written */          \
+	_(save_not_durable, "ctl.save_not_durable") /* written, directory not synced */   \
 	_(clients_accepted, "ctl.clients_accepted")                                       \
 	_(clients_refused, "ctl.clients_refused")   /* above max_clients */               \
 	_(idle_disconnects, "ctl.idle_disconnects") /* silent or not reading */           \

@@ -1006,9 +1006,14 @@ int ctl_state_save(const struct ctl_state *st, const char *path, char *err, size
 		goto out;
 	}
 	rc = fsync_dir_of(path);
-	if (rc < 0)
-		ctl_fail(err, errlen, "state file %s: fsync of its directory: %s", path,
-			 strerror(-rc));
+	if (rc < 0) {
+		/* The rename happened: @p path holds @p st now, only its durability is unknown. */
+		ctl_fail(err, errlen,
+			 "state file %s holds the new state, but the fsync of its directory "
+			 "failed (%s): a crash may bring back the previous one",
+			 path, strerror(-rc));
+		rc = 1;
+	}
 out:
 	free(tmp);
 	ctl_text_release(&text);
