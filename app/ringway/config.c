@@ -28,6 +28,7 @@
 #include <rte_cfgfile.h>
 
 #include "config.h"
+#include "control.h"
 
 /* Sections; node sections are "[node NAME]". */
 #define RW_FOREACH_SECTION(_)     \
@@ -59,7 +60,7 @@ enum key_kind {
 	K_MAC,	     /* unicast MAC -> uint8_t[6]; off2: the bool "given" */
 	K_PORTS,     /* list of UDP ports -> uint16_t[max]; off2: uint32_t count */
 	K_PREFIXES,  /* list of IPv4 prefixes -> struct rw_cfg_prefix[max]; off2: count */
-	K_IDLE,	     /* enum rw_idle */
+	K_IDLE,	     /* enum dp_idle */
 	K_ALGO,	     /* enum pl_algo */
 	K_HASH,	     /* enum pl_hash, empty = the algorithm's default */
 	K_HASH_TAG,  /* two characters or empty -> char[2] */
@@ -109,7 +110,8 @@ enum key_kind {
 	_(ROUTER, "backoff_after", K_U32, C(router.backoff_after), 0, 1, 1000000, 0, "1024",       \
 	  "backoff: empty polls in a row before sleeping")                                         \
 	_(ROUTER, "mtu", K_U32, C(router.mtu), 0, 576, 9000, 0, "1500",                            \
-	  "IP MTU of the port; merged multi-get replies use datagrams of min(1400, mtu - 28) bytes") \
+	  "IP MTU of the port; merged multi-get replies use datagrams of min(1400, mtu - 28) "     \
+	  "bytes")                                                                                 \
 	_(PLACEMENT, "algorithm", K_ALGO, C(placement.algo), 0, 0, 0, 0, "ring",                   \
 	  "key placement algorithm")                                                               \
 	_(PLACEMENT, "vnodes", K_U32, C(placement.vnodes), 0, 1, 10000, 0, "160",                  \
@@ -117,12 +119,12 @@ enum key_kind {
 	_(PLACEMENT, "hash_tag", K_HASH_TAG, C(placement.hash_tag), 0, 0, 0, 0, "",                \
 	  "hash only the text between these two characters; empty = the whole key")                \
 	_(PLACEMENT, "key_hash", K_HASH, C(placement.key_hash), 0, 0, 0, 0, "",                    \
-	  "twemproxy: its key hash; empty = fnv1a_64 (other algorithms refuse a value)")                \
+	  "twemproxy: its key hash; empty = fnv1a_64 (other algorithms refuse a value)")           \
 	_(PLACEMENT, "maglev_size", K_U32, C(placement.maglev_size), 0, 3, 16777213, F_PRIME,      \
 	  "65537", "maglev: lookup table size (other algorithms ignore it)")                       \
 	_(NODE, "address", K_NODE_ADDR, N(member), N(ip), 0, 0, F_REQUIRED, NULL,                  \
 	  "the node's IPv4 address and memcached UDP port (default 11211)")                        \
-	_(NODE, "weight", K_U32, N(member.weight), 0, 1, PL_WEIGHT_MAX, 0, "1",                            \
+	_(NODE, "weight", K_U32, N(member.weight), 0, 1, PL_WEIGHT_MAX, 0, "1",                    \
 	  "the node's share relative to the others")                                               \
 	_(NODE, "mac", K_MAC, N(mac), N(has_mac), 0, 0, 0, NULL,                                   \
 	  "static MAC of the node; unset = resolve it by ARP")                                     \
@@ -140,7 +142,7 @@ enum key_kind {
 	  "mbufs per packet pool")                                                                 \
 	_(TABLES, "mbuf_cache", K_U32, C(tables.mbuf_cache), 0, 0, 512, 0, "256",                  \
 	  "per-lcore mempool cache (the ranges keep it under mbufs / 1.5)")                        \
-	_(TABLES, "burst", K_U32, C(tables.burst), 0, 1, 256, 0, "32",                             \
+	_(TABLES, "burst", K_U32, C(tables.burst), 0, 1, DP_BURST_MAX, 0, "32",                    \
 	  "packets per RX/TX burst; at most rx_desc and tx_desc")                                  \
 	_(TABLES, "rx_desc", K_U32, C(tables.rx_desc), 0, 64, 16384, F_POW2, "1024",               \
 	  "descriptors per RX queue")                                                              \
@@ -154,10 +156,11 @@ enum key_kind {
 	  "multi-gets over several nodes being merged per worker; past it they are refused; "      \
 	  "0 = never split")                                                                       \
 	_(TABLES, "multiget_buffer_kb", K_U32, C(tables.multiget_buffer_kb), 0, 16, 65536, 0,      \
-	  "2048", "KiB of merged multi-get replies a worker buffers (pool mbufs); past it new "    \
+	  "2048",                                                                                  \
+	  "KiB of merged multi-get replies a worker buffers (pool mbufs); past it new "            \
 	  "multi-gets are refused")                                                                \
-	_(CONTROL, "socket", K_PATH, C(control.socket), 0, 0, SUN_PATH_MAX, 0,                     \
-	  "/run/ringway/ringway.sock", "management socket (Unix stream, mode 0600)")               \
+	_(CONTROL, "socket", K_PATH, C(control.socket), 0, 0, SUN_PATH_MAX, 0, CTL_DEFAULT_SOCKET, \
+	  "management socket (Unix stream, mode 0600)")                                            \
 	_(CONTROL, "state_file", K_PATH, C(control.state_file), 0, 0, RW_CFG_PATH_MAX - 1, 0,      \
 	  "/var/lib/ringway/state",                                                                \
 	  "membership and epoch, written on every change; wins over [node] at start")              \
@@ -201,9 +204,11 @@ static const char *const hash_names[] = {
 #undef HASH_NAME
 };
 
-static const char *const idle_names[] = {"poll", "backoff"};
+static const char *const idle_names[] = {[DP_IDLE_POLL] = "poll", [DP_IDLE_BACKOFF] = "backoff"};
 
 #define DIM(a) (sizeof(a) / sizeof((a)[0]))
+
+_Static_assert(DIM(idle_names) == DP_IDLE_BACKOFF + 1, "a name for every enum dp_idle");
 
 /* ---- value parsers: 0, or -EINVAL with "expected ..." (or a reason) in why ---- */
 
@@ -531,7 +536,7 @@ static int parse_value(const struct key_def *d, const char *val, void *base, cha
 	case K_IDLE:
 		if ((i = find_name(idle_names, DIM(idle_names), val)) < 0)
 			return expected(d, why, wlen);
-		*(enum rw_idle *)p = (enum rw_idle)i;
+		*(enum dp_idle *)p = (enum dp_idle)i;
 		return 0;
 	case K_ALGO:
 		if ((i = find_name(algo_names, DIM(algo_names), val)) < 0)
@@ -1266,7 +1271,7 @@ static void print_value(FILE *out, const struct key_def *d, const void *base)
 		}
 		break;
 	case K_IDLE:
-		fputs(idle_names[*(const enum rw_idle *)p], out);
+		fputs(idle_names[*(const enum dp_idle *)p], out);
 		break;
 	case K_ALGO:
 		fputs(algo_names[*(const enum pl_algo *)p], out);

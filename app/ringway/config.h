@@ -31,16 +31,23 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "dataplane.h"
 #include "placement.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-/** Most UDP ports the router listens on for client requests. */
-#define RW_CFG_LISTEN_PORTS_MAX 16
-/** Most allowed-client prefixes. */
-#define RW_CFG_PREFIXES_MAX 256
+/*
+ * Defaults, ranges and the meaning of every key live in one place: the key table
+ * RW_CFG_FOREACH_KEY in config.c (rendered in docs/config.md). The comments below say what a
+ * field holds and in which byte order, not which values it may take.
+ */
+
+/** Most UDP ports the router listens on for client requests: what the data plane holds. */
+#define RW_CFG_LISTEN_PORTS_MAX DP_LISTEN_MAX
+/** Most allowed-client prefixes: what the data plane holds. */
+#define RW_CFG_PREFIXES_MAX DP_PREFIXES_MAX
 /** Most initial nodes in the config file (the control plane may add more later). */
 #define RW_CFG_NODES_MAX 1024
 /** Size of path buffers (with the NUL); socket paths are further limited to sun_path. */
@@ -50,137 +57,86 @@ extern "C" {
 /** Longest line the loader accepts (rte_cfgfile's own limit is about this). */
 #define RW_CFG_LINE_MAX 300
 
-/** What a worker does when its RX queue is empty. */
-enum rw_idle {
-	RW_IDLE_POLL = 0, /**< spin: lowest latency, one full core per worker */
-	RW_IDLE_BACKOFF,  /**< after backoff_after empty polls, sleep backoff_us per empty poll */
-};
-
-/** An IPv4 prefix; addr has no host bits set. A packet's source s is in it when
- *  (s & mask) == addr (all three in network byte order). */
+/** An IPv4 prefix: the data plane's struct dp_prefix plus its length (for printing). A
+ *  packet's source s is in it when (s & mask) == addr (all three in network byte order). */
 struct rw_cfg_prefix {
-	uint32_t addr; /**< network byte order */
+	uint32_t addr; /**< network byte order, no host bits set */
 	uint32_t mask; /**< network byte order; 0 for /0 */
-	uint8_t len;   /**< prefix length, 0..32 */
+	uint8_t len;   /**< prefix length */
 };
 
 /** [router]: the router's own identity on the wire. */
 struct rw_cfg_router {
-	/** `port`: DPDK ethdev port id to use; default 0. */
-	uint32_t port;
-	/** `address`: the router's IPv4, network byte order; required. */
-	uint32_t address;
-	/** `mac` was given; when false, use the port's own MAC. */
-	bool has_mac;
-	/** `mac`: source MAC for everything the router sends. */
-	uint8_t mac[6];
-	/** `listen_ports`: UDP ports for client requests, host byte order, distinct;
-	 *  default {11211}. */
+	uint32_t port;	  /**< `port`: DPDK ethdev port id */
+	uint32_t address; /**< `address`: the router's IPv4, network byte order */
+	bool has_mac;	  /**< `mac` was given; when false, use the port's own MAC */
+	uint8_t mac[6];	  /**< `mac`: source MAC for everything the router sends */
+	/** `listen_ports`: UDP ports for client requests, host byte order, distinct. */
 	uint16_t listen_ports[RW_CFG_LISTEN_PORTS_MAX];
-	/** Entries in listen_ports, >= 1. */
-	uint32_t n_listen_ports;
-	/** `reply_port_base`: first UDP source port towards nodes; 1024..65535, default 32768. */
-	uint32_t reply_port_base;
-	/** `reply_port_count`: ports in the reply range [base, base + count), a power of two
-	 *  1..32768; the range ends at 65535 at the latest and contains no listen port and not
-	 *  the control tcp_port; default 16384. */
+	uint32_t n_listen_ports;  /**< entries in listen_ports, >= 1 */
+	uint32_t reply_port_base; /**< `reply_port_base`: first UDP source port towards nodes */
+	/** `reply_port_count`: ports in [base, base + count), which holds no listen port and
+	 *  not the control tcp_port. */
 	uint32_t reply_port_count;
-	/** `allowed_clients`: prefixes of the clients served, distinct; required. */
+	/** `allowed_clients`: prefixes of the clients served, distinct. */
 	struct rw_cfg_prefix allowed_clients[RW_CFG_PREFIXES_MAX];
-	/** Entries in allowed_clients, >= 1. */
-	uint32_t n_allowed_clients;
-	/** `idle`: poll | backoff; default poll. */
-	enum rw_idle idle;
-	/** `backoff_us`: sleep per empty poll in backoff mode; 1..100000, default 100. */
-	uint32_t backoff_us;
-	/** `backoff_after`: empty polls in a row before backing off; 1..1000000, default 1024. */
-	uint32_t backoff_after;
-	/** `mtu`: IP MTU of the port; 576..9000, default 1500. */
-	uint32_t mtu;
+	uint32_t n_allowed_clients; /**< entries in allowed_clients, >= 1 */
+	enum dp_idle idle;	    /**< `idle`: what a worker does on an empty RX queue */
+	uint32_t backoff_us;	    /**< `backoff_us` */
+	uint32_t backoff_after;	    /**< `backoff_after` */
+	uint32_t mtu;		    /**< `mtu`: IP MTU of the port */
 };
 
 /** [node NAME]: one initial cache node. */
 struct rw_cfg_node {
-	/** name (from the section header), addr (dotted quad text), port (host order, from
-	 *  `address`, default 11211) and weight (`weight`, 1..10000, default 1): ready for
-	 *  pl_build(). No two nodes share address and port; none has the router's address. */
+	/** name (from the section header), addr (dotted quad text), port (host order) and
+	 *  weight: ready for pl_build(). No two nodes share address and port; none has the
+	 *  router's address. */
 	struct pl_member member;
-	/** The node's IPv4, network byte order. */
-	uint32_t ip;
-	/** `mac` was given: use it, no ARP for this node. */
-	bool has_mac;
-	/** `mac`: static MAC of the node. */
-	uint8_t mac[6];
+	uint32_t ip;	/**< the node's IPv4, network byte order */
+	bool has_mac;	/**< `mac` was given: use it, no ARP for this node */
+	uint8_t mac[6]; /**< `mac`: static MAC of the node */
 };
 
-/** [timeouts] */
+/** [timeouts]: each field is the key of the same name. */
 struct rw_cfg_timeouts {
-	/** `request_ms`: a request slot without a complete reply is freed after this;
-	 *  1..60000, default 1000. */
 	uint32_t request_ms;
-	/** `arp_retry_ms`: between ARP requests for one node; 10..60000, default 1000. */
 	uint32_t arp_retry_ms;
-	/** `arp_attempts`: ARP requests before the node counts as unresolved; 1..100,
-	 *  default 5. */
 	uint32_t arp_attempts;
-	/** `arp_lifetime_s`: a learned node MAC is refreshed after this; 1..86400,
-	 *  default 300. */
 	uint32_t arp_lifetime_s;
 };
 
-/** [tables]: sizes fixed at start-up. */
+/** [tables]: sizes fixed at start-up; each field is the key of the same name. */
 struct rw_cfg_tables {
-	/** `request_slots`: per worker, power of two, 64..65536, default 4096. */
 	uint32_t request_slots;
-	/** `mbufs`: mbufs per packet pool, 1024..4194304, default 16383. */
 	uint32_t mbufs;
-	/** `mbuf_cache`: per-lcore mempool cache, 0..512, default 256. */
 	uint32_t mbuf_cache;
-	/** `burst`: packets per RX/TX burst, 1..256, at most rx_desc and tx_desc; default 32. */
 	uint32_t burst;
-	/** `rx_desc`: RX descriptors per queue, power of two, 64..16384, default 1024. */
 	uint32_t rx_desc;
-	/** `tx_desc`: TX descriptors per queue, power of two, 64..16384, default 1024. */
 	uint32_t tx_desc;
-	/** `handoff_ring`: per-worker ring for replies that arrive on another worker, power
-	 *  of two, 64..65536, default 1024. */
 	uint32_t handoff_ring;
-	/** `neighbours`: neighbour (ARP) table entries, 16..65536, at least the number of
-	 *  nodes; default 1024. */
 	uint32_t neighbours;
-	/** `multiget_inflight`: multi-gets over several nodes being merged per worker,
-	 *  0..65534 (0 = never split: refused), default 128. */
 	uint32_t multiget_inflight;
-	/** `multiget_buffer_kb`: KiB of merged multi-get replies one worker buffers,
-	 *  16..65536, default 2048. */
 	uint32_t multiget_buffer_kb;
 };
 
 /** [control] */
 struct rw_cfg_control {
-	/** `socket`: absolute path of at most 107 bytes (sun_path); default
-	 *  /run/ringway/ringway.sock. */
-	char socket[RW_CFG_PATH_MAX];
-	/** `state_file`: absolute path; default /var/lib/ringway/state. */
-	char state_file[RW_CFG_PATH_MAX];
-	/** `tcp_port`: also listen on 127.0.0.1:tcp_port; 0 = off (default). */
-	uint32_t tcp_port;
+	char socket[RW_CFG_PATH_MAX];	  /**< `socket`: absolute path, fits sun_path */
+	char state_file[RW_CFG_PATH_MAX]; /**< `state_file`: absolute path */
+	uint32_t tcp_port;		  /**< `tcp_port`: 0 = no TCP listener */
 };
 
 /** [log] */
 struct rw_cfg_log {
-	/** `level`: emerg|alert|crit|err|warning|notice|info|debug as DPDK's RTE_LOG_EMERG (1)
-	 *  .. RTE_LOG_DEBUG (8); default info (7). */
-	uint32_t level;
+	uint32_t level; /**< `level` as DPDK's RTE_LOG_EMERG (1) .. RTE_LOG_DEBUG (8) */
 };
 
 /** The whole configuration. About 150 KB: keep it static or on the heap, not the stack. */
 struct rw_config {
 	struct rw_cfg_router router;
-	/** [placement]: `algorithm` (default ring), `vnodes` (1..10000, default 160),
-	 *  `hash_tag` (two characters, e.g. {}, or empty = off; default off), `key_hash`
-	 *  (twemproxy's hash; default fnv1a_64 there), `maglev_size` (prime, default 65537).
-	 *  Ready for pl_build(). */
+	/** [placement]: `algorithm`, `vnodes`, `hash_tag`, `key_hash`, `maglev_size`; ready
+	 *  for pl_build(). */
 	struct pl_config placement;
 	struct rw_cfg_node nodes[RW_CFG_NODES_MAX]; /**< in file order */
 	uint32_t n_nodes;			    /**< >= 1 after a successful load */

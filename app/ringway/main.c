@@ -4,21 +4,21 @@
  *
  *   ringway [EAL options] -- --config FILE [--check]
  *
- * Wiring only: arguments, configuration and membership (the state file when present, else
- * the config's nodes; both validated before EAL init, so --check and a bad file never touch
- * a port), EAL, the mbuf pool, the port (one RX/TX queue pair per worker lcore, RSS on
- * IPv4/UDP where offered), the data plane, the initial placement, telemetry, worker launch,
- * and the control loop on the main lcore (management socket, ARP timers). The only place
- * that prints fatal errors and exits. At exit (SIGINT/SIGTERM) it prints the counters as
- * "key value" lines.
+ * Wiring only, in steps: arguments, configuration and membership (the state file when
+ * present, else the config's nodes; both validated before EAL init, so --check and a bad file
+ * never touch a port); EAL; the port (mbuf pool, one RX/TX queue pair per worker lcore, RSS
+ * on IPv4/UDP where offered, AF_XDP steering from xdp.c); the data plane (initial placement,
+ * telemetry, worker launch); the control loop on the main lcore (management socket, ARP
+ * timers). The only place that prints fatal errors and exits. At exit (SIGINT/SIGTERM) it
+ * prints the counters as "key value" lines.
  */
 
+#include <arpa/inet.h>
 #include <errno.h>
-#include <inttypes.h>
 #include <getopt.h>
+#include <inttypes.h>
 #include <signal.h>
 #include <stdarg.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,13 +36,7 @@
 #include "control.h"
 #include "dataplane.h"
 #include "placement.h"
-
-#if RW_STEER
-#include <net/if.h>
-
-#include "neigh.h"
-#include "steer.h"
-#endif
+#include "xdp.h"
 
 #define RW_CONTROL_TICK_MS 10
 
@@ -51,10 +45,20 @@ struct args {
 	bool check;
 };
 
+/* What start-up decided, handed from step to step. */
+struct start {
+	unsigned int lcores[DP_WORKERS_MAX]; /* worker lcores EAL gave */
+	uint16_t n_lcores;
+	uint16_t port;
+	uint16_t n_workers; /* queue pairs the port runs: at most n_lcores */
+	bool offload;	    /* the port computes IPv4/UDP checksums */
+};
+
 static struct rw_config cfg; /* ~170 KB: not on the stack */
 static volatile sig_atomic_t stop_requested;
 static struct dp *the_dp;
 static struct rte_mempool *the_pool;
+static struct rw_xdp *the_xdp; /* NULL unless an AF_XDP port is in use */
 
 /* Live changes, for /ringway/control (written on the control lcore, read by telemetry). */
 static struct {
@@ -120,6 +124,22 @@ static void on_signal(int sig)
 		dp_stop(the_dp);
 }
 
+static void fatal(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+
+static void fatal(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "ringway: ");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	rte_eal_cleanup();
+	rw_xdp_close(the_xdp); /* a failed start leaves no steering program on the interface */
+	exit(1);
+}
+
 /* The membership to start with: the state file when there is one (a change made through the
  * control socket survives a restart), else the config's nodes at epoch 1. Exits on error,
  * leaving a bad state file untouched. */
@@ -160,26 +180,7 @@ static struct ctl_state *initial_state(void)
 	return st;
 }
 
-/* Publish the membership @p st (placement @p pl) to every worker: the engine's publish hook
- * and the start-up publication. */
-static struct dp_node_mac *member_macs(const struct ctl_state *st);
-
-static int publish_state(const struct ctl_state *st, const struct pl_placement *pl)
-{
-	struct dp_node_mac *macs = member_macs(st);
-	int rc;
-
-	if (macs == NULL)
-		return -ENOMEM;
-	rc = dp_publish_placement(the_dp, pl, macs, ctl_state_epoch(st));
-	free(macs);
-	return rc;
-}
-
 /* Static MACs of @p st's members, index-aligned (NULL on ENOMEM). */
-static void afxdp_neigh_poll(void);
-static void afxdp_neigh_poll_now(void);
-
 static struct dp_node_mac *member_macs(const struct ctl_state *st)
 {
 	uint32_t n = ctl_state_count(st);
@@ -190,6 +191,20 @@ static struct dp_node_mac *member_macs(const struct ctl_state *st)
 		memcpy(macs[i].mac, ctl_state_member(st, i)->mac, 6);
 	}
 	return macs;
+}
+
+/* Publish the membership @p st (placement @p pl) to every worker: the engine's publish hook
+ * and the start-up publication. */
+static int publish_state(const struct ctl_state *st, const struct pl_placement *pl)
+{
+	struct dp_node_mac *macs = member_macs(st);
+	int rc;
+
+	if (macs == NULL)
+		return -ENOMEM;
+	rc = dp_publish_placement(the_dp, pl, macs, ctl_state_epoch(st));
+	free(macs);
+	return rc;
 }
 
 /* Members new to the ring get their neighbour entry first and the control lcore ARPs for
@@ -208,7 +223,7 @@ static void resolve_new_members(const struct ctl_state *next, const struct pl_pl
 	while ((unknown = dp_prepare_placement(the_dp, pl, macs)) > 0 &&
 	       rte_get_tsc_cycles() < deadline && !stop_requested) {
 		dp_control_poll(the_dp);
-		afxdp_neigh_poll_now();
+		rw_xdp_neigh_poll(the_xdp, the_dp, cfg.tables.neighbours, true);
 		rte_delay_us_sleep(1000);
 	}
 	if (unknown > 0)
@@ -266,228 +281,32 @@ static int ops_stats(void *ctx, struct ctl_text *out)
 	for (int d = 0; d < DP_DROP_COUNT; d++)
 		ctl_text_appendf(out, "drop_%s %" PRIu64 "\n", dp_drop_name((enum dp_drop)d),
 				 s.drop[d]);
-	ctl_text_appendf(out, "slots_live %u\nidentity %s\n", s.slots_live,
-			 dp_stats_identity(&s) ? "ok" : "broken");
+#define RW_GAUGE_LINE(type, member, name) \
+	ctl_text_appendf(out, name " %" PRIu64 "\n", (uint64_t)s.member);
+	DP_FOREACH_GAUGE(RW_GAUGE_LINE)
+#undef RW_GAUGE_LINE
+	ctl_text_appendf(out, "identity %s\n", dp_stats_identity(&s) ? "ok" : "broken");
 	return out->oom ? -ENOMEM : 0;
 }
 
-/* `list`: each member's neighbour state and traffic. */
+/* `list`: each member's next hop and every numeric per-node field. */
 static void ops_member_status(void *ctx, uint32_t idx, const struct ctl_member *m,
 			      struct ctl_text *out)
 {
 	struct dp_node_stats n;
-	char mac[RTE_ETHER_ADDR_FMT_SIZE];
+	char text[64];
+	uint64_t v;
 
 	(void)ctx;
 	(void)m;
 	if (dp_member_node(the_dp, idx, &n) != 0)
 		return;
-	rte_ether_format_addr(mac, sizeof(mac), (const struct rte_ether_addr *)n.mac);
-	ctl_text_appendf(out, " nexthop %s forwarded %" PRIu64 " returned %" PRIu64,
-			 n.mac_known ? mac : (n.arp_failures ? "unresolved" : "resolving"),
-			 n.forwarded, n.returned);
-}
-
-/*
- * AF_XDP mode: when an EAL --vdev names a net_af_xdp port, ringway prepares its XDP steering
- * program (lib/steer) for the PMD to attach (xdp_prog=), so only memcached UDP to the router
- * reaches DPDK and the kernel keeps ARP, ICMP and everything else on the interface; node
- * MACs then come from the kernel's neighbour table (lib/neigh), not from our own ARP.
- */
-struct afxdp {
-	bool on;
-	unsigned int ifindex;
-	char ifname[64];
-	char vdev[1024]; /* the rewritten --vdev value EAL reads */
-#if RW_STEER
-	struct steer *steer;
-	struct neigh *neigh;
-#endif
-	uint64_t next_tsc;
-};
-
-static struct afxdp xdp;
-
-#if RW_STEER
-/* Before rte_eal_init: find the AF_XDP --vdev (if any), open steering, point the PMD at our
- * program. Exits on error. */
-static void afxdp_prepare(int argc, char **argv)
-{
-	for (int i = 1; i < argc; i++) {
-		bool eq = strncmp(argv[i], "--vdev=", 7) == 0;
-		char *val =
-			eq ? argv[i] + 7
-			   : (strcmp(argv[i], "--vdev") == 0 && i + 1 < argc ? argv[i + 1] : NULL);
-		struct steer_config sc = {0};
-		char err[256], out[sizeof(xdp.vdev) - 8];
-		uint32_t stale = 0;
-		bool ours = false;
-		int rc;
-
-		if (val == NULL)
-			continue;
-		rc = steer_vdev_iface(val, xdp.ifname, sizeof(xdp.ifname));
-		if (rc == 0)
-			continue;
-		if (rc < 0 || xdp.on) {
-			fprintf(stderr, "ringway: --vdev %s: %s\n", val,
-				xdp.on ? "one AF_XDP port only"
-				       : "an AF_XDP port needs iface= and no xdp_prog= (ringway "
-					 "loads its own steering program)");
-			exit(1);
-		}
-		xdp.ifindex = if_nametoindex(xdp.ifname);
-		if (xdp.ifindex == 0) {
-			fprintf(stderr, "ringway: --vdev %s: no interface %s here\n", val,
-				xdp.ifname);
-			exit(1);
-		}
-		sc.router_ip = cfg.router.address;
-		sc.n_listen_ports = cfg.router.n_listen_ports;
-		memcpy(sc.listen_ports, cfg.router.listen_ports,
-		       sizeof(uint16_t) * cfg.router.n_listen_ports);
-		sc.reply_port_base = (uint16_t)cfg.router.reply_port_base;
-		sc.reply_port_count = (uint16_t)cfg.router.reply_port_count;
-		if (steer_query(xdp.ifindex, &stale, &ours) != 0 || !ours)
-			stale = 0;
-		xdp.steer = steer_open(xdp.ifindex, &sc, err, sizeof(err));
-		if (xdp.steer == NULL) {
-			fprintf(stderr, "ringway: AF_XDP steering on %s: %s\n", xdp.ifname, err);
-			exit(1);
-		}
-		if (stale != 0)
-			printf("ringway: %s: removed XDP program id %u that an earlier "
-			       "ringway left attached (killed or crashed)\n",
-			       xdp.ifname, stale);
-		if (steer_vdev_with_prog(val, xdp.steer, out, sizeof(out)) != 0) {
-			fprintf(stderr, "ringway: --vdev %s: too long\n", val);
-			exit(1);
-		}
-		snprintf(xdp.vdev, sizeof(xdp.vdev), "%s%s", eq ? "--vdev=" : "", out);
-		argv[eq ? i : i + 1] = xdp.vdev;
-		xdp.on = true;
-	}
-}
-
-/* /ringway/steer: the XDP program's counters. */
-static int tel_steer(const char *cmd, const char *params, struct rte_tel_data *d)
-{
-	uint64_t c[STEER_CTR_COUNT];
-
-	(void)cmd;
-	(void)params;
-	if (!xdp.on || steer_read_stats(xdp.steer, c) != 0)
-		return -ENODEV;
-	rte_tel_data_start_dict(d);
-	for (unsigned int i = 0; i < STEER_CTR_COUNT; i++)
-		rte_tel_data_add_dict_u64(d, steer_ctr_name(i), c[i]);
-	return 0;
-}
-
-/* After the port started: our program is on the interface; open the neighbour table. */
-static int afxdp_started(char *err, size_t errlen)
-{
-	int rc;
-
-	if (!xdp.on)
-		return 0;
-	rc = steer_check_attached(xdp.steer, err, errlen);
-	if (rc != 0)
-		return rc;
-	xdp.neigh = neigh_open(xdp.ifindex, err, errlen);
-	if (xdp.neigh == NULL)
-		return -errno;
-	return rte_telemetry_register_cmd("/ringway/steer", tel_steer,
-					  "AF_XDP steering program counters. No parameters");
-}
-
-/* Control lcore, every few hundred ms: node MACs from the kernel; ask it to resolve the
- * missing ones (it sends the ARP requests). */
-static void afxdp_neigh_poll(void)
-{
-	uint32_t max = cfg.tables.neighbours, n, k = 0;
-	struct dp_node_stats *nodes;
-	struct neigh_entry *e;
-
-	if (!xdp.on || rte_get_tsc_cycles() < xdp.next_tsc)
-		return;
-	xdp.next_tsc = rte_get_tsc_cycles() + rte_get_tsc_hz() / 4;
-	nodes = calloc(max, sizeof(*nodes));
-	e = calloc(max, sizeof(*e));
-	if (nodes == NULL || e == NULL)
-		goto out;
-	n = dp_nodes_get(the_dp, nodes, max);
-	for (uint32_t i = 0; i < n; i++)
-		if (nodes[i].in_ring && !nodes[i].mac_static)
-			e[k++].ip = nodes[i].ip;
-	if (k == 0 || neigh_lookup(xdp.neigh, e, k) != 0)
-		goto out;
-	for (uint32_t i = 0; i < k; i++) {
-		if (e[i].state == NEIGH_KNOWN)
-			dp_neigh_update(the_dp, e[i].ip, e[i].mac);
-		else if (e[i].state != NEIGH_PENDING)
-			neigh_resolve(xdp.neigh, e[i].ip);
-	}
-out:
-	free(nodes);
-	free(e);
-}
-
-static void afxdp_close(void)
-{
-	if (!xdp.on)
-		return;
-	neigh_close(xdp.neigh);
-	steer_close(xdp.steer);
-}
-#else
-static void afxdp_prepare(int argc, char **argv)
-{
-	for (int i = 1; i < argc; i++)
-		if (strstr(argv[i], "net_af_xdp") != NULL) {
-			fprintf(stderr, "ringway: built without AF_XDP steering (lib/steer: clang, "
-					"bpftool, libbpf); use net_af_packet or a vfio-pci port\n");
-			exit(1);
-		}
-}
-
-static int afxdp_started(char *err, size_t errlen)
-{
-	(void)err;
-	(void)errlen;
-	return 0;
-}
-
-static void afxdp_neigh_poll(void)
-{
-}
-
-static void afxdp_close(void)
-{
-}
-#endif
-
-/* AF_XDP: ask the kernel's neighbour table now, not at the next 250 ms tick. */
-static void afxdp_neigh_poll_now(void)
-{
-	xdp.next_tsc = 0;
-	afxdp_neigh_poll();
-}
-
-static void fatal(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
-
-static void fatal(const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, "ringway: ");
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	rte_eal_cleanup();
-	afxdp_close(); /* a failed start leaves no steering program on the interface */
-	exit(1);
+	dp_node_field(&n, DP_NODE_F_mac, text, sizeof(text), &v);
+	ctl_text_appendf(out, " nexthop %s",
+			 n.mac_known ? text : (n.arp_failures ? "unresolved" : "resolving"));
+	for (int f = 0; f < DP_NODE_FIELD_COUNT; f++)
+		if (dp_node_field(&n, (enum dp_node_field)f, text, sizeof(text), &v) == 0)
+			ctl_text_appendf(out, " %s %" PRIu64, dp_node_field_name(f), v);
 }
 
 /* af_packet (qpairs=N: a PACKET_FANOUT_HASH group) and af_xdp (queue_count=N: the NIC's
@@ -580,46 +399,194 @@ static void dp_config_from(struct dp_config *d, uint16_t nw, const unsigned int 
 	d->arp_retry_ms = cfg.timeouts.arp_retry_ms;
 	d->arp_attempts = cfg.timeouts.arp_attempts;
 	d->arp_lifetime_s = cfg.timeouts.arp_lifetime_s;
-	d->idle = cfg.router.idle == RW_IDLE_BACKOFF ? DP_IDLE_BACKOFF : DP_IDLE_POLL;
+	d->idle = cfg.router.idle;
 	d->backoff_us = cfg.router.backoff_us;
 	d->backoff_after = cfg.router.backoff_after;
 	d->tx_cksum_offload = offload;
-	d->no_arp_requests = xdp.on; /* the kernel owns ARP on an interface it shares */
+	d->no_arp_requests = the_xdp != NULL; /* the kernel owns ARP on an interface it shares */
 	d->pool = pool;
+}
+
+/* Split argv at "--": EAL's part stays in argv[0..return), ours is parsed into @p a. */
+static int split_args(int argc, char **argv, struct args *a)
+{
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--") == 0) {
+			argv[i] = argv[0];
+			parse_args(argc - i, argv + i, a);
+			return i;
+		}
+	}
+	/* No "--": everything is ours (e.g. `ringway --config F --check`). */
+	parse_args(argc, argv, a);
+	return 1;
+}
+
+/* --check: the membership it would start with, then the whole configuration, defaults
+ * filled in, as an INI file that loads back (the summary is a comment line). */
+static int check_only(const char *path, const struct ctl_engine *engine)
+{
+	const struct pl_placement *pl = ctl_engine_placement(engine);
+
+	printf("# ringway: %s: OK (%u nodes, epoch %" PRIu64 ", algorithm %s, %" PRIu64
+	       " points)\n",
+	       path, pl_member_count(pl), ctl_state_epoch(ctl_engine_state(engine)),
+	       pl_algo_name(pl_config_of(pl)->algo), pl_point_count(pl));
+	if (rw_config_dump(&cfg, stdout) != 0 || fflush(stdout) != 0) {
+		fprintf(stderr, "ringway: cannot write the configuration: %s\n", strerror(errno));
+		return 1;
+	}
+	return 0;
+}
+
+/* AF_XDP steering, EAL, signals, log level, the worker lcores. */
+static void start_eal(int eal_argc, char **argv, struct start *st)
+{
+	char err[512];
+	unsigned int lc;
+	int rc = rw_xdp_prepare(eal_argc, argv, &cfg, &the_xdp, err, sizeof(err));
+
+	if (rc < 0) {
+		fprintf(stderr, "ringway: %s\n", err);
+		exit(1);
+	}
+	if (rw_xdp_stale_removed(the_xdp) != 0)
+		printf("ringway: %s: removed XDP program id %u that an earlier ringway left "
+		       "attached (killed or crashed)\n",
+		       rw_xdp_ifname(the_xdp), rw_xdp_stale_removed(the_xdp));
+	if (rte_eal_init(eal_argc, argv) < 0) {
+		fprintf(stderr, "ringway: EAL initialisation failed: %s\n",
+			rte_strerror(rte_errno));
+		rw_xdp_close(the_xdp);
+		exit(1);
+	}
+	/* From here a stop request ends the start-up through the normal exit path, which closes
+	 * the port and removes an AF_XDP steering program (default action: it stays). */
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	rte_log_set_global_level(cfg.log.level);
+	RTE_LCORE_FOREACH_WORKER (lc) {
+		if (st->n_lcores < DP_WORKERS_MAX)
+			st->lcores[st->n_lcores++] = lc;
+	}
+	if (st->n_lcores == 0)
+		fatal("need at least two lcores (-l 0,1): the main lcore is the control lcore, "
+		      "the others are workers");
+}
+
+/* The mbuf pool and the port, started; the AF_XDP program checked; the router's MAC. */
+static void start_port(struct start *st)
+{
+	struct rte_ether_addr mac;
+	char err[512];
+	int rc;
+
+	st->port = (uint16_t)cfg.router.port;
+	if (!rte_eth_dev_is_valid_port(st->port))
+		fatal("port %u does not exist (%u ports probed; give a device with -a or --vdev)",
+		      st->port, rte_eth_dev_count_avail());
+	the_pool =
+		rte_pktmbuf_pool_create("ringway_mbufs", cfg.tables.mbufs, cfg.tables.mbuf_cache, 0,
+					RTE_MBUF_DEFAULT_BUF_SIZE, rte_eth_dev_socket_id(st->port));
+	if (the_pool == NULL)
+		fatal("cannot create the mbuf pool (%u mbufs): %s", cfg.tables.mbufs,
+		      rte_strerror(rte_errno));
+	st->n_workers = port_setup(st->port, st->n_lcores, the_pool, &st->offload);
+	rc = rw_xdp_started(the_xdp, err, sizeof(err));
+	if (rc != 0)
+		fatal("AF_XDP port on %s: %s", rw_xdp_ifname(the_xdp), err);
+	if (!cfg.router.has_mac) {
+		if (rte_eth_macaddr_get(st->port, &mac) != 0)
+			fatal("port %u: cannot read its MAC", st->port);
+		memcpy(cfg.router.mac, &mac, 6);
+	} else {
+		rte_eth_promiscuous_enable(st->port); /* the configured MAC may not be the port's */
+	}
+}
+
+/* The data plane with the engine's membership published, telemetry, workers launched. */
+static void start_dataplane(const struct start *st, const struct ctl_engine *engine)
+{
+	struct dp_config dcfg;
+	int rc;
+
+	dp_config_from(&dcfg, st->n_workers, st->lcores, the_pool, st->offload);
+	the_dp = dp_create(&dcfg);
+	if (the_dp == NULL)
+		fatal("cannot create the data plane: %s", strerror(errno));
+	rc = publish_state(ctl_engine_state(engine), ctl_engine_placement(engine));
+	if (rc != 0)
+		fatal("cannot publish the initial placement: %s", strerror(-rc));
+	rc = dp_telemetry_register(the_dp);
+	if (rc == 0)
+		rc = rte_telemetry_register_cmd("/ringway/control", tel_control,
+						"Live membership changes (publish latency) and "
+						"mbuf pool use. No parameters");
+	if (rc != 0)
+		fatal("cannot register telemetry: %s", strerror(-rc));
+	for (uint16_t i = 0; i < st->n_workers; i++) {
+		rc = rte_eal_remote_launch(dp_worker_run, dp_worker_get(the_dp, i), st->lcores[i]);
+		if (rc != 0)
+			fatal("cannot launch worker %u on lcore %u: %s", i, st->lcores[i],
+			      strerror(-rc));
+	}
+}
+
+/* The management socket, then the control lcore's loop until SIGINT/SIGTERM. */
+static void control_loop(const struct start *st, struct ctl_engine *engine)
+{
+	struct ctl_server_config scfg = {
+		.unix_path = cfg.control.socket,
+		.tcp = cfg.control.tcp_port != 0,
+		.tcp_port = (uint16_t)cfg.control.tcp_port,
+	};
+	char err[512];
+	struct ctl_server *srv = ctl_server_open(engine, &scfg, err, sizeof(err));
+
+	if (srv == NULL)
+		fatal("control socket %s: %s", cfg.control.socket, err);
+	printf("ringway: serving on port %u%s%s with %u worker(s) (%u lcores asked), checksums "
+	       "%s, %u nodes, epoch %" PRIu64 ", control socket %s\n",
+	       st->port, the_xdp ? ", AF_XDP on " : "", rw_xdp_ifname(the_xdp), st->n_workers,
+	       st->n_lcores, st->offload ? "offloaded" : "in software",
+	       ctl_state_count(ctl_engine_state(engine)), dp_epoch(the_dp), cfg.control.socket);
+	fflush(stdout);
+	while (!stop_requested) {
+		dp_control_poll(the_dp);
+		rw_xdp_neigh_poll(the_xdp, the_dp, cfg.tables.neighbours, false);
+		/* A signal interrupts the wait (-EINTR): the loop condition sees it. A change
+		 * command blocks here until every worker runs the new epoch. */
+		ctl_server_poll(srv, RW_CONTROL_TICK_MS);
+	}
+	ctl_server_close(srv);
+}
+
+/* Workers stopped, counters printed, everything closed in reverse order of start. */
+static void shut_down(const struct start *st, struct ctl_engine *engine)
+{
+	dp_stop(the_dp);
+	rte_eal_mp_wait_lcore();
+	printf("ringway: stopping\n");
+	dp_stats_print(the_dp, stdout);
+	ctl_engine_free(engine);
+	rte_eth_dev_stop(st->port);
+	rte_eth_dev_close(st->port);
+	rw_xdp_close(the_xdp); /* after the PMD detached: removes our program if still there */
+	dp_free(the_dp);
+	rte_mempool_free(the_pool);
+	rte_eal_cleanup();
 }
 
 int main(int argc, char **argv)
 {
-	struct args a = {0};
-	char err[512];
-	int eal_argc = argc, rc;
-	unsigned int lcores[DP_WORKERS_MAX], nl = 0, lc;
-	struct rte_mempool *pool;
-	struct dp_config dcfg;
-	uint16_t port, nw;
-	bool offload = false;
-	struct rte_ether_addr mac;
 	struct ctl_ops ops = {ops_publish, ops_stats, ops_member_status, NULL};
-	struct ctl_server_config scfg = {0};
+	struct start st = {0};
+	struct args a = {0};
 	struct ctl_engine *engine;
-	struct ctl_server *srv;
-	const struct pl_placement *pl;
+	int eal_argc = split_args(argc, argv, &a);
+	char err[512];
+	int rc = rw_config_load(a.config, &cfg, err, sizeof(err));
 
-	/* Our arguments follow "--"; find them first, so --check needs no EAL. */
-	for (int i = 1; i < argc; i++)
-		if (strcmp(argv[i], "--") == 0) {
-			eal_argc = i;
-			break;
-		}
-	if (eal_argc == argc) {
-		/* No "--": everything is ours (e.g. `ringway --config F --check`). */
-		parse_args(argc, argv, &a);
-		eal_argc = 1;
-	} else {
-		argv[eal_argc] = argv[0];
-		parse_args(argc - eal_argc, argv + eal_argc, &a);
-	}
-	rc = rw_config_load(a.config, &cfg, err, sizeof(err));
 	if (rc != 0) {
 		fprintf(stderr, "ringway: %s\n", err);
 		return 1;
@@ -630,108 +597,17 @@ int main(int argc, char **argv)
 			a.config, strerror(errno));
 		return 1;
 	}
-	pl = ctl_engine_placement(engine);
+	inet_ntop(AF_INET, &cfg.router.address, err, sizeof(err));
+	ctl_engine_set_router_address(engine, err); /* as the config refuses a node there */
 	if (a.check) {
-		printf("ringway: %s: OK (%u nodes, epoch %" PRIu64 ", algorithm %s, %" PRIu64
-		       " points)\n",
-		       a.config, pl_member_count(pl), ctl_state_epoch(ctl_engine_state(engine)),
-		       pl_algo_name(pl_config_of(pl)->algo), pl_point_count(pl));
+		rc = check_only(a.config, engine);
 		ctl_engine_free(engine);
-		return 0;
+		return rc;
 	}
-
-	afxdp_prepare(eal_argc, argv);
-	rc = rte_eal_init(eal_argc, argv);
-	if (rc < 0) {
-		fprintf(stderr, "ringway: EAL initialisation failed: %s\n",
-			rte_strerror(rte_errno));
-		return 1;
-	}
-	/* From here a stop request ends the start-up through the normal exit path, which closes
-	 * the port and removes an AF_XDP steering program (default action: it stays). */
-	signal(SIGINT, on_signal);
-	signal(SIGTERM, on_signal);
-	rte_log_set_global_level(cfg.log.level);
-	RTE_LCORE_FOREACH_WORKER (lc) {
-		if (nl < DP_WORKERS_MAX)
-			lcores[nl++] = lc;
-	}
-	if (nl == 0)
-		fatal("need at least two lcores (-l 0,1): the main lcore is the control lcore, "
-		      "the others are workers");
-	port = (uint16_t)cfg.router.port;
-	if (!rte_eth_dev_is_valid_port(port))
-		fatal("port %u does not exist (%u ports probed; give a device with -a or --vdev)",
-		      port, rte_eth_dev_count_avail());
-	pool = rte_pktmbuf_pool_create("ringway_mbufs", cfg.tables.mbufs, cfg.tables.mbuf_cache, 0,
-				       RTE_MBUF_DEFAULT_BUF_SIZE, rte_eth_dev_socket_id(port));
-	the_pool = pool;
-	if (pool == NULL)
-		fatal("cannot create the mbuf pool (%u mbufs): %s", cfg.tables.mbufs,
-		      rte_strerror(rte_errno));
-	nw = port_setup(port, (uint16_t)nl, pool, &offload);
-	rc = afxdp_started(err, sizeof(err));
-	if (rc != 0)
-		fatal("AF_XDP port on %s: %s", xdp.ifname, err);
-	if (!cfg.router.has_mac) {
-		if (rte_eth_macaddr_get(port, &mac) != 0)
-			fatal("port %u: cannot read its MAC", port);
-		memcpy(cfg.router.mac, &mac, 6);
-	} else {
-		rte_eth_promiscuous_enable(port); /* the configured MAC may not be the port's */
-	}
-	dp_config_from(&dcfg, nw, lcores, pool, offload);
-	the_dp = dp_create(&dcfg);
-	if (the_dp == NULL)
-		fatal("cannot create the data plane: %s", strerror(errno));
-	rc = publish_state(ctl_engine_state(engine), pl);
-	if (rc != 0)
-		fatal("cannot publish the initial placement: %s", strerror(-rc));
-	scfg.unix_path = cfg.control.socket;
-	scfg.tcp = cfg.control.tcp_port != 0;
-	scfg.tcp_port = (uint16_t)cfg.control.tcp_port;
-	srv = ctl_server_open(engine, &scfg, err, sizeof(err));
-	if (srv == NULL)
-		fatal("control socket %s: %s", cfg.control.socket, err);
-	rc = dp_telemetry_register(the_dp);
-	if (rc == 0)
-		rc = rte_telemetry_register_cmd("/ringway/control", tel_control,
-						"Live membership changes (publish latency) and "
-						"mbuf pool use. No parameters");
-	if (rc != 0)
-		fatal("cannot register telemetry: %s", strerror(-rc));
-
-	for (uint16_t i = 0; i < nw; i++) {
-		rc = rte_eal_remote_launch(dp_worker_run, dp_worker_get(the_dp, i), lcores[i]);
-		if (rc != 0)
-			fatal("cannot launch worker %u on lcore %u: %s", i, lcores[i],
-			      strerror(-rc));
-	}
-	printf("ringway: serving on port %u%s%s with %u worker(s) (%u lcores asked), checksums "
-	       "%s, %u nodes, epoch %" PRIu64 ", control socket %s\n",
-	       port, xdp.on ? ", AF_XDP on " : "", xdp.on ? xdp.ifname : "", nw, nl,
-	       offload ? "offloaded" : "in software", pl_member_count(pl), dp_epoch(the_dp),
-	       cfg.control.socket);
-	fflush(stdout);
-
-	while (!stop_requested) {
-		dp_control_poll(the_dp);
-		afxdp_neigh_poll();
-		/* A signal interrupts the wait (-EINTR): the loop condition sees it. A change
-		 * command blocks here until every worker runs the new epoch. */
-		ctl_server_poll(srv, RW_CONTROL_TICK_MS);
-	}
-	dp_stop(the_dp);
-	rte_eal_mp_wait_lcore();
-	printf("ringway: stopping\n");
-	dp_stats_print(the_dp, stdout);
-	ctl_server_close(srv);
-	ctl_engine_free(engine);
-	rte_eth_dev_stop(port);
-	rte_eth_dev_close(port);
-	afxdp_close(); /* after the PMD detached: removes our program if it is still there */
-	dp_free(the_dp);
-	rte_mempool_free(pool);
-	rte_eal_cleanup();
+	start_eal(eal_argc, argv, &st);
+	start_port(&st);
+	start_dataplane(&st, engine);
+	control_loop(&st, engine);
+	shut_down(&st, engine);
 	return 0;
 }

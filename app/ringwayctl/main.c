@@ -32,17 +32,19 @@ struct opts {
 
 static void usage(FILE *f)
 {
+	struct ctl_text cmds = {0};
+
+	ctl_commands_usage(&cmds);
 	fprintf(f,
 		"usage: ringwayctl [--socket PATH | --tcp PORT] [--json] [--timeout MS] COMMAND "
 		"[ARG...]\n"
 		"       ringwayctl [OPTIONS] -      (commands from stdin, one per line)\n"
-		"commands: add NAME ADDR:PORT [weight W] [mac MAC] | remove NAME | weight NAME W "
-		"|\n"
-		"          replace (member lines on stdin) | list | ring | stats | epoch |\n"
-		"          plan add|remove|weight|replace ... | if-epoch E COMMAND\n"
+		"       ringwayctl [OPTIONS] replace  (member lines from stdin)\n"
+		"commands:\n%s"
 		"socket: --socket, else $RINGWAY_SOCKET, else %s\n"
 		"exit: 0 OK, 1 ERROR reply, 2 usage or connection error\n",
-		CTL_DEFAULT_SOCKET);
+		cmds.buf != NULL ? cmds.buf : "  (out of memory)\n", CTL_DEFAULT_SOCKET);
+	ctl_text_release(&cmds);
 }
 
 /* ---- output ---- */

@@ -4,6 +4,7 @@
  * transactions, replace blocks), building the reply; and the client-side reply reader.
  */
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <poll.h>
@@ -22,16 +23,86 @@
 /* Longest reply line the reader accepts. */
 #define REPLY_LINE_MAX (64u << 10)
 
-static const char *const cmd_names[] = {
-#define CTL_CMD_NAME(e, s) s,
-	CTL_FOREACH_CMD(CTL_CMD_NAME)
-#undef CTL_CMD_NAME
+static const struct {
+	const char *name;
+	const char *args;
+	unsigned int flags;
+} cmds[] = {
+#define CTL_CMD_ROW(e, s, a, f) {s, a, f},
+	CTL_FOREACH_CMD(CTL_CMD_ROW)
+#undef CTL_CMD_ROW
+};
+
+enum ctl_prefix {
+#define CTL_PREFIX_ENUM(e, s, a) CTL_PREFIX_##e,
+	CTL_FOREACH_PREFIX(CTL_PREFIX_ENUM)
+#undef CTL_PREFIX_ENUM
+};
+
+static const struct {
+	const char *name;
+	const char *args;
+} prefixes[] = {
+#define CTL_PREFIX_ROW(e, s, a) {s, a},
+	CTL_FOREACH_PREFIX(CTL_PREFIX_ROW)
+#undef CTL_PREFIX_ROW
 };
 
 bool ctl_cmd_changes(enum ctl_cmd_type t)
 {
-	return t == CTL_CMD_ADD || t == CTL_CMD_REMOVE || t == CTL_CMD_WEIGHT ||
-	       t == CTL_CMD_REPLACE;
+	return (unsigned int)t < CTL_CMD_COUNT && (cmds[t].flags & CTL_CMD_F_CHANGE);
+}
+
+const char *ctl_cmd_name(enum ctl_cmd_type t)
+{
+	return (unsigned int)t < CTL_CMD_COUNT ? cmds[t].name : "";
+}
+
+const char *ctl_cmd_args(enum ctl_cmd_type t)
+{
+	return (unsigned int)t < CTL_CMD_COUNT ? cmds[t].args : "";
+}
+
+/* The names of the commands with every flag of @p flags into @p buf, joined by @p sep (the
+ * last two by @p last). */
+static const char *cmd_list(unsigned int flags, const char *sep, const char *last, char *buf,
+			    size_t len)
+{
+	int n = 0, k = 0;
+	size_t o = 0;
+
+	for (int t = 0; t < CTL_CMD_COUNT; t++)
+		n += (cmds[t].flags & flags) == flags;
+	buf[0] = '\0';
+	for (int t = 0; t < CTL_CMD_COUNT && o < len; t++) {
+		if ((cmds[t].flags & flags) != flags)
+			continue;
+		o += (size_t)snprintf(buf + o, len - o, "%s%s",
+				      k == 0	   ? ""
+				      : k == n - 1 ? last
+						   : sep,
+				      cmds[t].name);
+		k++;
+	}
+	return buf;
+}
+
+int ctl_commands_usage(struct ctl_text *out)
+{
+	char changes[128];
+
+	cmd_list(CTL_CMD_F_CHANGE, "|", "|", changes, sizeof(changes));
+	for (int t = 0; t < CTL_CMD_COUNT; t++)
+		ctl_text_appendf(out, "  %s%s%s\n", cmds[t].name, *cmds[t].args ? " " : "",
+				 cmds[t].args);
+	for (int p = 0; p < (int)(sizeof(prefixes) / sizeof(prefixes[0])); p++) {
+		ctl_text_appendf(out, "  %s %s", prefixes[p].name, prefixes[p].args);
+		if (p == CTL_PREFIX_PLAN)
+			ctl_text_appendf(out, "  (CHANGE: %s; describes, changes nothing)",
+					 changes);
+		ctl_text_appendf(out, "\n");
+	}
+	return out->oom ? -ENOMEM : 0;
 }
 
 /* ---- parser ---- */
@@ -112,14 +183,19 @@ static int parse_replace(const char *cur, const char *end, struct ctl_cmd *cmd, 
 	return 0;
 }
 
-static int parse_name_arg(const char **cur, const char *end, struct ctl_cmd *cmd, const char *usage,
-			  char *err, size_t errlen)
+static int usage_error(const struct ctl_cmd *cmd, char *err, size_t errlen)
+{
+	return ctl_fail(err, errlen, "usage: %s %s", cmds[cmd->type].name, cmds[cmd->type].args);
+}
+
+static int parse_name_arg(const char **cur, const char *end, struct ctl_cmd *cmd, char *err,
+			  size_t errlen)
 {
 	char why[REASON_MAX];
 	struct span w;
 
 	if (!word(cur, end, &w))
-		return ctl_fail(err, errlen, "usage: %s", usage);
+		return usage_error(cmd, err, errlen);
 	if (ctl_name_parse(w.p, w.n, cmd->name, why, sizeof(why)) < 0)
 		return ctl_fail(err, errlen, "%s", why);
 	return 0;
@@ -138,14 +214,14 @@ static int parse_args(const char *cur, const char *end, struct ctl_cmd *cmd, cha
 			return ctl_fail(err, errlen, "add: %s", why);
 		return 0;
 	case CTL_CMD_REMOVE:
-		if (parse_name_arg(&cur, end, cmd, "remove NAME", err, errlen) < 0)
+		if (parse_name_arg(&cur, end, cmd, err, errlen) < 0)
 			return -EINVAL;
 		break;
 	case CTL_CMD_WEIGHT:
-		if (parse_name_arg(&cur, end, cmd, "weight NAME W", err, errlen) < 0)
+		if (parse_name_arg(&cur, end, cmd, err, errlen) < 0)
 			return -EINVAL;
 		if (!word(&cur, end, &w))
-			return ctl_fail(err, errlen, "usage: weight NAME W");
+			return usage_error(cmd, err, errlen);
 		if (ctl_parse_u64(w.p, w.n, CTL_WEIGHT_MAX, &v) < 0)
 			return ctl_fail(err, errlen, "weight must be an integer 0..%d",
 					CTL_WEIGHT_MAX);
@@ -157,37 +233,57 @@ static int parse_args(const char *cur, const char *end, struct ctl_cmd *cmd, cha
 		break;
 	}
 	if (!rest_empty(cur, end))
-		return ctl_fail(err, errlen, "%s: unexpected arguments", cmd_names[cmd->type]);
+		return ctl_fail(err, errlen, "%s: unexpected arguments", cmds[cmd->type].name);
 	return 0;
 }
 
 static int parse_prefixes(const char **cur, const char *end, struct ctl_cmd *cmd, struct span *w,
 			  char *err, size_t errlen)
 {
+	const char *if_epoch = prefixes[CTL_PREFIX_IF_EPOCH].name;
+	const char *plan = prefixes[CTL_PREFIX_PLAN].name;
+	char changes[128];
 	struct span e;
 
-	if (span_is(w, "if-epoch")) {
+	if (span_is(w, if_epoch)) {
 		if (!word(cur, end, &e) || ctl_parse_u64(e.p, e.n, UINT64_MAX, &cmd->epoch) < 0)
-			return ctl_fail(err, errlen, "usage: if-epoch E COMMAND (E a number)");
+			return ctl_fail(err, errlen, "usage: %s %s (E a number)", if_epoch,
+					prefixes[CTL_PREFIX_IF_EPOCH].args);
 		cmd->if_epoch = true;
 		if (!word(cur, end, w))
-			return ctl_fail(err, errlen, "if-epoch %" PRIu64 ": missing command",
+			return ctl_fail(err, errlen, "%s %" PRIu64 ": missing command", if_epoch,
 					cmd->epoch);
-		if (span_is(w, "if-epoch"))
-			return ctl_fail(err, errlen, "if-epoch cannot be nested");
+		if (span_is(w, if_epoch))
+			return ctl_fail(err, errlen, "%s cannot be nested", if_epoch);
 	}
-	if (span_is(w, "plan")) {
+	if (span_is(w, plan)) {
 		cmd->plan = true;
 		if (!word(cur, end, w))
-			return ctl_fail(err, errlen,
-					"usage: plan add|remove|weight|replace ARGUMENTS");
+			return ctl_fail(
+				err, errlen, "usage: %s %s ARGUMENTS", plan,
+				cmd_list(CTL_CMD_F_CHANGE, "|", "|", changes, sizeof(changes)));
 	}
 	return 0;
+}
+
+static int unknown_command(const struct span *w, char *err, size_t errlen)
+{
+	char all[256], pre[64];
+	size_t o = 0;
+
+	cmd_list(0, " ", " ", all, sizeof(all));
+	pre[0] = '\0';
+	for (size_t p = 0; p < sizeof(prefixes) / sizeof(prefixes[0]); p++)
+		o += (size_t)snprintf(pre + o, sizeof(pre) - o, "%s%s", p ? " " : "",
+				      prefixes[p].name);
+	return ctl_fail(err, errlen, "unknown command '%.*s' (commands: %s; prefixes: %s)",
+			(int)(w->n > 32 ? 32 : w->n), w->p, all, pre);
 }
 
 int ctl_cmd_parse(const char *line, size_t len, struct ctl_cmd *cmd, char *err, size_t errlen)
 {
 	const char *cur = line, *end = line + len;
+	char changes[128];
 	struct span w;
 	int rc;
 
@@ -202,16 +298,14 @@ int ctl_cmd_parse(const char *line, size_t len, struct ctl_cmd *cmd, char *err, 
 	if ((rc = parse_prefixes(&cur, end, cmd, &w, err, errlen)) < 0)
 		return rc;
 	for (int t = 0; t < CTL_CMD_COUNT; t++)
-		if (span_is(&w, cmd_names[t]))
+		if (span_is(&w, cmds[t].name))
 			cmd->type = (enum ctl_cmd_type)t;
 	if (cmd->type == CTL_CMD_COUNT)
-		return ctl_fail(err, errlen,
-				"unknown command '%.*s' (commands: add remove weight replace list "
-				"ring stats epoch plan if-epoch begin commit abort)",
-				(int)(w.n > 32 ? 32 : w.n), w.p);
+		return unknown_command(&w, err, errlen);
 	if (cmd->plan && !ctl_cmd_changes(cmd->type))
-		return ctl_fail(err, errlen, "plan takes add, remove, weight or replace, not %s",
-				cmd_names[cmd->type]);
+		return ctl_fail(err, errlen, "plan takes %s, not %s",
+				cmd_list(CTL_CMD_F_CHANGE, ", ", " or ", changes, sizeof(changes)),
+				cmds[cmd->type].name);
 	rc = parse_args(cur, end, cmd, err, errlen);
 	if (rc < 0)
 		ctl_cmd_release(cmd);
@@ -230,6 +324,7 @@ void ctl_cmd_release(struct ctl_cmd *cmd)
 struct ctl_engine {
 	struct ctl_state *st;
 	struct pl_placement *pl;
+	char router_addr[PL_ADDR_MAX + 1]; /* "" when not set */
 	char *state_path;
 	struct ctl_ops ops;
 	struct ctl_counters cnt;
@@ -275,6 +370,35 @@ void ctl_engine_free(struct ctl_engine *e)
 	ctl_state_free(e->st);
 	free(e->state_path);
 	free(e);
+}
+
+int ctl_engine_set_router_address(struct ctl_engine *e, const char *addr)
+{
+	struct in_addr a;
+
+	e->router_addr[0] = '\0';
+	if (addr == NULL)
+		return 0;
+	if (inet_pton(AF_INET, addr, &a) != 1)
+		return -EINVAL;
+	inet_ntop(AF_INET, &a, e->router_addr, sizeof(e->router_addr));
+	return 0;
+}
+
+/* A change that would put a member at the router's own address (addresses are canonical). */
+static int check_router_address(const struct ctl_engine *e, const struct ctl_cmd *cmd, char *err,
+				size_t errlen)
+{
+	const struct ctl_member *m = cmd->type == CTL_CMD_ADD ? &cmd->member : cmd->members;
+	uint32_t n = cmd->type == CTL_CMD_ADD	    ? 1
+		     : cmd->type == CTL_CMD_REPLACE ? cmd->nmembers
+						    : 0;
+
+	for (uint32_t i = 0; e->router_addr[0] != '\0' && i < n; i++)
+		if (strcmp(m[i].pl.addr, e->router_addr) == 0)
+			return ctl_fail(err, errlen, "node %s: %s is the router's own address",
+					m[i].pl.name, m[i].pl.addr);
+	return 0;
 }
 
 const struct ctl_state *ctl_engine_state(const struct ctl_engine *e)
@@ -364,7 +488,7 @@ static int commit_state(struct ctl_session *s, struct ctl_state *next, struct ct
 	struct ctl_engine *e = s->e;
 	char why[REASON_MAX], why2[REASON_MAX];
 	struct pl_placement *pl;
-	int rc;
+	int rc, saved;
 
 	ctl_state_set_epoch(next, ctl_state_epoch(e->st) + 1);
 	pl = ctl_state_build(next, why, sizeof(why));
@@ -372,11 +496,15 @@ static int commit_state(struct ctl_session *s, struct ctl_state *next, struct ct
 		ctl_state_free(next);
 		return reply_error(s, r, "%s; nothing changed", why);
 	}
-	if (e->state_path != NULL && ctl_state_save(next, e->state_path, why, sizeof(why)) < 0) {
+	saved = e->state_path != NULL ? ctl_state_save(next, e->state_path, why, sizeof(why)) : 0;
+	if (saved < 0) {
 		e->cnt.save_failed++;
 		rc = reply_error(s, r, "%s; nothing changed", why);
 		goto drop;
 	}
+	/* saved == 1: the file holds @p next already, so it is published like any change and
+	 * the reply says it may not be durable, never "nothing changed". */
+	e->cnt.save_not_durable += saved == 1;
 	rc = e->ops.publish ? e->ops.publish(e->ops.ctx, next, pl) : 0;
 	if (rc < 0) {
 		e->cnt.publish_failed++;
@@ -402,7 +530,8 @@ static int commit_state(struct ctl_session *s, struct ctl_state *next, struct ct
 	e->cnt.change_last_us = (mono_ns() - s->line_ns) / 1000;
 	if (e->cnt.change_last_us > e->cnt.change_max_us)
 		e->cnt.change_max_us = e->cnt.change_last_us;
-	return ctl_text_appendf(r, "OK epoch %" PRIu64 "\n", ctl_state_epoch(next));
+	return ctl_text_appendf(r, "OK epoch %" PRIu64 "%s\n", ctl_state_epoch(next),
+				saved == 1 ? " durable no" : "");
 drop:
 	pl_free(pl);
 	ctl_state_free(next);
@@ -519,6 +648,8 @@ static int do_change(struct ctl_session *s, const struct ctl_cmd *cmd, struct ct
 	char why[REASON_MAX];
 	struct ctl_state *next;
 
+	if (check_router_address(s->e, cmd, why, sizeof(why)) < 0)
+		return reply_error(s, r, "%s%s", why, s->txn ? " (transaction still open)" : "");
 	if (cmd->plan)
 		return do_plan(s, cmd, r);
 	if (s->txn != NULL) {

@@ -52,8 +52,8 @@ extern "C" {
 /** One member as the control plane keeps it: the placement member plus an optional MAC. */
 struct ctl_member {
 	struct pl_member pl; /**< name, address, port, weight */
-	uint8_t mac[6];      /**< static next-hop MAC when has_mac */
-	bool has_mac;        /**< false: the router resolves the MAC by ARP */
+	uint8_t mac[6];	     /**< static next-hop MAC when has_mac */
+	bool has_mac;	     /**< false: the router resolves the MAC by ARP */
 };
 
 /*
@@ -62,10 +62,10 @@ struct ctl_member {
 
 /** A growable NUL-terminated buffer. Zero-initialise; release with ctl_text_release(). */
 struct ctl_text {
-	char *buf;   /**< NUL-terminated once anything was appended; may be NULL when empty */
-	size_t len;  /**< bytes of text, without the NUL */
-	size_t cap;  /**< allocated bytes */
-	bool oom;    /**< an append ran out of memory: the text is incomplete */
+	char *buf;  /**< NUL-terminated once anything was appended; may be NULL when empty */
+	size_t len; /**< bytes of text, without the NUL */
+	size_t cap; /**< allocated bytes */
+	bool oom;   /**< an append ran out of memory: the text is incomplete */
 };
 
 /** Append formatted text. 0 or -ENOMEM (then oom is set and later appends do nothing). */
@@ -102,11 +102,11 @@ bool ctl_state_equal(const struct ctl_state *a, const struct ctl_state *b);
 
 /**
  * Parse a member spec `NAME ADDR[:PORT] [weight W] [mac MAC]` (port default 11211,
- * weight default 1). Checks the syntax of each field, not membership rules.
+ * weight default 1). Checks the syntax of each field and refuses an ADDR no node can have
+ * (0.0.0.0/8, 127.0.0.0/8, multicast, reserved, broadcast); not membership rules.
  * @return 0, or -EINVAL with the reason in @p err.
  */
-int ctl_member_parse(const char *text, size_t len, struct ctl_member *m, char *err,
-		     size_t errlen);
+int ctl_member_parse(const char *text, size_t len, struct ctl_member *m, char *err, size_t errlen);
 
 /**
  * Append a member to @p st (used to load the config's initial nodes). Refuses an invalid
@@ -133,8 +133,10 @@ int ctl_state_check(const struct ctl_state *st, char *err, size_t errlen);
 
 /**
  * Write @p st to @p path atomically: a temporary file in the same directory (mode 0600),
- * fsync, rename over @p path, fsync the directory. On failure @p path is untouched and the
- * temporary file removed. Format: see README ("State file").
+ * fsync, rename over @p path, fsync the directory. Format: see README ("State file").
+ * @return 0; 1 when @p path holds @p st but the directory could not be synced (the rename
+ * may not survive a crash; the reason is in @p err); a negative errno when @p path is
+ * untouched (the temporary file is removed).
  */
 int ctl_state_save(const struct ctl_state *st, const char *path, char *err, size_t errlen);
 
@@ -189,6 +191,12 @@ struct ctl_engine;
 struct ctl_engine *ctl_engine_new(struct ctl_state *initial, const char *state_path,
 				  const struct ctl_ops *ops);
 void ctl_engine_free(struct ctl_engine *e);
+/**
+ * Refuse members at @p addr (the router's own IPv4, dotted quad) in every later change, as
+ * the config refuses a node there: `ERROR`, state unchanged. NULL clears it.
+ * @return 0, or -EINVAL when @p addr is no IPv4 address.
+ */
+int ctl_engine_set_router_address(struct ctl_engine *e, const char *addr);
 /** The live membership (changes only inside ctl_server_poll / ctl_session_line). */
 const struct ctl_state *ctl_engine_state(const struct ctl_engine *e);
 /** The placement of the live membership, owned by the engine. */
@@ -209,21 +217,20 @@ void ctl_session_free(struct ctl_session *s);
  * @return 1 when a reply was appended, 0 when the line needs none (an empty line, a member
  * line inside a `replace` block), -ENOMEM when the reply could not be built.
  */
-int ctl_session_line(struct ctl_session *s, const char *line, size_t len,
-		     struct ctl_text *reply);
+int ctl_session_line(struct ctl_session *s, const char *line, size_t len, struct ctl_text *reply);
 
 /*
  * The management socket server: poll()-based, non-blocking, no threads.
  */
 
 struct ctl_server_config {
-	const char *unix_path;  /**< socket path; NULL: CTL_DEFAULT_SOCKET */
-	bool tcp;               /**< also listen on 127.0.0.1 (never another address) */
-	uint16_t tcp_port;      /**< with tcp: the port; 0 picks a free one */
-	uint32_t idle_ms;       /**< 0: CTL_DEFAULT_IDLE_MS */
-	uint32_t max_clients;   /**< 0: 16 */
-	size_t max_output;      /**< bytes of unread replies per client before it is cut off;
-				     0: 64 MiB */
+	const char *unix_path; /**< socket path; NULL: CTL_DEFAULT_SOCKET */
+	bool tcp;	       /**< also listen on 127.0.0.1 (never another address) */
+	uint16_t tcp_port;     /**< with tcp: the port; 0 picks a free one */
+	uint32_t idle_ms;      /**< 0: CTL_DEFAULT_IDLE_MS */
+	uint32_t max_clients;  /**< 0: 16 */
+	size_t max_output;     /**< bytes of unread replies per client before it is cut off;
+				    0: 64 MiB */
 };
 
 struct ctl_server;
@@ -255,6 +262,13 @@ void ctl_server_close(struct ctl_server *srv);
  * Client side (ringwayctl, tests).
  */
 
+/**
+ * Append the protocol's commands, one per line (`  NAME ARGUMENTS`), then the prefixes
+ * (`if-epoch`, `plan`), for usage texts. Generated from the parser's command table, so a
+ * new command shows up here without touching the client. 0 or -ENOMEM.
+ */
+int ctl_commands_usage(struct ctl_text *out);
+
 /** Connect to a Unix socket: a blocking fd, or a negative errno with the reason in @p err. */
 int ctl_connect_unix(const char *path, char *err, size_t errlen);
 /** Connect to 127.0.0.1:@p port: a blocking fd, or a negative errno with the reason. */
@@ -262,10 +276,10 @@ int ctl_connect_tcp(uint16_t port, char *err, size_t errlen);
 
 /** One parsed reply. */
 struct ctl_reply {
-	bool ok;         /**< OK or ERROR */
-	char *head;      /**< text after "OK " / "ERROR " (may be empty) */
+	bool ok;	 /**< OK or ERROR */
+	char *head;	 /**< text after "OK " / "ERROR " (may be empty) */
 	uint32_t nlines; /**< body lines */
-	char **lines;    /**< body lines, without newlines */
+	char **lines;	 /**< body lines, without newlines */
 };
 
 /**

@@ -13,42 +13,60 @@
 
 #include "control.h"
 
-#define CTL_FOREACH_CMD(_)                     \
-	_(ADD, "add")                          \
-	_(REMOVE, "remove")                    \
-	_(WEIGHT, "weight")                    \
-	_(REPLACE, "replace")                  \
-	_(LIST, "list")                        \
-	_(RING, "ring")                        \
-	_(STATS, "stats")                      \
-	_(EPOCH, "epoch")                      \
-	_(BEGIN, "begin")                      \
-	_(COMMIT, "commit")                    \
-	_(ABORT, "abort")
+/*
+ * Every command of the protocol, one row each: enum suffix, name, arguments (usage text; ""
+ * for none), flags. CTL_CMD_F_CHANGE: changes the membership (may follow `plan`, is queued
+ * inside a transaction, moves the epoch). The parser's "unknown command" reason, the
+ * argument usage errors, ctl_cmd_changes() and the command list of ctl_commands_usage()
+ * (ringwayctl --help) are generated from it; the handler goes in run() (command.c), the
+ * argument parser (if any) in parse_args().
+ */
+#define CTL_CMD_F_CHANGE 0x1u
+#define CTL_FOREACH_CMD(_)                                                               \
+	_(ADD, "add", "NAME ADDR[:PORT] [weight W] [mac MAC]", CTL_CMD_F_CHANGE)         \
+	_(REMOVE, "remove", "NAME", CTL_CMD_F_CHANGE)                                    \
+	_(WEIGHT, "weight", "NAME W", CTL_CMD_F_CHANGE)                                  \
+	_(REPLACE, "replace", "[M1 ; M2 ; ...]  (alone: member lines follow, then end)", \
+	  CTL_CMD_F_CHANGE)                                                              \
+	_(LIST, "list", "", 0)                                                           \
+	_(RING, "ring", "", 0)                                                           \
+	_(STATS, "stats", "", 0)                                                         \
+	_(EPOCH, "epoch", "", 0)                                                         \
+	_(BEGIN, "begin", "", 0)                                                         \
+	_(COMMIT, "commit", "", 0)                                                       \
+	_(ABORT, "abort", "", 0)
+
+/* Prefixes that may stand before a command: enum suffix, name, what follows. */
+#define CTL_FOREACH_PREFIX(_)                \
+	_(IF_EPOCH, "if-epoch", "E COMMAND") \
+	_(PLAN, "plan", "CHANGE ARGUMENTS")
 
 enum ctl_cmd_type {
-#define CTL_CMD_ENUM(e, s) CTL_CMD_##e,
+#define CTL_CMD_ENUM(e, s, args, flags) CTL_CMD_##e,
 	CTL_FOREACH_CMD(CTL_CMD_ENUM)
 #undef CTL_CMD_ENUM
-	CTL_CMD_COUNT
+		CTL_CMD_COUNT
 };
 
 /* A parsed command line. Owns `members` (replace); release with ctl_cmd_release(). */
 struct ctl_cmd {
 	enum ctl_cmd_type type;
-	bool if_epoch;            /* `if-epoch E` prefix */
-	uint64_t epoch;           /* its E */
-	bool plan;                /* `plan` prefix: describe the change, do not make it */
-	bool block;               /* `replace` alone: member lines follow, then `end` */
-	struct ctl_member member; /* add */
+	bool if_epoch;		    /* `if-epoch E` prefix */
+	uint64_t epoch;		    /* its E */
+	bool plan;		    /* `plan` prefix: describe the change, do not make it */
+	bool block;		    /* `replace` alone: member lines follow, then `end` */
+	struct ctl_member member;   /* add */
 	char name[PL_NAME_MAX + 1]; /* remove, weight */
-	uint32_t weight;          /* weight */
+	uint32_t weight;	    /* weight */
 	struct ctl_member *members; /* replace on one line */
 	uint32_t nmembers;
 };
 
-/* True for add, remove, weight, replace: the commands that change the membership. */
+/* True for the commands flagged CTL_CMD_F_CHANGE (add, remove, weight, replace). */
 bool ctl_cmd_changes(enum ctl_cmd_type t);
+/* Name and usage arguments of command @p t ("" when out of range). */
+const char *ctl_cmd_name(enum ctl_cmd_type t);
+const char *ctl_cmd_args(enum ctl_cmd_type t);
 
 /*
  * Parse one command line (no newline). Every malformed form gives -EINVAL and a reason;
@@ -64,7 +82,6 @@ void ctl_cmd_release(struct ctl_cmd *cmd);
  */
 int ctl_state_apply(struct ctl_state *st, const struct ctl_cmd *cmd, char *err, size_t errlen);
 
-
 /* Set the epoch (the engine's business: +1 per published change). */
 void ctl_state_set_epoch(struct ctl_state *st, uint64_t epoch);
 
@@ -77,29 +94,28 @@ struct pl_placement *ctl_state_build(const struct ctl_state *st, char *err, size
 /* Serialise @p st in the state-file format (with its checksum line). 0 or -ENOMEM. */
 int ctl_state_format(const struct ctl_state *st, struct ctl_text *out);
 /* Parse state-file text; 0 and *out, or -EINVAL with "line L: reason". */
-int ctl_state_parse(const char *text, size_t len, struct ctl_state **out, char *err,
-		    size_t errlen);
+int ctl_state_parse(const char *text, size_t len, struct ctl_state **out, char *err, size_t errlen);
 
 /* Token helpers shared by the parsers. */
-int ctl_name_parse(const char *s, size_t len, char out[PL_NAME_MAX + 1], char *err,
-		   size_t errlen);
+int ctl_name_parse(const char *s, size_t len, char out[PL_NAME_MAX + 1], char *err, size_t errlen);
 int ctl_parse_u64(const char *s, size_t len, uint64_t max, uint64_t *out);
 int ctl_mac_parse(const char *s, size_t len, uint8_t mac[6]);
 void ctl_mac_format(const uint8_t mac[6], char out[18]);
 
 /* Counters the engine keeps and `stats` reports; the server bumps its own. */
-#define CTL_FOREACH_COUNTER(_)                                                              \
-	_(commands, "ctl.commands")                   /* replies given */                 \
-	_(errors, "ctl.errors")                       /* ERROR replies */                 \
-	_(changes, "ctl.changes")                     /* epochs published */              \
-	_(publish_failed, "ctl.publish_failed")       /* ops->publish refused */          \
-	_(save_failed, "ctl.save_failed")             /* state file not written */        \
+#define CTL_FOREACH_COUNTER(_)                                                            \
+	_(commands, "ctl.commands")		    /* replies given */                   \
+	_(errors, "ctl.errors")			    /* ERROR replies */                   \
+	_(changes, "ctl.changes")		    /* epochs published */                \
+	_(publish_failed, "ctl.publish_failed")	    /* ops->publish refused */            \
+	_(save_failed, "ctl.save_failed")	    /* state file not written */          \
+	_(save_not_durable, "ctl.save_not_durable") /* written, directory not synced */   \
 	_(clients_accepted, "ctl.clients_accepted")                                       \
-	_(clients_refused, "ctl.clients_refused")     /* above max_clients */             \
-	_(idle_disconnects, "ctl.idle_disconnects")   /* silent or not reading */         \
-	_(long_lines, "ctl.long_lines")               /* above CTL_LINE_MAX */            \
-	_(output_overflows, "ctl.output_overflows")   /* unread replies above max_output */ \
-	_(change_last_us, "ctl.change_last_us")       /* last change: line to published */ \
+	_(clients_refused, "ctl.clients_refused")   /* above max_clients */               \
+	_(idle_disconnects, "ctl.idle_disconnects") /* silent or not reading */           \
+	_(long_lines, "ctl.long_lines")		    /* above CTL_LINE_MAX */              \
+	_(output_overflows, "ctl.output_overflows") /* unread replies above max_output */ \
+	_(change_last_us, "ctl.change_last_us")	    /* last change: line to published */  \
 	_(change_max_us, "ctl.change_max_us")
 
 struct ctl_counters {

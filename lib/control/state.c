@@ -243,6 +243,14 @@ static int addr_parse(const struct tok *t, struct pl_member *m, char *err, size_
 	if (inet_pton(AF_INET, buf, &a) != 1)
 		return ctl_fail(err, errlen, "bad address '%.*s': expected IPv4 ADDR:PORT",
 				(int)t->n, t->p);
+	/* The config's rule for node addresses (app/ringway/config.c): a member there is a
+	 * memcached node, never this host, a group or everyone. */
+	if ((ntohl(a.s_addr) >> 24) == 0 || (ntohl(a.s_addr) >> 24) == 127 ||
+	    ntohl(a.s_addr) >= 0xe0000000u)
+		return ctl_fail(err, errlen,
+				"address %s is no unicast node address (0.0.0.0/8, 127.0.0.0/8, "
+				"multicast, reserved and broadcast are refused)",
+				buf);
 	if (colon != NULL &&
 	    (ctl_parse_u64(colon + 1, t->n - alen - 1, 65535, &port) < 0 || port == 0))
 		return ctl_fail(err, errlen, "bad port in '%.*s': expected 1..65535", (int)t->n,
@@ -998,9 +1006,14 @@ int ctl_state_save(const struct ctl_state *st, const char *path, char *err, size
 		goto out;
 	}
 	rc = fsync_dir_of(path);
-	if (rc < 0)
-		ctl_fail(err, errlen, "state file %s: fsync of its directory: %s", path,
-			 strerror(-rc));
+	if (rc < 0) {
+		/* The rename happened: @p path holds @p st now, only its durability is unknown. */
+		ctl_fail(err, errlen,
+			 "state file %s holds the new state, but the fsync of its directory "
+			 "failed (%s): a crash may bring back the previous one",
+			 path, strerror(-rc));
+		rc = 1;
+	}
 out:
 	free(tmp);
 	ctl_text_release(&text);

@@ -283,21 +283,58 @@ unsigned int dp_worker_poll(struct dp_worker *w);
  */
 uint16_t dp_forward_burst(struct dp_worker *w, struct rte_mbuf **pkts, uint16_t n);
 
+/**
+ * Gauges (a moment's value, not a count) of struct dp_stats, in telemetry, exit-print and
+ * control-socket order: C type, member, name. A new gauge is a row here plus the line that
+ * fills it in dp_stats_get(); the printers, telemetry and `stats` loop over this list.
+ */
+#define DP_FOREACH_GAUGE(_)                                                                     \
+	_(uint64_t, epoch, "epoch")                     /* epoch of the published placement */    \
+	_(uint32_t, slots_live, "slots_live")           /* request slots in use */                \
+	_(uint32_t, mget_live, "multiget_live")         /* multi-gets being merged */             \
+	_(uint64_t, mget_bytes, "multiget_bytes")       /* bytes of merged replies buffered now */ \
+	_(uint64_t, mget_bytes_peak, "multiget_bytes_peak") /* most one worker ever buffered */
+
 /** Totals over all workers (or one). */
 struct dp_stats {
 	uint64_t ctr[DP_CTR_COUNT];
 	uint64_t drop[DP_DROP_COUNT];
-	uint32_t slots_live;  /**< request slots in use */
-	uint32_t mget_live;   /**< multi-gets being merged */
-	uint64_t mget_bytes;  /**< bytes of merged replies buffered now */
-	uint64_t mget_bytes_peak; /**< most bytes one worker ever buffered (max over workers) */
-	uint64_t epoch;
+#define DP_GAUGE_FIELD(type, member, name) type member;
+	DP_FOREACH_GAUGE(DP_GAUGE_FIELD)
+#undef DP_GAUGE_FIELD
 };
 
 /** Sum the counters of every worker (@p worker < 0) or of one. Counters are read without
  *  stopping the workers, so a sum taken under traffic is a moment's view, not exact.
  *  Lcore: any. @return 0 or -EINVAL. */
 int dp_stats_get(const struct dp *dp, int worker, struct dp_stats *out);
+
+/**
+ * Per-node fields, in telemetry, exit-print and `list` order: kind, member, name.
+ * TEXT: formatted by dp_node_field() (name; address "ip:port"; mac, "unknown" until known).
+ * U64: the member of struct dp_node_stats of that name (a count or a 0/1 flag).
+ * A new numeric field is a row here, a member in struct dp_node_stats, and the line that fills
+ * it in node_fill() (dp_control.c); telemetry, the exit print and `list` loop over this list.
+ */
+#define DP_FOREACH_NODE_FIELD(_)                                                                 \
+	_(TEXT, name, "name")                                                                    \
+	_(TEXT, address, "address")                                                              \
+	_(TEXT, mac, "mac")                                                                      \
+	_(U64, mac_known, "mac_known")       /* the next hop's MAC is resolved */               \
+	_(U64, mac_static, "mac_static")     /* ... and given by configuration, not ARP */       \
+	_(U64, in_ring, "in_ring")           /* a member of the current placement */             \
+	_(U64, forwarded, "forwarded")       /* requests sent to it */                           \
+	_(U64, returned, "returned")         /* its reply datagrams sent back */                 \
+	_(U64, mget_partial, "multiget_partial") /* multi-get sub-replies missing */             \
+	_(U64, arp_sent, "arp_sent")         /* ARP requests sent for it */                      \
+	_(U64, arp_failures, "arp_failures") /* resolution rounds without an answer */
+
+enum dp_node_field {
+#define DP_NODE_FIELD_ENUM(kind, member, name) DP_NODE_F_##member,
+	DP_FOREACH_NODE_FIELD(DP_NODE_FIELD_ENUM)
+#undef DP_NODE_FIELD_ENUM
+	DP_NODE_FIELD_COUNT
+};
 
 /** Per-node view for telemetry / exit print. */
 struct dp_node_stats {
@@ -315,6 +352,17 @@ struct dp_node_stats {
 	uint64_t arp_failures; /**< resolution rounds that ended without an answer */
 };
 
+/** Name of a per-node field ("unknown" when out of range). */
+const char *dp_node_field_name(enum dp_node_field f);
+
+/**
+ * Field @p f of @p n: a TEXT field is written to @p text (NUL-terminated, at least 32 bytes
+ * fit every field) and 1 returned; a U64 field is stored in *@p v and 0 returned.
+ * Lcore: any. @return 1, 0, or -EINVAL (@p f out of range).
+ */
+int dp_node_field(const struct dp_node_stats *n, enum dp_node_field f, char *text, size_t len,
+		  uint64_t *v);
+
 /** Fill @p out with up to @p max nodes (endpoints in use). Lcore: any.
  *  @return the number written. */
 uint32_t dp_nodes_get(const struct dp *dp, struct dp_node_stats *out, uint32_t max);
@@ -327,8 +375,10 @@ int dp_member_node(const struct dp *dp, uint32_t idx, struct dp_node_stats *out)
 
 /**
  * Print the totals, per worker and per node as "key value" lines:
- *   total.rx 123 / total.drop.bad_port 4 / worker.0.forwarded 7 / node.cache1.forwarded 5
- * plus a final line "identity ok|broken rx=... sum=...". Lcore: any. @return 0 or -EIO.
+ *   total.rx 123 / total.drop.bad_port 4 / total.slots_live 0 / worker.0.forwarded 7 /
+ *   node.cache1.forwarded 5 (counters, drops and gauges per worker and in total; every node
+ *   field but the name per node) plus a final line "identity ok|broken rx=... sum=...".
+ * Lcore: any. @return 0 or -EIO.
  */
 int dp_stats_print(const struct dp *dp, FILE *out);
 
@@ -339,15 +389,11 @@ bool dp_stats_identity(const struct dp_stats *s);
  * Register the telemetry commands for @p dp (DPDK 22.11 telemetry: flat dicts only, keys of
  * [A-Za-z0-9_/]):
  *  - /ringway/stats[,W]  totals (or worker W): every DP_FOREACH_COUNTER name (rx, forwarded,
- *    returned, answered, dropped, ...), drop_<reason> for every DP_FOREACH_DROP name, epoch,
- *    slots_live, multiget_live, multiget_bytes, multiget_bytes_peak, identity_ok (0/1),
- *    workers
+ *    returned, answered, dropped, ...), drop_<reason> for every DP_FOREACH_DROP name, every
+ *    DP_FOREACH_GAUGE name (epoch, slots_live, ...), identity_ok (0/1), workers
  *  - /ringway/drops[,W]  {reason: count}
- *  - /ringway/nodes      nodes (count), mac_known (count), and per node i: node<i>_name,
- *    node<i>_address ("ip:port"), node<i>_mac, node<i>_mac_known, node<i>_mac_static,
- *    node<i>_in_ring, node<i>_forwarded, node<i>_returned, node<i>_multiget_partial,
- *    node<i>_arp_sent,
- *    node<i>_arp_failures (as many nodes as fit in one reply: 23)
+ *  - /ringway/nodes      nodes (count), mac_known (count), and per node i node<i>_<field> for
+ *    every DP_FOREACH_NODE_FIELD name (as many nodes as fit in one reply: 23)
  *  - /ringway/node,NAME  the same fields of one node, unprefixed
  * Only one dp per process is served. Lcore: control, after rte_eal_init.
  * @return 0 or a negative errno.

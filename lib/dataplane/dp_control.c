@@ -30,6 +30,88 @@ static const char *const drop_names[] = {
 #undef DP_DROP_NAME
 };
 
+enum dp_gauge {
+#define DP_GAUGE_ENUM(type, member, name) DP_GAUGE_##member,
+	DP_FOREACH_GAUGE(DP_GAUGE_ENUM)
+#undef DP_GAUGE_ENUM
+		DP_GAUGE_COUNT
+};
+
+static const char *const gauge_names[] = {
+#define DP_GAUGE_NAME(type, member, name) name,
+	DP_FOREACH_GAUGE(DP_GAUGE_NAME)
+#undef DP_GAUGE_NAME
+};
+
+/* Every gauge of @p s as a uint64_t, in DP_FOREACH_GAUGE order. */
+static void gauge_values(const struct dp_stats *s, uint64_t v[DP_GAUGE_COUNT])
+{
+#define DP_GAUGE_VALUE(type, member, name) v[DP_GAUGE_##member] = (uint64_t)s->member;
+	DP_FOREACH_GAUGE(DP_GAUGE_VALUE)
+#undef DP_GAUGE_VALUE
+}
+
+static const char *const node_field_names[] = {
+#define DP_NODE_FIELD_NAME(kind, member, name) name,
+	DP_FOREACH_NODE_FIELD(DP_NODE_FIELD_NAME)
+#undef DP_NODE_FIELD_NAME
+};
+
+const char *dp_node_field_name(enum dp_node_field f)
+{
+	return (unsigned int)f < DP_NODE_FIELD_COUNT ? node_field_names[f] : "unknown";
+}
+
+/* The TEXT fields of DP_FOREACH_NODE_FIELD. */
+static void node_text(const struct dp_node_stats *n, enum dp_node_field f, char *text, size_t len)
+{
+	char a[INET_ADDRSTRLEN];
+
+	switch (f) {
+	case DP_NODE_F_name:
+		snprintf(text, len, "%s", n->name);
+		break;
+	case DP_NODE_F_address:
+		inet_ntop(AF_INET, &n->ip, a, sizeof(a));
+		snprintf(text, len, "%s:%u", a, n->port);
+		break;
+	case DP_NODE_F_mac:
+		if (n->mac_known)
+			rte_ether_format_addr(text, len, (const struct rte_ether_addr *)n->mac);
+		else
+			snprintf(text, len, "unknown");
+		break;
+	default:
+		snprintf(text, len, "?");
+		break;
+	}
+}
+
+#define NODE_VALUE_TEXT(member)
+#define NODE_VALUE_U64(member)            \
+	case DP_NODE_F_##member:          \
+		*v = (uint64_t)n->member; \
+		return 0;
+#define NODE_VALUE(kind, member, name) NODE_VALUE_##kind(member)
+
+int dp_node_field(const struct dp_node_stats *n, enum dp_node_field f, char *text, size_t len,
+		  uint64_t *v)
+{
+	if ((unsigned int)f >= DP_NODE_FIELD_COUNT)
+		return -EINVAL;
+	switch (f) {
+		DP_FOREACH_NODE_FIELD(NODE_VALUE)
+	default:
+		break;
+	}
+	node_text(n, f, text, len);
+	return 1;
+}
+
+#undef NODE_VALUE
+#undef NODE_VALUE_U64
+#undef NODE_VALUE_TEXT
+
 const char *dp_counter_name(enum dp_counter c)
 {
 	return (unsigned int)c < DP_CTR_COUNT ? counter_names[c] : "unknown";
@@ -726,12 +808,37 @@ uint32_t dp_nodes_get(const struct dp *dp, struct dp_node_stats *out, uint32_t m
 
 static int print_stats(FILE *out, const char *prefix, const struct dp_stats *s)
 {
+	uint64_t g[DP_GAUGE_COUNT];
+
+	gauge_values(s, g);
 	for (int c = 0; c < DP_CTR_COUNT; c++)
 		if (fprintf(out, "%s.%s %" PRIu64 "\n", prefix, counter_names[c], s->ctr[c]) < 0)
 			return -EIO;
 	for (int d = 0; d < DP_DROP_COUNT; d++)
 		if (fprintf(out, "%s.drop.%s %" PRIu64 "\n", prefix, drop_names[d], s->drop[d]) < 0)
 			return -EIO;
+	for (int k = 0; k < DP_GAUGE_COUNT; k++)
+		if (fprintf(out, "%s.%s %" PRIu64 "\n", prefix, gauge_names[k], g[k]) < 0)
+			return -EIO;
+	return 0;
+}
+
+/* node.NAME.FIELD lines for every field but the name. */
+static int print_node(FILE *out, const struct dp_node_stats *n)
+{
+	char text[64];
+	uint64_t v;
+
+	for (int f = DP_NODE_F_name + 1; f < DP_NODE_FIELD_COUNT; f++) {
+		int rc = dp_node_field(n, (enum dp_node_field)f, text, sizeof(text), &v) == 1
+				 ? fprintf(out, "node.%s.%s %s\n", n->name, node_field_names[f],
+					   text)
+				 : fprintf(out, "node.%s.%s %" PRIu64 "\n", n->name,
+					   node_field_names[f], v);
+
+		if (rc < 0)
+			return -EIO;
+	}
 	return 0;
 }
 
@@ -742,6 +849,7 @@ int dp_stats_print(const struct dp *dp, FILE *out)
 	uint32_t nn;
 	uint64_t sum;
 	char name[32];
+	int rc = 0;
 
 	for (uint16_t k = 0; k < dp->cfg.n_workers; k++) {
 		dp_stats_get(dp, k, &s);
@@ -751,29 +859,15 @@ int dp_stats_print(const struct dp *dp, FILE *out)
 	}
 	nodes = calloc(dp->cfg.neighbours, sizeof(*nodes));
 	nn = nodes ? dp_nodes_get(dp, nodes, dp->cfg.neighbours) : 0;
-	for (uint32_t i = 0; i < nn; i++) {
-		char a[INET_ADDRSTRLEN];
-
-		inet_ntop(AF_INET, &nodes[i].ip, a, sizeof(a));
-		fprintf(out,
-			"node.%s.address %s:%u\nnode.%s.forwarded %" PRIu64
-			"\nnode.%s.returned %" PRIu64 "\nnode.%s.multiget_partial %" PRIu64
-			"\nnode.%s.mac_known %d\n",
-			nodes[i].name, a, nodes[i].port, nodes[i].name, nodes[i].forwarded,
-			nodes[i].name, nodes[i].returned, nodes[i].name, nodes[i].mget_partial,
-			nodes[i].name, nodes[i].mac_known);
-	}
+	for (uint32_t i = 0; i < nn && rc == 0; i++)
+		rc = print_node(out, &nodes[i]);
 	free(nodes);
 	dp_stats_get(dp, -1, &s);
-	if (print_stats(out, "total", &s) != 0)
+	if (rc != 0 || print_stats(out, "total", &s) != 0)
 		return -EIO;
 	sum = s.ctr[DP_CTR_FORWARDED] + s.ctr[DP_CTR_RETURNED] + s.ctr[DP_CTR_ANSWERED] +
 	      s.ctr[DP_CTR_DROPPED];
-	if (fprintf(out,
-		    "total.epoch %" PRIu64 "\ntotal.slots_live %u\ntotal.multiget_live %u\n"
-		    "total.multiget_bytes %" PRIu64 "\ntotal.multiget_bytes_peak %" PRIu64 "\n",
-		    s.epoch, s.slots_live, s.mget_live, s.mget_bytes, s.mget_bytes_peak) < 0 ||
-	    fprintf(out, "identity %s rx=%" PRIu64 " sum=%" PRIu64 "\n",
+	if (fprintf(out, "identity %s rx=%" PRIu64 " sum=%" PRIu64 "\n",
 		    dp_stats_identity(&s) ? "ok" : "broken", s.ctr[DP_CTR_RX], sum) < 0)
 		return -EIO;
 	return fflush(out) == 0 ? 0 : -EIO;
@@ -784,18 +878,17 @@ int dp_stats_print(const struct dp *dp, FILE *out)
 static void tel_add_stats(struct rte_tel_data *d, const struct dp_stats *s)
 {
 	char key[RTE_TEL_MAX_STRING_LEN];
+	uint64_t g[DP_GAUGE_COUNT];
 
+	gauge_values(s, g);
 	for (int c = 0; c < DP_CTR_COUNT; c++)
 		rte_tel_data_add_dict_u64(d, counter_names[c], s->ctr[c]);
 	for (int e = 0; e < DP_DROP_COUNT; e++) {
 		snprintf(key, sizeof(key), "drop_%s", drop_names[e]);
 		rte_tel_data_add_dict_u64(d, key, s->drop[e]);
 	}
-	rte_tel_data_add_dict_u64(d, "epoch", s->epoch);
-	rte_tel_data_add_dict_u64(d, "slots_live", s->slots_live);
-	rte_tel_data_add_dict_u64(d, "multiget_live", s->mget_live);
-	rte_tel_data_add_dict_u64(d, "multiget_bytes", s->mget_bytes);
-	rte_tel_data_add_dict_u64(d, "multiget_bytes_peak", s->mget_bytes_peak);
+	for (int k = 0; k < DP_GAUGE_COUNT; k++)
+		rte_tel_data_add_dict_u64(d, gauge_names[k], g[k]);
 	rte_tel_data_add_dict_u64(d, "identity_ok", dp_stats_identity(s));
 }
 
@@ -836,27 +929,17 @@ static int tel_stats(const char *cmd, const char *params, struct rte_tel_data *d
 
 static void tel_add_node(struct rte_tel_data *d, const struct dp_node_stats *n, const char *prefix)
 {
-	char key[RTE_TEL_MAX_STRING_LEN], a[INET_ADDRSTRLEN + 8], mac[RTE_ETHER_ADDR_FMT_SIZE];
+	char key[RTE_TEL_MAX_STRING_LEN], text[64];
+	uint64_t v;
 
-#define TEL_KEY(field) (snprintf(key, sizeof(key), "%s%s", prefix, field), key)
-	inet_ntop(AF_INET, &n->ip, a, INET_ADDRSTRLEN);
-	snprintf(a + strlen(a), 8, ":%u", n->port);
-	rte_ether_format_addr(mac, sizeof(mac), (const struct rte_ether_addr *)n->mac);
-	rte_tel_data_add_dict_string(d, TEL_KEY("name"), n->name);
-	rte_tel_data_add_dict_string(d, TEL_KEY("address"), a);
-	rte_tel_data_add_dict_string(d, TEL_KEY("mac"), n->mac_known ? mac : "unknown");
-	rte_tel_data_add_dict_u64(d, TEL_KEY("mac_known"), n->mac_known);
-	rte_tel_data_add_dict_u64(d, TEL_KEY("mac_static"), n->mac_static);
-	rte_tel_data_add_dict_u64(d, TEL_KEY("in_ring"), n->in_ring);
-	rte_tel_data_add_dict_u64(d, TEL_KEY("forwarded"), n->forwarded);
-	rte_tel_data_add_dict_u64(d, TEL_KEY("returned"), n->returned);
-	rte_tel_data_add_dict_u64(d, TEL_KEY("multiget_partial"), n->mget_partial);
-	rte_tel_data_add_dict_u64(d, TEL_KEY("arp_sent"), n->arp_sent);
-	rte_tel_data_add_dict_u64(d, TEL_KEY("arp_failures"), n->arp_failures);
-#undef TEL_KEY
+	for (int f = 0; f < DP_NODE_FIELD_COUNT; f++) {
+		snprintf(key, sizeof(key), "%s%s", prefix, node_field_names[f]);
+		if (dp_node_field(n, (enum dp_node_field)f, text, sizeof(text), &v) == 1)
+			rte_tel_data_add_dict_string(d, key, text);
+		else
+			rte_tel_data_add_dict_u64(d, key, v);
+	}
 }
-
-#define TEL_NODE_KEYS 11
 
 /* /ringway/nodes: flat dict "node<i>_<field>" for as many nodes as one reply holds, with
  * "nodes" and "mac_known" counts over all. /ringway/node,NAME: that node, fields unprefixed.
@@ -882,7 +965,7 @@ static int tel_nodes_common(const char *name, struct rte_tel_data *d)
 				tel_add_node(d, &nodes[i], "");
 				shown++;
 			}
-		} else if (2 + (shown + 1) * TEL_NODE_KEYS <= RTE_TEL_MAX_DICT_ENTRIES) {
+		} else if (2 + (shown + 1) * DP_NODE_FIELD_COUNT <= RTE_TEL_MAX_DICT_ENTRIES) {
 			snprintf(prefix, sizeof(prefix), "node%u_", i);
 			tel_add_node(d, &nodes[i], prefix);
 			shown++;

@@ -69,6 +69,15 @@ def main():
             f.write(good)
         rc, out = run_check(ringway, path, "g")
         t.eq(rc, 0, "good config: --check exits 0 (%s)" % out.strip()[-200:])
+        # docs/config.md: --check prints the whole configuration, defaults filled in, as a
+        # file that loads back.
+        t.ok("\nmtu = 1500\n" in out and "\n[timeouts]\nrequest_ms = 1000\n" in out,
+             "good config: --check prints the defaults the file left out")
+        dumped = os.path.join(d, "dumped.conf")
+        with open(dumped, "w") as f:
+            f.write(out[out.index("# ringway: "):])
+        rc2, out2 = run_check(ringway, dumped, "d")
+        t.eq(rc2, 0, "the printed configuration loads back (%s)" % out2.strip()[-200:])
         for i, (what, old, new, key) in enumerate(BAD):
             lines = good.split("\n")
             # Replace the LAST occurrence (weight = 1 appears twice: node2's).

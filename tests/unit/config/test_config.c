@@ -21,6 +21,7 @@
 #include <cmocka.h>
 
 #include "config.h"
+#include "control.h"
 
 #ifndef RW_SOURCE_DIR
 #error "RW_SOURCE_DIR must name the source tree"
@@ -538,7 +539,7 @@ static void test_defaults_applied(void **state)
 	assert_int_equal(c->router.allowed_clients[0].addr, ip("198.18.0.0"));
 	assert_int_equal(c->router.allowed_clients[0].mask, ip("255.255.255.0"));
 	assert_int_equal(c->router.allowed_clients[0].len, 24);
-	assert_int_equal(c->router.idle, RW_IDLE_POLL);
+	assert_int_equal(c->router.idle, DP_IDLE_POLL);
 	assert_int_equal(c->router.backoff_us, 100);
 	assert_int_equal(c->router.backoff_after, 1024);
 	assert_int_equal(c->router.mtu, 1500);
@@ -567,7 +568,9 @@ static void test_defaults_applied(void **state)
 	assert_int_equal(c->tables.tx_desc, 1024);
 	assert_int_equal(c->tables.handoff_ring, 1024);
 	assert_int_equal(c->tables.neighbours, 1024);
-	assert_string_equal(c->control.socket, "/run/ringway/ringway.sock");
+	/* ringway and ringwayctl default to the same socket: one constant, in control.h */
+	assert_string_equal(c->control.socket, CTL_DEFAULT_SOCKET);
+	assert_string_equal(CTL_DEFAULT_SOCKET, "/run/ringway/ctl.sock");
 	assert_string_equal(c->control.state_file, "/var/lib/ringway/state");
 	assert_int_equal(c->control.tcp_port, 0);
 	assert_int_equal(c->log.level, 7);
@@ -665,7 +668,7 @@ static void test_every_value(void **state)
 	assert_int_equal(c->router.allowed_clients[1].mask, ip("255.255.255.255"));
 	assert_int_equal(c->router.allowed_clients[2].addr, ip("10.0.0.0"));
 	assert_int_equal(c->router.allowed_clients[2].mask, ip("255.0.0.0"));
-	assert_int_equal(c->router.idle, RW_IDLE_BACKOFF);
+	assert_int_equal(c->router.idle, DP_IDLE_BACKOFF);
 	assert_int_equal(c->router.backoff_us, 100000);
 	assert_int_equal(c->router.backoff_after, 1);
 	assert_int_equal(c->router.mtu, 9000);

@@ -8,9 +8,25 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "ctl_test.h"
+
+/* When set, fsync of a directory fails with EIO. The control library is linked statically,
+ * so this definition is the fsync it calls. */
+static bool fail_dir_fsync;
+
+int fsync(int fd)
+{
+	struct stat sb;
+
+	if (fail_dir_fsync && fstat(fd, &sb) == 0 && S_ISDIR(sb.st_mode)) {
+		errno = EIO;
+		return -1;
+	}
+	return (int)syscall(SYS_fsync, fd);
+}
 
 struct recorder {
 	unsigned calls;
@@ -73,6 +89,91 @@ static void test_epoch_per_change(void **state)
 	test_ok(s, "weight a 1", "OK epoch 6\n");
 	ctl_session_free(s);
 	ctl_engine_free(e);
+}
+
+/* The socket refuses the node addresses the config refuses, and changes nothing. */
+static void test_refused_addresses(void **state)
+{
+	static const char *const bad[] = {
+		"add x 0.0.0.0",
+		"add x 0.1.2.3:11211",
+		"add x 127.0.0.1",
+		"add x 224.0.0.1",
+		"add x 239.1.1.1",
+		"add x 240.0.0.1",
+		"add x 255.255.255.255",
+		"plan add x 127.0.0.2",
+		"replace a 198.18.2.1 ; b 127.0.0.1",
+	};
+	struct recorder rec = {0};
+	struct ctl_ops ops = {.publish = rec_publish, .ctx = &rec};
+	struct ctl_engine *e = test_engine(3, NULL, &ops);
+	struct ctl_session *s = ctl_session_new(e);
+	char *before = test_line(s, "list");
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		test_ok(s, bad[i], "ERROR ");
+	test_ok(s, "replace a 198.18.2.1 ; b 255.255.255.255", "ERROR replace: member 2: address");
+	/* the router's own address, once the router names it (canonical forms compared) */
+	assert_int_equal(ctl_engine_set_router_address(e, "198.18.0.1"), 0);
+	assert_int_equal(ctl_engine_set_router_address(e, "no.such"), -EINVAL);
+	assert_int_equal(ctl_engine_set_router_address(e, "198.18.0.1"), 0);
+	test_ok(s, "add x 198.18.0.1:11311", "ERROR node x: 198.18.0.1 is the router's own");
+	test_ok(s, "plan add x 198.18.0.1", "ERROR node x: 198.18.0.1 is the router's own");
+	test_ok(s, "replace a 198.18.2.1 ; r 198.18.0.1", "ERROR node r: 198.18.0.1 is the");
+	test_ok(s, "begin", "OK transaction open");
+	test_ok(s, "add x 198.18.0.1",
+		"ERROR node x: 198.18.0.1 is the router's own address "
+		"(transaction still open)");
+	test_ok(s, "commit", "OK epoch 1 changes 0");
+	test_ok(s, "epoch", "OK epoch 1\n");
+	assert_int_equal(rec.calls, 0);
+	char *after = test_line(s, "list");
+	assert_string_equal(before, after);
+	/* other addresses are still fine */
+	test_ok(s, "add x 198.18.0.2", "OK epoch 2\n");
+	free(before);
+	free(after);
+	ctl_session_free(s);
+	ctl_engine_free(e);
+}
+
+/* The state file was renamed into place but its directory could not be synced: the change
+ * is made (file, workers and reply agree), and the reply says it may not be durable. */
+static void test_dir_fsync_failure(void **state)
+{
+	char dir[] = "/tmp/ctl_engine_XXXXXX", path[64], err[256];
+	struct recorder rec = {0};
+	struct ctl_ops ops = {.publish = rec_publish, .ctx = &rec};
+	struct ctl_state *loaded = NULL;
+	struct ctl_engine *e;
+	struct ctl_session *s;
+	char *stats;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/state", dir);
+	e = test_engine(3, path, &ops);
+	s = ctl_session_new(e);
+	fail_dir_fsync = true;
+	test_ok(s, "add n4 198.18.1.4", "OK epoch 2 durable no\n");
+	fail_dir_fsync = false;
+	assert_int_equal(rec.calls, 1);
+	assert_int_equal(rec.last_epoch, 2);
+	assert_int_equal(epoch_of(e), 2);
+	assert_int_equal(ctl_state_load(path, &loaded, err, sizeof(err)), 0);
+	assert_true(ctl_state_equal(loaded, ctl_engine_state(e)));
+	stats = test_line(s, "stats");
+	assert_non_null(strstr(stats, "\nctl.save_not_durable 1\n"));
+	assert_non_null(strstr(stats, "\nctl.save_failed 0\n"));
+	test_ok(s, "add n5 198.18.1.5", "OK epoch 3\n");
+	free(stats);
+	ctl_state_free(loaded);
+	ctl_session_free(s);
+	ctl_engine_free(e);
+	unlink(path);
+	rmdir(dir);
 }
 
 static void test_if_epoch(void **state)
@@ -321,7 +422,7 @@ static void test_list_ring_stats(void **state)
 	struct ctl_ops ops = {.stats = stats_cb, .member_status = status_cb};
 	struct ctl_engine *e = test_engine(3, NULL, &ops);
 	struct ctl_session *s = ctl_session_new(e);
-	char *r;
+	char *r, want[32];
 
 	(void)state;
 	test_ok(s, "weight n2 0", "OK epoch 2");
@@ -336,7 +437,10 @@ static void test_list_ring_stats(void **state)
 			"hash_tag none memory ");
 	assert_non_null(strstr(r, " epoch 3\n"));
 	free(r);
-	r = test_expect(s, "stats", "OK lines 17\n");
+	/* one line per CTL_FOREACH_COUNTER row, then ctl.epoch, ctl.members, the router's 3 */
+	snprintf(want, sizeof(want), "OK lines %zu\n",
+		 sizeof(struct ctl_counters) / sizeof(uint64_t) + 2 + 3);
+	r = test_expect(s, "stats", want);
 	assert_non_null(strstr(r, "\nctl.changes 2\n"));
 	/* Publish latency of the last change, and the largest (microseconds). */
 	assert_non_null(strstr(r, "\nctl.change_last_us "));
@@ -476,6 +580,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_epoch_per_change),
+		cmocka_unit_test(test_refused_addresses),
+		cmocka_unit_test(test_dir_fsync_failure),
 		cmocka_unit_test(test_if_epoch),
 		cmocka_unit_test(test_transaction),
 		cmocka_unit_test(test_replace_block),

@@ -265,6 +265,44 @@ static void test_last_node_and_weight_zero(void **state)
 	ctl_engine_free(e);
 }
 
+/* One row of CTL_FOREACH_CMD is the whole of a command's listing: the parser knows its name,
+ * the "unknown command" reason and the usage text name it, `plan` accepts exactly the rows
+ * flagged as changes. */
+static void test_command_table(void **state)
+{
+	struct ctl_text usage = {0};
+	char err[512], line[64], want[128];
+	struct ctl_cmd c;
+
+	(void)state;
+	assert_int_equal(ctl_commands_usage(&usage), 0);
+	assert_int_equal(ctl_cmd_parse("frob", 4, &c, err, sizeof(err)), -EINVAL);
+	for (int t = 0; t < CTL_CMD_COUNT; t++) {
+		const char *name = ctl_cmd_name((enum ctl_cmd_type)t);
+		char *at = strstr(err, "(commands: ");
+
+		snprintf(want, sizeof(want), " %s%s", name, *ctl_cmd_args(t) ? " " : "\n");
+		if (strstr(usage.buf, want) == NULL)
+			fail_msg("usage lacks '%s': %s", want, usage.buf);
+		snprintf(want, sizeof(want), " %s", name);
+		assert_non_null(at);
+		if (strstr(at + 10, want) == NULL)
+			fail_msg("unknown-command reason lacks '%s': %s", name, err);
+		/* `plan NAME` parses (or fails on arguments) exactly for the changes */
+		snprintf(line, sizeof(line), "plan %s", name);
+		ctl_cmd_parse(line, strlen(line), &c, err + 256, 256);
+		assert_int_equal(strstr(err + 256, "plan takes") == NULL,
+				 ctl_cmd_changes((enum ctl_cmd_type)t));
+		ctl_cmd_release(&c);
+	}
+	assert_non_null(strstr(usage.buf, "  plan "));
+	assert_non_null(strstr(usage.buf, "  if-epoch "));
+	assert_non_null(strstr(err, "prefixes: if-epoch plan"));
+	assert_true(ctl_cmd_changes(CTL_CMD_ADD) && ctl_cmd_changes(CTL_CMD_REPLACE));
+	assert_false(ctl_cmd_changes(CTL_CMD_LIST) || ctl_cmd_changes(CTL_CMD_COUNT));
+	ctl_text_release(&usage);
+}
+
 static void test_reply_head(void **state)
 {
 	bool ok;
@@ -298,6 +336,7 @@ int main(void)
 		cmocka_unit_test(test_long_line),
 		cmocka_unit_test(test_blank_and_crlf),
 		cmocka_unit_test(test_last_node_and_weight_zero),
+		cmocka_unit_test(test_command_table),
 		cmocka_unit_test(test_reply_head),
 	};
 
