@@ -30,6 +30,8 @@ extern "C" {
 #define MC_FRAME_HDR_LEN 8
 /** Size of a binary protocol request or response header. */
 #define MC_BIN_HDR_LEN 24
+/** Offset of the opaque (four bytes, echoed in the response) in a binary header. */
+#define MC_BIN_OPAQUE_OFF 12
 /** Longest key memcached accepts (ASCII, meta, binary). */
 #define MC_KEY_MAX 250
 /** Most keys one datagram's requests may carry together (a 40-key multi-get fits easily). */
