@@ -485,7 +485,7 @@ static void tagged_head(struct dp_worker *w, struct dp_mget *g, uint16_t k,
 			   ev->head_len - MC_BIN_OPAQUE_OFF - 4);
 		return;
 	}
-	if (g->key_opq_len[k] != 0) {
+	if (g->key_opq_len[k] != DP_NO_OPAQUE) {
 		item_bytes(w, g, k, ev->head, at);
 		item_bytes(w, g, k, opq, g->key_opq_len[k]);
 	} else {
@@ -845,7 +845,7 @@ void dp_mget_split(struct dp_worker *w, struct rte_mbuf *m, struct dp_pkt *pk)
 								: rq->opaque_off);
 		g->key_opq_len[k] = rq->proto == MC_PROTO_BINARY  ? 4
 				    : rq->flags & MC_REQ_F_OPAQUE ? rq->opaque_len
-								  : 0;
+								  : DP_NO_OPAQUE;
 	}
 	for (int j = 0; j < n; j++)
 		send_sub(w, g, gi, (uint16_t)j, subs[j], pk, mac[j]);

@@ -38,8 +38,9 @@ extern "C" {
 #define MC_MAX_KEYS 256
 /** Most requests one datagram may carry (pipelined meta or binary, e.g. GETKQ ... NOOP). */
 #define MC_MAX_REQUESTS 128
-/** Longest meta `O` opaque token memcached accepts. */
-#define MC_OPAQUE_MAX 32
+/** Longest meta `O` value memcached accepts: the token, the letter O included, is at most 32
+ * bytes (past that memcached 1.6 answers `CLIENT_ERROR opaque token too long`). */
+#define MC_OPAQUE_MAX 31
 /** Longest reply header line (or binary header + extras + key) the reply parser reassembles. */
 #define MC_REPLY_LINE_MAX 1024
 
@@ -67,7 +68,7 @@ extern "C" {
 	_(DATA_BAD_END, "data_bad_end")               /* data block not followed by "\r\n" */      \
 	_(META_BAD_FLAG, "meta_bad_flag")             /* unknown or malformed meta flag */         \
 	_(META_BAD_BASE64, "meta_bad_base64")         /* `b` key is not valid base64 */            \
-	_(META_OPAQUE_TOO_LONG, "meta_opaque_too_long") /* `O` token over 32 bytes */              \
+	_(META_OPAQUE_TOO_LONG, "meta_opaque_too_long") /* `O` value over 31 bytes */              \
 	_(BIN_TRUNCATED_HEADER, "binary_truncated_header") /* fewer than 24 bytes */               \
 	_(BIN_BAD_MAGIC, "binary_bad_magic")          /* not 0x80 (request) / 0x81 (reply) */      \
 	_(BIN_BAD_OPCODE, "binary_bad_opcode")        /* opcode not supported */                   \
