@@ -470,28 +470,36 @@ static uint16_t tag_key(const struct dp_mget *g, uint16_t j, const struct mc_rep
 
 /* Key @p k's answer head into the stream with the client's own opaque where the router's tag
  * was: binary, the header's opaque; meta, the `O` value at @p at, or no `O` token at all when
- * the client sent none (the router appended it). */
-static void tagged_head(struct dp_worker *w, struct dp_mget *g, uint16_t k,
+ * the client sent none (the router appended it). Rebuilt in one piece so the stream takes it
+ * with one copy. @return false when the head is too long to rebuild (a node's garbage). */
+static bool tagged_head(struct dp_worker *w, struct dp_mget *g, uint16_t k,
 			const struct mc_reply_event *ev, uint32_t at)
 {
 	const uint8_t *opq =
 		rte_pktmbuf_mtod_offset(g->req, const uint8_t *, g->req_off + g->key_opq_off[k]);
-	uint32_t tag_end = at + ev->opaque_len;
+	uint8_t h[MC_REPLY_LINE_MAX + MC_OPAQUE_MAX];
+	uint32_t n, tail;
 
+	if (ev->head_len > MC_REPLY_LINE_MAX)
+		return false;
 	if (g->proto == MC_PROTO_BINARY) {
-		item_bytes(w, g, k, ev->head, MC_BIN_OPAQUE_OFF);
-		item_bytes(w, g, k, opq, 4);
-		item_bytes(w, g, k, ev->head + MC_BIN_OPAQUE_OFF + 4,
-			   ev->head_len - MC_BIN_OPAQUE_OFF - 4);
-		return;
+		memcpy(h, ev->head, ev->head_len);
+		memcpy(h + MC_BIN_OPAQUE_OFF, opq, 4);
+		item_bytes(w, g, k, h, ev->head_len);
+		return true;
 	}
+	tail = at + ev->opaque_len;
 	if (g->key_opq_len[k] != DP_NO_OPAQUE) {
-		item_bytes(w, g, k, ev->head, at);
-		item_bytes(w, g, k, opq, g->key_opq_len[k]);
+		memcpy(h, ev->head, at);
+		memcpy(h + at, opq, g->key_opq_len[k]);
+		n = at + g->key_opq_len[k];
 	} else {
-		item_bytes(w, g, k, ev->head, at - 2); /* without " O" */
+		n = at - 2; /* without " O" */
+		memcpy(h, ev->head, n);
 	}
-	item_bytes(w, g, k, ev->head + tag_end, ev->head_len - tag_end);
+	memcpy(h + n, ev->head + tail, ev->head_len - tail);
+	item_bytes(w, g, k, h, n + ev->head_len - tail);
+	return true;
 }
 
 /* Copy one parser event of sub-request @p j into the stream. @return 0, or -1 when the node
@@ -528,9 +536,8 @@ static int absorb(struct dp_worker *w, struct dp_mget *g, uint16_t j, int ev_kin
 		item_bytes(w, g, k, ev->head, ev->head_len);
 	} else {
 		k = tag_key(g, j, ev, &at);
-		if (k == DP_NO_KEY)
+		if (k == DP_NO_KEY || !tagged_head(w, g, k, ev, at))
 			return -1;
-		tagged_head(w, g, k, ev, at);
 	}
 	if (ev->value_len != 0) {
 		g->sub_key[j] = k;
@@ -584,21 +591,38 @@ void dp_mget_reply(struct dp_worker *w, struct rte_mbuf *m, struct dp_pkt *pk, u
  * echo keys as sent: they are matched in order (match_key()).
  */
 
-#define PUT(src, len)                                  \
-	do {                                           \
-		if (out != NULL)                       \
-			memcpy(out + n, (src), (len)); \
-		n += (uint32_t)(len);                  \
+#define PUT(src, len)                          \
+	do {                                   \
+		memcpy(out + n, (src), (len)); \
+		n += (uint32_t)(len);          \
 	} while (0)
 
-/* Request @p rq (one key, index @p k) as it goes to the node, with the router's tag: written to
- * @p out when non-NULL. @return its length. */
+/* The router's tag for key index @p k (below MC_MAX_KEYS) in decimal. @return its length. */
+static uint32_t tag_text(uint16_t k, uint8_t out[3])
+{
+	if (k < 10) {
+		out[0] = (uint8_t)('0' + k);
+		return 1;
+	}
+	if (k < 100) {
+		out[0] = (uint8_t)('0' + k / 10);
+		out[1] = (uint8_t)('0' + k % 10);
+		return 2;
+	}
+	out[0] = (uint8_t)('0' + k / 100);
+	out[1] = (uint8_t)('0' + k / 10 % 10);
+	out[2] = (uint8_t)('0' + k % 10);
+	return 3;
+}
+
+/* Request @p rq (one key, index @p k) as it goes to the node, with the router's tag, into
+ * @p out. @return its length (tagged_len()). */
 static uint32_t tagged_request(const struct mc_request *rq, const uint8_t *p, uint16_t k,
 			       uint8_t *out)
 {
 	uint32_t end = rq->off + rq->len, eol = end, n = 0;
-	uint8_t tag[4] = {'0' + k / 100, '0' + k / 10 % 10, '0' + k % 10};
-	uint8_t skip = k >= 100 ? 0 : k >= 10 ? 1 : 2; /* no leading zeros */
+	uint8_t tag[3];
+	uint32_t tl = tag_text(k, tag);
 
 	if (rq->proto == MC_PROTO_BINARY) {
 		uint8_t be[4] = {0, 0, (uint8_t)(k >> 8), (uint8_t)k};
@@ -610,7 +634,7 @@ static uint32_t tagged_request(const struct mc_request *rq, const uint8_t *p, ui
 	}
 	if (rq->flags & MC_REQ_F_OPAQUE) { /* the value of the last O token becomes the tag */
 		PUT(p + rq->off, rq->opaque_off - rq->off);
-		PUT(tag + skip, 3u - skip);
+		PUT(tag, tl);
 		PUT(p + rq->opaque_off + rq->opaque_len, end - rq->opaque_off - rq->opaque_len);
 		return n;
 	}
@@ -620,17 +644,24 @@ static uint32_t tagged_request(const struct mc_request *rq, const uint8_t *p, ui
 		eol--;
 	PUT(p + rq->off, eol - rq->off);
 	PUT(" O", 2);
-	PUT(tag + skip, 3u - skip);
+	PUT(tag, tl);
 	PUT(p + eol, end - eol);
 	return n;
 }
 
 /* Bytes key @p k adds to its sub-request (ASCII: the key and a space at most). */
-static uint32_t key_part_len(const struct mc_requests *r, const uint8_t *p, uint16_t k)
+static uint32_t key_part_len(const struct mc_requests *r, uint16_t k)
 {
+	const struct mc_request *rq = &r->req[r->keys[k].req];
+	uint8_t tag[3];
+
 	if (r->nreq == 1)
 		return r->keys[k].len + 1u;
-	return tagged_request(&r->req[r->keys[k].req], p, k, NULL);
+	if (rq->proto == MC_PROTO_BINARY)
+		return rq->len;
+	if (rq->flags & MC_REQ_F_OPAQUE)
+		return rq->len - rq->opaque_len + tag_text(k, tag);
+	return rq->len + 2 + tag_text(k, tag);
 }
 
 /* Bytes of a sub-request besides its keys' parts: ASCII "<cmd> [exptime] " and the line end;
@@ -644,9 +675,9 @@ static uint32_t sub_fixed_len(const struct mc_requests *r)
 	return r->req[r->nreq - 1].len;
 }
 
-/* Body of sub-request @p j: the keys (ASCII) or tagged requests (binary, meta) of that node,
- * in request order, then the terminator request. @return its length, written to @p out when
- * non-NULL. */
+/* Body of sub-request @p j into @p out: the keys (ASCII) or tagged requests (binary, meta) of
+ * that node, in request order, then the terminator request. @return its length (at most what
+ * plan_subs() allowed for it). */
 static uint32_t sub_body(const struct mc_requests *r, const uint8_t *p, const uint8_t *key_sub,
 			 uint16_t j, uint8_t *out)
 {
@@ -670,7 +701,7 @@ static uint32_t sub_body(const struct mc_requests *r, const uint8_t *p, const ui
 		uint16_t k = r->req[i].key_first;
 
 		if (key_sub[k] == j)
-			n += tagged_request(&r->req[i], p, k, out != NULL ? out + n : NULL);
+			n += tagged_request(&r->req[i], p, k, out + n);
 	}
 	rq = &r->req[r->nreq - 1];
 	PUT(p + rq->off, rq->len);
@@ -704,7 +735,7 @@ static int plan_subs(struct dp_worker *w, const struct mc_requests *r, const uin
 		const struct mc_key *key = &r->keys[k];
 		const uint8_t *kp = p + key->off;
 		size_t len = key->len;
-		uint32_t part = key_part_len(r, p, k);
+		uint32_t part = key_part_len(r, k);
 		int32_t idx;
 		int j = n - 1;
 
