@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # Run every test ringway has, on a fresh Debian 12 machine as root:
 #   1. install dependencies (scripts/setup-deps.sh)
-#   2. main build (gcc, -Werror, DPDK): unit, dataplane, smoke-benchmark and end-to-end suites
+#   2. main build (gcc, -Werror, DPDK): headers, unit, dataplane, smoke-benchmark and end-to-end
+#      suites
 #   3. sanitizer build (clang, ASan+UBSan, DPDK-free libraries): unit suites again, and every
 #      libFuzzer target for RINGWAY_FUZZ_SECONDS (default 60) each
 # The last line is "N passed, N failed"; the exit status is non-zero when anything failed.
 #
 # Environment:
 #   RINGWAY_FUZZ_SECONDS  seconds per fuzz target (default 60)
-#   RINGWAY_SUITES        main-build suites to run (default "unit dp bench e2e")
+#   RINGWAY_SUITES        main-build suites to run (default "headers unit dp bench e2e")
 #   RINGWAY_SKIP_SAN=1    skip the sanitizer build (quick local runs only)
 set -uo pipefail
 
@@ -16,7 +17,7 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
 
 export RINGWAY_FUZZ_SECONDS=${RINGWAY_FUZZ_SECONDS:-60}
-suites=${RINGWAY_SUITES:-unit dp bench e2e}
+suites=${RINGWAY_SUITES:-headers unit dp bench e2e}
 failures=0
 
 note() { printf '== %s\n' "$*"; }

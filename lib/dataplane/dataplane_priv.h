@@ -3,11 +3,18 @@
 #define RINGWAY_DATAPLANE_PRIV_H
 
 /*
- * Internal layout of the data plane, shared by its three files:
- *   dp_worker.c   the worker loop: parse, request path, reply path, TX and accounting
- *   dp_local.c    what the router answers itself: ARP, ICMP echo, memcached replies it builds
+ * Internal layout of the data plane, shared by its five files, in layers (a file calls only
+ * the files below it, never one that calls it):
  *   dp_control.c  creation, publication (RCU), neighbour timers, counters and telemetry
+ *                 (control lcore; calls dp_mget_init / dp_mget_free and dp_arp_request)
+ *   dp_worker.c   the worker loop: parse, request path, reply path; calls dp_mget.c and
+ *                 dp_local.c for what it does not forward or return itself
  *   dp_mget.c     multi-gets over several nodes: split into sub-requests, merge the replies
+ *                 (refusals are answered through dp_local.c)
+ *   dp_local.c    what the router answers itself: ARP, ICMP echo, memcached replies it builds
+ *   dp_tx.c/.h    TX buffering and accounting, drops, request slots, UDP headers, checksums
+ * This header holds the shared types and the entry points of dp_mget.c and dp_local.c;
+ * dp_tx.h those of the bottom layer.
  */
 
 #include <stdatomic.h>
@@ -181,7 +188,17 @@ struct dp_mget {
 	struct dp_mget_frag frag[DP_MGET_FRAGS];
 };
 
-/* Where the headers of a parsed packet are; kept in the mbuf's l2_len / l3_len too. */
+/* The burst pre-pass's guess at a request's first key (offset and length in its UDP payload;
+ * len 0: no guess) and the owner pl_lookup_hash(pl_key_hash()) on the burst's view gave it:
+ * the request path uses it when the parse finds the same key bytes. */
+struct dp_hint {
+	int32_t owner;
+	uint32_t off;
+	uint32_t len;
+};
+
+/* Where the headers of a parsed packet are (kept in the mbuf's l2_len / l3_len too), and what
+ * the burst's look-ahead learned about it. */
 struct dp_pkt {
 	struct rte_ether_hdr *eth;
 	uint16_t l2_len; /* 14 or 18 */
@@ -191,6 +208,7 @@ struct dp_pkt {
 	struct rte_udp_hdr *udp;
 	uint8_t *payload; /* UDP payload */
 	uint32_t plen;
+	struct dp_hint hint;
 };
 
 #define DP_TX_CAP (3 * DP_BURST_MAX)
@@ -216,7 +234,6 @@ struct dp_worker {
 	uint16_t listen[DP_LISTEN_MAX];
 	const struct dp_prefix *allowed;
 	struct dp_endpoint *eps;
-	uint32_t n_eps;
 	uint64_t timeout_tsc;
 	uint64_t backoff_after;
 	uint32_t backoff_us;
@@ -255,17 +272,10 @@ struct dp_worker {
 
 	struct rte_ring *handoff; /* MP/SC: replies for this worker's slots from others */
 	struct rte_ring *ctl_ring; /* SP/SC: packets the control lcore wants sent (worker 0) */
-	uint64_t empty_polls;
 
 	const struct dp_view *cur; /* the view loaded for this burst */
 	uint64_t epoch_seen;       /* epoch of the last view this worker used */
-	struct mc_requests req;    /* parse scratch */
-	/* The burst pre-pass's guess at the current packet's first key (offset and length in
-	 * the UDP payload, 0: none) and the owner pl_lookup_hash(pl_key_hash()) on cur gave
-	 * it: used when the parse agrees. */
-	int32_t hint_owner;
-	uint32_t hint_off;
-	uint32_t hint_len;
+	struct mc_requests req;    /* the request path's parse scratch (dp_worker.c) */
 
 	uint16_t ntx;
 	struct rte_mbuf *tx[DP_TX_CAP];
@@ -293,22 +303,10 @@ struct dp {
 	struct rte_ring *handoff_rings[DP_WORKERS_MAX];
 };
 
-/* dp_worker.c */
-void dp_tx_push(struct dp_worker *w, struct rte_mbuf *m, enum dp_tx_tag tag, uint32_t ep);
-void dp_slot_free(struct dp_worker *w, uint32_t s);
-/* Take a free slot (the caller checked there is one) for a request to endpoint @p ep from
- * the client of @p pk; @return its index, and in *port / *reqid what names it on the wire
- * (port in host order). */
-uint32_t dp_slot_take(struct dp_worker *w, const struct dp_pkt *pk, uint32_t ep, uint16_t *port,
-		      uint16_t *reqid);
-/* Write Ethernet (+VLAN), IPv4 (no options) and UDP headers in front of the frame header
- * and body already in @p m at offset l2 + 28 (data_len covers them), with valid checksums. */
-void dp_udp_build(struct dp_worker *w, struct rte_mbuf *m, const uint8_t dst_mac[6],
-		  bool vlan, uint16_t vlan_tci, uint32_t dip, uint16_t sport, uint16_t dport);
-
 /* dp_mget.c: multi-gets over several nodes. Each consumes @p m. */
-/* Split the request in w->req (whose keys live on several nodes), or refuse it. */
-void dp_mget_split(struct dp_worker *w, struct rte_mbuf *m, struct dp_pkt *pk);
+/* Split @p r, the parsed request of @p pk (whose keys live on several nodes), or refuse it. */
+void dp_mget_split(struct dp_worker *w, struct rte_mbuf *m, struct dp_pkt *pk,
+		   const struct mc_requests *r);
 /* A datagram of a sub-reply for slot @p s (checked: live, source, generation, VLAN). */
 void dp_mget_reply(struct dp_worker *w, struct rte_mbuf *m, struct dp_pkt *pk, uint32_t s);
 /* Slot @p s of a sub-request timed out. */
@@ -318,71 +316,17 @@ void dp_mget_expire(struct dp_worker *w);
 /* Allocate / free a worker's contexts (control lcore). */
 int dp_mget_init(struct dp_worker *w, const struct dp_config *c, int socket);
 void dp_mget_free(struct dp_worker *w);
-void dp_tx_flush(struct dp_worker *w);
-void dp_count_drop(struct dp_worker *w, struct rte_mbuf *m, enum dp_drop why);
 
 /* dp_local.c: each consumes @p m (answers, absorbs or drops it). */
 void dp_local_arp(struct dp_worker *w, struct rte_mbuf *m, struct dp_pkt *pk);
 void dp_local_icmp(struct dp_worker *w, struct rte_mbuf *m, struct dp_pkt *pk);
-/* Reply to the client with the text/binary answer for requests in w->req (version, mn,
- * noop) or the error @p why (non-NULL: refused / split). Sets ANSWERED. */
+/* Reply to the client with the text/binary answer for the requests in @p r, the parse of
+ * @p pk (version, mn, noop), or the error @p why (non-NULL: refused / split) with binary
+ * status @p status (enum mc_bin_status) for request @p req_idx. Sets ANSWERED. */
 void dp_local_mc_reply(struct dp_worker *w, struct rte_mbuf *m, struct dp_pkt *pk,
-		       const char *why, bool server_error, uint16_t status, uint16_t req_idx);
+		       const struct mc_requests *r, const char *why, bool server_error,
+		       uint16_t status, uint16_t req_idx);
 /* Build an ARP request for @p target_ip from the router; NULL when the pool is empty. */
 struct rte_mbuf *dp_arp_request(const struct dp *dp, uint32_t target_ip);
-
-/* Checksum helpers (RFC 1624): the ones-complement checksum @p csum (as stored on the wire)
- * after a 16/32-bit field changes from @p old to @p new (both as stored on the wire). */
-static inline uint16_t
-dp_csum_fold(uint32_t sum)
-{
-	sum = (sum & 0xffff) + (sum >> 16);
-	sum = (sum & 0xffff) + (sum >> 16);
-	return (uint16_t)sum;
-}
-
-static inline uint16_t
-dp_csum_replace2(uint16_t csum, uint16_t old, uint16_t new)
-{
-	uint32_t sum = (uint16_t)~csum;
-
-	sum += (uint16_t)~old;
-	sum += new;
-	return (uint16_t)~dp_csum_fold(sum);
-}
-
-static inline uint16_t
-dp_csum_replace4(uint16_t csum, uint32_t old, uint32_t new)
-{
-	uint32_t sum = (uint16_t)~csum;
-
-	sum += (uint16_t)~(old & 0xffff);
-	sum += (uint16_t)~(old >> 16);
-	sum += new & 0xffff;
-	sum += new >> 16;
-	return (uint16_t)~dp_csum_fold(sum);
-}
-
-/* Partial sums for several field changes at once: accumulate dp_csum_delta*() of each change
- * (at most a few dozen: 32 bits do not overflow), then apply once with dp_csum_apply(). */
-static inline uint32_t
-dp_csum_delta2(uint16_t old, uint16_t new)
-{
-	return (uint32_t)(uint16_t)~old + new;
-}
-
-static inline uint32_t
-dp_csum_delta4(uint32_t old, uint32_t new)
-{
-	return (uint32_t)(uint16_t)~(old & 0xffff) + (uint16_t)~(old >> 16) + (new & 0xffff) +
-	       (new >> 16);
-}
-
-static inline uint16_t
-dp_csum_apply(uint16_t csum, uint32_t delta)
-{
-	return (uint16_t)~dp_csum_fold((uint32_t)(uint16_t)~csum + (delta & 0xffff) +
-				       (delta >> 16));
-}
 
 #endif /* RINGWAY_DATAPLANE_PRIV_H */

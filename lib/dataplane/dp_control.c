@@ -164,7 +164,6 @@ static struct dp_worker *worker_new(struct dp *dp, uint16_t id, uint32_t inst)
 	memcpy(&w->router_mac, c->router_mac, 6);
 	w->tx_offload = c->tx_cksum_offload;
 	w->eps = dp->eps;
-	w->n_eps = c->neighbours;
 	w->timeout_tsc = (uint64_t)c->request_timeout_ms * dp->tsc_hz / 1000;
 	w->idle = c->idle;
 	w->backoff_us = c->backoff_us;

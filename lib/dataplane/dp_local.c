@@ -4,6 +4,7 @@
  * address (and learning node MACs from any ARP a node sends), ICMP echo, and the memcached
  * replies it builds (version, lone no-ops, refusals). Replies are built in the received mbuf.
  * Plus the ARP requests the control lcore sends (dp_arp_request, control lcore).
+ * Called by the worker loop and the multi-gets; calls only the TX layer (dp_tx.h).
  */
 
 #include <stdatomic.h>
@@ -13,7 +14,7 @@
 #include <rte_arp.h>
 #include <rte_icmp.h>
 
-#include "dataplane_priv.h"
+#include "dp_tx.h"
 
 /* What `version` answers. */
 #define DP_VERSION_TEXT "1.6.0-ringway"
@@ -119,7 +120,7 @@ void dp_local_icmp(struct dp_worker *w, struct rte_mbuf *m, struct dp_pkt *pk)
 	dp_tx_push(w, m, DP_TX_ANSWERED, 0);
 }
 
-/* Append a binary response header (and @p body) for request @p rq to @p out. */
+/* Append a binary response (header and @p body) for request @p rq to @p out. */
 static size_t bin_response(uint8_t *out, size_t room, const struct mc_request *rq, uint16_t status,
 			   const char *body)
 {
@@ -127,19 +128,7 @@ static size_t bin_response(uint8_t *out, size_t room, const struct mc_request *r
 
 	if (room < MC_BIN_HDR_LEN + blen)
 		return 0;
-	memset(out, 0, MC_BIN_HDR_LEN);
-	out[0] = 0x81;
-	out[1] = rq->opcode;
-	out[6] = (uint8_t)(status >> 8);
-	out[7] = (uint8_t)status;
-	out[8] = (uint8_t)(blen >> 24);
-	out[9] = (uint8_t)(blen >> 16);
-	out[10] = (uint8_t)(blen >> 8);
-	out[11] = (uint8_t)blen;
-	out[12] = (uint8_t)(rq->opaque >> 24);
-	out[13] = (uint8_t)(rq->opaque >> 16);
-	out[14] = (uint8_t)(rq->opaque >> 8);
-	out[15] = (uint8_t)rq->opaque;
+	mc_bin_response_write(out, rq->opcode, status, (uint32_t)blen, rq->opaque);
 	memcpy(out + MC_BIN_HDR_LEN, body, blen);
 	return MC_BIN_HDR_LEN + blen;
 }
@@ -154,7 +143,7 @@ static size_t local_answers(const struct mc_requests *r, uint8_t *out, size_t ro
 		size_t n;
 
 		if (rq->proto == MC_PROTO_BINARY)
-			n = bin_response(out + used, room - used, rq, 0,
+			n = bin_response(out + used, room - used, rq, MC_BIN_STATUS_OK,
 					 rq->cmd == MC_CMD_VERSION ? DP_VERSION_TEXT : NULL);
 		else {
 			int k = snprintf((char *)out + used, room - used, "%s\r\n",
@@ -170,18 +159,18 @@ static size_t local_answers(const struct mc_requests *r, uint8_t *out, size_t ro
 	return used;
 }
 
-void dp_local_mc_reply(struct dp_worker *w, struct rte_mbuf *m, struct dp_pkt *pk, const char *why,
-		       bool server_error, uint16_t status, uint16_t req_idx)
+void dp_local_mc_reply(struct dp_worker *w, struct rte_mbuf *m, struct dp_pkt *pk,
+		       const struct mc_requests *r, const char *why, bool server_error,
+		       uint16_t status, uint16_t req_idx)
 {
-	const struct mc_requests *r = &w->req;
 	uint8_t *body = pk->payload + MC_FRAME_HDR_LEN;
 	size_t head = (size_t)(body - (uint8_t *)m->buf_addr);
 	size_t room = m->buf_len > head ? m->buf_len - head : 0;
 	size_t blen = 0;
 	uint32_t ulen;
 
-	if (room > 1400)
-		room = 1400;
+	if (room > MC_UDP_PAYLOAD_MAX - MC_FRAME_HDR_LEN)
+		room = MC_UDP_PAYLOAD_MAX - MC_FRAME_HDR_LEN;
 	if (why == NULL)
 		blen = local_answers(r, body, room);
 	else if (r->req[req_idx].proto == MC_PROTO_BINARY)
@@ -206,15 +195,10 @@ void dp_local_mc_reply(struct dp_worker *w, struct rte_mbuf *m, struct dp_pkt *p
 	pk->udp->dgram_len = rte_cpu_to_be_16((uint16_t)ulen);
 	ip_back(w, m, pk, ulen);
 	pk->udp->dgram_cksum = 0;
-	if (w->tx_offload) {
-		m->l2_len = pk->l2_len;
-		m->l3_len = pk->l3_len;
-		m->ol_flags |=
-			RTE_MBUF_F_TX_IPV4 | RTE_MBUF_F_TX_IP_CKSUM | RTE_MBUF_F_TX_UDP_CKSUM;
-		pk->udp->dgram_cksum = rte_ipv4_phdr_cksum(pk->ip, m->ol_flags);
-	} else {
+	if (w->tx_offload)
+		dp_tx_cksum_offload(m, pk->ip, pk->udp, pk->l2_len, pk->l3_len);
+	else
 		pk->udp->dgram_cksum = rte_ipv4_udptcp_cksum(pk->ip, pk->udp);
-	}
 	dp_tx_push(w, m, DP_TX_ANSWERED, 0);
 }
 

@@ -9,11 +9,13 @@
  *   finish         when every node answered, failed or the timeout passed: misses for the
  *                  silent nodes (nothing for ASCII and quiet binary gets, EN for meta), one
  *                  terminator, and the datagrams numbered 0..total-1 under the client's
- *                  request id, at most min(1400, mtu - 28) UDP payload bytes each.
+ *                  request id, at most min(MC_UDP_PAYLOAD_MAX, mtu - 28) UDP payload bytes
+ *                  each.
  * The merged reply is buffered in mbufs from the pool (linked by their next pointer, headers
  * written when sent) because every datagram's header must name the total. Bounded: at most
  * mget_max contexts and mget_bytes buffered bytes per worker; past either, new multi-gets are
  * refused with SERVER_ERROR, and a reply that outgrows the buffer is answered with one.
+ * Called by the worker loop; calls the TX/slot layer (dp_tx.h) and, for refusals, dp_local.c.
  */
 
 #include <stdatomic.h>
@@ -22,10 +24,7 @@
 #include <rte_branch_prediction.h>
 #include <rte_malloc.h>
 
-#include "dataplane_priv.h"
-
-/* memcached's UDP payload per datagram, frame header included. */
-#define MGET_UDP_MAX 1400
+#include "dp_tx.h"
 
 static inline uint16_t hdr_room(bool vlan)
 {
@@ -191,25 +190,6 @@ static bool copy_item(struct dp_worker *w, const struct dp_mget *g, uint16_t k, 
 	return true;
 }
 
-/* A binary response header (24 bytes) with @p status and @p body_len. */
-static void bin_head(uint8_t *h, uint8_t opcode, uint16_t status, uint32_t body_len,
-		     uint32_t opaque)
-{
-	memset(h, 0, MC_BIN_HDR_LEN);
-	h[0] = 0x81;
-	h[1] = opcode;
-	h[6] = (uint8_t)(status >> 8);
-	h[7] = (uint8_t)status;
-	h[8] = (uint8_t)(body_len >> 24);
-	h[9] = (uint8_t)(body_len >> 16);
-	h[10] = (uint8_t)(body_len >> 8);
-	h[11] = (uint8_t)body_len;
-	h[12] = (uint8_t)(opaque >> 24);
-	h[13] = (uint8_t)(opaque >> 16);
-	h[14] = (uint8_t)(opaque >> 8);
-	h[15] = (uint8_t)opaque;
-}
-
 /* ---- context list ----------------------------------------------------------------------- */
 
 static void ctx_unlink(struct dp_worker *w, uint16_t gi)
@@ -277,7 +257,7 @@ static bool terminator(struct dp_worker *w, const struct dp_mget *g, struct dp_c
 	case MC_PROTO_META:
 		return chain_str(w, g, c, "MN\r\n");
 	default:
-		bin_head(h, MC_BIN_NOOP, 0, 0, g->noop_opaque);
+		mc_bin_response_write(h, MC_BIN_NOOP, MC_BIN_STATUS_OK, 0, g->noop_opaque);
 		return chain_append(w, g, c, h, MC_BIN_HDR_LEN);
 	}
 }
@@ -287,6 +267,7 @@ static bool terminator(struct dp_worker *w, const struct dp_mget *g, struct dp_c
 static bool assemble(struct dp_worker *w, const struct dp_mget *g, bool partial, struct dp_chain *c)
 {
 	const uint8_t *p = rte_pktmbuf_mtod_offset(g->req, const uint8_t *, g->req_off);
+	struct mc_requests reparse; /* the kept request's parse, for this reply only */
 	struct mc_requests *r = NULL;
 	uint32_t i = 0;
 
@@ -294,8 +275,8 @@ static bool assemble(struct dp_worker *w, const struct dp_mget *g, bool partial,
 		w->mget_index[i++] = o;
 	/* Meta misses need the flags of each mg: parse the kept request again. */
 	if (partial && g->proto == MC_PROTO_META &&
-	    mc_parse_datagram_flags(p, g->req_len, MC_PARSE_CTL_KEYS, &w->req) == MC_OK)
-		r = &w->req;
+	    mc_parse_datagram_flags(p, g->req_len, MC_PARSE_CTL_KEYS, &reparse) == MC_OK)
+		r = &reparse;
 	for (uint16_t k = 0; k < g->nkeys; k++) {
 		bool ok = true;
 
@@ -319,7 +300,8 @@ static void overflow_reply(struct dp_worker *w, const struct dp_mget *g, struct 
 	w->ctr[DP_CTR_MGET_OVERFLOW]++;
 	chain_free(c);
 	if (g->proto == MC_PROTO_BINARY) {
-		bin_head(h, MC_BIN_NOOP, 0x0082, sizeof(why) - 1, g->noop_opaque);
+		mc_bin_response_write(h, MC_BIN_NOOP, MC_BIN_STATUS_NO_MEMORY, sizeof(why) - 1,
+				      g->noop_opaque);
 		if (chain_append(w, g, c, h, MC_BIN_HDR_LEN) &&
 		    chain_append(w, g, c, why, sizeof(why) - 1))
 			return;
@@ -709,17 +691,19 @@ static uint32_t sub_body(const struct mc_requests *r, const uint8_t *p, const ui
 }
 #undef PUT
 
-static void refuse(struct dp_worker *w, struct rte_mbuf *m, struct dp_pkt *pk, const char *why)
+static void refuse(struct dp_worker *w, struct rte_mbuf *m, struct dp_pkt *pk,
+		   const struct mc_requests *r, const char *why)
 {
 	w->ctr[DP_CTR_MGET_REFUSED]++;
 	/* Binary: the answer carries the NOOP's opcode and opaque, so it ends the client's wait. */
-	dp_local_mc_reply(w, m, pk, why, true, 0x0086, (uint16_t)(w->req.nreq - 1));
+	dp_local_mc_reply(w, m, pk, r, why, true, MC_BIN_STATUS_TEMP_FAILURE,
+			  (uint16_t)(r->nreq - 1));
 }
 
-/* Owner of every key as a sub-request index; the node endpoints and MAC words per sub. A
- * node's keys go in one sub-request while it fits a datagram (mget_body_max: the path's MTU
- * and a pool mbuf), in as many as they need past that (the tags make a sub-request longer
- * than the client's part of it), each keeping request order.
+/* Owner of every key of @p r (parsed from @p p) as a sub-request index; the node endpoints and
+ * MAC words per sub. A node's keys go in one sub-request while it fits a datagram
+ * (mget_body_max: the path's MTU and a pool mbuf), in as many as they need past that (the
+ * tags make a sub-request longer than the client's part of it), each keeping request order.
  * @return the number of sub-requests, or -1 (no placement), -2 (a node's MAC unknown), -3 (a
  * key's request alone does not fit). */
 static int plan_subs(struct dp_worker *w, const struct mc_requests *r, const uint8_t *p,
@@ -765,23 +749,24 @@ static int plan_subs(struct dp_worker *w, const struct mc_requests *r, const uin
 	return n;
 }
 
-/* Build and queue sub-request @p j in @p o (fresh from the pool). */
+/* Build and queue sub-request @p j of @p r (the parse of @p pk) in @p o (fresh from the pool). */
 static void send_sub(struct dp_worker *w, struct dp_mget *g, uint16_t gi, uint16_t j,
-		     struct rte_mbuf *o, const struct dp_pkt *pk, uint64_t mac)
+		     struct rte_mbuf *o, const struct dp_pkt *pk, const struct mc_requests *r,
+		     uint64_t mac)
 {
 	uint16_t off = hdr_room(pk->vlan), port, reqid;
 	uint8_t *body = rte_pktmbuf_mtod_offset(o, uint8_t *, off);
 	uint32_t s = dp_slot_take(w, pk, g->sub_ep[j], &port, &reqid);
 	struct dp_slot *sl = &w->slots[s];
 	struct mc_frame f = {reqid, 0, 1, 0};
-	uint32_t n = sub_body(&w->req, pk->payload, g->key_sub, j, body + MC_FRAME_HDR_LEN);
+	uint32_t n = sub_body(r, pk->payload, g->key_sub, j, body + MC_FRAME_HDR_LEN);
 	uint8_t node_mac[6];
 
 	sl->multi = DP_MULTI_MGET;
 	sl->mget = gi;
 	sl->parser = w->parser_free[--w->n_parser_free];
 	mc_reply_init(&w->parsers[sl->parser]);
-	mc_reply_expect(&w->parsers[sl->parser], &w->req); /* as the whole request's */
+	mc_reply_expect(&w->parsers[sl->parser], r); /* as the whole request's */
 	g->sub_slot[j] = s;
 	g->sub_state[j] = DP_SUB_PENDING;
 	g->sub_cursor[j] = 0;
@@ -794,13 +779,12 @@ static void send_sub(struct dp_worker *w, struct dp_mget *g, uint16_t gi, uint16
 	dp_tx_push(w, o, DP_TX_MGET_SUB, g->sub_ep[j]);
 }
 
-/* The context for a split request: the client's addressing, kept request, live list. */
+/* The context for split request @p r: the client's addressing, kept request, live list. */
 static uint16_t ctx_open(struct dp_worker *w, struct rte_mbuf *m, const struct dp_pkt *pk,
-			 uint16_t nsub)
+			 const struct mc_requests *r, uint16_t nsub)
 {
 	uint16_t gi = w->mget_free[--w->n_mget_free];
 	struct dp_mget *g = &w->mgets[gi];
-	const struct mc_requests *r = &w->req;
 
 	g->tsc = w->now | 1;
 	g->client_ip = pk->ip->src_addr;
@@ -833,9 +817,9 @@ static uint16_t ctx_open(struct dp_worker *w, struct rte_mbuf *m, const struct d
 	return gi;
 }
 
-void dp_mget_split(struct dp_worker *w, struct rte_mbuf *m, struct dp_pkt *pk)
+void dp_mget_split(struct dp_worker *w, struct rte_mbuf *m, struct dp_pkt *pk,
+		   const struct mc_requests *r)
 {
-	const struct mc_requests *r = &w->req;
 	struct rte_mbuf *subs[MC_MAX_KEYS];
 	uint8_t key_sub[MC_MAX_KEYS];
 	uint32_t ep[MC_MAX_KEYS];
@@ -846,8 +830,8 @@ void dp_mget_split(struct dp_worker *w, struct rte_mbuf *m, struct dp_pkt *pk)
 
 	if (!splittable(r)) {
 		w->ctr[DP_CTR_MC_SPLIT_REFUSED]++;
-		return dp_local_mc_reply(w, m, pk, "multi-key request spans several nodes", true,
-					 0x0084, 0);
+		return dp_local_mc_reply(w, m, pk, r, "multi-key request spans several nodes", true,
+					 MC_BIN_STATUS_INTERNAL_ERROR, 0);
 	}
 	n = plan_subs(w, r, pk->payload, key_sub, ep, mac);
 	if (unlikely(n == -1))
@@ -855,13 +839,13 @@ void dp_mget_split(struct dp_worker *w, struct rte_mbuf *m, struct dp_pkt *pk)
 	if (unlikely(n == -2))
 		return dp_count_drop(w, m, DP_DROP_NODE_NO_MAC);
 	if (unlikely(n == -3))
-		return refuse(w, m, pk, "multi-get too large to split");
+		return refuse(w, m, pk, r, "multi-get too large to split");
 	if (w->n_mget_free == 0 || w->mget_bytes >= w->mget_bytes_max ||
 	    w->free_tail - w->free_head < (uint32_t)n || w->n_parser_free < (uint32_t)n)
-		return refuse(w, m, pk, "too many multi-gets in flight at the router");
+		return refuse(w, m, pk, r, "too many multi-gets in flight at the router");
 	if (rte_pktmbuf_alloc_bulk(w->pool, subs, (unsigned int)n) != 0)
-		return refuse(w, m, pk, "router out of packet buffers");
-	gi = ctx_open(w, m, pk, (uint16_t)n);
+		return refuse(w, m, pk, r, "router out of packet buffers");
+	gi = ctx_open(w, m, pk, r, (uint16_t)n);
 	g = &w->mgets[gi];
 	memcpy(g->key_sub, key_sub, r->nkeys);
 	memcpy(g->sub_ep, ep, sizeof(uint32_t) * (uint32_t)n);
@@ -879,7 +863,7 @@ void dp_mget_split(struct dp_worker *w, struct rte_mbuf *m, struct dp_pkt *pk)
 								  : DP_NO_OPAQUE;
 	}
 	for (int j = 0; j < n; j++)
-		send_sub(w, g, gi, (uint16_t)j, subs[j], pk, mac[j]);
+		send_sub(w, g, gi, (uint16_t)j, subs[j], pk, r, mac[j]);
 	/* The client's request counts once, as forwarded; its mbuf stays with the context. */
 	w->ctr[DP_CTR_FORWARDED]++;
 	w->ctr[DP_CTR_MGET_SPLIT]++;
@@ -890,7 +874,7 @@ void dp_mget_split(struct dp_worker *w, struct rte_mbuf *m, struct dp_pkt *pk)
 int dp_mget_init(struct dp_worker *w, const struct dp_config *c, int socket)
 {
 	uint32_t mtu = c->mtu != 0 ? c->mtu : 1500;
-	uint32_t udp_max = RTE_MIN((uint32_t)MGET_UDP_MAX, mtu - 28);
+	uint32_t udp_max = RTE_MIN((uint32_t)MC_UDP_PAYLOAD_MAX, mtu - 28);
 
 	w->mget_head = w->mget_tail = DP_NO_MGET;
 	w->pool = c->pool;

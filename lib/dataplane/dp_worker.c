@@ -4,10 +4,11 @@
  *   dp_worker_poll -> dp_forward_burst -> handle_packet (Ethernet, VLAN, IPv4, UDP)
  *     -> handle_request  (client -> router: mcproto, placement, slot, rewrite to the node)
  *     -> handle_reply    (node -> router: slot check, rewrite back to the client)
- *   -> dp_tx_push / dp_tx_flush (outcome counted when the NIC takes the packet).
- * Everything here runs on the worker's own lcore and touches only its own dp_worker, except
- * the hand-off ring of another worker (multi-producer enqueue) and the neighbour MAC words
- * (relaxed atomic loads).
+ *   -> dp_tx_push / dp_tx_flush (dp_tx.h: outcome counted when the NIC takes the packet).
+ * What the router answers itself goes to dp_local.c, multi-gets over several nodes to
+ * dp_mget.c; slots, TX and drops are the layer below (dp_tx.h). Everything here runs on the
+ * worker's own lcore and touches only its own dp_worker, except the hand-off ring of another
+ * worker (multi-producer enqueue) and the neighbour MAC words (relaxed atomic loads).
  */
 
 #include <stdatomic.h>
@@ -17,82 +18,7 @@
 #include <rte_cycles.h>
 #include <rte_ethdev.h>
 
-#include "dataplane_priv.h"
-
-void dp_count_drop(struct dp_worker *w, struct rte_mbuf *m, enum dp_drop why)
-{
-	w->drop[why]++;
-	w->ctr[DP_CTR_DROPPED]++;
-	rte_pktmbuf_free(m);
-}
-
-/* Count the outcome of a packet the NIC took. */
-static inline void count_sent(struct dp_worker *w, enum dp_tx_tag tag, uint32_t ep)
-{
-	switch (tag) {
-	case DP_TX_FORWARDED:
-		w->ctr[DP_CTR_FORWARDED]++;
-		w->node_fwd[ep]++;
-		break;
-	case DP_TX_RETURNED:
-		w->ctr[DP_CTR_RETURNED]++;
-		w->node_ret[ep]++;
-		break;
-	case DP_TX_ANSWERED:
-		w->ctr[DP_CTR_ANSWERED]++;
-		break;
-	case DP_TX_CTL:
-		w->ctr[DP_CTR_CTL_TX]++;
-		break;
-	case DP_TX_MGET_SUB:
-		w->ctr[DP_CTR_MGET_SUBREQ]++;
-		w->node_fwd[ep]++;
-		break;
-	case DP_TX_MGET_OUT:
-		w->ctr[DP_CTR_MGET_DATAGRAMS]++;
-		break;
-	}
-}
-
-/* Send the buffered packets; the ones the queue refuses (after one retry) are dropped
- * (tx_full) here, the only place a buffered packet is freed. */
-void dp_tx_flush(struct dp_worker *w)
-{
-	uint16_t n = w->ntx, sent = 0, i;
-
-	if (n == 0)
-		return;
-	sent = rte_eth_tx_burst(w->port_id, w->queue_id, w->tx, n);
-	if (unlikely(sent < n))
-		sent += rte_eth_tx_burst(w->port_id, w->queue_id, w->tx + sent, n - sent);
-	for (i = 0; i < sent; i++)
-		count_sent(w, (enum dp_tx_tag)w->tx_tag[i], w->tx_ep[i]);
-	for (; i < n; i++) {
-		switch (w->tx_tag[i]) {
-		case DP_TX_CTL:
-			rte_pktmbuf_free(w->tx[i]);
-			break;
-		case DP_TX_MGET_SUB: /* built here, not received: no drop in the identity */
-		case DP_TX_MGET_OUT:
-			w->ctr[DP_CTR_MGET_TX_FAILED]++;
-			rte_pktmbuf_free(w->tx[i]);
-			break;
-		default:
-			dp_count_drop(w, w->tx[i], DP_DROP_TX_FULL);
-		}
-	}
-	w->ntx = 0;
-}
-
-void dp_tx_push(struct dp_worker *w, struct rte_mbuf *m, enum dp_tx_tag tag, uint32_t ep)
-{
-	if (unlikely(w->ntx == DP_TX_CAP))
-		dp_tx_flush(w);
-	w->tx[w->ntx] = m;
-	w->tx_tag[w->ntx] = (uint8_t)tag;
-	w->tx_ep[w->ntx] = ep;
-	w->ntx++;
-}
+#include "dp_tx.h"
 
 /*
  * Rewrite the addresses of a parsed UDP packet and its memcached request id, keeping every
@@ -118,13 +44,7 @@ static void rewrite_udp(struct dp_worker *w, struct rte_mbuf *m, struct dp_pkt *
 		ip->dst_addr = dip;
 		udp->src_port = sport;
 		udp->dst_port = dport;
-		ip->hdr_checksum = 0;
-		m->l2_len = pk->l2_len;
-		m->l3_len = pk->l3_len;
-		m->ol_flags |=
-			RTE_MBUF_F_TX_IPV4 | RTE_MBUF_F_TX_IP_CKSUM | RTE_MBUF_F_TX_UDP_CKSUM;
-		udp->dgram_cksum = rte_ipv4_phdr_cksum(ip, m->ol_flags);
-		return;
+		return dp_tx_cksum_offload(m, ip, udp, pk->l2_len, pk->l3_len);
 	}
 	/* One sum of the changes, applied to both checksums: the addresses are in the IP header
 	 * and in the UDP pseudo-header. */
@@ -144,55 +64,6 @@ static void rewrite_udp(struct dp_worker *w, struct rte_mbuf *m, struct dp_pkt *
 	ip->dst_addr = dip;
 	udp->src_port = sport;
 	udp->dst_port = dport;
-}
-
-void dp_udp_build(struct dp_worker *w, struct rte_mbuf *m, const uint8_t dst_mac[6], bool vlan,
-		  uint16_t vlan_tci, uint32_t dip, uint16_t sport, uint16_t dport)
-{
-	struct rte_ether_hdr *eth = rte_pktmbuf_mtod(m, struct rte_ether_hdr *);
-	uint16_t l2 = sizeof(*eth) + (vlan ? sizeof(struct rte_vlan_hdr) : 0);
-	struct rte_ipv4_hdr *ip = (struct rte_ipv4_hdr *)((uint8_t *)eth + l2);
-	struct rte_udp_hdr *udp = (struct rte_udp_hdr *)(ip + 1);
-	uint16_t ulen = (uint16_t)(rte_pktmbuf_data_len(m) - l2 - sizeof(*ip));
-
-	memcpy(&eth->dst_addr, dst_mac, 6);
-	rte_ether_addr_copy(&w->router_mac, &eth->src_addr);
-	if (vlan) {
-		struct rte_vlan_hdr *vh = (struct rte_vlan_hdr *)(eth + 1);
-
-		eth->ether_type = rte_cpu_to_be_16(RTE_ETHER_TYPE_VLAN);
-		vh->vlan_tci = vlan_tci;
-		vh->eth_proto = rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4);
-	} else {
-		eth->ether_type = rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4);
-	}
-	ip->version_ihl = 0x45;
-	ip->type_of_service = 0;
-	ip->total_length = rte_cpu_to_be_16((uint16_t)(sizeof(*ip) + ulen));
-	ip->packet_id = 0;
-	ip->fragment_offset = 0;
-	ip->time_to_live = 64;
-	ip->next_proto_id = IPPROTO_UDP;
-	ip->src_addr = w->router_ip;
-	ip->dst_addr = dip;
-	udp->src_port = sport;
-	udp->dst_port = dport;
-	udp->dgram_len = rte_cpu_to_be_16(ulen);
-	ip->hdr_checksum = 0;
-	udp->dgram_cksum = 0;
-	m->nb_segs = 1;
-	m->next = NULL;
-	m->pkt_len = rte_pktmbuf_data_len(m);
-	m->l2_len = l2;
-	m->l3_len = sizeof(*ip);
-	if (w->tx_offload) {
-		m->ol_flags |=
-			RTE_MBUF_F_TX_IPV4 | RTE_MBUF_F_TX_IP_CKSUM | RTE_MBUF_F_TX_UDP_CKSUM;
-		udp->dgram_cksum = rte_ipv4_phdr_cksum(ip, m->ol_flags);
-		return;
-	}
-	ip->hdr_checksum = rte_ipv4_cksum(ip);
-	udp->dgram_cksum = rte_ipv4_udptcp_cksum(ip, udp);
 }
 
 static inline bool client_allowed(const struct dp_worker *w, uint32_t src)
@@ -233,23 +104,9 @@ static int keyless_policy(uint8_t cmd)
 	}
 }
 
-static void parser_release(struct dp_worker *w, struct dp_slot *sl)
-{
-	if (sl->parser != DP_NO_PARSER) {
-		w->parser_free[w->n_parser_free++] = sl->parser;
-		sl->parser = DP_NO_PARSER;
-	}
-}
-
-void dp_slot_free(struct dp_worker *w, uint32_t s)
-{
-	parser_release(w, &w->slots[s]);
-	w->slots[s].tsc = 0;
-	w->free_fifo[w->free_tail++ & w->slot_mask] = s;
-}
-
-/* A slot whose reply may be several messages gets a parser told what to expect. */
-static void slot_expect(struct dp_worker *w, struct dp_slot *sl, bool multi)
+/* A slot whose reply may be several messages gets a parser told what to expect of @p r. */
+static void slot_expect(struct dp_worker *w, struct dp_slot *sl, const struct mc_requests *r,
+			bool multi)
 {
 	sl->multi = multi ? DP_MULTI_TRACK : DP_MULTI_NONE;
 	sl->parser = DP_NO_PARSER;
@@ -262,7 +119,7 @@ static void slot_expect(struct dp_worker *w, struct dp_slot *sl, bool multi)
 	w->ctr[DP_CTR_MULTI_TRACKED]++;
 	sl->parser = w->parser_free[--w->n_parser_free];
 	mc_reply_init(&w->parsers[sl->parser]);
-	mc_reply_expect(&w->parsers[sl->parser], &w->req);
+	mc_reply_expect(&w->parsers[sl->parser], r);
 }
 
 /* Feed a datagram of a multi-message reply to its slot's parser: true once the reply is
@@ -277,25 +134,27 @@ static bool reply_track(struct dp_worker *w, struct dp_slot *sl, const struct dp
 		return false;
 	rp = &w->parsers[sl->parser];
 	if (mc_reply_feed_datagram(rp, pk->payload, pk->plen) != MC_OK) {
-		parser_release(w, sl);
+		dp_parser_release(w, sl);
 		return false;
 	}
 	while ((r = mc_reply_next(rp, &ev)) > 0)
 		;
 	if (r < 0) {
-		parser_release(w, sl);
+		dp_parser_release(w, sl);
 		return false;
 	}
 	return mc_reply_done(rp);
 }
 
 /*
- * Owner of every key in the request, or a negative: -1 keys on several nodes, -2 no
- * placement / no member with weight.
+ * Owner of every key in @p r, the parse of @p pk's payload, or a negative: -1 keys on several
+ * nodes, -2 no placement / no member with weight. The first key's owner is pk's hint when the
+ * hint names the same bytes.
  */
-static int32_t request_owner(struct dp_worker *w, const uint8_t *payload)
+static int32_t request_owner(const struct dp_worker *w, const struct dp_pkt *pk,
+			     const struct mc_requests *r)
 {
-	const struct mc_requests *r = &w->req;
+	const uint8_t *payload = pk->payload;
 	const struct pl_placement *pl = w->cur->pl;
 	uint8_t buf[MC_KEY_MAX];
 	int32_t owner = -2;
@@ -306,8 +165,8 @@ static int32_t request_owner(struct dp_worker *w, const uint8_t *payload)
 		size_t len = key->len;
 		int32_t idx;
 
-		if (k == 0 && key->off == w->hint_off && len == w->hint_len && !key->base64) {
-			idx = w->hint_owner; /* the same bytes, hashed and looked up ahead */
+		if (k == 0 && key->off == pk->hint.off && len == pk->hint.len && !key->base64) {
+			idx = pk->hint.owner; /* the same bytes, hashed and looked up ahead */
 		} else {
 			if (key->base64) {
 				len = mc_key_decode(payload, key, buf);
@@ -352,54 +211,16 @@ static struct req_class classify(const struct mc_requests *r)
 	return c;
 }
 
-/* Inlined into forward_request (the single-key hot path); dp_slot_take() wraps it for the
- * multi-get split. */
-static __rte_always_inline uint32_t slot_take(struct dp_worker *w, const struct dp_pkt *pk,
-					      uint32_t ep, uint16_t *port, uint16_t *reqid)
-{
-	uint32_t s = w->free_fifo[w->free_head++ & w->slot_mask];
-	struct dp_slot *sl = &w->slots[s];
-	uint32_t lo_mask = (1u << w->slot_lo_bits) - 1;
-
-	/* The FIFO names the next request's slot already: bring it in while this one works. */
-	rte_prefetch0(&w->slots[w->free_fifo[w->free_head & w->slot_mask]]);
-	*port = (uint16_t)(w->reply_base + ((uint32_t)w->id << w->port_shift) +
-			   (s >> w->slot_lo_bits));
-	sl->gen = (uint16_t)((sl->gen + 1) & (0xffffu >> w->slot_lo_bits));
-	*reqid = (uint16_t)((sl->gen << w->slot_lo_bits) | (s & lo_mask));
-	sl->tsc = w->now | 1; /* never 0 while live */
-	sl->client_ip = pk->ip->src_addr;
-	sl->client_port = pk->udp->src_port;
-	sl->client_reqid = w->req.frame.request_id;
-	sl->listen_port = pk->udp->dst_port;
-	sl->node_ip = atomic_load_explicit(&w->eps[ep].ip, memory_order_relaxed);
-	sl->node_port = rte_cpu_to_be_16(w->eps[ep].port);
-	sl->total = 0;
-	sl->passed = 0;
-	sl->ep = ep;
-	memcpy(sl->client_mac, &pk->eth->src_addr, 6);
-	sl->has_vlan = pk->vlan;
-	if (pk->vlan)
-		sl->vlan_tci = ((struct rte_vlan_hdr *)(pk->eth + 1))->vlan_tci;
-	return s;
-}
-
-uint32_t dp_slot_take(struct dp_worker *w, const struct dp_pkt *pk, uint32_t ep, uint16_t *port,
-		      uint16_t *reqid)
-{
-	return slot_take(w, pk, ep, port, reqid);
-}
-
-/* Take a slot for the request in w->req, rewrite the packet towards node endpoint @p ep
- * (MAC word @p mac) from the port and request id naming the slot, and queue it. */
-static void forward_request(struct dp_worker *w, struct rte_mbuf *m, struct dp_pkt *pk, uint32_t ep,
-			    uint64_t mac, bool quiet)
+/* Take a slot for @p r, the parsed request of @p pk, rewrite the packet towards node endpoint
+ * @p ep (MAC word @p mac) from the port and request id naming the slot, and queue it. */
+static void forward_request(struct dp_worker *w, struct rte_mbuf *m, struct dp_pkt *pk,
+			    const struct mc_requests *r, uint32_t ep, uint64_t mac, bool quiet)
 {
 	uint16_t port, reqid;
-	uint32_t s = slot_take(w, pk, ep, &port, &reqid);
+	uint32_t s = dp_slot_take(w, pk, ep, &port, &reqid);
 	struct dp_slot *sl = &w->slots[s];
 
-	slot_expect(w, sl, !quiet && !mc_reply_is_one_message(&w->req));
+	slot_expect(w, sl, r, !quiet && !mc_reply_is_one_message(r));
 	memcpy(&pk->eth->dst_addr, &mac, 6); /* little-endian: bytes 0..5 of the word */
 	rte_ether_addr_copy(&w->router_mac, &pk->eth->src_addr);
 	rewrite_udp(w, m, pk, w->router_ip, sl->node_ip, rte_cpu_to_be_16(port), sl->node_port,
@@ -413,7 +234,8 @@ static void forward_request(struct dp_worker *w, struct rte_mbuf *m, struct dp_p
 	}
 }
 
-/* Client -> router: serve, refuse or drop; on success the packet leaves towards the node. */
+/* Client -> router: serve, refuse or drop; on success the packet leaves towards the node. The
+ * parse goes to w->req, the worker's scratch, and from there to the callees as a parameter. */
 static void handle_request(struct dp_worker *w, struct rte_mbuf *m, struct dp_pkt *pk)
 {
 	struct mc_requests *r = &w->req;
@@ -432,33 +254,33 @@ static void handle_request(struct dp_worker *w, struct rte_mbuf *m, struct dp_pk
 	c = classify(r);
 	if (unlikely(c.refused >= 0)) {
 		w->ctr[DP_CTR_MC_REFUSED]++;
-		return dp_local_mc_reply(w, m, pk, "command not allowed through the router", false,
-					 0x0083, (uint16_t)c.refused);
+		return dp_local_mc_reply(w, m, pk, r, "command not allowed through the router",
+					 false, MC_BIN_STATUS_NOT_SUPPORTED, (uint16_t)c.refused);
 	}
 	if (unlikely(r->nkeys == 0)) {
 		w->ctr[DP_CTR_MC_VERSION]++;
-		return dp_local_mc_reply(w, m, pk, NULL, false, 0, 0);
+		return dp_local_mc_reply(w, m, pk, r, NULL, false, MC_BIN_STATUS_OK, 0);
 	}
 	if (unlikely(c.version)) {
 		w->ctr[DP_CTR_MC_REFUSED]++;
-		return dp_local_mc_reply(w, m, pk,
+		return dp_local_mc_reply(w, m, pk, r,
 					 "version cannot be pipelined with keyed commands", false,
-					 0x0083, 0);
+					 MC_BIN_STATUS_NOT_SUPPORTED, 0);
 	}
 	if (unlikely(w->cur == NULL))
 		return dp_count_drop(w, m, DP_DROP_NO_PLACEMENT);
-	owner = request_owner(w, pk->payload);
+	owner = request_owner(w, pk, r);
 	if (unlikely(owner == -2))
 		return dp_count_drop(w, m, DP_DROP_NO_PLACEMENT);
 	if (unlikely(owner == -1))
-		return dp_mget_split(w, m, pk);
+		return dp_mget_split(w, m, pk, r);
 	ep = w->cur->ep[owner];
 	mac = atomic_load_explicit(&w->eps[ep].mac, memory_order_relaxed);
 	if (unlikely(!(mac & DP_MAC_VALID)))
 		return dp_count_drop(w, m, DP_DROP_NODE_NO_MAC);
 	if (unlikely(w->free_head == w->free_tail))
 		return dp_count_drop(w, m, DP_DROP_NO_SLOT);
-	forward_request(w, m, pk, ep, mac, c.quiet);
+	forward_request(w, m, pk, r, ep, mac, c.quiet);
 }
 
 /* Node -> router, on the worker owning the slot the destination port names. */
@@ -538,6 +360,7 @@ static void take_over(struct dp_worker *w, struct rte_mbuf *m)
 	pk.udp = (struct rte_udp_hdr *)((uint8_t *)pk.ip + pk.l3_len);
 	pk.payload = (uint8_t *)(pk.udp + 1);
 	pk.plen = rte_be_to_cpu_16(pk.udp->dgram_len) - (uint32_t)sizeof(struct rte_udp_hdr);
+	pk.hint.len = 0; /* a reply: no request key to guess */
 	w->ctr[DP_CTR_TAKEN_OVER]++;
 	handle_reply_owned(w, m, &pk,
 			   (uint32_t)(rte_be_to_cpu_16(pk.udp->dst_port) - w->reply_base));
@@ -622,7 +445,8 @@ static void handle_ipv4(struct dp_worker *w, struct rte_mbuf *m, struct dp_pkt *
 	dp_count_drop(w, m, DP_DROP_BAD_PORT);
 }
 
-static void handle_packet(struct dp_worker *w, struct rte_mbuf *m)
+/* Ethernet (and VLAN) checks and dispatch; @p hint: the look-ahead's guess for @p m. */
+static void handle_packet(struct dp_worker *w, struct rte_mbuf *m, const struct dp_hint *hint)
 {
 	struct dp_pkt pk;
 	uint32_t len = rte_pktmbuf_data_len(m);
@@ -635,6 +459,7 @@ static void handle_packet(struct dp_worker *w, struct rte_mbuf *m)
 	pk.eth = rte_pktmbuf_mtod(m, struct rte_ether_hdr *);
 	pk.l2_len = sizeof(struct rte_ether_hdr);
 	pk.vlan = false;
+	pk.hint = *hint;
 	etype = pk.eth->ether_type;
 	if (etype == rte_cpu_to_be_16(RTE_ETHER_TYPE_VLAN)) {
 		if (unlikely(len < sizeof(struct rte_ether_hdr) + sizeof(struct rte_vlan_hdr)))
@@ -665,8 +490,8 @@ static inline const uint8_t *peek_payload(const struct dp_worker *w, struct rte_
 	const struct rte_udp_hdr *udp;
 	uint16_t dport;
 
-	if (len < sizeof(*eth) + sizeof(struct rte_vlan_hdr) + sizeof(struct rte_ipv4_hdr) +
-			  sizeof(*udp))
+	if (len <
+	    sizeof(*eth) + sizeof(struct rte_vlan_hdr) + sizeof(struct rte_ipv4_hdr) + sizeof(*udp))
 		return NULL;
 	if (eth->ether_type == rte_cpu_to_be_16(RTE_ETHER_TYPE_VLAN))
 		l2 += sizeof(struct rte_vlan_hdr);
@@ -690,7 +515,7 @@ static inline const uint8_t *peek_payload(const struct dp_worker *w, struct rte_
 /* How far ahead of the packet being handled the loop guesses a request's key and prefetches
  * its ring index entry (packet lines: twice as far ahead), and looks the owner up and
  * prefetches its endpoint entry. */
-#define DP_HINT_AHEAD 4
+#define DP_HINT_AHEAD	4
 #define DP_LOOKUP_AHEAD 2
 
 /* A packet's first two lines: headers, frame header and (for a request) its key. */
@@ -767,6 +592,8 @@ uint16_t dp_forward_burst(struct dp_worker *w, struct rte_mbuf **pkts, uint16_t 
 		if (hints)
 			owner_hint(w, hint_hash[i], hint_len[i], &hint_owner[i]);
 	for (uint16_t i = 0; i < n; i++) {
+		struct dp_hint hint = {.len = 0};
+
 		if (i + 2 * DP_HINT_AHEAD < n)
 			prefetch_pkt(pkts[i + 2 * DP_HINT_AHEAD]);
 		if (hints) {
@@ -776,13 +603,10 @@ uint16_t dp_forward_burst(struct dp_worker *w, struct rte_mbuf **pkts, uint16_t 
 				key_hint(w, pkts[j], &hint_hash[j], &hint_off[j], &hint_len[j]);
 			if (l < n)
 				owner_hint(w, hint_hash[l], hint_len[l], &hint_owner[l]);
-			w->hint_owner = hint_owner[i];
-			w->hint_off = hint_off[i];
-			w->hint_len = hint_len[i];
+			hint = (struct dp_hint){hint_owner[i], hint_off[i], hint_len[i]};
 		}
-		handle_packet(w, pkts[i]);
+		handle_packet(w, pkts[i], &hint);
 	}
-	w->hint_len = 0;
 	dp_tx_flush(w);
 	return n;
 }

@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Binary protocol requests: the 24-byte header (magic 0x80), then extras, key and value,
- * whose lengths must agree with the body length, the datagram and the opcode.
+ * whose lengths must agree with the body length, the datagram and the opcode. And the response
+ * header (magic 0x81) of the replies the router builds itself.
  */
+#include <string.h>
+
 #include "mcproto.h"
 #include "mcproto_priv.h"
 
@@ -147,4 +150,15 @@ enum mc_err mc_parse_binary(const uint8_t *p, uint32_t len, uint32_t pos, struct
 	out->nreq++;
 	*next = pos + MC_BIN_HDR_LEN + bodylen;
 	return MC_OK;
+}
+
+void mc_bin_response_write(uint8_t *h, uint8_t opcode, uint16_t status, uint32_t body_len,
+			   uint32_t opaque)
+{
+	memset(h, 0, MC_BIN_HDR_LEN); /* key length, extras, data type, cas */
+	h[0] = MC_BIN_RES_MAGIC;
+	h[1] = opcode;
+	mc_wr16(h + 6, status);
+	mc_wr32(h + 8, body_len);
+	mc_wr32(h + 12, opaque);
 }

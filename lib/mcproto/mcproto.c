@@ -71,18 +71,12 @@ enum mc_err mc_frame_parse(const uint8_t *p, size_t len, struct mc_frame *f)
 	return MC_OK;
 }
 
-static inline void wr16(uint8_t *p, uint16_t v)
-{
-	p[0] = (uint8_t)(v >> 8);
-	p[1] = (uint8_t)v;
-}
-
 void mc_frame_write(uint8_t *p, const struct mc_frame *f)
 {
-	wr16(p, f->request_id);
-	wr16(p + 2, f->seq);
-	wr16(p + 4, f->total);
-	wr16(p + 6, f->reserved);
+	mc_wr16(p, f->request_id);
+	mc_wr16(p + 2, f->seq);
+	mc_wr16(p + 4, f->total);
+	mc_wr16(p + 6, f->reserved);
 }
 
 enum mc_err mc_key_check(const uint8_t *k, size_t len)

@@ -41,6 +41,8 @@ extern "C" {
 /** Longest meta `O` value memcached accepts: the token, the letter O included, is at most 32
  * bytes (past that memcached 1.6 answers `CLIENT_ERROR opaque token too long`). */
 #define MC_OPAQUE_MAX 31
+/** Most UDP payload bytes (frame header included) in one datagram memcached sends. */
+#define MC_UDP_PAYLOAD_MAX 1400
 /** Longest reply header line (or binary header + extras + key) the reply parser reassembles. */
 #define MC_REPLY_LINE_MAX 1024
 
@@ -212,17 +214,26 @@ enum mc_bin_opcode {
 	MC_BIN_GATKQ = 0x24,
 };
 
-/** Binary response status codes used to tell hits from misses. */
+/**
+ * Binary response status codes (protocol_binary.h's PROTOCOL_BINARY_RESPONSE_*): the reply
+ * parser tells hits from misses by them, the router answers its own refusals with them.
+ */
 enum mc_bin_status {
-	MC_BIN_STATUS_OK = 0x0000,
-	MC_BIN_STATUS_KEY_NOT_FOUND = 0x0001,
-	MC_BIN_STATUS_KEY_EXISTS = 0x0002,
-	MC_BIN_STATUS_TOO_LARGE = 0x0003,
-	MC_BIN_STATUS_INVALID_ARGS = 0x0004,
-	MC_BIN_STATUS_NOT_STORED = 0x0005,
-	MC_BIN_STATUS_NON_NUMERIC = 0x0006,
-	MC_BIN_STATUS_UNKNOWN_COMMAND = 0x0081,
-	MC_BIN_STATUS_NO_MEMORY = 0x0082,
+	MC_BIN_STATUS_OK = 0x0000,		/**< SUCCESS */
+	MC_BIN_STATUS_KEY_NOT_FOUND = 0x0001,	/**< KEY_ENOENT */
+	MC_BIN_STATUS_KEY_EXISTS = 0x0002,	/**< KEY_EEXISTS */
+	MC_BIN_STATUS_TOO_LARGE = 0x0003,	/**< E2BIG */
+	MC_BIN_STATUS_INVALID_ARGS = 0x0004,	/**< EINVAL */
+	MC_BIN_STATUS_NOT_STORED = 0x0005,	/**< NOT_STORED */
+	MC_BIN_STATUS_NON_NUMERIC = 0x0006,	/**< DELTA_BADVAL */
+	MC_BIN_STATUS_AUTH_ERROR = 0x0020,	/**< AUTH_ERROR */
+	MC_BIN_STATUS_AUTH_CONTINUE = 0x0021,	/**< AUTH_CONTINUE */
+	MC_BIN_STATUS_UNKNOWN_COMMAND = 0x0081, /**< UNKNOWN_COMMAND */
+	MC_BIN_STATUS_NO_MEMORY = 0x0082,	/**< ENOMEM: out of memory */
+	MC_BIN_STATUS_NOT_SUPPORTED = 0x0083,	/**< NOT_SUPPORTED */
+	MC_BIN_STATUS_INTERNAL_ERROR = 0x0084,	/**< EINTERNAL */
+	MC_BIN_STATUS_BUSY = 0x0085,		/**< EBUSY */
+	MC_BIN_STATUS_TEMP_FAILURE = 0x0086,	/**< ETMPFAIL: retrying may succeed */
 };
 
 /** The 8-byte memcached UDP frame header, in host byte order. */
@@ -303,6 +314,14 @@ enum mc_err mc_frame_parse(const uint8_t *p, size_t len, struct mc_frame *f);
 
 /** Write @p f as 8 bytes (network order) at @p p; the caller guarantees the room. */
 void mc_frame_write(uint8_t *p, const struct mc_frame *f);
+
+/**
+ * Write a binary response header (magic 0x81, no key, no extras, raw data type, cas 0) as
+ * MC_BIN_HDR_LEN bytes at @p h; the caller guarantees the room and writes the @p body_len body
+ * bytes after it. @p status is an mc_bin_status, @p opaque the request's (mc_request.opaque).
+ */
+void mc_bin_response_write(uint8_t *h, uint8_t opcode, uint16_t status, uint32_t body_len,
+			   uint32_t opaque);
 
 /**
  * Check a key's bytes against memcached's text-protocol rules: 1..250 bytes, no byte

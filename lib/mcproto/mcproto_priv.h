@@ -23,6 +23,18 @@ static inline uint32_t mc_rd32(const uint8_t *p)
 	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
 }
 
+static inline void mc_wr16(uint8_t *p, uint16_t v)
+{
+	p[0] = (uint8_t)(v >> 8);
+	p[1] = (uint8_t)v;
+}
+
+static inline void mc_wr32(uint8_t *p, uint32_t v)
+{
+	mc_wr16(p, (uint16_t)(v >> 16));
+	mc_wr16(p + 2, (uint16_t)v);
+}
+
 /*
  * Parse one binary request at @p pos of [p, p + len) into out->req[out->nreq] and its key;
  * on success count it and set *next past its body. Offsets are relative to @p p.

@@ -321,10 +321,45 @@ static void test_exact_lines(void **state)
 	}
 }
 
+/* mc_bin_response_write() against memcached's own response headers: given the captured
+ * request's opcode and opaque and the status and body length memcached answered with, the 24
+ * bytes are those of the capture (after the reply's 2-byte length and 8-byte frame header). */
+static void test_bin_response_header(void **state)
+{
+	(void)state;
+	static struct mc_requests r;
+	static const struct {
+		const char *name;
+		uint16_t status;
+		uint32_t body_len;
+	} hdrs[] = {
+		{"bin_noop", MC_BIN_STATUS_OK, 0},
+		{"bin_get_miss", MC_BIN_STATUS_KEY_NOT_FOUND, 9}, /* "Not found" */
+		{"bin_version", MC_BIN_STATUS_OK, 6},		  /* "1.6.18" */
+		{"bin_delete_miss", MC_BIN_STATUS_KEY_NOT_FOUND, 9},
+	};
+	for (size_t i = 0; i < sizeof(hdrs) / sizeof(hdrs[0]); i++) {
+		size_t qlen, plen;
+		uint8_t *req = load(hdrs[i].name, "req", &qlen);
+		uint8_t *rep = load(hdrs[i].name, "reply", &plen);
+		uint8_t h[MC_BIN_HDR_LEN + 1];
+
+		assert_int_equal(mc_parse_datagram(req, qlen, &r), MC_OK);
+		assert_true(plen >= 2 + MC_FRAME_HDR_LEN + MC_BIN_HDR_LEN);
+		memset(h, 0xee, sizeof(h));
+		mc_bin_response_write(h, r.req[0].opcode, hdrs[i].status, hdrs[i].body_len,
+				      r.req[0].opaque);
+		assert_memory_equal(h, rep + 2 + MC_FRAME_HDR_LEN, MC_BIN_HDR_LEN);
+		assert_int_equal(h[MC_BIN_HDR_LEN], 0xee); /* nothing past the header */
+		free(req);
+		free(rep);
+	}
+}
+
 int main(void)
 {
 	enum { N = sizeof(cases) / sizeof(cases[0]) };
-	struct CMUnitTest tests[N + 2];
+	struct CMUnitTest tests[N + 3];
 
 	for (size_t i = 0; i < N; i++)
 		tests[i] = (struct CMUnitTest){
@@ -334,5 +369,6 @@ int main(void)
 		};
 	tests[N] = (struct CMUnitTest)cmocka_unit_test(test_exact_lines);
 	tests[N + 1] = (struct CMUnitTest)cmocka_unit_test(test_one_message);
+	tests[N + 2] = (struct CMUnitTest)cmocka_unit_test(test_bin_response_header);
 	return cmocka_run_group_tests_name("golden", tests, NULL, NULL);
 }

@@ -1,0 +1,121 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The out-of-line part of the TX/slot layer (dp_tx.h): flushing the TX buffer with the
+ * accounting of each packet's outcome, drops, and whole UDP datagrams the router builds
+ * (multi-get sub-requests and merged replies). Calls nothing of the files above it.
+ */
+
+#include <string.h>
+
+#include <rte_ethdev.h>
+
+#include "dp_tx.h"
+
+void dp_count_drop(struct dp_worker *w, struct rte_mbuf *m, enum dp_drop why)
+{
+	w->drop[why]++;
+	w->ctr[DP_CTR_DROPPED]++;
+	rte_pktmbuf_free(m);
+}
+
+/* Count the outcome of a packet the NIC took. */
+static inline void count_sent(struct dp_worker *w, enum dp_tx_tag tag, uint32_t ep)
+{
+	switch (tag) {
+	case DP_TX_FORWARDED:
+		w->ctr[DP_CTR_FORWARDED]++;
+		w->node_fwd[ep]++;
+		break;
+	case DP_TX_RETURNED:
+		w->ctr[DP_CTR_RETURNED]++;
+		w->node_ret[ep]++;
+		break;
+	case DP_TX_ANSWERED:
+		w->ctr[DP_CTR_ANSWERED]++;
+		break;
+	case DP_TX_CTL:
+		w->ctr[DP_CTR_CTL_TX]++;
+		break;
+	case DP_TX_MGET_SUB:
+		w->ctr[DP_CTR_MGET_SUBREQ]++;
+		w->node_fwd[ep]++;
+		break;
+	case DP_TX_MGET_OUT:
+		w->ctr[DP_CTR_MGET_DATAGRAMS]++;
+		break;
+	}
+}
+
+/* The queue gets one retry; what it still refuses is freed here. */
+void dp_tx_flush(struct dp_worker *w)
+{
+	uint16_t n = w->ntx, sent = 0, i;
+
+	if (n == 0)
+		return;
+	sent = rte_eth_tx_burst(w->port_id, w->queue_id, w->tx, n);
+	if (unlikely(sent < n))
+		sent += rte_eth_tx_burst(w->port_id, w->queue_id, w->tx + sent, n - sent);
+	for (i = 0; i < sent; i++)
+		count_sent(w, (enum dp_tx_tag)w->tx_tag[i], w->tx_ep[i]);
+	for (; i < n; i++) {
+		switch (w->tx_tag[i]) {
+		case DP_TX_CTL:
+			rte_pktmbuf_free(w->tx[i]);
+			break;
+		case DP_TX_MGET_SUB: /* built here, not received: no drop in the identity */
+		case DP_TX_MGET_OUT:
+			w->ctr[DP_CTR_MGET_TX_FAILED]++;
+			rte_pktmbuf_free(w->tx[i]);
+			break;
+		default:
+			dp_count_drop(w, w->tx[i], DP_DROP_TX_FULL);
+		}
+	}
+	w->ntx = 0;
+}
+
+void dp_udp_build(struct dp_worker *w, struct rte_mbuf *m, const uint8_t dst_mac[6], bool vlan,
+		  uint16_t vlan_tci, uint32_t dip, uint16_t sport, uint16_t dport)
+{
+	struct rte_ether_hdr *eth = rte_pktmbuf_mtod(m, struct rte_ether_hdr *);
+	uint16_t l2 = sizeof(*eth) + (vlan ? sizeof(struct rte_vlan_hdr) : 0);
+	struct rte_ipv4_hdr *ip = (struct rte_ipv4_hdr *)((uint8_t *)eth + l2);
+	struct rte_udp_hdr *udp = (struct rte_udp_hdr *)(ip + 1);
+	uint16_t ulen = (uint16_t)(rte_pktmbuf_data_len(m) - l2 - sizeof(*ip));
+
+	memcpy(&eth->dst_addr, dst_mac, 6);
+	rte_ether_addr_copy(&w->router_mac, &eth->src_addr);
+	if (vlan) {
+		struct rte_vlan_hdr *vh = (struct rte_vlan_hdr *)(eth + 1);
+
+		eth->ether_type = rte_cpu_to_be_16(RTE_ETHER_TYPE_VLAN);
+		vh->vlan_tci = vlan_tci;
+		vh->eth_proto = rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4);
+	} else {
+		eth->ether_type = rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4);
+	}
+	ip->version_ihl = 0x45;
+	ip->type_of_service = 0;
+	ip->total_length = rte_cpu_to_be_16((uint16_t)(sizeof(*ip) + ulen));
+	ip->packet_id = 0;
+	ip->fragment_offset = 0;
+	ip->time_to_live = 64;
+	ip->next_proto_id = IPPROTO_UDP;
+	ip->src_addr = w->router_ip;
+	ip->dst_addr = dip;
+	udp->src_port = sport;
+	udp->dst_port = dport;
+	udp->dgram_len = rte_cpu_to_be_16(ulen);
+	ip->hdr_checksum = 0;
+	udp->dgram_cksum = 0;
+	m->nb_segs = 1;
+	m->next = NULL;
+	m->pkt_len = rte_pktmbuf_data_len(m);
+	m->l2_len = l2;
+	m->l3_len = sizeof(*ip);
+	if (w->tx_offload)
+		return dp_tx_cksum_offload(m, ip, udp, l2, sizeof(*ip));
+	ip->hdr_checksum = rte_ipv4_cksum(ip);
+	udp->dgram_cksum = rte_ipv4_udptcp_cksum(ip, udp);
+}

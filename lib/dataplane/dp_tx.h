@@ -1,0 +1,186 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#ifndef RINGWAY_DP_TX_H
+#define RINGWAY_DP_TX_H
+
+/*
+ * The data plane's bottom layer, below the worker loop (dp_worker.c), the router's own answers
+ * (dp_local.c) and the multi-gets (dp_mget.c), which all call it and none of which it calls:
+ *   - TX buffering and accounting: dp_tx_push / dp_tx_flush (an outcome is counted when the
+ *     NIC takes the packet), dp_count_drop (the one place a dropped packet is counted and
+ *     freed);
+ *   - request slots: dp_slot_take / dp_slot_free (and the reply parser a slot may hold);
+ *   - UDP headers: dp_udp_build (a whole new datagram), the checksum helpers (RFC 1624
+ *     incremental updates) and dp_tx_cksum_offload (the NIC's share when it offloads).
+ * What the per-packet path needs is inline here (dp_slot_take always: the single-key forward
+ * path must not pay a call); the rest is in dp_tx.c. Worker lcore only, on its own dp_worker.
+ */
+
+#include <stdatomic.h>
+#include <string.h>
+
+#include <rte_branch_prediction.h>
+#include <rte_byteorder.h>
+#include <rte_common.h>
+#include <rte_ether.h>
+#include <rte_ip.h>
+#include <rte_mbuf.h>
+#include <rte_prefetch.h>
+#include <rte_udp.h>
+
+#include "dataplane_priv.h"
+
+/* ---- checksums -------------------------------------------------------------------------- */
+
+/* Checksum helpers (RFC 1624): the ones-complement checksum @p csum (as stored on the wire)
+ * after a 16/32-bit field changes from @p old to @p new (both as stored on the wire). */
+static inline uint16_t dp_csum_fold(uint32_t sum)
+{
+	sum = (sum & 0xffff) + (sum >> 16);
+	sum = (sum & 0xffff) + (sum >> 16);
+	return (uint16_t)sum;
+}
+
+static inline uint16_t dp_csum_replace2(uint16_t csum, uint16_t old, uint16_t new)
+{
+	uint32_t sum = (uint16_t)~csum;
+
+	sum += (uint16_t)~old;
+	sum += new;
+	return (uint16_t)~dp_csum_fold(sum);
+}
+
+static inline uint16_t dp_csum_replace4(uint16_t csum, uint32_t old, uint32_t new)
+{
+	uint32_t sum = (uint16_t)~csum;
+
+	sum += (uint16_t) ~(old & 0xffff);
+	sum += (uint16_t) ~(old >> 16);
+	sum += new & 0xffff;
+	sum += new >> 16;
+	return (uint16_t)~dp_csum_fold(sum);
+}
+
+/* Partial sums for several field changes at once: accumulate dp_csum_delta*() of each change
+ * (at most a few dozen: 32 bits do not overflow), then apply once with dp_csum_apply(). */
+static inline uint32_t dp_csum_delta2(uint16_t old, uint16_t new)
+{
+	return (uint32_t)(uint16_t)~old + new;
+}
+
+static inline uint32_t dp_csum_delta4(uint32_t old, uint32_t new)
+{
+	return (uint32_t)(uint16_t) ~(old & 0xffff) + (uint16_t) ~(old >> 16) + (new & 0xffff) +
+	       (new >> 16);
+}
+
+static inline uint16_t dp_csum_apply(uint16_t csum, uint32_t delta)
+{
+	return (uint16_t)~dp_csum_fold((uint32_t)(uint16_t)~csum + (delta & 0xffff) +
+				       (delta >> 16));
+}
+
+/*
+ * Leave the IPv4 header and UDP checksums of @p m to the NIC (w->tx_offload): the offsets it
+ * needs (@p l2_len, @p l3_len), the flags, the IPv4 checksum field 0 and the UDP checksum field
+ * seeded with the pseudo-header sum, as DPDK's checksum offload asks. Call it once the
+ * addresses and lengths are final.
+ */
+static inline void dp_tx_cksum_offload(struct rte_mbuf *m, struct rte_ipv4_hdr *ip,
+				       struct rte_udp_hdr *udp, uint16_t l2_len, uint16_t l3_len)
+{
+	ip->hdr_checksum = 0;
+	m->l2_len = l2_len;
+	m->l3_len = l3_len;
+	m->ol_flags |= RTE_MBUF_F_TX_IPV4 | RTE_MBUF_F_TX_IP_CKSUM | RTE_MBUF_F_TX_UDP_CKSUM;
+	udp->dgram_cksum = rte_ipv4_phdr_cksum(ip, m->ol_flags);
+}
+
+/*
+ * Write Ethernet (+VLAN), IPv4 (no options) and UDP headers in front of the frame header and
+ * body already in @p m at offset l2 + 28 (data_len covers them), from the router to @p dst_mac
+ * / @p dip, with valid checksums (or left to the NIC). Ports as stored on the wire.
+ */
+void dp_udp_build(struct dp_worker *w, struct rte_mbuf *m, const uint8_t dst_mac[6], bool vlan,
+		  uint16_t vlan_tci, uint32_t dip, uint16_t sport, uint16_t dport);
+
+/* ---- TX buffer and accounting ----------------------------------------------------------- */
+
+/* Send the buffered packets and count each one's outcome (by its tag); what the queue refuses
+ * is dropped (tx_full), the only place a buffered packet is freed. */
+void dp_tx_flush(struct dp_worker *w);
+
+/* Count a drop for @p why and free @p m. */
+void dp_count_drop(struct dp_worker *w, struct rte_mbuf *m, enum dp_drop why);
+
+/* Buffer @p m for the next dp_tx_flush() (flushing first when the buffer is full); the
+ * worker owns it no more. @p ep: the endpoint counted per node for FORWARDED, RETURNED and
+ * MGET_SUB. */
+static inline void dp_tx_push(struct dp_worker *w, struct rte_mbuf *m, enum dp_tx_tag tag,
+			      uint32_t ep)
+{
+	if (unlikely(w->ntx == DP_TX_CAP))
+		dp_tx_flush(w);
+	w->tx[w->ntx] = m;
+	w->tx_tag[w->ntx] = (uint8_t)tag;
+	w->tx_ep[w->ntx] = ep;
+	w->ntx++;
+}
+
+/* ---- request slots ---------------------------------------------------------------------- */
+
+/* Give back the reply parser slot @p sl holds, if any. */
+static inline void dp_parser_release(struct dp_worker *w, struct dp_slot *sl)
+{
+	if (sl->parser != DP_NO_PARSER) {
+		w->parser_free[w->n_parser_free++] = sl->parser;
+		sl->parser = DP_NO_PARSER;
+	}
+}
+
+/* Free live slot @p s (and its parser): to the tail of the FIFO, reused as late as possible. */
+static inline void dp_slot_free(struct dp_worker *w, uint32_t s)
+{
+	dp_parser_release(w, &w->slots[s]);
+	w->slots[s].tsc = 0;
+	w->free_fifo[w->free_tail++ & w->slot_mask] = s;
+}
+
+/*
+ * Take a free slot (the caller checked there is one) for a request to endpoint @p ep from the
+ * client of @p pk, whose payload starts with the frame header the parse accepted; @return its
+ * index, and in *port / *reqid what names it on the wire (port in host order). The caller sets
+ * multi and parser. Always inlined: the single-key forward path is its main caller.
+ */
+static __rte_always_inline uint32_t dp_slot_take(struct dp_worker *w, const struct dp_pkt *pk,
+						 uint32_t ep, uint16_t *port, uint16_t *reqid)
+{
+	uint32_t s = w->free_fifo[w->free_head++ & w->slot_mask];
+	struct dp_slot *sl = &w->slots[s];
+	uint32_t lo_mask = (1u << w->slot_lo_bits) - 1;
+	uint16_t client_reqid;
+
+	/* The FIFO names the next request's slot already: bring it in while this one works. */
+	rte_prefetch0(&w->slots[w->free_fifo[w->free_head & w->slot_mask]]);
+	*port = (uint16_t)(w->reply_base + ((uint32_t)w->id << w->port_shift) +
+			   (s >> w->slot_lo_bits));
+	sl->gen = (uint16_t)((sl->gen + 1) & (0xffffu >> w->slot_lo_bits));
+	*reqid = (uint16_t)((sl->gen << w->slot_lo_bits) | (s & lo_mask));
+	sl->tsc = w->now | 1; /* never 0 while live */
+	sl->client_ip = pk->ip->src_addr;
+	sl->client_port = pk->udp->src_port;
+	memcpy(&client_reqid, pk->payload, 2); /* the frame header's request id */
+	sl->client_reqid = rte_be_to_cpu_16(client_reqid);
+	sl->listen_port = pk->udp->dst_port;
+	sl->node_ip = atomic_load_explicit(&w->eps[ep].ip, memory_order_relaxed);
+	sl->node_port = rte_cpu_to_be_16(w->eps[ep].port);
+	sl->total = 0;
+	sl->passed = 0;
+	sl->ep = ep;
+	memcpy(sl->client_mac, &pk->eth->src_addr, 6);
+	sl->has_vlan = pk->vlan;
+	if (pk->vlan)
+		sl->vlan_tci = ((struct rte_vlan_hdr *)(pk->eth + 1))->vlan_tci;
+	return s;
+}
+
+#endif /* RINGWAY_DP_TX_H */
