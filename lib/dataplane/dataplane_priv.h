@@ -122,6 +122,7 @@ enum {
 };
 
 #define DP_NO_KEY UINT16_MAX
+#define DP_NO_OPAQUE UINT8_MAX
 /* Pieces of items one merged reply may hold (an item is one piece unless datagrams of other
  * nodes arrived in its middle). */
 #define DP_MGET_FRAGS 512
@@ -172,12 +173,18 @@ struct dp_mget {
 	uint32_t sub_slot[MC_MAX_KEYS];
 	uint32_t sub_ep[MC_MAX_KEYS];
 	uint8_t sub_state[MC_MAX_KEYS];
-	uint16_t sub_cursor[MC_MAX_KEYS]; /* the node's next key an item may answer */
+	uint16_t sub_cursor[MC_MAX_KEYS]; /* ASCII: the node's next key an item may answer */
 	uint16_t sub_key[MC_MAX_KEYS];	  /* key whose value bytes come next, or DP_NO_KEY */
 	uint8_t key_sub[MC_MAX_KEYS];	  /* key index -> sub-request index */
 	uint16_t key_off[MC_MAX_KEYS];	  /* key bytes in the request payload */
 	uint8_t key_len[MC_MAX_KEYS];
 	uint8_t key_done[MC_MAX_KEYS]; /* its item arrived whole */
+	/* Meta and binary: the client's own opaque of each key's request, put back in place of
+	 * the router's tag (meta: the last `O` token's value, length 0 when it had none;
+	 * binary: the header's four opaque bytes), as offsets in the request payload;
+	 * DP_NO_OPAQUE: the client's mg had no O token (the router's is removed). */
+	uint16_t key_opq_off[MC_MAX_KEYS];
+	uint8_t key_opq_len[MC_MAX_KEYS];
 	struct dp_mget_frag frag[DP_MGET_FRAGS];
 };
 

@@ -4,7 +4,8 @@
  *   dp_mget_split  one new packet per owning node (keys in request order), each from a request
  *                  slot of its own, and a context that will merge the answers;
  *   dp_mget_reply  each node datagram is parsed (mc_reply_*) and its items copied into the
- *                  merged reply, without the node's terminator;
+ *                  merged reply, without the node's terminator; meta and binary answers are
+ *                  placed by the router's tag (see "tags"), ASCII ones in key order;
  *   finish         when every node answered, failed or the timeout passed: misses for the
  *                  silent nodes (nothing for ASCII and quiet binary gets, EN for meta), one
  *                  terminator, and the datagrams numbered 0..total-1 under the client's
@@ -407,26 +408,80 @@ static int item_kept(const struct dp_mget *g, const struct mc_reply_event *ev)
 	}
 }
 
-/* The key of sub-request @p j an item answers: the node answers its keys in order, so the
- * first of its keys from the cursor on whose bytes the item echoes (VALUE, meta k, binary
- * GETK), else the next one. DP_NO_KEY: more items than keys. */
+/* ASCII: the key of sub-request @p j an item answers. The node answers its keys in order and
+ * echoes each hit's key as sent (a miss sends nothing), so the first of its keys from the
+ * cursor on whose bytes the VALUE line echoes. DP_NO_KEY: an item for none of them. */
 static uint16_t match_key(const struct dp_mget *g, uint16_t j, const struct mc_reply_event *ev)
 {
 	const uint8_t *p = rte_pktmbuf_mtod_offset(g->req, const uint8_t *, g->req_off);
-	uint16_t first = DP_NO_KEY;
 
-	for (uint16_t k = g->sub_cursor[j]; k < g->nkeys; k++) {
-		if (g->key_sub[k] != j)
-			continue;
-		if (ev->key == NULL)
-			return k;
-		if (first == DP_NO_KEY)
-			first = k;
-		if (ev->key_len == g->key_len[k] &&
+	for (uint16_t k = g->sub_cursor[j]; k < g->nkeys && ev->key != NULL; k++)
+		if (g->key_sub[k] == j && ev->key_len == g->key_len[k] &&
 		    memcmp(ev->key, p + g->key_off[k], ev->key_len) == 0)
 			return k;
+	return DP_NO_KEY;
+}
+
+/* Meta and binary: the key an answer of sub-request @p j is for, read from the router's tag
+ * it echoes (meta: where its `O` value lies in the head, *at). DP_NO_KEY: no tag, or one that
+ * names no key of this sub-request still unanswered (a node that echoes garbage, or twice). */
+static uint16_t tag_key(const struct dp_mget *g, uint16_t j, const struct mc_reply_event *ev,
+			uint32_t *at)
+{
+	uint32_t k = 0;
+
+	if (g->proto == MC_PROTO_BINARY) {
+		k = ev->opaque;
+	} else {
+		const uint8_t *o = ev->mopaque;
+
+		if (o == NULL || ev->opaque_len == 0 || ev->opaque_len > 3 || o < ev->head + 2 ||
+		    o + ev->opaque_len > ev->head + ev->head_len || o[-1] != 'O' || o[-2] != ' ')
+			return DP_NO_KEY;
+		for (uint8_t i = 0; i < ev->opaque_len; i++) {
+			if (o[i] < '0' || o[i] > '9')
+				return DP_NO_KEY;
+			k = k * 10 + (uint32_t)(o[i] - '0');
+		}
+		*at = (uint32_t)(o - ev->head);
 	}
-	return first;
+	if (k >= g->nkeys || g->key_sub[k] != j || g->key_done[k])
+		return DP_NO_KEY;
+	return (uint16_t)k;
+}
+
+/* Key @p k's answer head into the stream with the client's own opaque where the router's tag
+ * was: binary, the header's opaque; meta, the `O` value at @p at, or no `O` token at all when
+ * the client sent none (the router appended it). Rebuilt in one piece so the stream takes it
+ * with one copy. @return false when the head is too long to rebuild (a node's garbage). */
+static bool tagged_head(struct dp_worker *w, struct dp_mget *g, uint16_t k,
+			const struct mc_reply_event *ev, uint32_t at)
+{
+	const uint8_t *opq =
+		rte_pktmbuf_mtod_offset(g->req, const uint8_t *, g->req_off + g->key_opq_off[k]);
+	uint8_t h[MC_REPLY_LINE_MAX + MC_OPAQUE_MAX];
+	uint32_t n, tail;
+
+	if (ev->head_len > MC_REPLY_LINE_MAX)
+		return false;
+	if (g->proto == MC_PROTO_BINARY) {
+		memcpy(h, ev->head, ev->head_len);
+		memcpy(h + MC_BIN_OPAQUE_OFF, opq, 4);
+		item_bytes(w, g, k, h, ev->head_len);
+		return true;
+	}
+	tail = at + ev->opaque_len;
+	if (g->key_opq_len[k] != DP_NO_OPAQUE) {
+		memcpy(h, ev->head, at);
+		memcpy(h + at, opq, g->key_opq_len[k]);
+		n = at + g->key_opq_len[k];
+	} else {
+		n = at - 2; /* without " O" */
+		memcpy(h, ev->head, n);
+	}
+	memcpy(h + n, ev->head + tail, ev->head_len - tail);
+	item_bytes(w, g, k, h, n + ev->head_len - tail);
+	return true;
 }
 
 /* Copy one parser event of sub-request @p j into the stream. @return 0, or -1 when the node
@@ -436,6 +491,7 @@ static int absorb(struct dp_worker *w, struct dp_mget *g, uint16_t j, int ev_kin
 {
 	bool text = g->proto != MC_PROTO_BINARY;
 	uint16_t k = g->sub_key[j];
+	uint32_t at = 0;
 	int keep;
 
 	if (ev_kind == MC_EV_DATA) {
@@ -454,11 +510,17 @@ static int absorb(struct dp_worker *w, struct dp_mget *g, uint16_t j, int ev_kin
 	keep = item_kept(g, ev);
 	if (keep <= 0)
 		return keep;
-	k = match_key(g, j, ev);
-	if (k == DP_NO_KEY)
-		return -1;
-	g->sub_cursor[j] = (uint16_t)(k + 1);
-	item_bytes(w, g, k, ev->head, ev->head_len);
+	if (g->proto == MC_PROTO_ASCII) {
+		k = match_key(g, j, ev);
+		if (k == DP_NO_KEY)
+			return -1;
+		g->sub_cursor[j] = (uint16_t)(k + 1);
+		item_bytes(w, g, k, ev->head, ev->head_len);
+	} else {
+		k = tag_key(g, j, ev, &at);
+		if (k == DP_NO_KEY || !tagged_head(w, g, k, ev, at))
+			return -1;
+	}
 	if (ev->value_len != 0) {
 		g->sub_key[j] = k;
 		return 0;
@@ -500,21 +562,110 @@ void dp_mget_reply(struct dp_worker *w, struct rte_mbuf *m, struct dp_pkt *pk, u
 
 /* ---- split ------------------------------------------------------------------------------ */
 
-/* Body of sub-request @p j: the keys (ASCII) or requests (binary, meta) of that node, in
- * request order, then the terminator request. @return its length, written to @p out when
- * non-NULL. */
+/*
+ * ---- tags ----
+ * A meta or binary sub-request carries the router's own tag on each key's request: the key's
+ * index in the client's request, as the decimal value of meta `O` (in place of the client's
+ * last `O` token, whose value the context keeps, or appended) or as the binary header's
+ * opaque. memcached echoes it on every answer it sends, so tag_key() places each answer
+ * whatever the node leaves out (quiet misses) and however it echoes the key (plain or
+ * base64); tagged_head() puts the client's own opaque back. ASCII gets have no quiet form and
+ * echo keys as sent: they are matched in order (match_key()).
+ */
+
+#define PUT(src, len)                          \
+	do {                                   \
+		memcpy(out + n, (src), (len)); \
+		n += (uint32_t)(len);          \
+	} while (0)
+
+/* The router's tag for key index @p k (below MC_MAX_KEYS) in decimal. @return its length. */
+static uint32_t tag_text(uint16_t k, uint8_t out[3])
+{
+	if (k < 10) {
+		out[0] = (uint8_t)('0' + k);
+		return 1;
+	}
+	if (k < 100) {
+		out[0] = (uint8_t)('0' + k / 10);
+		out[1] = (uint8_t)('0' + k % 10);
+		return 2;
+	}
+	out[0] = (uint8_t)('0' + k / 100);
+	out[1] = (uint8_t)('0' + k / 10 % 10);
+	out[2] = (uint8_t)('0' + k % 10);
+	return 3;
+}
+
+/* Request @p rq (one key, index @p k) as it goes to the node, with the router's tag, into
+ * @p out. @return its length (tagged_len()). */
+static uint32_t tagged_request(const struct mc_request *rq, const uint8_t *p, uint16_t k,
+			       uint8_t *out)
+{
+	uint32_t end = rq->off + rq->len, eol = end, n = 0;
+	uint8_t tag[3];
+	uint32_t tl = tag_text(k, tag);
+
+	if (rq->proto == MC_PROTO_BINARY) {
+		uint8_t be[4] = {0, 0, (uint8_t)(k >> 8), (uint8_t)k};
+
+		PUT(p + rq->off, MC_BIN_OPAQUE_OFF);
+		PUT(be, 4);
+		PUT(p + rq->off + MC_BIN_OPAQUE_OFF + 4, rq->len - MC_BIN_OPAQUE_OFF - 4);
+		return n;
+	}
+	if (rq->flags & MC_REQ_F_OPAQUE) { /* the value of the last O token becomes the tag */
+		PUT(p + rq->off, rq->opaque_off - rq->off);
+		PUT(tag, tl);
+		PUT(p + rq->opaque_off + rq->opaque_len, end - rq->opaque_off - rq->opaque_len);
+		return n;
+	}
+	if (eol > rq->off && p[eol - 1] == '\n')
+		eol--;
+	if (eol > rq->off && p[eol - 1] == '\r')
+		eol--;
+	PUT(p + rq->off, eol - rq->off);
+	PUT(" O", 2);
+	PUT(tag, tl);
+	PUT(p + eol, end - eol);
+	return n;
+}
+
+/* Bytes key @p k adds to its sub-request (ASCII: the key and a space at most). */
+static uint32_t key_part_len(const struct mc_requests *r, uint16_t k)
+{
+	const struct mc_request *rq = &r->req[r->keys[k].req];
+	uint8_t tag[3];
+
+	if (r->nreq == 1)
+		return r->keys[k].len + 1u;
+	if (rq->proto == MC_PROTO_BINARY)
+		return rq->len;
+	if (rq->flags & MC_REQ_F_OPAQUE)
+		return rq->len - rq->opaque_len + tag_text(k, tag);
+	return rq->len + 2 + tag_text(k, tag);
+}
+
+/* Bytes of a sub-request besides its keys' parts: ASCII "<cmd> [exptime] " and the line end;
+ * meta and binary: the terminator request. */
+static uint32_t sub_fixed_len(const struct mc_requests *r)
+{
+	const struct mc_request *rq = &r->req[0];
+
+	if (r->nreq == 1)
+		return r->keys[rq->key_first].off - rq->off + 2;
+	return r->req[r->nreq - 1].len;
+}
+
+/* Body of sub-request @p j into @p out: the keys (ASCII) or tagged requests (binary, meta) of
+ * that node, in request order, then the terminator request. @return its length (at most what
+ * plan_subs() allowed for it). */
 static uint32_t sub_body(const struct mc_requests *r, const uint8_t *p, const uint8_t *key_sub,
 			 uint16_t j, uint8_t *out)
 {
 	const struct mc_request *rq = &r->req[0];
 	uint32_t n = 0;
 
-#define PUT(src, len)                                  \
-	do {                                           \
-		if (out != NULL)                       \
-			memcpy(out + n, (src), (len)); \
-		n += (uint32_t)(len);                  \
-	} while (0)
 	if (r->nreq == 1) { /* ASCII: "<cmd> [exptime] " then the keys */
 		PUT(p + rq->off, r->keys[rq->key_first].off - rq->off);
 		for (uint16_t k = 0, first = 1; k < r->nkeys; k++) {
@@ -528,14 +679,17 @@ static uint32_t sub_body(const struct mc_requests *r, const uint8_t *p, const ui
 		PUT("\r\n", 2);
 		return n;
 	}
-	for (uint16_t i = 0; i + 1 < r->nreq; i++)
-		if (key_sub[r->req[i].key_first] == j)
-			PUT(p + r->req[i].off, r->req[i].len);
+	for (uint16_t i = 0; i + 1 < r->nreq; i++) {
+		uint16_t k = r->req[i].key_first;
+
+		if (key_sub[k] == j)
+			n += tagged_request(&r->req[i], p, k, out + n);
+	}
 	rq = &r->req[r->nreq - 1];
 	PUT(p + rq->off, rq->len);
-#undef PUT
 	return n;
 }
+#undef PUT
 
 static void refuse(struct dp_worker *w, struct rte_mbuf *m, struct dp_pkt *pk,
 		   const struct mc_requests *r, const char *why)
@@ -547,13 +701,17 @@ static void refuse(struct dp_worker *w, struct rte_mbuf *m, struct dp_pkt *pk,
 }
 
 /* Owner of every key of @p r (parsed from @p p) as a sub-request index; the node endpoints and
- * MAC words per sub. @return the number of sub-requests, or -1 (no placement), -2 (a node's MAC
- * unknown). */
+ * MAC words per sub. A node's keys go in one sub-request while it fits a datagram
+ * (mget_body_max: the path's MTU and a pool mbuf), in as many as they need past that (the
+ * tags make a sub-request longer than the client's part of it), each keeping request order.
+ * @return the number of sub-requests, or -1 (no placement), -2 (a node's MAC unknown), -3 (a
+ * key's request alone does not fit). */
 static int plan_subs(struct dp_worker *w, const struct mc_requests *r, const uint8_t *p,
 		     uint8_t *key_sub, uint32_t *ep, uint64_t *mac)
 {
 	const struct pl_placement *pl = w->cur->pl;
 	int32_t owner[MC_MAX_KEYS];
+	uint32_t used[MC_MAX_KEYS], fixed = sub_fixed_len(r);
 	uint8_t buf[MC_KEY_MAX];
 	int n = 0;
 
@@ -561,8 +719,9 @@ static int plan_subs(struct dp_worker *w, const struct mc_requests *r, const uin
 		const struct mc_key *key = &r->keys[k];
 		const uint8_t *kp = p + key->off;
 		size_t len = key->len;
+		uint32_t part = key_part_len(r, k);
 		int32_t idx;
-		int j = 0;
+		int j = n - 1;
 
 		if (key->base64) {
 			len = mc_key_decode(p, key, buf);
@@ -571,16 +730,20 @@ static int plan_subs(struct dp_worker *w, const struct mc_requests *r, const uin
 		idx = pl_lookup_hash(pl, pl_key_hash(pl, kp, len));
 		if (idx < 0)
 			return -1;
-		while (j < n && owner[j] != idx)
-			j++;
-		if (j == n) {
-			owner[n] = idx;
-			ep[n] = w->cur->ep[idx];
-			mac[n] = atomic_load_explicit(&w->eps[ep[n]].mac, memory_order_relaxed);
-			if (!(mac[n] & DP_MAC_VALID))
+		if (fixed + part > w->mget_body_max)
+			return -3;
+		while (j >= 0 && owner[j] != idx) /* the node's newest sub-request */
+			j--;
+		if (j < 0 || used[j] + part > w->mget_body_max) {
+			j = n++;
+			owner[j] = idx;
+			used[j] = fixed;
+			ep[j] = w->cur->ep[idx];
+			mac[j] = atomic_load_explicit(&w->eps[ep[j]].mac, memory_order_relaxed);
+			if (!(mac[j] & DP_MAC_VALID))
 				return -2;
-			n++;
 		}
+		used[j] += part;
 		key_sub[k] = (uint8_t)j;
 	}
 	return n;
@@ -661,7 +824,7 @@ void dp_mget_split(struct dp_worker *w, struct rte_mbuf *m, struct dp_pkt *pk,
 	uint8_t key_sub[MC_MAX_KEYS];
 	uint32_t ep[MC_MAX_KEYS];
 	uint64_t mac[MC_MAX_KEYS];
-	uint16_t gi, off = (uint16_t)(hdr_room(pk->vlan) + MC_FRAME_HDR_LEN);
+	uint16_t gi;
 	struct dp_mget *g;
 	int n;
 
@@ -675,13 +838,11 @@ void dp_mget_split(struct dp_worker *w, struct rte_mbuf *m, struct dp_pkt *pk,
 		return dp_count_drop(w, m, DP_DROP_NO_PLACEMENT);
 	if (unlikely(n == -2))
 		return dp_count_drop(w, m, DP_DROP_NODE_NO_MAC);
+	if (unlikely(n == -3))
+		return refuse(w, m, pk, r, "multi-get too large to split");
 	if (w->n_mget_free == 0 || w->mget_bytes >= w->mget_bytes_max ||
 	    w->free_tail - w->free_head < (uint32_t)n || w->n_parser_free < (uint32_t)n)
 		return refuse(w, m, pk, r, "too many multi-gets in flight at the router");
-	for (int j = 0; j < n; j++)
-		if (off + sub_body(r, pk->payload, key_sub, (uint16_t)j, NULL) >
-		    (uint32_t)(rte_pktmbuf_data_room_size(w->pool) - RTE_PKTMBUF_HEADROOM))
-			return refuse(w, m, pk, r, "multi-get too large to split");
 	if (rte_pktmbuf_alloc_bulk(w->pool, subs, (unsigned int)n) != 0)
 		return refuse(w, m, pk, r, "router out of packet buffers");
 	gi = ctx_open(w, m, pk, r, (uint16_t)n);
@@ -689,9 +850,17 @@ void dp_mget_split(struct dp_worker *w, struct rte_mbuf *m, struct dp_pkt *pk,
 	memcpy(g->key_sub, key_sub, r->nkeys);
 	memcpy(g->sub_ep, ep, sizeof(uint32_t) * (uint32_t)n);
 	for (uint16_t k = 0; k < r->nkeys; k++) {
+		const struct mc_request *rq = &r->req[r->keys[k].req];
+
 		g->key_off[k] = (uint16_t)r->keys[k].off;
 		g->key_len[k] = (uint8_t)r->keys[k].len;
 		g->key_done[k] = 0;
+		g->key_opq_off[k] =
+			(uint16_t)(rq->proto == MC_PROTO_BINARY ? rq->off + MC_BIN_OPAQUE_OFF
+								: rq->opaque_off);
+		g->key_opq_len[k] = rq->proto == MC_PROTO_BINARY  ? 4
+				    : rq->flags & MC_REQ_F_OPAQUE ? rq->opaque_len
+								  : DP_NO_OPAQUE;
 	}
 	for (int j = 0; j < n; j++)
 		send_sub(w, g, gi, (uint16_t)j, subs[j], pk, r, mac[j]);

@@ -30,14 +30,17 @@ extern "C" {
 #define MC_FRAME_HDR_LEN 8
 /** Size of a binary protocol request or response header. */
 #define MC_BIN_HDR_LEN 24
+/** Offset of the opaque (four bytes, echoed in the response) in a binary header. */
+#define MC_BIN_OPAQUE_OFF 12
 /** Longest key memcached accepts (ASCII, meta, binary). */
 #define MC_KEY_MAX 250
 /** Most keys one datagram's requests may carry together (a 40-key multi-get fits easily). */
 #define MC_MAX_KEYS 256
 /** Most requests one datagram may carry (pipelined meta or binary, e.g. GETKQ ... NOOP). */
 #define MC_MAX_REQUESTS 128
-/** Longest meta `O` opaque token memcached accepts. */
-#define MC_OPAQUE_MAX 32
+/** Longest meta `O` value memcached accepts: the token, the letter O included, is at most 32
+ * bytes (past that memcached 1.6 answers `CLIENT_ERROR opaque token too long`). */
+#define MC_OPAQUE_MAX 31
 /** Most UDP payload bytes (frame header included) in one datagram memcached sends. */
 #define MC_UDP_PAYLOAD_MAX 1400
 /** Longest reply header line (or binary header + extras + key) the reply parser reassembles. */
@@ -67,7 +70,7 @@ extern "C" {
 	_(DATA_BAD_END, "data_bad_end")               /* data block not followed by "\r\n" */      \
 	_(META_BAD_FLAG, "meta_bad_flag")             /* unknown or malformed meta flag */         \
 	_(META_BAD_BASE64, "meta_bad_base64")         /* `b` key is not valid base64 */            \
-	_(META_OPAQUE_TOO_LONG, "meta_opaque_too_long") /* `O` token over 32 bytes */              \
+	_(META_OPAQUE_TOO_LONG, "meta_opaque_too_long") /* `O` value over 31 bytes */              \
 	_(BIN_TRUNCATED_HEADER, "binary_truncated_header") /* fewer than 24 bytes */               \
 	_(BIN_BAD_MAGIC, "binary_bad_magic")          /* not 0x80 (request) / 0x81 (reply) */      \
 	_(BIN_BAD_OPCODE, "binary_bad_opcode")        /* opcode not supported */                   \

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "dp_test.h"
+#include "mcproto.h"
 
 #define BODY_MAX (1400 - 8)
 
@@ -39,8 +40,9 @@ static void key_on(int node, int idx, const char *prefix, char *out, size_t len)
 	fail_msg("no key on node %d", node);
 }
 
-/* Dequeue every packet on queue 0 as sub-requests: router -> a node, one datagram each. */
-static int collect_subs(struct sub *subs, int max)
+/* Dequeue every packet on queue 0 as sub-requests: router -> a node, one datagram each (one
+ * per node unless @p per_node_many). */
+static int collect(struct sub *subs, int max, bool per_node_many)
 {
 	struct rte_mbuf *m;
 	int n = 0;
@@ -69,7 +71,8 @@ static int collect_subs(struct sub *subs, int max)
 		memcpy(subs[n].body, v.payload + 8, subs[n].blen);
 		subs[n].body[subs[n].blen] = '\0';
 		for (int i = 0; i < n; i++) {
-			assert_int_not_equal(subs[i].node, subs[n].node); /* one per node */
+			if (!per_node_many)
+				assert_int_not_equal(subs[i].node, subs[n].node);
 			assert_false(subs[i].sport == subs[n].sport &&
 				     subs[i].reqid == subs[n].reqid);
 		}
@@ -77,6 +80,11 @@ static int collect_subs(struct sub *subs, int max)
 		n++;
 	}
 	return n;
+}
+
+static int collect_subs(struct sub *subs, int max)
+{
+	return collect(subs, max, false);
 }
 
 static struct sub *sub_of(struct sub *subs, int n, int node)
@@ -529,15 +537,19 @@ static void test_binary(void **state)
 	request(5007, 13, req, rl);
 	n = collect_subs(s, 4);
 	assert_int_equal(n, 3);
-	/* Each sub-request: its GETKQ then the NOOP, byte for byte. */
+	/* Each sub-request: its GETKQ with the router's tag (the key's index) as opaque, then
+	 * the NOOP, byte for byte. */
 	for (int i = 0; i < 3; i++) {
 		struct sub *sb = sub_of(s, n, i);
 		size_t kl = strlen(k[i]), off = 0;
+		uint8_t tagged[64];
 
 		for (int j = 0; j < i; j++)
 			off += 24 + strlen(k[j]);
+		memcpy(tagged, req + off, 24 + kl);
+		tagged[15] = (uint8_t)i;
 		assert_int_equal(sb->blen, 24 + kl + 24);
-		assert_memory_equal(sb->body, req + off, 24 + kl);
+		assert_memory_equal(sb->body, tagged, 24 + kl);
 		assert_memory_equal(sb->body + 24 + kl, req + rl - 24, 24);
 	}
 	/* Node 1 misses (only NOOP); nodes 0 and 2 hit: GETKQ response, NOOP response. They
@@ -558,13 +570,14 @@ static void test_binary(void **state)
 			resp[3] = (uint8_t)kl;
 			resp[4] = 4;
 			resp[11] = (uint8_t)(4 + kl + 2);
-			resp[15] = (uint8_t)(100 + i);
+			resp[15] = (uint8_t)i;	     /* the tag echoed */
 			resp[23] = (uint8_t)(i + 1); /* cas */
 			memset(resp + 24, 0, 4);
 			memcpy(resp + 28, k[i], kl);
 			memcpy(resp + 28 + kl, "v!", 2);
 			node_says(sb, 0, 1, resp, l);
 			memcpy(hit[i], resp, l);
+			hit[i][15] = (uint8_t)(100 + i); /* the client's opaque back */
 			hl[i] = l;
 		} else {
 			node_says(sb, 0, 0, "", 0);
@@ -624,15 +637,19 @@ static void test_meta(void **state)
 	request(5008, 14, text, strlen(text));
 	n = collect_subs(s, 4);
 	assert_int_equal(n, 3);
-	snprintf(want, sizeof(want), "mg %s v k O1\r\nmg %s s\r\nmn\r\n", k[0], k[0]);
+	/* The router's tags: the client's O value replaced, or an O appended. */
+	snprintf(want, sizeof(want), "mg %s v k O0\r\nmg %s s O3\r\nmn\r\n", k[0], k[0]);
 	assert_string_equal(sub_of(s, n, 0)->body, want);
-	snprintf(want, sizeof(want), "mg %s v q\r\nmn\r\n", k[2]);
+	snprintf(want, sizeof(want), "mg %s v q O2\r\nmn\r\n", k[2]);
 	assert_string_equal(sub_of(s, n, 2)->body, want);
-	snprintf(msg, sizeof(msg), "VA 2 k%s O1\r\nhi\r\n", k[0]);
+	snprintf(want, sizeof(want), "mg %s v O1 k\r\nmg %s b k v O4 s\r\nmn\r\n", k[1], b64[1]);
+	assert_string_equal(sub_of(s, n, 1)->body, want);
+	snprintf(msg, sizeof(msg), "VA 2 k%s O0\r\nhi\r\n", k[0]);
 	node_says(sub_of(s, n, 0), 0, 1, msg, strlen(msg));
-	node_says(sub_of(s, n, 0), 0, 1, "HD s2\r\n", 7);
+	node_says(sub_of(s, n, 0), 0, 1, "HD s2 O3\r\n", 10);
 	node_says(sub_of(s, n, 0), 0, 1, "MN\r\n", 4);
-	node_says(sub_of(s, n, 2), 0, 1, "VA 1\r\nz\r\nMN\r\n", 13);
+	node_says(sub_of(s, n, 2), 0, 1, "VA 1 O2\r\nz\r\nMN\r\n", 16);
+	snprintf(msg, sizeof(msg), "VA 2 k%s O1\r\nhi\r\n", k[0]);
 	wait_timeout(); /* node 1 is silent */
 	/* Key order: mg k0, mg k1 (EN: silent node), mg k2 (q hit), mg k0 s, mg b64 (EN). The EN
 	 * lines as memcached 1.6.18 answers such misses itself ("mg bWlzcw== b k v O9" -> "EN
@@ -641,6 +658,324 @@ static void test_meta(void **state)
 		 msg, k[1], b64[1]);
 	expect_merged(5008, 14, want, strlen(want), 1);
 	assert_int_equal(t_stats().ctr[DP_CTR_MGET_PARTIAL], 1);
+	mg_stop();
+}
+
+/* ---- answers placed by the router's tags (meta O, binary opaque), never by order ------- */
+
+/* The issue's case: a quiet miss on one node before a hit on another. With k7 absent on node
+ * A, k1 = "one" on A and k2 = "two" on B, "mg k7 q v / mg k2 v / mg k1 v / mn" is answered
+ * "two" then "one", as one memcached would; merged by order it was "one" then "two". */
+static void meta_quiet_case(int silent, const char *want_fmt)
+{
+	char k7[16], k1[16], k2[16], text[128], want[256];
+	struct sub s[4];
+	int n;
+
+	t_dp_start(1, 4, short_timeout);
+	key_on(0, 0, "q7_", k7, sizeof(k7));
+	key_on(0, 1, "q1_", k1, sizeof(k1));
+	key_on(1, 0, "q2_", k2, sizeof(k2));
+	snprintf(text, sizeof(text), "mg %s q v\r\nmg %s v\r\nmg %s v\r\nmn\r\n", k7, k2, k1);
+	request(5200, 40, text, strlen(text));
+	n = collect_subs(s, 4);
+	assert_int_equal(n, 2);
+	snprintf(want, sizeof(want), "mg %s q v O0\r\nmg %s v O2\r\nmn\r\n", k7, k1);
+	assert_string_equal(sub_of(s, n, 0)->body, want);
+	snprintf(want, sizeof(want), "mg %s v O1\r\nmn\r\n", k2);
+	assert_string_equal(sub_of(s, n, 1)->body, want);
+	if (silent != 0) {
+		node_says(sub_of(s, n, 0), 0, 0, "", 0); /* the quiet miss: an empty message */
+		node_says(sub_of(s, n, 0), 0, 1, "VA 3 O2\r\none\r\n", 14);
+		node_says(sub_of(s, n, 0), 0, 1, "MN\r\n", 4);
+	}
+	if (silent != 1) {
+		node_says(sub_of(s, n, 1), 0, 1, "VA 3 O1\r\ntwo\r\n", 14);
+		node_says(sub_of(s, n, 1), 0, 1, "MN\r\n", 4);
+	}
+	if (silent >= 0)
+		wait_timeout();
+	expect_merged(5200, 40, want_fmt, strlen(want_fmt), 1);
+	assert_int_equal(t_stats().ctr[DP_CTR_MGET_PARTIAL], silent >= 0);
+	assert_int_equal(t_stats().ctr[DP_CTR_MGET_NODE_ERRORS], 0);
+	mg_stop();
+}
+
+static void test_meta_quiet_miss_order(void **state)
+{
+	(void)state;
+	meta_quiet_case(-1, "VA 3\r\ntwo\r\nVA 3\r\none\r\nMN\r\n");
+	/* Node B times out: its mg (not quiet) gets EN; node A times out: its quiet miss stays
+	 * absent, its hit becomes EN. */
+	meta_quiet_case(1, "EN\r\nVA 3\r\none\r\nMN\r\n");
+	meta_quiet_case(0, "VA 3\r\ntwo\r\nEN\r\nMN\r\n");
+}
+
+/* One key asked in base64 and in plain form (and twice in each) on one node, mixed with the
+ * client's own O values (one empty) and k: each answer goes to its own request whatever key form
+ * the node echoes; the client's O values come back, the router's tags never. */
+static void test_meta_key_forms(void **state)
+{
+	char k1[16], x[16], b[32], text[320], want[512], msg[128];
+	struct sub s[4];
+	int n;
+
+	(void)state;
+	t_dp_start(1, 4, short_timeout);
+	key_on(2, 0, "kf", k1, sizeof(k1));
+	key_on(3, 0, "kx", x, sizeof(x));
+	base64(k1, b);
+	snprintf(text, sizeof(text),
+		 "mg %s b k v\r\nmg %s v\r\nmg %s k v O7\r\nmg %s v O\r\nmg %s b v q Oabc\r\n"
+		 "mg %s k O1234567890123456789012345678901 s v\r\nmn\r\n",
+		 b, x, k1, k1, b, k1);
+	request(5201, 41, text, strlen(text));
+	n = collect_subs(s, 4);
+	assert_int_equal(n, 2);
+	snprintf(want, sizeof(want),
+		 "mg %s b k v O0\r\nmg %s k v O2\r\nmg %s v O3\r\nmg %s b v q O4\r\n"
+		 "mg %s k O5 s v\r\nmn\r\n",
+		 b, k1, k1, b, k1);
+	assert_string_equal(sub_of(s, n, 2)->body, want);
+	/* memcached echoes the hit's key as stored (plain), whatever form it was asked in. */
+	snprintf(msg, sizeof(msg), "VA 3 k%s O0\r\nabc\r\n", k1);
+	node_says(sub_of(s, n, 2), 0, 1, msg, strlen(msg));
+	snprintf(msg, sizeof(msg), "VA 3 k%s O2\r\nabc\r\n", k1);
+	node_says(sub_of(s, n, 2), 0, 1, msg, strlen(msg));
+	node_says(sub_of(s, n, 2), 0, 1, "VA 3 O3\r\nabc\r\n", 14);
+	node_says(sub_of(s, n, 2), 0, 1, "VA 3 O4\r\nabc\r\n", 14);
+	snprintf(msg, sizeof(msg), "VA 3 k%s O5 s3\r\nabc\r\n", k1);
+	node_says(sub_of(s, n, 2), 0, 1, msg, strlen(msg));
+	node_says(sub_of(s, n, 2), 0, 1, "MN\r\n", 4);
+	node_says(sub_of(s, n, 3), 0, 1, "EN O1\r\n", 7);
+	node_says(sub_of(s, n, 3), 0, 1, "MN\r\n", 4);
+	snprintf(want, sizeof(want),
+		 "VA 3 k%s\r\nabc\r\nEN\r\nVA 3 k%s O7\r\nabc\r\nVA 3 O\r\nabc\r\nVA 3 "
+		 "Oabc\r\nabc\r\n"
+		 "VA 3 k%s O1234567890123456789012345678901 s3\r\nabc\r\nMN\r\n",
+		 k1, k1, k1);
+	expect_merged(5201, 41, want, strlen(want), 1);
+	struct dp_stats st = t_stats();
+	assert_int_equal(st.ctr[DP_CTR_MGET_PARTIAL], 0);
+	assert_int_equal(st.ctr[DP_CTR_MGET_NODE_ERRORS], 0);
+	assert_int_equal(t_drop(DP_DROP_REPLY_NO_SLOT), 0);
+	/* The same request, the node with k1 silent: EN for the non-quiet mg with the client's O
+	 * and k (base64 with " b"), nothing for the quiet one. */
+	request(5201, 42, text, strlen(text));
+	n = collect_subs(s, 4);
+	node_says(sub_of(s, n, 3), 0, 1, "EN O1\r\nMN\r\n", 11);
+	wait_timeout();
+	snprintf(want, sizeof(want),
+		 "EN k%s b\r\nEN\r\nEN k%s O7\r\nEN O\r\nEN k%s O1234567890123456789012345678901"
+		 "\r\nMN\r\n",
+		 b, k1, k1);
+	expect_merged(5201, 42, want, strlen(want), 1);
+	mg_stop();
+}
+
+/* A binary request header (extras zero) for @p key. @return its length. */
+static size_t bin_req(uint8_t *h, uint8_t opcode, const char *key, uint8_t extlen, uint32_t opaque)
+{
+	size_t kl = key != NULL ? strlen(key) : 0;
+
+	memset(h, 0, 24 + extlen);
+	h[0] = 0x80;
+	h[1] = opcode;
+	h[3] = (uint8_t)kl;
+	h[4] = extlen;
+	h[11] = (uint8_t)(extlen + kl);
+	h[12] = (uint8_t)(opaque >> 24), h[13] = (uint8_t)(opaque >> 16);
+	h[14] = (uint8_t)(opaque >> 8), h[15] = (uint8_t)opaque;
+	if (kl)
+		memcpy(h + 24 + extlen, key, kl);
+	return 24 + extlen + kl;
+}
+
+/* A binary GETQ/GATQ hit response: flags extras, value @p v. @return its length. */
+static size_t bin_hit(uint8_t *h, uint8_t opcode, uint32_t opaque, const char *v)
+{
+	size_t vl = strlen(v);
+
+	memset(h, 0, 28);
+	h[0] = 0x81;
+	h[1] = opcode;
+	h[4] = 4;
+	h[11] = (uint8_t)(4 + vl);
+	h[12] = (uint8_t)(opaque >> 24), h[13] = (uint8_t)(opaque >> 16);
+	h[14] = (uint8_t)(opaque >> 8), h[15] = (uint8_t)opaque;
+	h[23] = 7;    /* cas */
+	h[27] = 0x2a; /* flags */
+	memcpy(h + 28, v, vl);
+	return 28 + vl;
+}
+
+/* memcached's NOOP response to the client's NOOP (opaque 0x01020304). */
+static size_t bin_noop_resp(uint8_t *h)
+{
+	size_t l = bin_req(h, MC_BIN_NOOP, NULL, 0, 0x01020304);
+
+	h[0] = 0x81;
+	return l;
+}
+
+/* GETQ and GATQ (no key echo) with misses on both nodes: each hit under the client's opaque,
+ * in request order; a silent node's quiet keys stay absent. */
+static void test_binary_quiet_order(void **state)
+{
+	char k7[16], k1[16], k2[16], k3[16];
+	uint8_t req[512], want[512], resp[128], tag[4][64];
+	size_t rl = 0, wl = 0, l;
+	struct sub s[4];
+	int n;
+
+	(void)state;
+	t_dp_start(1, 4, short_timeout);
+	key_on(0, 0, "g7_", k7, sizeof(k7));
+	key_on(0, 1, "g1_", k1, sizeof(k1));
+	key_on(1, 0, "g2_", k2, sizeof(k2));
+	key_on(1, 1, "g3_", k3, sizeof(k3));
+	for (int round = 0; round < 2; round++) {
+		rl = wl = 0;
+		rl += bin_req(req + rl, MC_BIN_GETQ, k7, 0, 0xa0000000u);
+		rl += bin_req(req + rl, MC_BIN_GETQ, k2, 0, 0xa1);
+		rl += bin_req(req + rl, MC_BIN_GATQ, k1, 4, 0xa2);
+		rl += bin_req(req + rl, MC_BIN_GATQ, k3, 4, 0xdeadbeef);
+		rl += bin_req(req + rl, MC_BIN_NOOP, NULL, 0, 0x01020304);
+		request(5202, (uint16_t)(43 + round), req, rl);
+		n = collect_subs(s, 4);
+		assert_int_equal(n, 2);
+		/* Node A: GETQ k7 tagged 0, GATQ k1 tagged 2, NOOP. */
+		l = bin_req(tag[0], MC_BIN_GETQ, k7, 0, 0);
+		l += bin_req(tag[0] + l, MC_BIN_GATQ, k1, 4, 2);
+		l += bin_req(tag[0] + l, MC_BIN_NOOP, NULL, 0, 0x01020304);
+		assert_int_equal(sub_of(s, n, 0)->blen, l);
+		assert_memory_equal(sub_of(s, n, 0)->body, tag[0], l);
+		l = bin_req(tag[1], MC_BIN_GETQ, k2, 0, 1);
+		l += bin_req(tag[1] + l, MC_BIN_GATQ, k3, 4, 3);
+		l += bin_req(tag[1] + l, MC_BIN_NOOP, NULL, 0, 0x01020304);
+		assert_int_equal(sub_of(s, n, 1)->blen, l);
+		assert_memory_equal(sub_of(s, n, 1)->body, tag[1], l);
+		/* B answers first: k2 = "two" (k3 misses); then A: k1 = "one" (k7 misses). */
+		node_says(sub_of(s, n, 1), 0, 1, resp, bin_hit(resp, MC_BIN_GETQ, 1, "two"));
+		node_says(sub_of(s, n, 1), 0, 0, "", 0);
+		node_says(sub_of(s, n, 1), 0, 1, resp, bin_noop_resp(resp));
+		if (round == 0) {
+			node_says(sub_of(s, n, 0), 0, 1, resp,
+				  bin_hit(resp, MC_BIN_GATQ, 2, "one"));
+			node_says(sub_of(s, n, 0), 0, 1, resp, bin_noop_resp(resp));
+		} else {
+			wait_timeout(); /* node A silent */
+		}
+		wl += bin_hit(want + wl, MC_BIN_GETQ, 0xa1, "two");
+		if (round == 0)
+			wl += bin_hit(want + wl, MC_BIN_GATQ, 0xa2, "one");
+		wl += bin_req(want + wl, MC_BIN_NOOP, NULL, 0, 0x01020304);
+		want[wl - 24] = 0x81;
+		expect_merged(5202, (uint16_t)(43 + round), (const char *)want, wl, 1);
+	}
+	struct dp_stats st = t_stats();
+	assert_int_equal(st.ctr[DP_CTR_MGET_MERGED], 2);
+	assert_int_equal(st.ctr[DP_CTR_MGET_PARTIAL], 1);
+	assert_int_equal(st.ctr[DP_CTR_MGET_NODE_ERRORS], 0);
+	mg_stop();
+}
+
+/* A node that answers without the router's tag, with a tag of another node's key, twice
+ * with one tag or with garbage in it cannot be placed: counted as a node error, its keys not
+ * yet answered become misses, the rest is exact. */
+static void test_tag_garbage(void **state)
+{
+	static const char *bad[] = {"VA 1\r\nX\r\nMN\r\n", "VA 1 O1\r\nX\r\nMN\r\n",
+				    "VA 1 O0\r\nX\r\nVA 1 O0\r\nY\r\nMN\r\n", "VA 1 O9x\r\nX\r\n"};
+	char a[16], b[16], text[128], want[128];
+	struct sub s[4];
+	int n;
+
+	(void)state;
+	t_dp_start(1, 4, NULL);
+	key_on(0, 0, "t", a, sizeof(a));
+	key_on(1, 0, "t", b, sizeof(b));
+	snprintf(text, sizeof(text), "mg %s v\r\nmg %s v O5\r\nmn\r\n", a, b);
+	for (unsigned int i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		request(5203, (uint16_t)(50 + i), text, strlen(text));
+		n = collect_subs(s, 4);
+		node_says(sub_of(s, n, 1), 0, 1, "VA 1 O1\r\nB\r\nMN\r\n", 16);
+		node_says(sub_of(s, n, 0), 0, 1, bad[i], strlen(bad[i]));
+		/* The answer placed before a repeated tag stays; the node's other keys miss. */
+		snprintf(want, sizeof(want), "%sVA 1 O5\r\nB\r\nMN\r\n",
+			 i == 2 ? "VA 1\r\nX\r\n" : "EN\r\n");
+		expect_merged(5203, (uint16_t)(50 + i), want, strlen(want), 1);
+		assert_int_equal(t_stats().ctr[DP_CTR_MGET_NODE_ERRORS], i + 1);
+	}
+	mg_stop();
+}
+
+/* The tags make a sub-request longer than the client's part of it: a node's keys that no
+ * longer fit one datagram of the path go in two sub-requests, still merged in key order. */
+static void test_tags_overflow_datagram(void **state)
+{
+	static char text[2048], want[4096], msg[64], body[2][1500];
+	char keys[41][16];
+	struct sub s[8];
+	size_t tl = 0, wl = 0, bl[2] = {0};
+	int n, nodes0 = 0;
+
+	(void)state;
+	t_dp_start(1, 4, small_mtu); /* 540-byte datagram bodies */
+	for (int i = 0; i < 40; i++)
+		key_on(0, i, "o", keys[i], sizeof(keys[i]));
+	key_on(1, 0, "o", keys[40], sizeof(keys[40]));
+	for (int i = 0; i <= 40; i++)
+		tl += (size_t)snprintf(text + tl, sizeof(text) - tl, "mg %s v\r\n", keys[i]);
+	tl += (size_t)snprintf(text + tl, sizeof(text) - tl, "mn\r\n");
+	assert_true(tl <= 576 - 28 - 8 + 40); /* the client's request: about one datagram */
+	request(5204, 60, text, tl);
+	n = collect(s, 8, true);
+	assert_int_equal(n, 3);
+	for (int j = 0; j < n; j++) {
+		assert_true(s[j].blen <= 540);
+		assert_memory_equal(s[j].body + s[j].blen - 4, "mn\r\n", 4);
+		nodes0 += s[j].node == 0;
+	}
+	assert_int_equal(nodes0, 2);
+	/* Every key exactly once over node 0's two sub-requests, in order, with its tag. */
+	for (int j = 0, part = 0; j < n; j++)
+		if (s[j].node == 0) {
+			memcpy(body[part], s[j].body, s[j].blen - 4);
+			bl[part++] = s[j].blen - 4;
+		}
+	body[0][bl[0]] = body[1][bl[1]] = '\0';
+	for (int i = 0, part = 0; i < 40; i++) {
+		snprintf(msg, sizeof(msg), "mg %s v O%d\r\n", keys[i], i);
+		if (strstr(body[part], msg) == NULL)
+			part++;
+		assert_true(part < 2 && strstr(body[part], msg) != NULL);
+	}
+	/* Each node answers every key with a hit whose value is its index, tags echoed. */
+	for (int j = 0; j < n; j++) {
+		char *line = s[j].body;
+
+		for (char *o; (o = strstr(line, " O")) != NULL; line = o + 2) {
+			int k = atoi(o + 2);
+			int ml = snprintf(msg, sizeof(msg), "VA %d O%d\r\n%d\r\n", k >= 10 ? 2 : 1,
+					  k, k);
+
+			node_says(&s[j], 0, 1, msg, (size_t)ml);
+		}
+		node_says(&s[j], 0, 1, "MN\r\n", 4);
+	}
+	for (int i = 0; i <= 40; i++)
+		wl += (size_t)snprintf(want + wl, sizeof(want) - wl, "VA %d\r\n%d\r\n",
+				       i >= 10 ? 2 : 1, i);
+	wl += (size_t)snprintf(want + wl, sizeof(want) - wl, "MN\r\n");
+	char *got;
+	size_t len;
+	int nd;
+
+	got = merged(5204, 60, 540, &len, &nd);
+	assert_int_equal(len, wl);
+	assert_memory_equal(got, want, wl);
+	free(got);
 	mg_stop();
 }
 
@@ -746,6 +1081,11 @@ int main(void)
 		cmocka_unit_test(test_interleaved_and_cut),
 		cmocka_unit_test(test_binary),
 		cmocka_unit_test(test_meta),
+		cmocka_unit_test(test_meta_quiet_miss_order),
+		cmocka_unit_test(test_meta_key_forms),
+		cmocka_unit_test(test_binary_quiet_order),
+		cmocka_unit_test(test_tag_garbage),
+		cmocka_unit_test(test_tags_overflow_datagram),
 		cmocka_unit_test(test_limits),
 		cmocka_unit_test(test_handoff),
 	};

@@ -1,20 +1,24 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The cost of a multi-get over several nodes, on the real worker code: 10-key ASCII gets
- * whose keys live on all 4 nodes of the ring, through dp_worker_poll() (RX burst,
- * dp_forward_burst, TX burst) over a net_ring port this program fills and drains.
+ * The cost of a multi-get over several nodes, on the real worker code: 10-key gets whose keys
+ * live on all 4 nodes of the ring, through dp_worker_poll() (RX burst, dp_forward_burst, TX
+ * burst) over a net_ring port this program fills and drains. --proto: ASCII `get k1 .. k10`
+ * (default), meta `mg <k> v` x 10 + `mn`, or binary GETQ x 10 + NOOP (the router tags each
+ * meta and binary key's request and puts the client's opaque back in the merge).
  *
  *   split  the client's request in: parse, hash and place 10 keys, open a context, build and
  *          send 4 sub-requests (mbufs from the pool, headers and checksums)
  *   merge  the nodes' replies in, as memcached 1.6 sends them over UDP (a message per hit of
- *          100 value bytes, then END): slot checks, reply parsing, items copied per key,
- *          then the merged reply (key order, one END) built and sent to the client
+ *          100 value bytes, then END / MN / NOOP; meta O and binary opaques echoed): slot
+ *          checks, reply parsing, items copied per key, then the merged reply (key order,
+ *          one terminator) built and sent to the client
  * Time: TSC cycles around the polls of a batch of multi-gets (--batch, default 64), per key
  * (10 per multi-get); the median over batches is reported. Building the node replies and
  * checking every merged reply (bytes, request id, numbering) are outside the timed region.
  * A failed check exits 1; time is never judged.
  *
- *   bench_multiget [--quick] [--batches N] [--batch N] [--json FILE] [-- EAL-ARGS]
+ *   bench_multiget [--quick] [--proto ascii|meta|binary] [--batches N] [--batch N]
+ *                  [--json FILE] [-- EAL-ARGS]
  * JSON on stdout (or --json FILE), one line on stderr.
  */
 
@@ -55,6 +59,12 @@ static struct dp *dp;
 static struct pl_placement *pl;
 static uint32_t router_ip, client_ip;
 static int failed;
+static enum mc_proto proto = MC_PROTO_ASCII;
+
+static const char *proto_name(void)
+{
+	return proto == MC_PROTO_META ? "meta" : proto == MC_PROTO_BINARY ? "binary" : "ascii";
+}
 
 #define CHECK(c, ...)                                                                  \
 	do {                                                                           \
@@ -211,11 +221,76 @@ static uint64_t drain_timed(struct dp_worker *w)
 	return rte_rdtsc_precise() - t0;
 }
 
+/* What a node sends for one key of sub-request body @p body at @p pos (@p pos moves past that
+ * key's request): ASCII VALUE, meta VA with the O token echoed, binary GETQ response with
+ * the opaque echoed. @return its length, 0 at the terminator. */
+static size_t node_item(const uint8_t *body, size_t blen, size_t *pos, uint8_t *msg)
+{
+	const uint8_t *b = body + *pos;
+	char val[M_VALUE], key[64];
+	size_t l = 0, kl;
+
+	if (proto == MC_PROTO_BINARY) {
+		if (*pos + 24 > blen || b[1] != MC_BIN_GETQ)
+			return 0;
+		kl = (size_t)(b[2] << 8 | b[3]);
+		memcpy(key, b + 24, kl);
+		key[kl] = '\0';
+		memset(msg, 0, 28);
+		msg[0] = 0x81;
+		msg[1] = MC_BIN_GETQ;
+		msg[4] = 4;
+		msg[11] = 4 + M_VALUE;
+		memcpy(msg + 12, b + 12, 4);
+		l = 28;
+		*pos += 24 + kl;
+	} else if (proto == MC_PROTO_META) {
+		const uint8_t *nl = memchr(b, '\n', blen - *pos), *sp, *o;
+
+		if (nl == NULL || b[0] != 'm' || b[1] != 'g')
+			return 0;
+		sp = memchr(b + 3, ' ', (size_t)(nl - b - 3));
+		kl = (size_t)(sp - b - 3);
+		memcpy(key, b + 3, kl);
+		key[kl] = '\0';
+		o = memchr(sp, 'O', (size_t)(nl - sp));
+		l = (size_t)sprintf((char *)msg, "VA %d", M_VALUE);
+		if (o != NULL) {
+			memcpy(msg + l, o - 1, (size_t)(nl - 1 - (o - 1)));
+			l += (size_t)(nl - 1 - (o - 1));
+		}
+		memcpy(msg + l, "\r\n", 2);
+		l += 2;
+		*pos += (size_t)(nl + 1 - b);
+	} else {
+		const uint8_t *e = b;
+
+		while (*pos + (size_t)(e - b) < blen && *e != ' ' && *e != '\r')
+			e++;
+		if (e == b)
+			return 0;
+		kl = (size_t)(e - b);
+		memcpy(key, b, kl);
+		key[kl] = '\0';
+		l = (size_t)sprintf((char *)msg, "VALUE %s 0 %d\r\n", key, M_VALUE);
+		*pos += kl + (*e == ' ');
+	}
+	value_of(key, val);
+	memcpy(msg + l, val, M_VALUE);
+	l += M_VALUE;
+	if (proto != MC_PROTO_BINARY) {
+		memcpy(msg + l, "\r\n", 2);
+		l += 2;
+	}
+	return l;
+}
+
 /* The node replies to the sub-requests on the TX ring, as memcached sends them. */
 static unsigned int node_replies(struct rte_mbuf **out, unsigned int max, unsigned int *nsub)
 {
 	void *objs[M_BATCH_MAX * M_NODES];
 	unsigned int n = rte_ring_dequeue_burst(txr, objs, RTE_DIM(objs), NULL), k = 0;
+	static const uint8_t noop[24] = {0x81, MC_BIN_NOOP};
 
 	*nsub = n;
 	for (unsigned int i = 0; i < n; i++) {
@@ -223,39 +298,97 @@ static unsigned int node_replies(struct rte_mbuf **out, unsigned int max, unsign
 		uint8_t *p = rte_pktmbuf_mtod(m, uint8_t *);
 		struct rte_ipv4_hdr *ip = (struct rte_ipv4_hdr *)(p + sizeof(struct rte_ether_hdr));
 		struct rte_udp_hdr *udp = (struct rte_udp_hdr *)(ip + 1);
-		char *body = (char *)(udp + 1) + 8, msg[256], val[M_VALUE];
-		uint16_t blen = (uint16_t)(rte_be_to_cpu_16(udp->dgram_len) - 16);
+		uint8_t *body = (uint8_t *)(udp + 1) + 8, msg[512];
+		size_t blen = (size_t)(rte_be_to_cpu_16(udp->dgram_len) - 16), pos = 0, l;
 		uint16_t reqid =
 			(uint16_t)(((uint8_t *)(udp + 1))[0] << 8 | ((uint8_t *)(udp + 1))[1]);
 		uint8_t nmac[6] = {0x02, 0, 0, 0, 0x01, p[5]};
-		char *save = NULL, *tok;
 
-		body[blen - 2] = '\0'; /* "get k1 k2\r\n" */
-		CHECK(strncmp(body, "get ", 4) == 0, "sub-request %.20s", body);
-		for (tok = strtok_r(body + 4, " ", &save); tok && k + 2 < max;
-		     tok = strtok_r(NULL, " ", &save)) {
-			int l = snprintf(msg, sizeof(msg), "VALUE %s 0 %d\r\n", tok, M_VALUE);
-
-			value_of(tok, val);
-			memcpy(msg + l, val, M_VALUE);
-			memcpy(msg + l + M_VALUE, "\r\n", 2);
-			out[k++] = udp_pkt(nmac, ip->dst_addr, 11211, router_ip,
-					   rte_be_to_cpu_16(udp->src_port), reqid, 0, 1, msg,
-					   (size_t)l + M_VALUE + 2);
+		if (proto == MC_PROTO_ASCII) {
+			CHECK(memcmp(body, "get ", 4) == 0, "sub-request %.20s", body);
+			pos = 4;
 		}
+		while (k + 2 < max && (l = node_item(body, blen, &pos, msg)) != 0)
+			out[k++] = udp_pkt(nmac, ip->dst_addr, 11211, router_ip,
+					   rte_be_to_cpu_16(udp->src_port), reqid, 0, 1, msg, l);
+		if (proto == MC_PROTO_BINARY)
+			memcpy(msg, noop, 24), memcpy(msg + 12, body + blen - 12, 4), l = 24;
+		else
+			l = (size_t)sprintf((char *)msg,
+					    proto == MC_PROTO_META ? "MN\r\n" : "END\r\n");
 		out[k++] = udp_pkt(nmac, ip->dst_addr, 11211, router_ip,
-				   rte_be_to_cpu_16(udp->src_port), reqid, 0, 1, "END\r\n", 5);
+				   rte_be_to_cpu_16(udp->src_port), reqid, 0, 1, msg, l);
 		rte_pktmbuf_free(m);
 	}
 	return k;
 }
 
-/* Check the merged replies on the TX ring: one per multi-get, values in key order, END. */
+/* Multi-get @p idx's request (@p req) or the merged reply one memcached would send (!req). */
+static size_t multiget_text(uint32_t idx, bool req, uint8_t *out, size_t room)
+{
+	char keys[M_KEYS][24], val[M_VALUE];
+	size_t l = 0;
+
+	keys_of(idx, keys);
+	if (proto == MC_PROTO_ASCII && req)
+		l += (size_t)snprintf((char *)out, room, "get");
+	for (int k = 0; k < M_KEYS; k++) {
+		size_t kl = strlen(keys[k]);
+
+		value_of(keys[k], val);
+		if (proto == MC_PROTO_BINARY) {
+			memset(out + l, 0, 28); /* header (+ the response's flags) */
+			out[l] = req ? 0x80 : 0x81;
+			out[l + 1] = MC_BIN_GETQ;
+			out[l + 3] = req ? (uint8_t)kl : 0;
+			out[l + 4] = req ? 0 : 4;
+			out[l + 11] = (uint8_t)(req ? kl : 4 + M_VALUE);
+			out[l + 15] = (uint8_t)(100 + k); /* the client's opaque */
+			l += req ? 24 : 28;
+			if (req)
+				memcpy(out + l, keys[k], kl), l += kl;
+			else
+				memcpy(out + l, val, M_VALUE), l += M_VALUE;
+		} else if (req) {
+			l += (size_t)snprintf((char *)out + l, room - l,
+					      proto == MC_PROTO_META ? "mg %s v\r\n" : " %s",
+					      keys[k]);
+		} else {
+			if (proto == MC_PROTO_META)
+				l += (size_t)snprintf((char *)out + l, room - l, "VA %d\r\n",
+						      M_VALUE);
+			else
+				l += (size_t)snprintf((char *)out + l, room - l,
+						      "VALUE %s 0 %d\r\n", keys[k], M_VALUE);
+			memcpy(out + l, val, M_VALUE);
+			memcpy(out + l + M_VALUE, "\r\n", 2);
+			l += M_VALUE + 2;
+		}
+	}
+	if (proto == MC_PROTO_BINARY) {
+		memset(out + l, 0, 24);
+		out[l] = req ? 0x80 : 0x81;
+		out[l + 1] = MC_BIN_NOOP;
+		out[l + 14] = 0xfe, out[l + 15] = 0xed;
+		l += 24;
+	} else {
+		l += (size_t)snprintf((char *)out + l, room - l, "%s",
+				      proto == MC_PROTO_META ? "mn\r\n"
+				      : req		     ? "\r\n"
+							     : "END\r\n");
+		if (!req && proto == MC_PROTO_META)
+			memcpy(out + l - 4, "MN", 2);
+	}
+	return l;
+}
+
+/* Check the merged replies on the TX ring: one per multi-get, byte for byte what one memcached
+ * would send (values in key order, the client's opaques, one terminator). */
 static void check_merged(uint32_t first, uint32_t n)
 {
 	void *objs[M_BATCH_MAX * 4];
 	unsigned int got = rte_ring_dequeue_burst(txr, objs, RTE_DIM(objs), NULL);
-	char keys[M_KEYS][24], want[2048], val[M_VALUE];
+	uint8_t want[2048];
 
 	CHECK(got == n, "%u merged datagrams for %u multi-gets", got, n);
 	for (unsigned int i = 0; i < got; i++) {
@@ -263,22 +396,17 @@ static void check_merged(uint32_t first, uint32_t n)
 		uint8_t *f = rte_pktmbuf_mtod_offset(m, uint8_t *, 42);
 		uint16_t reqid = (uint16_t)(f[0] << 8 | f[1]);
 		uint32_t idx = first + (uint32_t)(reqid - (uint16_t)first);
-		size_t wl = 0, blen = rte_pktmbuf_data_len(m) - 50;
+		size_t blen = rte_pktmbuf_data_len(m) - 50;
+		size_t wl = multiget_text(idx, false, want, sizeof(want));
 
-		keys_of(idx, keys);
-		for (int k = 0; k < M_KEYS; k++) {
-			wl += (size_t)snprintf(want + wl, sizeof(want) - wl, "VALUE %s 0 %d\r\n",
-					       keys[k], M_VALUE);
-			value_of(keys[k], val);
-			memcpy(want + wl, val, M_VALUE);
-			memcpy(want + wl + M_VALUE, "\r\n", 2);
-			wl += M_VALUE + 2;
-		}
-		memcpy(want + wl, "END\r\n", 5);
-		wl += 5;
 		CHECK(f[2] == 0 && f[3] == 0 && f[4] == 0 && f[5] == 1, "numbering of reply %u",
 		      idx);
-		CHECK(blen == wl && memcmp(f + 8, want, wl) == 0, "merged reply %u", idx);
+		size_t at = 0;
+
+		while (at < wl && at < blen && f[8 + at] == want[at])
+			at++;
+		CHECK(blen == wl && at == wl,
+		      "merged reply %u (%zu bytes, want %zu, differ at %zu)", idx, blen, wl, at);
 		rte_pktmbuf_free(m);
 	}
 }
@@ -298,17 +426,17 @@ int main(int argc, char **argv)
 		       "--no-pci",    "--no-shconf", "--no-telemetry",
 		       "--log-level", "error",	     "--file-prefix",
 		       NULL};
-	char prefix[64], keys[M_KEYS][24], text[512];
+	char prefix[64];
+	uint8_t text[1024];
 	uint32_t batches = 200, batch = 64;
 	bool quick = false;
 	const char *json = NULL;
 	int opt, eal_argc = (int)RTE_DIM(def);
 	char **eal_argv = def;
-	static const struct option lo[] = {{"quick", no_argument, NULL, 'q'},
-					   {"batches", required_argument, NULL, 'n'},
-					   {"batch", required_argument, NULL, 'b'},
-					   {"json", required_argument, NULL, 'j'},
-					   {NULL, 0, NULL, 0}};
+	static const struct option lo[] = {
+		{"quick", no_argument, NULL, 'q'},	 {"batches", required_argument, NULL, 'n'},
+		{"proto", required_argument, NULL, 'p'}, {"batch", required_argument, NULL, 'b'},
+		{"json", required_argument, NULL, 'j'},	 {NULL, 0, NULL, 0}};
 
 	while ((opt = getopt_long(argc, argv, "", lo, NULL)) != -1) {
 		switch (opt) {
@@ -325,9 +453,19 @@ int main(int argc, char **argv)
 		case 'j':
 			json = optarg;
 			break;
+		case 'p':
+			proto = strcmp(optarg, "meta") == 0	? MC_PROTO_META
+				: strcmp(optarg, "binary") == 0 ? MC_PROTO_BINARY
+								: MC_PROTO_ASCII;
+			if (proto == MC_PROTO_ASCII && strcmp(optarg, "ascii") != 0) {
+				fprintf(stderr, "bench_multiget: --proto ascii|meta|binary\n");
+				return 2;
+			}
+			break;
 		default:
-			fprintf(stderr, "usage: bench_multiget [--quick] [--batches N] [--batch N] "
-					"[--json FILE] [-- EAL-ARGS]\n");
+			fprintf(stderr,
+				"usage: bench_multiget [--quick] [--proto ascii|meta|binary] "
+				"[--batches N] [--batch N] [--json FILE] [-- EAL-ARGS]\n");
 			return 2;
 		}
 	}
@@ -354,15 +492,10 @@ int main(int argc, char **argv)
 		uint64_t cs, cm;
 
 		for (uint32_t i = 0; i < batch; i++) {
-			int l;
+			size_t l = multiget_text(next + i, true, text, sizeof(text));
 
-			keys_of(next + i, keys);
-			l = snprintf(text, sizeof(text), "get");
-			for (int k = 0; k < M_KEYS; k++)
-				l += snprintf(text + l, sizeof(text) - (size_t)l, " %s", keys[k]);
-			l += snprintf(text + l, sizeof(text) - (size_t)l, "\r\n");
 			reqs[i] = udp_pkt(client_mac, client_ip, (uint16_t)(20000 + i), router_ip,
-					  M_LISTEN, (uint16_t)(next + i), 0, 1, text, (size_t)l);
+					  M_LISTEN, (uint16_t)(next + i), 0, 1, text, l);
 		}
 		rte_ring_enqueue_bulk(rxr, (void **)reqs, batch, NULL);
 		cs = drain_timed(w);
@@ -393,20 +526,21 @@ int main(int argc, char **argv)
 	if (out == NULL)
 		return 1;
 	fprintf(out,
-		"{\"benchmark\": \"multiget\", \"quick\": %s, \"ok\": %s, \"nodes\": %d, "
+		"{\"benchmark\": \"multiget\", \"proto\": \"%s\", \"quick\": %s, \"ok\": %s, "
+		"\"nodes\": %d, "
 		"\"keys_per_multiget\": %d, \"value_bytes\": %d, \"batches\": %u, \"batch\": %u, "
 		"\"tsc_hz\": %" PRIu64 ", \"cycles_per_key\": %.1f, "
 		"\"split_cycles_per_multiget\": %.1f, \"merge_cycles_per_multiget\": %.1f, "
 		"\"merged\": %" PRIu64 ", \"subrequests\": %" PRIu64 "}\n",
-		quick ? "true" : "false", failed ? "false" : "true", M_NODES, M_KEYS, M_VALUE,
-		batches, batch, rte_get_tsc_hz(), cpk[batches / 2], split[batches / 2],
+		proto_name(), quick ? "true" : "false", failed ? "false" : "true", M_NODES, M_KEYS,
+		M_VALUE, batches, batch, rte_get_tsc_hz(), cpk[batches / 2], split[batches / 2],
 		merge[batches / 2], s.ctr[DP_CTR_MGET_MERGED], s.ctr[DP_CTR_MGET_SUBREQ]);
 	if (json)
 		fclose(out);
 	fprintf(stderr,
-		"multi-get 10 keys over 4 nodes: %.0f cycles/key (split %.0f + merge %.0f cycles "
-		"per multi-get, medians of %u batches)\n",
-		cpk[batches / 2], split[batches / 2], merge[batches / 2], batches);
+		"%s multi-get 10 keys over 4 nodes: %.0f cycles/key (split %.0f + merge %.0f "
+		"cycles per multi-get, medians of %u batches)\n",
+		proto_name(), cpk[batches / 2], split[batches / 2], merge[batches / 2], batches);
 	free(cpk);
 	free(split);
 	free(merge);

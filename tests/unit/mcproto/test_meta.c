@@ -46,10 +46,11 @@ static void test_mg_errors(void **state)
 	assert_int_equal(PARSE("mg foo v\x01\r\n", &r), MC_E_META_BAD_FLAG);
 	assert_int_equal(PARSE("mg foo v", &r), MC_E_LINE_UNTERMINATED);
 	assert_int_equal(PARSE("mg f\x02o v\r\n", &r), MC_E_KEY_BAD_CHAR);
-	/* O tokens up to 32 bytes. */
-	assert_int_equal(PARSE("mg foo O12345678901234567890123456789012\r\n", &r), MC_OK);
-	assert_int_equal(r.req[0].opaque_len, 32);
-	assert_int_equal(PARSE("mg foo O123456789012345678901234567890123\r\n", &r),
+	/* O tokens up to 32 bytes with the O, as memcached counts them (1.6.18 answers a 32-byte
+	 * value with CLIENT_ERROR opaque token too long, seen in e2e-multiget-random). */
+	assert_int_equal(PARSE("mg foo O1234567890123456789012345678901\r\n", &r), MC_OK);
+	assert_int_equal(r.req[0].opaque_len, 31);
+	assert_int_equal(PARSE("mg foo O12345678901234567890123456789012\r\n", &r),
 			 MC_E_META_OPAQUE_TOO_LONG);
 	/* Key length limits as for classic commands. */
 	memset(key, 'x', sizeof(key));
