@@ -11,6 +11,8 @@ PACKAGES=(
 	libcmocka-dev libclang-rt-14-dev valgrind python3
 	# real peers and clients for end-to-end tests
 	memcached libmemcached-tools libmemcached-dev nutcracker
+	# fleet: etcd for the membership store, libcurl + jansson for its v3 JSON gateway
+	etcd-server etcd-client libcurl4-openssl-dev libjansson-dev
 	# sandbox
 	iproute2 iputils-ping netcat-openbsd procps psmisc kmod ethtool
 	# benchmarks
@@ -36,7 +38,7 @@ apt-get update -qq
 apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 # The Debian memcached and nutcracker packages start system services we never use:
 # our tests start their own instances inside namespaces.
-for svc in memcached nutcracker; do
+for svc in memcached nutcracker etcd; do
 	systemctl disable --now "$svc" >/dev/null 2>&1 || service "$svc" stop >/dev/null 2>&1 || true
 done
 echo "setup-deps: done"

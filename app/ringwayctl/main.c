@@ -217,7 +217,8 @@ static int await_reply(struct ctl_reader *rd, const struct opts *o)
 	return rc;
 }
 
-/* Does @p line open a replace block (`[if-epoch E] [plan] replace` and nothing more)? */
+/* Does @p line open a replace block (`[if-epoch E] [plan] replace [epoch E]` and nothing
+ * more)? */
 static bool opens_block(const char *line)
 {
 	size_t n;
@@ -231,7 +232,14 @@ static bool opens_block(const char *line)
 		w = next_word(w + n, &n);
 	if (n != 7 || strncmp(w, "replace", 7) != 0)
 		return false;
-	next_word(w + n, &n);
+	w = next_word(w + n, &n);
+	if (n == 5 && strncmp(w, "epoch", 5) == 0) {
+		w = next_word(w + n, &n);
+		if (n == 0 || strspn(w, "0123456789") < n)
+			return false; /* a member named epoch, or a malformed E the server reports
+				       */
+		w = next_word(w + n, &n);
+	}
 	return n == 0;
 }
 

@@ -154,9 +154,22 @@ static int check_bytes(const char *p, size_t len, char *err, size_t errlen)
 static int parse_replace(const char *cur, const char *end, struct ctl_cmd *cmd, char *err,
 			 size_t errlen)
 {
+	const char *after = cur;
 	char why[REASON_MAX];
+	struct span w, e;
 	uint32_t n = 1;
 
+	/* `epoch E`: the fleet's revision to publish at. A member named "epoch" has an address,
+	 * never a plain number, after its name, so the two cannot be confused. */
+	if (word(&after, end, &w) && span_is(&w, "epoch") && word(&after, end, &e) &&
+	    (e.n == 0 || memchr(e.p, '.', e.n) == NULL)) {
+		if (ctl_parse_u64(e.p, e.n, UINT64_MAX, &cmd->fleet_epoch) < 0)
+			return ctl_fail(err, errlen,
+					"replace epoch E: E must be a number, not '%.*s'",
+					(int)(e.n > 32 ? 32 : e.n), e.p);
+		cmd->has_fleet_epoch = true;
+		cur = after;
+	}
 	if (rest_empty(cur, end)) {
 		cmd->block = true;
 		return 0;
@@ -229,6 +242,14 @@ static int parse_args(const char *cur, const char *end, struct ctl_cmd *cmd, cha
 		break;
 	case CTL_CMD_REPLACE:
 		return parse_replace(cur, end, cmd, err, errlen);
+	case CTL_CMD_FLEET:
+		cmd->fleet = -1;
+		if (word(&cur, end, &w)) {
+			if (!span_is(&w, "managed") && !span_is(&w, "local"))
+				return usage_error(cmd, err, errlen);
+			cmd->fleet = span_is(&w, "managed");
+		}
+		break;
 	default:
 		break;
 	}
@@ -328,6 +349,8 @@ struct ctl_engine {
 	char *state_path;
 	struct ctl_ops ops;
 	struct ctl_counters cnt;
+	bool fleet;	 /* fleet-managed: only `replace epoch E` changes the membership */
+	uint64_t digest; /* ctl_state_digest(st) */
 };
 
 struct ctl_engine *ctl_engine_new(struct ctl_state *initial, const char *state_path,
@@ -350,6 +373,7 @@ struct ctl_engine *ctl_engine_new(struct ctl_state *initial, const char *state_p
 		goto fail;
 	}
 	e->st = initial;
+	e->digest = ctl_state_digest(initial);
 	if (ops != NULL)
 		e->ops = *ops;
 	return e;
@@ -399,6 +423,21 @@ static int check_router_address(const struct ctl_engine *e, const struct ctl_cmd
 			return ctl_fail(err, errlen, "node %s: %s is the router's own address",
 					m[i].pl.name, m[i].pl.addr);
 	return 0;
+}
+
+void ctl_engine_set_fleet_managed(struct ctl_engine *e, bool managed)
+{
+	e->fleet = managed;
+}
+
+bool ctl_engine_fleet_managed(const struct ctl_engine *e)
+{
+	return e->fleet;
+}
+
+uint64_t ctl_engine_digest(const struct ctl_engine *e)
+{
+	return e->digest;
 }
 
 const struct ctl_state *ctl_engine_state(const struct ctl_engine *e)
@@ -482,15 +521,16 @@ static int reply_error(struct ctl_session *s, struct ctl_text *r, const char *fm
 	return ctl_text_appendf(r, "ERROR %s\n", why);
 }
 
-/* Publish @p next (taken) as the live membership at epoch + 1. */
-static int commit_state(struct ctl_session *s, struct ctl_state *next, struct ctl_text *r)
+/* Publish @p next (taken) as the live membership at @p epoch (live + 1, or the fleet's). */
+static int commit_state(struct ctl_session *s, struct ctl_state *next, uint64_t epoch,
+			struct ctl_text *r)
 {
 	struct ctl_engine *e = s->e;
 	char why[REASON_MAX], why2[REASON_MAX];
 	struct pl_placement *pl;
 	int rc, saved;
 
-	ctl_state_set_epoch(next, ctl_state_epoch(e->st) + 1);
+	ctl_state_set_epoch(next, epoch);
 	pl = ctl_state_build(next, why, sizeof(why));
 	if (pl == NULL) {
 		ctl_state_free(next);
@@ -524,6 +564,7 @@ static int commit_state(struct ctl_session *s, struct ctl_state *next, struct ct
 	ctl_state_free(e->st);
 	e->pl = pl;
 	e->st = next;
+	e->digest = ctl_state_digest(next);
 	e->cnt.changes++;
 	/* Publish latency: the command line received to every worker on the new epoch
 	 * (placement built, state file synced, ops->publish returned). */
@@ -643,11 +684,33 @@ out:
 	return rc;
 }
 
+/* Why a change may not run now (fleet rules), or NULL. */
+static const char *fleet_refusal(const struct ctl_session *s, const struct ctl_cmd *cmd)
+{
+	if (cmd->has_fleet_epoch && s->txn != NULL)
+		return "replace epoch E cannot be queued in a transaction (transaction still "
+		       "open)";
+	if (s->e->fleet && !cmd->has_fleet_epoch && !cmd->plan)
+		return "fleet-managed: this router's membership comes from the fleet's store "
+		       "(etcd); change it there (ringwayctl --etcd URL --cluster NAME ...), or "
+		       "run `fleet local` to take this router out of the fleet";
+	return NULL;
+}
+
 static int do_change(struct ctl_session *s, const struct ctl_cmd *cmd, struct ctl_text *r)
 {
+	uint64_t live = ctl_state_epoch(s->e->st);
 	char why[REASON_MAX];
 	struct ctl_state *next;
+	const char *no = fleet_refusal(s, cmd);
 
+	if (no != NULL)
+		return reply_error(s, r, "%s", no);
+	if (cmd->has_fleet_epoch && !cmd->plan && cmd->fleet_epoch <= live)
+		return reply_error(s, r,
+				   "epoch is %" PRIu64 ": replace epoch %" PRIu64
+				   " must be above it; nothing changed",
+				   live, cmd->fleet_epoch);
 	if (check_router_address(s->e, cmd, why, sizeof(why)) < 0)
 		return reply_error(s, r, "%s%s", why, s->txn ? " (transaction still open)" : "");
 	if (cmd->plan)
@@ -666,7 +729,7 @@ static int do_change(struct ctl_session *s, const struct ctl_cmd *cmd, struct ct
 		ctl_state_free(next);
 		return reply_error(s, r, "%s", why);
 	}
-	return commit_state(s, next, r);
+	return commit_state(s, next, cmd->has_fleet_epoch ? cmd->fleet_epoch : live + 1, r);
 }
 
 static int do_list(struct ctl_session *s, struct ctl_text *r)
@@ -721,8 +784,13 @@ static int do_ring(struct ctl_session *s, struct ctl_text *r)
 		ctl_text_appendf(r, " hash_tag %c%c", cfg->hash_tag[0], cfg->hash_tag[1]);
 	else
 		ctl_text_appendf(r, " hash_tag none");
-	ctl_text_appendf(r, " memory %zu epoch %" PRIu64 "%s\n", pl_memory(pl),
+	ctl_text_appendf(r, " memory %zu epoch %" PRIu64 "%s", pl_memory(pl),
 			 ctl_state_epoch(s->e->st), s->txn ? " pending yes" : "");
+	/* Fleet routers compare digests; a standalone router keeps its reply as it was. */
+	if (s->e->fleet)
+		ctl_text_appendf(r, " digest %016" PRIx64 " fleet managed",
+				 owned != NULL ? ctl_state_digest(st) : s->e->digest);
+	ctl_text_appendf(r, "\n");
 	pl_free(owned);
 	return 0;
 }
@@ -799,7 +867,7 @@ static int do_commit(struct ctl_session *s, struct ctl_text *r)
 		ctl_state_free(txn);
 		return ctl_text_appendf(r, "OK epoch %" PRIu64 " changes 0\n", live);
 	}
-	return commit_state(s, txn, r);
+	return commit_state(s, txn, live + 1, r);
 }
 
 static int do_abort(struct ctl_session *s, struct ctl_text *r)
@@ -837,7 +905,16 @@ static int run(struct ctl_session *s, struct ctl_cmd *cmd, struct ctl_text *r)
 		do_stats(s, r);
 		break;
 	case CTL_CMD_EPOCH:
-		ctl_text_appendf(r, "OK epoch %" PRIu64 "\n", live);
+		ctl_text_appendf(r, "OK epoch %" PRIu64, live);
+		if (s->e->fleet)
+			ctl_text_appendf(r, " digest %016" PRIx64 " fleet managed", s->e->digest);
+		ctl_text_appendf(r, "\n");
+		break;
+	case CTL_CMD_FLEET:
+		if (cmd->fleet >= 0)
+			s->e->fleet = cmd->fleet == 1;
+		ctl_text_appendf(r, "OK fleet %s epoch %" PRIu64 " digest %016" PRIx64 "\n",
+				 s->e->fleet ? "managed" : "local", live, s->e->digest);
 		break;
 	case CTL_CMD_BEGIN:
 		do_begin(s, r);

@@ -148,6 +148,31 @@ int ctl_state_save(const struct ctl_state *st, const char *path, char *err, size
 int ctl_state_load(const char *path, struct ctl_state **out, char *err, size_t errlen);
 
 /*
+ * Fleets: several routers on one membership kept in a store (etcd, see ringway-sync).
+ */
+
+/** Largest membership text ctl_state_from_text() reads (the state-file limit). */
+#define CTL_STATE_TEXT_MAX (64u << 20)
+
+/**
+ * Digest of the placement @p st describes: XXH64 of its canonical text (placement settings,
+ * then every member with address, port, weight and MAC, in placement order; the epoch is not
+ * part of it). Two routers with the same digest place every key on the same node.
+ * 0 only when memory ran out.
+ */
+uint64_t ctl_state_digest(const struct ctl_state *st);
+
+/** @p st in the state-file format (see README, "State file"), appended to @p out. 0/-ENOMEM. */
+int ctl_state_to_text(const struct ctl_state *st, struct ctl_text *out);
+
+/**
+ * Parse text in the state-file format (checksum line included) as ctl_state_load() does.
+ * @return 0 and *out (caller frees), or -EINVAL / -ENOMEM with the reason in @p err.
+ */
+int ctl_state_from_text(const char *text, size_t len, struct ctl_state **out, char *err,
+			size_t errlen);
+
+/*
  * The engine: the live membership, its placement, and what the router must do on a change.
  */
 
@@ -197,6 +222,18 @@ void ctl_engine_free(struct ctl_engine *e);
  * @return 0, or -EINVAL when @p addr is no IPv4 address.
  */
 int ctl_engine_set_router_address(struct ctl_engine *e, const char *addr);
+/**
+ * Fleet-managed: the membership comes from the fleet's store. Local changes (add, remove,
+ * weight, replace, transactions of them) are then refused with an ERROR that names the
+ * store; only `replace epoch E ...` (E above the live epoch) changes the membership. `plan`
+ * and reads still work; `epoch` and `ring` replies then end in `digest D fleet managed`
+ * (D: ctl_engine_digest, 16 hex digits). The control command `fleet [managed|local]` sets
+ * the same flag and always replies `OK fleet MODE epoch N digest D`.
+ */
+void ctl_engine_set_fleet_managed(struct ctl_engine *e, bool managed);
+bool ctl_engine_fleet_managed(const struct ctl_engine *e);
+/** ctl_state_digest() of the live membership, kept by the engine. */
+uint64_t ctl_engine_digest(const struct ctl_engine *e);
 /** The live membership (changes only inside ctl_server_poll / ctl_session_line). */
 const struct ctl_state *ctl_engine_state(const struct ctl_engine *e);
 /** The placement of the live membership, owned by the engine. */

@@ -26,7 +26,8 @@
 	_(ADD, "add", "NAME ADDR[:PORT] [weight W] [mac MAC]", CTL_CMD_F_CHANGE)         \
 	_(REMOVE, "remove", "NAME", CTL_CMD_F_CHANGE)                                    \
 	_(WEIGHT, "weight", "NAME W", CTL_CMD_F_CHANGE)                                  \
-	_(REPLACE, "replace", "[M1 ; M2 ; ...]  (alone: member lines follow, then end)", \
+	_(REPLACE, "replace",                                                            \
+	  "[epoch E] [M1 ; M2 ; ...]  (alone: member lines follow, then end)",          \
 	  CTL_CMD_F_CHANGE)                                                              \
 	_(LIST, "list", "", 0)                                                           \
 	_(RING, "ring", "", 0)                                                           \
@@ -34,7 +35,8 @@
 	_(EPOCH, "epoch", "", 0)                                                         \
 	_(BEGIN, "begin", "", 0)                                                         \
 	_(COMMIT, "commit", "", 0)                                                       \
-	_(ABORT, "abort", "", 0)
+	_(ABORT, "abort", "", 0)                                                         \
+	_(FLEET, "fleet", "[managed|local]", 0)
 
 /* Prefixes that may stand before a command: enum suffix, name, what follows. */
 #define CTL_FOREACH_PREFIX(_)                \
@@ -60,6 +62,9 @@ struct ctl_cmd {
 	uint32_t weight;	    /* weight */
 	struct ctl_member *members; /* replace on one line */
 	uint32_t nmembers;
+	bool has_fleet_epoch; /* `replace epoch E`: publish at E (the fleet's revision) */
+	uint64_t fleet_epoch;
+	int fleet;		/* fleet: -1 show, 0 local, 1 managed */
 };
 
 /* True for the commands flagged CTL_CMD_F_CHANGE (add, remove, weight, replace). */
