@@ -4,6 +4,7 @@
  *
  *   ringwayctl [--socket PATH | --tcp PORT] [--json] [--timeout MS] COMMAND [ARG...]
  *   ringwayctl [...] -        commands from stdin, one per line, replies in order
+ *   ringwayctl --etcd URL --cluster NAME ...   the fleet's membership in etcd (etcd.c)
  *
  * `replace` alone reads the member lines from stdin and sends them as a replace block.
  * Exit status: 0 every reply was OK, 1 some reply was ERROR, 2 usage or connection error.
@@ -19,6 +20,7 @@
 #include <unistd.h>
 
 #include "control.h"
+#include "etcd_cli.h"
 
 #define EXIT_ERROR_REPLY 1
 #define EXIT_USAGE	 2
@@ -375,6 +377,9 @@ int main(int argc, char **argv)
 	int fd, rc;
 
 	signal(SIGPIPE, SIG_IGN); /* a closed connection is an error to report, not a kill */
+	for (int i = 1; i < argc && argv[i][0] == '-'; i++)
+		if (strcmp(argv[i], "--etcd") == 0 || strncmp(argv[i], "--etcd=", 7) == 0)
+			return ctl_etcd_main(argc, argv); /* the fleet's membership in etcd */
 	if (parse_opts(argc, argv, &o) < 0) {
 		usage(stderr);
 		return EXIT_USAGE;

@@ -128,6 +128,36 @@ size_t fl_base64_encode(const void *in, size_t len, char *out);
  */
 int fl_base64_decode(const char *in, size_t len, char **out, size_t *outlen);
 
+/*
+ * The fleet's layout in etcd (README, "Running a fleet of routers"):
+ *   <prefix>/<cluster>/membership       the membership, state-file text; its mod_revision is
+ *                                       the fleet epoch
+ *   <prefix>/<cluster>/routers/<name>   one per router, under its agent's lease: a report
+ */
+
+/** Longest key built here. */
+#define FL_KEY_MAX 512
+
+/** "<prefix>/<cluster>/membership" into @p out; -ENAMETOOLONG, -EINVAL (empty part, '/' in
+ * cluster). */
+int fl_key_membership(const char *prefix, const char *cluster, char out[FL_KEY_MAX]);
+/** "<prefix>/<cluster>/routers/" + @p name ("" for the directory's prefix). */
+int fl_key_router(const char *prefix, const char *cluster, const char *name, char out[FL_KEY_MAX]);
+
+/** What an agent reports about its router. */
+struct fl_report {
+	int64_t revision;	/**< the fleet revision the router holds (0: none yet) */
+	uint64_t digest;	/**< the router's placement digest */
+	int64_t applied_ms;	/**< wall clock (ms since the epoch) when it was applied */
+	int64_t error_revision; /**< the revision refused (0: none) */
+	char error[256];	/**< why ("" when none) */
+};
+
+/** The report as one JSON object (the key's value). Caller frees. NULL: ENOMEM. */
+char *fl_report_format(const struct fl_report *r);
+/** Parse a report value; -EPROTO when it is not one. */
+int fl_report_parse(const char *text, size_t len, struct fl_report *r);
+
 #ifdef __cplusplus
 }
 #endif

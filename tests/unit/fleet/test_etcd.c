@@ -631,13 +631,59 @@ static void test_watch_errors(void **state)
 	}
 }
 
+/* ---- layout ---- */
+
+static void test_layout(void **state)
+{
+	struct fl_report r = {.revision = 42, .digest = 0x00ab, .applied_ms = 1700000000123}, back;
+	char key[FL_KEY_MAX], *v, big[FL_KEY_MAX + 8];
+
+	(void)state;
+	assert_int_equal(fl_key_membership("/ringway", "prod", key), 0);
+	assert_string_equal(key, "/ringway/prod/membership");
+	assert_int_equal(fl_key_router("/ringway", "prod", "r1", key), 0);
+	assert_string_equal(key, "/ringway/prod/routers/r1");
+	assert_int_equal(fl_key_router("/ringway", "prod", "", key), 0);
+	assert_string_equal(key, "/ringway/prod/routers/");
+	assert_int_equal(fl_key_membership("/ringway", "a/b", key), -EINVAL);
+	assert_int_equal(fl_key_membership("", "a", key), -EINVAL);
+	assert_int_equal(fl_key_router("/r", "a", "x/y", key), -EINVAL);
+	memset(big, 'x', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	assert_int_equal(fl_key_membership("/r", big, key), -ENAMETOOLONG);
+	v = fl_report_format(&r);
+	assert_string_equal(v, "{\"revision\":42,\"digest\":\"00000000000000ab\","
+			       "\"applied_ms\":1700000000123}");
+	assert_int_equal(fl_report_parse(v, strlen(v), &back), 0);
+	assert_int_equal(back.revision, 42);
+	assert_int_equal(back.digest, 0xab);
+	assert_int_equal(back.applied_ms, 1700000000123LL);
+	assert_string_equal(back.error, "");
+	free(v);
+	r.error_revision = 43;
+	snprintf(r.error, sizeof(r.error), "the router refused it: \"x\"");
+	v = fl_report_format(&r);
+	assert_int_equal(fl_report_parse(v, strlen(v), &back), 0);
+	assert_int_equal(back.error_revision, 43);
+	assert_string_equal(back.error, "the router refused it: \"x\"");
+	free(v);
+	assert_int_equal(fl_report_parse("{}", 2, &back), -EPROTO);
+	assert_int_equal(fl_report_parse("nope", 4, &back), -EPROTO);
+	v = "{\"revision\":1,\"digest\":\"abc\",\"applied_ms\":1}";
+	assert_int_equal(fl_report_parse(v, strlen(v), &back), -EPROTO);
+	v = "{\"revision\":\"1\",\"digest\":\"00000000000000ab\",\"applied_ms\":1}";
+	assert_int_equal(fl_report_parse(v, strlen(v), &back), -EPROTO);
+	v = "{\"revision\":1,\"digest\":\"00000000000000ab\",\"applied_ms\":1,\"error\":3}";
+	assert_int_equal(fl_report_parse(v, strlen(v), &back), -EPROTO);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_base64),	      cmocka_unit_test(test_range),
 		cmocka_unit_test(test_put_txn_lease), cmocka_unit_test(test_error_paths),
 		cmocka_unit_test(test_failover),      cmocka_unit_test(test_watch),
-		cmocka_unit_test(test_watch_errors),
+		cmocka_unit_test(test_watch_errors),  cmocka_unit_test(test_layout),
 	};
 
 	if (fl_global_init() < 0)

@@ -1,0 +1,555 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * ringway-sync: the agent beside each router of a fleet. It watches the fleet's membership
+ * key in etcd and applies each new revision to its router through the control socket as one
+ * `replace epoch <mod_revision>` block, then registers what the router holds (revision,
+ * digest, when, and any revision it refused) under a lease.
+ *
+ *   ringway-sync --etcd URL[,URL...] --cluster NAME --name ROUTER --socket PATH
+ *                [--prefix /ringway] [--ttl S] [--timeout MS]
+ *
+ * A separate process rather than a mode of the router's control lcore: the router keeps no
+ * HTTP client, no JSON parser and no blocking network calls on the lcore that publishes
+ * placements; the agent speaks the same control protocol an operator does, so what it can do
+ * is exactly what the protocol allows (the router checks every member and refuses what it
+ * would refuse from a person); and either side can restart alone (the router serves its state
+ * file, the agent catches up to the newest revision).
+ *
+ * Faults: etcd unreachable -> the router keeps its membership; the agent retries with
+ * exponential backoff (0.1 s .. 5 s) and on reconnect reads the key afresh (the newest
+ * revision, never the ones in between). A compacted watch revision -> a fresh read. A value
+ * that does not parse, or that the router refuses -> not applied, reported under the
+ * router's key, the router stays on its last good epoch. Router gone -> reconnect, `fleet
+ * managed` again, resync. SIGINT/SIGTERM -> revoke nothing, just exit (the lease expires).
+ */
+
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "control.h"
+#include "fleet.h"
+
+#define BACKOFF_MIN_MS 100
+#define BACKOFF_MAX_MS 5000
+#define PING_MS	       5000 /* an `epoch` on the control socket: the router's idle limit is 30 s */
+
+struct opts {
+	const char *etcd, *cluster, *name, *socket, *prefix;
+	int ttl_s, timeout_ms;
+};
+
+struct agent {
+	struct opts o;
+	struct fl_client *etcd;
+	struct fl_watch *watch;
+	char key[FL_KEY_MAX], self[FL_KEY_MAX];
+	int64_t lease;
+	int64_t watch_from; /* next revision the watch must report */
+	/* router */
+	int fd;
+	struct ctl_reader *rd;
+	int64_t epoch; /* the router's epoch and digest as last read */
+	uint64_t digest;
+	struct fl_report rep; /* what is registered */
+	bool rep_dirty;
+	uint64_t next_keepalive, next_ping;
+	int backoff_ms;
+};
+
+static volatile sig_atomic_t stop;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop = 1;
+}
+
+static void logf_(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static void logf_(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "ringway-sync: ");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+static uint64_t now_ms(clockid_t clk)
+{
+	struct timespec ts;
+
+	clock_gettime(clk, &ts);
+	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+static void sleep_ms(int ms)
+{
+	struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000};
+
+	nanosleep(&ts, NULL);
+}
+
+static void backoff(struct agent *a)
+{
+	sleep_ms(a->backoff_ms);
+	a->backoff_ms = a->backoff_ms * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS : a->backoff_ms * 2;
+}
+
+/* ---- the router ---- */
+
+static void router_close(struct agent *a)
+{
+	ctl_reader_free(a->rd);
+	a->rd = NULL;
+	if (a->fd >= 0)
+		close(a->fd);
+	a->fd = -1;
+}
+
+static int send_text(struct agent *a, const char *p, size_t len)
+{
+	while (len > 0) {
+		ssize_t n = write(a->fd, p, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+/* Send @p text (whole lines) and read one reply into @p r. < 0: the router is gone. */
+static int router_call(struct agent *a, const char *text, size_t len, struct ctl_reply *r)
+{
+	int rc = send_text(a, text, len);
+
+	if (rc == 0)
+		rc = ctl_reader_next(a->rd, r, a->o.timeout_ms);
+	if (rc < 0) {
+		logf_("router: %s", strerror(-rc));
+		router_close(a);
+	}
+	return rc;
+}
+
+/* The value of `key` in a reply head (`k v k v ...`), or NULL. */
+static const char *head_value(const char *head, const char *key, char *buf, size_t size)
+{
+	size_t k = strlen(key);
+
+	for (const char *p = head; p != NULL && *p != '\0';) {
+		if (strncmp(p, key, k) == 0 && p[k] == ' ') {
+			snprintf(buf, size, "%.*s", (int)strcspn(p + k + 1, " "), p + k + 1);
+			return buf;
+		}
+		p = strchr(p, ' ');
+		p = p ? strchr(p + 1, ' ') : NULL;
+		p = p ? p + 1 : NULL;
+	}
+	return NULL;
+}
+
+/* `fleet managed` (or `epoch`): the router's epoch and digest. */
+static int router_read_epoch(struct agent *a, const char *cmd)
+{
+	struct ctl_reply r;
+	char line[64], v[32];
+	int n = snprintf(line, sizeof(line), "%s\n", cmd), rc;
+
+	if ((rc = router_call(a, line, (size_t)n, &r)) < 0)
+		return rc;
+	if (!r.ok || head_value(r.head, "epoch", v, sizeof(v)) == NULL ||
+	    (a->epoch = strtoll(v, NULL, 10), head_value(r.head, "digest", v, sizeof(v))) == NULL) {
+		logf_("router: '%s' answered '%s'", cmd, r.head);
+		ctl_reply_clear(&r);
+		router_close(a);
+		return -EPROTO;
+	}
+	a->digest = strtoull(v, NULL, 16);
+	ctl_reply_clear(&r);
+	return 0;
+}
+
+static int router_connect(struct agent *a)
+{
+	char err[256];
+	int fd = ctl_connect_unix(a->o.socket, err, sizeof(err));
+
+	if (fd < 0) {
+		logf_("router: %s", err);
+		return fd;
+	}
+	a->fd = fd;
+	a->rd = ctl_reader_new(fd);
+	if (a->rd == NULL) {
+		router_close(a);
+		return -ENOMEM;
+	}
+	if (router_read_epoch(a, "fleet managed") < 0)
+		return -EPROTO;
+	logf_("router %s: fleet managed, epoch %" PRId64 " digest %016" PRIx64, a->o.socket,
+	      a->epoch, a->digest);
+	a->rep.revision = a->epoch;
+	a->rep.digest = a->digest;
+	a->rep_dirty = true;
+	return 0;
+}
+
+/* The member lines of a replace block for @p st. */
+static int block_of(const struct ctl_state *st, int64_t rev, struct ctl_text *t)
+{
+	char mac[18];
+
+	ctl_text_appendf(t, "replace epoch %" PRId64 "\n", rev);
+	for (uint32_t i = 0; i < ctl_state_count(st); i++) {
+		const struct ctl_member *m = ctl_state_member(st, i);
+
+		ctl_text_appendf(t, "%s %s:%u weight %u", m->pl.name, m->pl.addr, m->pl.port,
+				 m->pl.weight);
+		if (m->has_mac) {
+			snprintf(mac, sizeof(mac), "%02x:%02x:%02x:%02x:%02x:%02x", m->mac[0],
+				 m->mac[1], m->mac[2], m->mac[3], m->mac[4], m->mac[5]);
+			ctl_text_appendf(t, " mac %s", mac);
+		}
+		ctl_text_appendf(t, "\n");
+	}
+	ctl_text_appendf(t, "end\n");
+	return t->oom ? -ENOMEM : 0;
+}
+
+static void refuse(struct agent *a, int64_t rev, const char *why)
+{
+	if (a->rep.error_revision == rev && strcmp(a->rep.error, why) == 0)
+		return;
+	logf_("revision %" PRId64 " not applied: %s", rev, why);
+	a->rep.error_revision = rev;
+	snprintf(a->rep.error, sizeof(a->rep.error), "%s", why);
+	a->rep_dirty = true;
+}
+
+/* The placement settings of @p st against the router's (`ring`): "" when they agree. */
+static int check_settings(struct agent *a, const struct ctl_state *st, char *why, size_t n)
+{
+	const struct pl_config *cfg = ctl_state_config(st);
+	struct ctl_reply r;
+	char algo[32], vnodes[16];
+	int rc = router_call(a, "ring\n", 5, &r);
+
+	why[0] = '\0';
+	if (rc < 0)
+		return rc;
+	if (r.ok && head_value(r.head, "algo", algo, sizeof(algo)) &&
+	    head_value(r.head, "vnodes", vnodes, sizeof(vnodes)) &&
+	    (strcmp(algo, pl_algo_name(cfg->algo)) != 0 ||
+	     (cfg->vnodes != 0 && strtoul(vnodes, NULL, 10) != cfg->vnodes)))
+		snprintf(why, n,
+			 "placement settings differ: etcd has algo %s vnodes %u, the router %s "
+			 "vnodes %s",
+			 pl_algo_name(cfg->algo), cfg->vnodes, algo, vnodes);
+	ctl_reply_clear(&r);
+	return 0;
+}
+
+/* Apply revision @p rev with value @p v to the router. < 0 only when the router is gone. */
+static int apply(struct agent *a, int64_t rev, const char *v, size_t len)
+{
+	struct ctl_state *st = NULL;
+	struct ctl_text block = {0};
+	struct ctl_reply r;
+	char why[512];
+	uint64_t want;
+	int rc;
+
+	if (rev <= a->epoch) {
+		if (rev == a->epoch && a->rep.revision != rev) {
+			a->rep.revision = rev;
+			a->rep_dirty = true;
+		}
+		return 0;
+	}
+	if (ctl_state_from_text(v, len, &st, why, sizeof(why)) < 0) {
+		refuse(a, rev, why);
+		return 0;
+	}
+	want = ctl_state_digest(st);
+	if ((rc = check_settings(a, st, why, sizeof(why))) < 0 || why[0] != '\0' ||
+	    (rc = block_of(st, rev, &block)) < 0)
+		goto out;
+	if ((rc = router_call(a, block.buf, block.len, &r)) < 0)
+		goto out;
+	if (!r.ok)
+		snprintf(why, sizeof(why), "the router refused it: %s", r.head);
+	ctl_reply_clear(&r);
+	if (why[0] == '\0' && (rc = router_read_epoch(a, "epoch")) == 0 && a->digest != want)
+		snprintf(why, sizeof(why),
+			 "applied, but the router's digest %016" PRIx64
+			 " is not etcd's %016" PRIx64,
+			 a->digest, want);
+	if (rc == 0 && why[0] == '\0') {
+		a->rep.revision = a->epoch;
+		a->rep.digest = a->digest;
+		a->rep.applied_ms = (int64_t)now_ms(CLOCK_REALTIME);
+		a->rep.error[0] = '\0';
+		a->rep.error_revision = 0;
+		a->rep_dirty = true;
+		logf_("applied revision %" PRId64 " digest %016" PRIx64 " (%u members)", rev,
+		      a->digest, ctl_state_count(st));
+	}
+out:
+	if (rc == 0 && why[0] != '\0')
+		refuse(a, rev, why);
+	if (rc == 0 && why[0] != '\0' && a->fd >= 0)
+		rc = router_read_epoch(a, "epoch"); /* the router's own word on where it is */
+	ctl_text_release(&block);
+	ctl_state_free(st);
+	return rc;
+}
+
+/* ---- etcd ---- */
+
+static int register_self(struct agent *a)
+{
+	char err[256], *v;
+	int rc;
+
+	if (!a->rep_dirty)
+		return 0;
+	if (a->lease == 0 &&
+	    (rc = fl_lease_grant(a->etcd, a->o.ttl_s, &a->lease, err, sizeof(err))) < 0) {
+		logf_("etcd lease: %s", err);
+		return rc;
+	}
+	a->rep.digest = a->rep.digest ? a->rep.digest : a->digest;
+	v = fl_report_format(&a->rep);
+	if (v == NULL)
+		return -ENOMEM;
+	rc = fl_put(a->etcd, a->self, v, strlen(v), a->lease, NULL, err, sizeof(err));
+	free(v);
+	if (rc == -ENOENT)
+		a->lease = 0; /* expired while we were away: a new one next time */
+	if (rc < 0) {
+		logf_("etcd register: %s", err);
+		return rc;
+	}
+	a->rep_dirty = false;
+	return 0;
+}
+
+/* Read the key afresh and apply it; the watch restarts after the read's revision. */
+static int resync(struct agent *a)
+{
+	struct fl_range r;
+	char err[256];
+	int rc = fl_range(a->etcd, a->key, false, &r, err, sizeof(err));
+
+	if (rc < 0) {
+		logf_("etcd read %s: %s", a->key, err);
+		return rc;
+	}
+	if (r.count == 0)
+		logf_("no membership at %s yet (revision %" PRId64 ")", a->key, r.revision);
+	else
+		rc = apply(a, r.kvs[0].mod_revision, r.kvs[0].value, r.kvs[0].value_len);
+	a->watch_from = r.revision + 1;
+	fl_range_clear(&r);
+	return rc < 0 ? 0 : 0; /* a lost router is seen by the main loop */
+}
+
+/* Drain what the watch has (waiting up to @p wait_ms for the first) and apply the newest. */
+static int watch_step(struct agent *a, int wait_ms)
+{
+	struct fl_event ev, last = {0};
+	bool have = false;
+	char err[256];
+	int rc;
+
+	while ((rc = fl_watch_next(a->watch, have ? 0 : wait_ms, &ev, err, sizeof(err))) == 1) {
+		if (ev.type == FL_EV_COMPACTED) {
+			logf_("watch from %" PRId64 " compacted (at %" PRId64 "): reading afresh",
+			      a->watch_from, ev.compact_revision);
+			fl_event_clear(&ev);
+			fl_event_clear(&last);
+			return -ESTALE;
+		}
+		a->watch_from = ev.kv.mod_revision + 1;
+		if (ev.type == FL_EV_DELETE) {
+			refuse(a, ev.kv.mod_revision,
+			       "the membership key was deleted; the router keeps its last one");
+			fl_event_clear(&ev);
+			continue;
+		}
+		fl_event_clear(&last);
+		last = ev; /* only the newest revision is applied, never the ones between */
+		have = true;
+		wait_ms = 0;
+	}
+	if (rc < 0)
+		logf_("etcd watch: %s", err);
+	if (have && apply(a, last.kv.mod_revision, last.kv.value, last.kv.value_len) < 0)
+		rc = rc < 0 ? rc : 0;
+	fl_event_clear(&last);
+	return rc < 0 ? rc : 0;
+}
+
+static int keepalive(struct agent *a)
+{
+	char err[256];
+	int ttl, rc;
+
+	if (a->lease == 0)
+		return 0;
+	rc = fl_lease_keepalive(a->etcd, a->lease, &ttl, err, sizeof(err));
+	if (rc == -ENOENT) {
+		logf_("lease expired: registering again");
+		a->lease = 0;
+		a->rep_dirty = true;
+		return 0;
+	}
+	if (rc < 0)
+		logf_("etcd keepalive: %s", err);
+	return rc;
+}
+
+/* One connected period: resync, watch, keep the lease; returns when something broke. */
+static void serve(struct agent *a)
+{
+	int rc;
+
+	if (resync(a) < 0 || register_self(a) < 0)
+		return;
+	a->watch = fl_watch_open(a->etcd, a->key, a->watch_from);
+	if (a->watch == NULL)
+		return;
+	a->backoff_ms = BACKOFF_MIN_MS;
+	a->next_keepalive = now_ms(CLOCK_MONOTONIC) + (uint64_t)a->o.ttl_s * 1000 / 3;
+	a->next_ping = now_ms(CLOCK_MONOTONIC) + PING_MS;
+	while (!stop && a->fd >= 0) {
+		rc = watch_step(a, 200);
+		if (rc < 0)
+			break;
+		if (a->fd < 0)
+			break;
+		if (register_self(a) < 0)
+			break;
+		if (now_ms(CLOCK_MONOTONIC) >= a->next_keepalive) {
+			if (keepalive(a) < 0)
+				break;
+			a->next_keepalive =
+				now_ms(CLOCK_MONOTONIC) + (uint64_t)a->o.ttl_s * 1000 / 3;
+		}
+		if (now_ms(CLOCK_MONOTONIC) >= a->next_ping) {
+			int64_t was = a->epoch;
+
+			if (router_read_epoch(a, "epoch") < 0)
+				break;
+			if (a->epoch != was)
+				a->rep_dirty = true;
+			a->next_ping = now_ms(CLOCK_MONOTONIC) + PING_MS;
+		}
+	}
+	fl_watch_close(a->watch);
+	a->watch = NULL;
+}
+
+static int parse_opts(int argc, char **argv, struct opts *o)
+{
+	static const struct option longs[] = {
+		{"etcd", required_argument, NULL, 'e'},
+		{"cluster", required_argument, NULL, 'c'},
+		{"name", required_argument, NULL, 'n'},
+		{"socket", required_argument, NULL, 's'},
+		{"prefix", required_argument, NULL, 'p'},
+		{"ttl", required_argument, NULL, 't'},
+		{"timeout", required_argument, NULL, 'T'},
+		{NULL, 0, NULL, 0},
+	};
+	int c;
+
+	o->prefix = "/ringway";
+	o->ttl_s = 10;
+	o->timeout_ms = 3000;
+	o->socket = CTL_DEFAULT_SOCKET;
+	while ((c = getopt_long(argc, argv, "", longs, NULL)) != -1) {
+		switch (c) {
+		case 'e':
+			o->etcd = optarg;
+			break;
+		case 'c':
+			o->cluster = optarg;
+			break;
+		case 'n':
+			o->name = optarg;
+			break;
+		case 's':
+			o->socket = optarg;
+			break;
+		case 'p':
+			o->prefix = optarg;
+			break;
+		case 't':
+			o->ttl_s = atoi(optarg);
+			break;
+		case 'T':
+			o->timeout_ms = atoi(optarg);
+			break;
+		default:
+			return -1;
+		}
+	}
+	if (o->etcd == NULL || o->cluster == NULL || o->name == NULL || optind != argc ||
+	    o->ttl_s < 2 || o->ttl_s > 3600 || o->timeout_ms < 100)
+		return -1;
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct agent a = {.fd = -1, .backoff_ms = BACKOFF_MIN_MS};
+
+	if (parse_opts(argc, argv, &a.o) < 0) {
+		fprintf(stderr,
+			"usage: ringway-sync --etcd URL[,URL...] --cluster NAME --name ROUTER "
+			"[--socket PATH] [--prefix /ringway] [--ttl S (10)] [--timeout MS "
+			"(3000)]\n");
+		return 2;
+	}
+	if (fl_key_membership(a.o.prefix, a.o.cluster, a.key) < 0 ||
+	    fl_key_router(a.o.prefix, a.o.cluster, a.o.name, a.self) < 0 || *a.o.name == '\0') {
+		fprintf(stderr, "ringway-sync: bad --prefix, --cluster or --name\n");
+		return 2;
+	}
+	signal(SIGPIPE, SIG_IGN);
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	if (fl_global_init() < 0 || (a.etcd = fl_client_new(a.o.etcd, a.o.timeout_ms)) == NULL) {
+		fprintf(stderr, "ringway-sync: bad --etcd '%s'\n", a.o.etcd);
+		return 2;
+	}
+	logf_("watching %s on %s for router %s", a.key, a.o.etcd, a.o.name);
+	while (!stop) {
+		if (a.fd < 0 && router_connect(&a) < 0) {
+			backoff(&a);
+			continue;
+		}
+		serve(&a);
+		if (!stop)
+			backoff(&a);
+	}
+	router_close(&a);
+	fl_client_free(a.etcd);
+	return 0;
+}
