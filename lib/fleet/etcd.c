@@ -641,10 +641,13 @@ static int parse_pending(struct fl_watch *w, struct fl_event *ev, char *err, siz
 	int rc;
 
 	for (;;) {
-		char *start = w->in.p + w->off, *nl;
+		char *start, *nl;
 
 		if ((rc = pop_event(w, ev)) != 0)
 			return rc < 0 ? fail(err, errlen, rc, "watch: malformed event") : rc;
+		if (w->in.p == NULL)
+			return 0;
+		start = w->in.p + w->off;
 		if (w->in.len <= w->off || (nl = memchr(start, '\n', w->in.len - w->off)) == NULL)
 			break;
 		w->off = (size_t)(nl - w->in.p) + 1;

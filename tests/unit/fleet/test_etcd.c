@@ -91,8 +91,12 @@ static void serve(int fd)
 
 	pthread_mutex_lock(&srv.mu);
 	read_request(fd);
-	if (srv.pos < srv.nsteps)
+	if (srv.pos < srv.nsteps) {
 		st = srv.steps[srv.pos++];
+		/* our own copies: the test may reset the script while we still write */
+		for (int i = 0; i < 4; i++)
+			st.chunk[i] = st.chunk[i] ? strdup(st.chunk[i]) : NULL;
+	}
 	pthread_mutex_unlock(&srv.mu);
 	/* A hang lasts until the client gives up (closes) or 3 s pass. */
 	for (int i = 0; st.hang && i < 300 && !srv.stop; i++) {
@@ -108,6 +112,8 @@ static void serve(int fd)
 		if (write(fd, st.chunk[i], strlen(st.chunk[i])) < 0)
 			break;
 	}
+	for (int i = 0; i < 4; i++)
+		free(st.chunk[i]);
 	close(fd);
 }
 
@@ -442,6 +448,7 @@ static void test_failover(void **state)
 	reply(200, "{\"header\":{\"revision\":\"6\"}}");
 	assert_int_equal(fl_range(c, "k", false, &r, err, sizeof(err)), 0);
 	assert_int_equal(r.revision, 5);
+	fl_range_clear(&r);
 	{
 		char want[64];
 
@@ -450,6 +457,7 @@ static void test_failover(void **state)
 	}
 	assert_int_equal(fl_range(c, "k", false, &r, err, sizeof(err)), 0);
 	assert_int_equal(r.revision, 6);
+	fl_range_clear(&r);
 	/* an etcd error is not a reason to move on */
 	reply(500, "{\"error\":\"x\",\"message\":\"etcdserver: leader changed\",\"code\":14}");
 	assert_int_equal(fl_range(c, "k", false, &r, err, sizeof(err)), -EIO);
