@@ -4,7 +4,10 @@
 # namespace. Nothing is created in, or routed through, the host's own namespace: every veth
 # is created inside the fabric namespace with its peer placed straight into its namespace.
 #
-#   scripts/sandbox.sh up     [--nodes K] [--prefix NAME] [--no-huge] [--hugepages N]
+#   scripts/sandbox.sh up     [--nodes K] [--routers R] [--prefix NAME] [--no-huge] [--hugepages N]
+#       (--routers R, default 1: routers 2..R in namespaces <prefix>-router2.. at 198.18.0.2..,
+#        each with its own DPDK file prefix rw-<prefix>-rI, control socket and state file;
+#        router-start, router-stop and config take --router I for them)
 #   scripts/sandbox.sh down   [--prefix NAME]
 #   scripts/sandbox.sh status [--prefix NAME]
 #   scripts/sandbox.sh exec   [--prefix NAME] ROLE CMD...      ROLE: client router fabric nodeI
@@ -41,6 +44,8 @@ prog=$(basename "$0")
 run_root=/run/ringway-sandbox
 prefix=rw
 nodes=4
+routers=1
+router_sel=1
 huge_pages=256
 force_nohuge=0
 subnet_len=15
@@ -57,6 +62,8 @@ die() {
 note() { echo "sandbox[$prefix]: $*" >&2; }
 
 node_ip() { echo "198.18.1.$1"; }
+# rsuf I: the suffix of router I's names ("" for router 1, which keeps the old ones).
+rsuf() { [ "$1" = 1 ] && echo "" || echo "$1"; }
 ns_name() { echo "$prefix-$1"; }
 
 # nsx ROLE CMD...: run CMD inside the namespace of ROLE.
@@ -146,6 +153,7 @@ wait_node() {
 cmd_up() {
 	[ "$(id -u)" -eq 0 ] || die "must run as root"
 	[ "$nodes" -ge 1 ] && [ "$nodes" -le 200 ] || die "--nodes must be 1..200"
+	[ "$routers" -ge 1 ] && [ "$routers" -le 9 ] || die "--routers must be 1..9"
 	if [ -d "$(state_dir)" ] || ip netns list | grep -q "^$prefix-"; then
 		note "removing a leftover sandbox of the same prefix"
 		cmd_down
@@ -190,6 +198,18 @@ cmd_up() {
 	make_ns router
 	attach router r0
 	echo "ROUTER_MAC=$(cat_mac router)" >>"$(state_dir)/env"
+	echo "ROUTERS=$routers" >>"$(state_dir)/env"
+	local r
+	for r in $(seq 2 "$routers"); do
+		make_ns "router$r"
+		attach "router$r" "r$r"
+		{
+			echo "ROUTER${r}_IP=198.18.0.$r"
+			echo "NS_ROUTER$r=$(ns_name "router$r")"
+			echo "ROUTER${r}_MAC=$(cat_mac "router$r")"
+			echo "FILE_PREFIX$r=rw-$prefix-r$r"
+		} >>"$(state_dir)/env"
+	done
 
 	: >"$(state_dir)/nodes"
 	local i
@@ -242,10 +262,15 @@ kill_ns_pids() {
 cmd_down() {
 	local sd ns n f cur
 	sd=$(state_dir)
-	# The router first, so that it can print its counters and release its memory.
+	# The routers first, so that they can print their counters and release their memory.
 	if [ -f "$sd/router.pid" ]; then
 		cmd_router_stop >/dev/null 2>&1 || true
 	fi
+	for f in "$sd"/router[0-9]*.pid; do
+		[ -f "$f" ] || continue
+		n=${f##*/router}
+		router_sel=${n%.pid} cmd_router_stop >/dev/null 2>&1 || true
+	done
 	# A ringway killed with SIGKILL leaves its XDP program on the router's veth (the next
 	# ringway start would replace it); deleting the namespace removes the veth and the
 	# program with it, say so and detach it first so that nothing outlives `down`.
@@ -255,7 +280,7 @@ cmd_down() {
 	fi
 	{
 		[ -f "$sd/namespaces" ] && cat "$sd/namespaces"
-		ip netns list 2>/dev/null | awk '{print $1}' | grep -E "^$prefix-(fabric|client|router|node[0-9]+)\$" || true
+		ip netns list 2>/dev/null | awk '{print $1}' | grep -E "^$prefix-(fabric|client|router[0-9]*|node[0-9]+)\$" || true
 	} | sort -u | while read -r ns; do
 		[ -n "$ns" ] || continue
 		kill_ns_pids "$ns"
@@ -271,6 +296,9 @@ cmd_down() {
 	fi
 	rm -rf "$sd"
 	rm -rf "/var/run/dpdk/rw-$prefix"
+	for f in /var/run/dpdk/rw-"$prefix"-r[0-9]*; do
+		[ -e "$f" ] && rm -rf "$f"
+	done
 	note "down"
 }
 
@@ -324,6 +352,7 @@ cmd_router_start() {
 		--config) conf=$2; shift 2 ;;
 		--lcores) lcores=$2; shift 2 ;;
 		--port) port=$2; shift 2 ;;
+		--router) router_sel=$2; shift 2 ;;
 		--) shift; extra=("$@"); break ;;
 		*) die "router-start: unknown argument $1" ;;
 		esac
@@ -332,6 +361,16 @@ cmd_router_start() {
 	[ -f "$conf" ] || die "router-start: --config FILE needed"
 	# shellcheck disable=SC1091
 	. "$sd/env"
+	local rs
+	rs=$(rsuf "$router_sel")
+	if [ -n "$rs" ]; then
+		[ "$router_sel" -le "${ROUTERS:-1}" ] 2>/dev/null || die "no router $router_sel (up --routers)"
+		[ "$port" = af_packet ] || die "router-start: routers 2.. run on af_packet only"
+		NS_ROUTER=NS_ROUTER$rs
+		NS_ROUTER=${!NS_ROUTER}
+		FILE_PREFIX=FILE_PREFIX$rs
+		FILE_PREFIX=${!FILE_PREFIX}
+	fi
 	case $port in
 	af_packet)
 		# DPDK alone owns the router address (a leftover from an af_xdp run goes).
@@ -353,13 +392,13 @@ cmd_router_start() {
 	[[ $lcores == *@* ]] && lc=(--lcores "$lcores")
 	ip netns exec "$NS_ROUTER" "$bin" "${lc[@]}" --no-pci $EAL_MEM --file-prefix "$FILE_PREFIX" \
 		--vdev "$vdev" "${extra[@]}" -- --config "$conf" \
-		>"$sd/router.log" 2>&1 &
-	echo $! >"$sd/router.pid"
+		>"$sd/router$rs.log" 2>&1 &
+	echo $! >"$sd/router$rs.pid"
 	sock=/var/run/dpdk/$FILE_PREFIX/dpdk_telemetry.v2
 	for t in $(seq 1 150); do
-		if ! kill -0 "$(cat "$sd/router.pid")" 2>/dev/null; then
-			cat "$sd/router.log" >&2
-			rm -f "$sd/router.pid"
+		if ! kill -0 "$(cat "$sd/router$rs.pid")" 2>/dev/null; then
+			cat "$sd/router$rs.log" >&2
+			rm -f "$sd/router$rs.pid"
 			die "router exited during start-up (log above)"
 		fi
 		[ -S "$sock" ] && break
@@ -378,16 +417,23 @@ cmd_router_start() {
 		grep -q '^ringway: serving' "$sd/router.log" 2>/dev/null ||
 			note "router did not report serving within 15 s (log $sd/router.log)"
 	fi
-	printf 'ROUTER_TELEMETRY=%s\nPORT=%s\n' "$sock" "$port" >"$sd/router.env"
-	note "router pid $(cat "$sd/router.pid") on $port, log $sd/router.log"
+	printf 'ROUTER_TELEMETRY=%s\nPORT=%s\n' "$sock" "$port" >"$sd/router$rs.env"
+	note "router$rs pid $(cat "$sd/router$rs.pid") on $port, log $sd/router$rs.log"
 }
 
 # router-stop: SIGINT, wait for the exit counters, print the log; exit status is the router's.
 cmd_router_stop() {
-	local sd pid t rc=0
+	local sd pid t rc=0 rs
 	sd=$(state_dir)
-	[ -f "$sd/router.pid" ] || { note "router not running"; return 0; }
-	pid=$(cat "$sd/router.pid")
+	while [ $# -gt 0 ]; do
+		case $1 in
+		--router) router_sel=$2; shift 2 ;;
+		*) die "router-stop: unknown argument $1" ;;
+		esac
+	done
+	rs=$(rsuf "$router_sel")
+	[ -f "$sd/router$rs.pid" ] || { note "router$rs not running"; return 0; }
+	pid=$(cat "$sd/router$rs.pid")
 	kill -INT "$pid" 2>/dev/null || true
 	for t in $(seq 1 100); do
 		kill -0 "$pid" 2>/dev/null || break
@@ -399,8 +445,8 @@ cmd_router_stop() {
 		rc=1
 	fi
 	wait "$pid" 2>/dev/null || true
-	rm -f "$sd/router.pid"
-	cat "$sd/router.log"
+	rm -f "$sd/router$rs.pid"
+	cat "$sd/router$rs.log"
 	return $rc
 }
 
@@ -418,11 +464,18 @@ cmd_config() {
 		--request-ms) request_ms=$2; shift 2 ;;
 		--static-macs) static=1; shift ;;
 		--members) members=$2; shift 2 ;;
+		--router) router_sel=$2; shift 2 ;;
 		*) die "config: unknown argument $1" ;;
 		esac
 	done
 	# shellcheck disable=SC1091
 	. "$sd/env"
+	local rs
+	rs=$(rsuf "$router_sel")
+	if [ -n "$rs" ]; then
+		ROUTER_IP=ROUTER${rs}_IP
+		ROUTER_IP=${!ROUTER_IP:?no router $router_sel (up --routers)}
+	fi
 	cat <<EOF
 # ringway configuration for sandbox $prefix (generated by scripts/sandbox.sh config;
 # format: config/ringway.conf). The router's MAC is its af_packet port's (the veth's).
@@ -444,8 +497,8 @@ arp_retry_ms = 100
 arp_attempts = 5
 
 [control]
-socket = $sd/control.sock
-state_file = $sd/state
+socket = $sd/control$rs.sock
+state_file = $sd/state$rs
 EOF
 	members=${members:-$NODES}
 	[[ $members =~ ^[0-9]+$ ]] && [ "$members" -ge 1 ] && [ "$members" -le "$NODES" ] ||
@@ -471,6 +524,7 @@ args=()
 while [ $# -gt 0 ]; do
 	case $1 in
 	--nodes) nodes=$2; shift 2 ;;
+	--routers) routers=$2; shift 2 ;;
 	--prefix) prefix=$2; shift 2 ;;
 	--no-huge) force_nohuge=1; shift ;;
 	--hugepages) huge_pages=$2; shift 2 ;;
@@ -479,6 +533,7 @@ while [ $# -gt 0 ]; do
 done
 [[ $prefix =~ ^[a-z][a-z0-9]{0,11}$ ]] || die "--prefix must be 1-12 of [a-z0-9], starting with a letter"
 [[ $nodes =~ ^[0-9]+$ ]] || die "--nodes must be a number"
+[[ $routers =~ ^[0-9]+$ ]] || die "--routers must be a number"
 
 case $cmd in
 up) cmd_up ;;
@@ -490,7 +545,7 @@ exec)
 	exec ip netns exec "$(ns_name "$role")" "${args[@]:1}"
 	;;
 router-start) cmd_router_start "${args[@]}" ;;
-router-stop) cmd_router_stop ;;
+router-stop) cmd_router_stop "${args[@]}" ;;
 config) cmd_config "${args[@]}" ;;
 *) die "unknown command $cmd (up|down|status|exec|router-start|router-stop|config)" ;;
 esac
