@@ -42,6 +42,8 @@ static void usage(FILE *f)
 		"[ARG...]\n"
 		"       ringwayctl [OPTIONS] -      (commands from stdin, one per line)\n"
 		"       ringwayctl [OPTIONS] replace  (member lines from stdin)\n"
+		"       ringwayctl --etcd URL[,URL] --cluster NAME ...  (the fleet's membership in "
+		"etcd: README, \"Running a fleet of routers\")\n"
 		"commands:\n%s"
 		"socket: --socket, else $RINGWAY_SOCKET, else %s\n"
 		"exit: 0 OK, 1 ERROR reply, 2 usage or connection error\n",
