@@ -159,6 +159,10 @@ enum key_kind {
 	  "2048",                                                                                  \
 	  "KiB of merged multi-get replies a worker buffers (pool mbufs); past it new "            \
 	  "multi-gets are refused")                                                                \
+	_(TABLES, "multiget_send_burst", K_U32, C(tables.multiget_send_burst), 0, 1, 65535, 0,     \
+	  "256",                                                                                   \
+	  "merged multi-get reply datagrams a worker offers its TX queue per poll; what the "      \
+	  "queue does not take waits for the next poll")                                           \
 	_(CONTROL, "socket", K_PATH, C(control.socket), 0, 0, SUN_PATH_MAX, 0, CTL_DEFAULT_SOCKET, \
 	  "management socket (Unix stream, mode 0600)")                                            \
 	_(CONTROL, "state_file", K_PATH, C(control.state_file), 0, 0, RW_CFG_PATH_MAX - 1, 0,      \
@@ -1142,10 +1146,31 @@ static int check_tables(struct loader *l)
 {
 	const struct rw_cfg_tables *t = &l->cfg->tables;
 
+	const struct rw_cfg_router *r = &l->cfg->router;
+	unsigned int gen = dp_generation_bits(t->request_slots, r->reply_port_count, 1);
+	uint32_t dgrams = dp_mget_datagrams_max(t->multiget_buffer_kb * 1024u, r->mtu);
+
 	if (t->burst > t->rx_desc || t->burst > t->tx_desc)
 		return fail(l, line_of(l, SEC_TABLES, "burst"),
 			    "key 'burst' in [tables]: %u is more than rx_desc (%u) or tx_desc (%u)",
 			    t->burst, t->rx_desc, t->tx_desc);
+	/* With one worker; more workers split the reply ports and need more (checked at start,
+	 * when their number is known). */
+	if (gen < DP_GEN_BITS_MIN)
+		return fail(
+			l, line_of(l, SEC_TABLES, "request_slots"),
+			"keys 'request_slots' in [tables] and 'reply_port_count' in [router]: "
+			"%u slots over %u reply ports leave %u generation bits in a request id, "
+			"at least %u are needed (request_slots at most 16 x reply_port_count / "
+			"workers)",
+			t->request_slots, r->reply_port_count, gen, DP_GEN_BITS_MIN);
+	if (dgrams > DP_REPLY_DATAGRAMS_MAX)
+		return fail(
+			l, line_of(l, SEC_TABLES, "multiget_buffer_kb"),
+			"keys 'multiget_buffer_kb' in [tables] and 'mtu' in [router]: the largest "
+			"merged multi-get reply (%u KiB in datagrams of mtu %u) would take %u "
+			"datagrams, more than the %u a frame header can number",
+			t->multiget_buffer_kb, r->mtu, dgrams, DP_REPLY_DATAGRAMS_MAX);
 	return 0;
 }
 

@@ -118,6 +118,7 @@ struct rw_cfg_tables {
 	uint32_t neighbours;
 	uint32_t multiget_inflight;
 	uint32_t multiget_buffer_kb;
+	uint32_t multiget_send_burst;
 };
 
 /** [control] */

@@ -396,6 +396,7 @@ static void dp_config_from(struct dp_config *d, uint16_t nw, const unsigned int 
 	d->mtu = cfg.router.mtu;
 	d->mget_max = cfg.tables.multiget_inflight;
 	d->mget_bytes = cfg.tables.multiget_buffer_kb * 1024u;
+	d->mget_send_burst = cfg.tables.multiget_send_burst;
 	d->arp_retry_ms = cfg.timeouts.arp_retry_ms;
 	d->arp_attempts = cfg.timeouts.arp_attempts;
 	d->arp_lifetime_s = cfg.timeouts.arp_lifetime_s;
@@ -511,6 +512,14 @@ static void start_dataplane(const struct start *st, const struct ctl_engine *eng
 	int rc;
 
 	dp_config_from(&dcfg, st->n_workers, st->lcores, the_pool, st->offload);
+	if (dp_generation_bits(dcfg.slots, dcfg.reply_port_count, st->n_workers) < DP_GEN_BITS_MIN)
+		fatal("request_slots %u in [tables] over reply_port_count %u in [router] shared by "
+		      "%u workers leave %u generation bits in a request id, at least %u are "
+		      "needed: "
+		      "lower request_slots or raise reply_port_count",
+		      dcfg.slots, dcfg.reply_port_count, st->n_workers,
+		      dp_generation_bits(dcfg.slots, dcfg.reply_port_count, st->n_workers),
+		      DP_GEN_BITS_MIN);
 	the_dp = dp_create(&dcfg);
 	if (the_dp == NULL)
 		fatal("cannot create the data plane: %s", strerror(errno));

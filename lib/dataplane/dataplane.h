@@ -40,6 +40,7 @@
 
 #include <rte_mbuf.h>
 
+#include "mcproto.h"
 #include "placement.h"
 
 #ifdef __cplusplus
@@ -84,6 +85,7 @@ extern "C" {
 	_(MGET_OVERFLOW, "multiget_overflow") /* merged reply over the buffer: SERVER_ERROR */    \
 	_(MGET_DATAGRAMS, "multiget_datagrams") /* merged reply datagrams the NIC took */         \
 	_(MGET_TX_FAILED, "multiget_tx_failed") /* sub-requests / merged datagrams TX refused */  \
+	_(MGET_TX_WAITS, "multiget_tx_waits") /* polls a merged reply waited for TX room */       \
 	_(CTL_TX, "ctl_tx")             /* packets sent for the control lcore (ARP requests) */   \
 	_(POLLS, "polls")               /* loop iterations */                                     \
 	_(IDLE_POLLS, "idle_polls")     /* iterations that found no packet */                     \
@@ -123,7 +125,11 @@ enum dp_counter {
 	_(REPLY_WRONG_SOURCE, "reply_wrong_source") /* reply from another address than asked */   \
 	_(REPLY_STALE, "reply_stale")           /* request id does not match the slot */          \
 	_(REPLY_BAD_FRAME, "reply_bad_frame")   /* short frame, seq >= total, total changed */    \
-	_(VLAN_MISMATCH, "vlan_mismatch")       /* reply tagged unlike the client's request */    \
+	_(REPLY_WRONG_MAC, "reply_wrong_mac")   /* node's address, not its Ethernet source */     \
+	_(REPLY_UNKNOWN_SOURCE, "reply_unknown_source") /* for another worker, not from a node */ \
+	_(REPLY_DUPLICATE, "reply_duplicate")   /* datagram seq of a reply that already passed */ \
+	_(REPLY_SEQ_AHEAD, "reply_seq_ahead")   /* seq 64+ past the reply's first missing one */  \
+	_(VLAN_MISMATCH, "vlan_mismatch")       /* reply's VLAN id unlike the client's request */ \
 	_(HANDOFF_FULL, "handoff_full")         /* owner worker's hand-off ring full */           \
 	_(BAD_ARP, "bad_arp")                   /* malformed ARP, or ARP not for the router */    \
 	_(TX_FULL, "tx_full")                   /* TX queue did not take the packet */
@@ -185,8 +191,52 @@ struct dp_config {
 				        datagrams of min(1400, mtu - 28) UDP payload bytes */
 	uint32_t mget_max;         /**< multi-gets split and in flight per worker (0: none are
 				        split, multi-node multi-gets are refused) */
-	uint32_t mget_bytes;       /**< bytes of merged replies a worker may buffer */
+	uint32_t mget_bytes;       /**< bytes of merged replies a worker may buffer (items being
+				        merged and merged replies still to send) */
+	uint32_t mget_send_burst;  /**< merged reply datagrams a worker offers its TX queue per
+				        poll (what the queue does not take waits for the next) */
 };
+
+/** Fewest generation bits a request id keeps (the bits the reply port cannot name a slot
+ *  with take the rest): a late or forged reply must not match a slot's current use by luck. */
+#define DP_GEN_BITS_MIN 12
+
+/** Generation bits of a request id with @p slots slots per worker and @p reply_port_count reply
+ *  ports shared by @p n_workers workers (both powers of two). */
+static inline unsigned int dp_generation_bits(uint32_t slots, uint32_t reply_port_count,
+					      uint32_t n_workers)
+{
+	unsigned int s = 0, p = 0;
+
+	while ((slots >> s) > 1)
+		s++;
+	while (n_workers != 0 && (reply_port_count / n_workers >> p) > 1)
+		p++;
+	return s > p ? 16 - (s - p) : 16;
+}
+
+/** Most datagrams a merged multi-get reply may take (the frame header's total is 16 bits). */
+#define DP_REPLY_DATAGRAMS_MAX 65535
+
+/** Longest miss line a merged meta reply rebuilds for a silent node: "EN", " O" and the
+ *  client's opaque, " k" and the key, " b", "\r\n". */
+#define DP_MGET_MISS_MAX (2 + 2 + MC_OPAQUE_MAX + 2 + MC_KEY_MAX + 2 + 2)
+
+/** Datagrams of the largest merged multi-get reply a worker can send with a buffer of
+ *  @p mget_bytes bytes and an IP MTU of @p mtu (0 = 1500): the buffer's items, every key's
+ *  miss line and the terminator, in datagrams of min(1400, mtu - 28) bytes less the frame
+ *  header. */
+static inline uint32_t dp_mget_datagrams_max(uint32_t mget_bytes, uint32_t mtu)
+{
+	uint64_t udp = (mtu != 0 ? mtu : 1500) - 28;
+	uint64_t bytes = (uint64_t)mget_bytes + (uint64_t)MC_MAX_KEYS * DP_MGET_MISS_MAX + 64;
+	uint64_t body;
+
+	if (udp > MC_UDP_PAYLOAD_MAX)
+		udp = MC_UDP_PAYLOAD_MAX;
+	body = udp - MC_FRAME_HDR_LEN;
+	return (uint32_t)((bytes + body - 1) / body);
+}
 
 /** Set @p cfg to defaults (listen 11211, 4096 slots, 1 s timeout, ...); addresses zero. */
 void dp_config_defaults(struct dp_config *cfg);

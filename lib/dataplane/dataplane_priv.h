@@ -72,17 +72,60 @@ struct dp_endpoint {
 	char name[PL_NAME_MAX + 1];
 } __rte_cache_aligned;
 
+/* A member endpoint by address:port in a view's source table (open addressing, linear
+ * probing, at most half full): key dp_src_key(), 0 = empty. */
+struct dp_src {
+	uint64_t key;
+	uint32_t ep;
+};
+
 /* A worker's replica of the placement: immutable once published. */
 struct dp_view {
 	struct pl_placement *pl; /* NUMA-local clone */
 	uint64_t epoch;
+	struct dp_src *src; /* the members' endpoints by source, src_mask + 1 entries */
+	uint32_t src_mask;
 	uint32_t n;              /* members */
 	uint32_t ep[];           /* member index -> endpoint index */
 };
 
+static inline uint64_t dp_src_key(uint32_t ip, uint16_t port)
+{
+	return ((uint64_t)ip << 16 | port) + 1;
+}
+
+static inline uint32_t dp_src_hash(uint64_t key, uint32_t mask)
+{
+	return (uint32_t)((key * UINT64_C(0x9e3779b97f4a7c15)) >> 32) & mask;
+}
+
+/* The endpoint of the member at @p ip (network order) : @p port (host order) in @p v, or -1:
+ * the reply path's check that a datagram comes from a node before it costs another worker
+ * anything. */
+static inline int64_t dp_view_find_src(const struct dp_view *v, uint32_t ip, uint16_t port)
+{
+	uint64_t key = dp_src_key(ip, port);
+	uint32_t h = dp_src_hash(key, v->src_mask);
+
+	while (v->src[h].key != 0) {
+		if (v->src[h].key == key)
+			return v->src[h].ep;
+		h = (h + 1) & v->src_mask;
+	}
+	return -1;
+}
+
+/* Datagrams of a one-message reply tracked past the first one missing (dp_slot.seq_seen). */
+#define DP_SEQ_WINDOW 64
+
 /* One request in flight. tsc == 0: free. */
 struct dp_slot {
 	uint64_t tsc;
+	/* One-message reply: bit i = datagram seq_base + i passed (bit 0 is always clear:
+	 * seq_base is the first datagram missing). Bounded at DP_SEQ_WINDOW whatever the reply's
+	 * size: a datagram further ahead is dropped (reply_seq_ahead); a reply with a gap that
+	 * long has lost a datagram, and its client drops it whole anyway. */
+	uint64_t seq_seen;
 	uint32_t client_ip;  /* network order, as are the ports below */
 	uint32_t node_ip;
 	uint16_t client_port;
@@ -93,7 +136,7 @@ struct dp_slot {
 	uint16_t vlan_tci;   /* network order */
 	uint16_t total;      /* datagrams in the reply, 0 until the first arrives */
 	union {
-		uint16_t passed; /* one-message reply: datagrams returned */
+		uint16_t seq_base; /* one-message reply: datagrams 0..seq_base-1 all passed */
 		uint16_t mget;   /* multi == DP_MULTI_MGET: the multi-get context it answers */
 	};
 	uint32_t ep;
@@ -147,7 +190,8 @@ struct dp_mget_frag {
  * A multi-get being merged: the client's addressing; the items the nodes sent, copied in
  * arrival order into a stream of pool mbufs, with where each key's item lies (frag); the
  * sub-requests, one per node. At the end the items are copied in the request's key order
- * into the datagrams sent. tsc == 0: free. Worker-owned.
+ * into the datagrams to send (out), which leave a burst at a time as the TX queue has room
+ * (the send list). tsc == 0: free. Worker-owned.
  */
 struct dp_mget {
 	uint64_t tsc;
@@ -167,6 +211,10 @@ struct dp_mget {
 	uint16_t prev, next;  /* live list, oldest first */
 	uint32_t noop_opaque; /* binary: the NOOP request's opaque */
 	struct dp_chain stream;
+	struct dp_chain out;  /* the merged reply's datagrams not sent yet (on the send list) */
+	uint16_t out_seq;     /* seq of out.first */
+	uint16_t out_total;   /* datagrams of the whole merged reply */
+	uint16_t send_next;   /* send list, oldest first */
 	struct rte_mbuf *req; /* the client's request: keys are compared with its bytes */
 	uint16_t req_off;     /* its UDP payload: offset in the mbuf's data, length */
 	uint16_t req_len;
@@ -261,6 +309,8 @@ struct dp_worker {
 	uint16_t *mget_free;
 	uint32_t n_mget_free;
 	uint16_t mget_head, mget_tail;
+	uint16_t send_head, send_tail; /* merged replies being sent, oldest first */
+	uint32_t mget_send_burst;      /* merged datagrams offered to the TX queue per poll */
 	uint64_t mget_bytes;
 	uint64_t mget_bytes_peak;
 	uint64_t mget_bytes_max;
@@ -313,6 +363,9 @@ void dp_mget_reply(struct dp_worker *w, struct rte_mbuf *m, struct dp_pkt *pk, u
 void dp_mget_slot_expired(struct dp_worker *w, uint32_t s);
 /* Send the merged replies whose time is up. */
 void dp_mget_expire(struct dp_worker *w);
+/* Offer the TX queue up to mget_send_burst datagrams of the merged replies waiting on the
+ * send list; what it does not take waits for the next poll. */
+void dp_mget_send(struct dp_worker *w);
 /* Allocate / free a worker's contexts (control lcore). */
 int dp_mget_init(struct dp_worker *w, const struct dp_config *c, int socket);
 void dp_mget_free(struct dp_worker *w);

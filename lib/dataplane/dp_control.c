@@ -8,12 +8,14 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <stdalign.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <rte_cycles.h>
 #include <rte_malloc.h>
+#include <rte_random.h>
 #include <rte_telemetry.h>
 
 #include "dataplane_priv.h"
@@ -144,6 +146,7 @@ void dp_config_defaults(struct dp_config *cfg)
 	cfg->mtu = 1500;
 	cfg->mget_max = 128;
 	cfg->mget_bytes = 2u << 20;
+	cfg->mget_send_burst = 256;
 }
 
 static bool is_pow2(uint64_t v)
@@ -178,6 +181,10 @@ static int config_check(const struct dp_config *c)
 	    c->neighbours == 0 || c->arp_attempts == 0)
 		return -EINVAL;
 	if (c->mget_max >= DP_NO_MGET || (c->mtu != 0 && (c->mtu < 576 || c->mtu > 9000)))
+		return -EINVAL;
+	if (dp_generation_bits(c->slots, c->reply_port_count, c->n_workers) < DP_GEN_BITS_MIN ||
+	    dp_mget_datagrams_max(c->mget_bytes, c->mtu) > DP_REPLY_DATAGRAMS_MAX ||
+	    c->mget_send_burst == 0)
 		return -EINVAL;
 	return 0;
 }
@@ -281,9 +288,11 @@ static struct dp_worker *worker_new(struct dp *dp, uint16_t id, uint32_t inst)
 		worker_free(w);
 		return NULL;
 	}
+	/* Generations start at random per slot: the first request ids are not predictable. */
 	for (uint32_t s = 0; s < c->slots; s++) {
 		w->free_fifo[s] = s;
 		w->slots[s].parser = DP_NO_PARSER;
+		w->slots[s].gen = (uint16_t)(rte_rand() & (0xffffu >> w->slot_lo_bits));
 	}
 	w->free_head = 0;
 	w->free_tail = c->slots;
@@ -295,16 +304,8 @@ struct dp *dp_create(const struct dp_config *cfg)
 	struct dp *dp;
 	size_t rcu_size;
 	uint32_t inst = atomic_fetch_add(&dp_instances, 1);
-	uint32_t ppw;
 
 	if (cfg == NULL || config_check(cfg) != 0) {
-		errno = EINVAL;
-		return NULL;
-	}
-	/* The request id carries the slot bits the port cannot, plus at least 4 generation
-	 * bits, so a late reply can tell an old use of a slot from the current one. */
-	ppw = 1u << log2_floor(cfg->reply_port_count / cfg->n_workers);
-	if (cfg->slots > ppw && log2_floor(cfg->slots) - log2_floor(ppw) > 12) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -512,6 +513,47 @@ static void ep_commit(struct dp *dp, uint32_t i, const struct pl_member *pm, uin
 	}
 }
 
+/* Entries of a view's source table for @p n members: a power of two, at most half full. */
+static uint32_t view_src_size(uint32_t n)
+{
+	uint32_t size = 16;
+
+	while (size < 2 * n)
+		size <<= 1;
+	return size;
+}
+
+/* A view of @p n members: the header, the member map, the source table. */
+static size_t view_size(uint32_t n)
+{
+	size_t head = RTE_ALIGN_CEIL(sizeof(struct dp_view) + n * sizeof(uint32_t),
+				     alignof(struct dp_src));
+
+	return head + view_src_size(n) * sizeof(struct dp_src);
+}
+
+/* Fill @p v's source table: member i of @p pl at @p ips[i] is endpoint @p map[i] (the first
+ * of two members at one address:port wins; both name the same node). */
+static void view_sources(struct dp_view *v, const struct pl_placement *pl, const uint32_t *map,
+			 const uint32_t *ips)
+{
+	uint32_t n = pl_member_count(pl);
+
+	v->src = (struct dp_src *)((uint8_t *)v + view_size(n) -
+				   view_src_size(n) * sizeof(struct dp_src));
+	v->src_mask = view_src_size(n) - 1;
+	memset(v->src, 0, view_src_size(n) * sizeof(struct dp_src));
+	for (uint32_t i = 0; i < n; i++) {
+		uint64_t key = dp_src_key(ips[i], pl_member_at(pl, i)->port);
+		uint32_t h = dp_src_hash(key, v->src_mask);
+
+		while (v->src[h].key != 0 && v->src[h].key != key)
+			h = (h + 1) & v->src_mask;
+		if (v->src[h].key == 0)
+			v->src[h] = (struct dp_src){key, map[i]};
+	}
+}
+
 static void views_free(struct dp_view **v, unsigned int n)
 {
 	for (unsigned int i = 0; i < n; i++) {
@@ -615,12 +657,13 @@ int dp_publish_placement(struct dp *dp, const struct pl_placement *pl,
 		intptr_t socket = (intptr_t)dp->cfg.worker_socket[k];
 		struct pl_allocator a = {socket_alloc, socket_free, (void *)socket};
 
-		nv[k] = rte_malloc_socket("dp_view", sizeof(*nv[k]) + n * sizeof(uint32_t),
-					  RTE_CACHE_LINE_SIZE, (int)socket);
+		nv[k] = rte_malloc_socket("dp_view", view_size(n), RTE_CACHE_LINE_SIZE,
+					  (int)socket);
 		if (nv[k] == NULL) {
 			rc = -ENOMEM;
 			goto out;
 		}
+		view_sources(nv[k], pl, map, ips);
 		nv[k]->pl = pl_clone(pl, &a);
 		if (nv[k]->pl == NULL) {
 			rc = -ENOMEM;

@@ -206,16 +206,27 @@ static void ctx_unlink(struct dp_worker *w, uint16_t gi)
 		w->mget_tail = g->prev;
 }
 
-static void ctx_release(struct dp_worker *w, uint16_t gi)
+/* Merging is over: the stream and the kept request go, the context leaves the live list. */
+static void ctx_close(struct dp_worker *w, uint16_t gi)
 {
 	struct dp_mget *g = &w->mgets[gi];
 
 	w->mget_bytes -= g->stream.bytes;
 	chain_free(&g->stream);
+	g->nfrag = 0;
 	rte_pktmbuf_free(g->req);
 	g->req = NULL;
-	g->tsc = 0;
 	ctx_unlink(w, gi);
+}
+
+/* A closed context, sent or given up, back to the free stack. */
+static void ctx_release(struct dp_worker *w, uint16_t gi)
+{
+	struct dp_mget *g = &w->mgets[gi];
+
+	w->mget_bytes -= g->out.bytes;
+	chain_free(&g->out);
+	g->tsc = 0;
 	w->mget_free[w->n_mget_free++] = gi;
 }
 
@@ -312,31 +323,107 @@ static void overflow_reply(struct dp_worker *w, const struct dp_mget *g, struct 
 	chain_free(c); /* not even that: the client times out */
 }
 
+/* Every node answered, failed or timed out: assemble the merged reply and queue it on the
+ * send list (dp_mget_send() paces it out as the TX queue has room). Its datagrams count in
+ * the worker's buffered bytes until they leave. */
 static void finish(struct dp_worker *w, uint16_t gi)
 {
 	struct dp_mget *g = &w->mgets[gi];
 	struct dp_chain c = {0};
 	bool partial = false;
-	uint16_t seq = 0, off = hdr_room(g->has_vlan);
 
 	for (uint16_t j = 0; j < g->nsub; j++)
 		partial |= g->sub_state[j] == DP_SUB_FAILED;
-	if (!g->overflow && assemble(w, g, partial, &c)) {
+	if (!g->overflow && assemble(w, g, partial, &c) && c.n <= DP_REPLY_DATAGRAMS_MAX) {
 		w->ctr[DP_CTR_MGET_MERGED]++;
 		w->ctr[DP_CTR_MGET_PARTIAL] += partial;
 	} else {
 		overflow_reply(w, g, &c);
 	}
-	for (struct rte_mbuf *o = c.first, *n; o != NULL; o = n, seq++) {
-		struct mc_frame f = {g->client_reqid, seq, (uint16_t)c.n, 0};
+	ctx_close(w, gi);
+	g->out = c;
+	g->out_seq = 0;
+	g->out_total = (uint16_t)c.n;
+	w->mget_bytes += c.bytes;
+	if (w->mget_bytes > w->mget_bytes_peak)
+		w->mget_bytes_peak = w->mget_bytes;
+	if (c.n == 0) /* not even an error fitted: the client times out */
+		return ctx_release(w, gi);
+	g->send_next = DP_NO_MGET;
+	if (w->send_tail != DP_NO_MGET)
+		w->mgets[w->send_tail].send_next = gi;
+	else
+		w->send_head = gi;
+	w->send_tail = gi;
+}
 
-		n = o->next;
+/* Up to @p max of @p g's next datagrams, unlinked from its chain, headers written, into
+ * @p pkts. @return how many. */
+static uint16_t out_take(struct dp_worker *w, struct dp_mget *g, struct rte_mbuf **pkts,
+			 uint16_t max)
+{
+	uint16_t n = 0, off = hdr_room(g->has_vlan);
+
+	while (n < max && g->out.first != NULL) {
+		struct rte_mbuf *o = g->out.first;
+		struct mc_frame f = {g->client_reqid, (uint16_t)(g->out_seq + n), g->out_total, 0};
+
+		g->out.first = o->next;
+		o->next = NULL;
 		mc_frame_write(rte_pktmbuf_mtod_offset(o, uint8_t *, off), &f);
 		dp_udp_build(w, o, g->client_mac, g->has_vlan, g->vlan_tci, g->client_ip,
 			     g->listen_port, g->client_port);
-		dp_tx_push(w, o, DP_TX_MGET_OUT, 0);
+		pkts[n++] = o;
 	}
-	ctx_release(w, gi);
+	return n;
+}
+
+/* The datagrams @p pkts[sent..n) the TX queue did not take go back in front of @p g's chain
+ * (their headers are written again when next offered); the sent ones leave the accounts. */
+static void out_settle(struct dp_worker *w, struct dp_mget *g, struct rte_mbuf **pkts,
+		       uint16_t sent, uint16_t n)
+{
+	uint16_t body = body_off(g);
+
+	for (uint16_t i = 0; i < sent; i++) {
+		g->out.bytes -= (uint32_t)(pkts[i]->data_len - body);
+		w->mget_bytes -= (uint32_t)(pkts[i]->data_len - body);
+	}
+	g->out.n -= sent;
+	g->out_seq = (uint16_t)(g->out_seq + sent);
+	for (uint16_t i = n; i > sent; i--) {
+		pkts[i - 1]->next = g->out.first;
+		g->out.first = pkts[i - 1];
+	}
+	if (g->out.first == NULL)
+		g->out.last = NULL;
+}
+
+void dp_mget_send(struct dp_worker *w)
+{
+	struct rte_mbuf *pkts[DP_BURST_MAX];
+	uint32_t budget = w->mget_send_burst;
+
+	while (budget > 0 && w->send_head != DP_NO_MGET) {
+		uint16_t gi = w->send_head;
+		struct dp_mget *g = &w->mgets[gi];
+		uint16_t n =
+			out_take(w, g, pkts, (uint16_t)RTE_MIN(budget, (uint32_t)DP_BURST_MAX));
+		uint16_t sent = dp_tx_offer(w, pkts, n);
+
+		budget -= sent;
+		out_settle(w, g, pkts, sent, n);
+		if (sent < n) { /* the queue is full: the rest waits for the next poll */
+			w->ctr[DP_CTR_MGET_TX_WAITS]++;
+			return;
+		}
+		if (g->out.first != NULL)
+			continue;
+		w->send_head = g->send_next;
+		if (w->send_head == DP_NO_MGET)
+			w->send_tail = DP_NO_MGET;
+		ctx_release(w, gi);
+	}
 }
 
 /* ---- sub-requests ----------------------------------------------------------------------- */
@@ -877,6 +964,8 @@ int dp_mget_init(struct dp_worker *w, const struct dp_config *c, int socket)
 	uint32_t udp_max = RTE_MIN((uint32_t)MC_UDP_PAYLOAD_MAX, mtu - 28);
 
 	w->mget_head = w->mget_tail = DP_NO_MGET;
+	w->send_head = w->send_tail = DP_NO_MGET;
+	w->mget_send_burst = c->mget_send_burst;
 	w->pool = c->pool;
 	w->mget_bytes_max = c->mget_bytes;
 	w->mget_body_max = udp_max - MC_FRAME_HDR_LEN;
@@ -909,8 +998,18 @@ int dp_mget_init(struct dp_worker *w, const struct dp_config *c, int socket)
 
 void dp_mget_free(struct dp_worker *w)
 {
-	while (w->mgets != NULL && w->mget_head != DP_NO_MGET)
-		ctx_release(w, w->mget_head);
+	while (w->mgets != NULL && w->mget_head != DP_NO_MGET) {
+		uint16_t gi = w->mget_head;
+
+		ctx_close(w, gi);
+		ctx_release(w, gi);
+	}
+	while (w->mgets != NULL && w->send_head != DP_NO_MGET) {
+		uint16_t gi = w->send_head;
+
+		w->send_head = w->mgets[gi].send_next;
+		ctx_release(w, gi);
+	}
 	rte_free(w->mgets);
 	rte_free(w->mget_free);
 	rte_free(w->mget_index);

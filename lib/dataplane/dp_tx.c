@@ -75,6 +75,16 @@ void dp_tx_flush(struct dp_worker *w)
 	w->ntx = 0;
 }
 
+uint16_t dp_tx_offer(struct dp_worker *w, struct rte_mbuf **pkts, uint16_t n)
+{
+	uint16_t sent;
+
+	dp_tx_flush(w);
+	sent = n != 0 ? rte_eth_tx_burst(w->port_id, w->queue_id, pkts, n) : 0;
+	w->ctr[DP_CTR_MGET_DATAGRAMS] += sent;
+	return sent;
+}
+
 void dp_udp_build(struct dp_worker *w, struct rte_mbuf *m, const uint8_t dst_mac[6], bool vlan,
 		  uint16_t vlan_tci, uint32_t dip, uint16_t sport, uint16_t dport)
 {

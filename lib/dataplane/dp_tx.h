@@ -109,6 +109,11 @@ void dp_udp_build(struct dp_worker *w, struct rte_mbuf *m, const uint8_t dst_mac
  * is dropped (tx_full), the only place a buffered packet is freed. */
 void dp_tx_flush(struct dp_worker *w);
 
+/* Offer merged multi-get datagrams @p pkts[0..n) (built, DP_TX_MGET_OUT) to the TX queue once,
+ * after the buffered packets; @return how many it took (counted), the first ones: the
+ * caller keeps the rest. */
+uint16_t dp_tx_offer(struct dp_worker *w, struct rte_mbuf **pkts, uint16_t n);
+
 /* Count a drop for @p why and free @p m. */
 void dp_count_drop(struct dp_worker *w, struct rte_mbuf *m, enum dp_drop why);
 
@@ -163,6 +168,8 @@ static __rte_always_inline uint32_t dp_slot_take(struct dp_worker *w, const stru
 	rte_prefetch0(&w->slots[w->free_fifo[w->free_head & w->slot_mask]]);
 	*port = (uint16_t)(w->reply_base + ((uint32_t)w->id << w->port_shift) +
 			   (s >> w->slot_lo_bits));
+	/* Each use of a slot goes out with the next generation, from a random start per slot
+	 * (set-up): who has not seen a slot's traffic cannot guess its next request id. */
 	sl->gen = (uint16_t)((sl->gen + 1) & (0xffffu >> w->slot_lo_bits));
 	*reqid = (uint16_t)((sl->gen << w->slot_lo_bits) | (s & lo_mask));
 	sl->tsc = w->now | 1; /* never 0 while live */
@@ -174,7 +181,8 @@ static __rte_always_inline uint32_t dp_slot_take(struct dp_worker *w, const stru
 	sl->node_ip = atomic_load_explicit(&w->eps[ep].ip, memory_order_relaxed);
 	sl->node_port = rte_cpu_to_be_16(w->eps[ep].port);
 	sl->total = 0;
-	sl->passed = 0;
+	sl->seq_base = 0;
+	sl->seq_seen = 0;
 	sl->ep = ep;
 	memcpy(sl->client_mac, &pk->eth->src_addr, 6);
 	sl->has_vlan = pk->vlan;

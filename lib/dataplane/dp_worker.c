@@ -283,6 +283,50 @@ static void handle_request(struct dp_worker *w, struct rte_mbuf *m, struct dp_pk
 	forward_request(w, m, pk, r, ep, mac, c.quiet);
 }
 
+/* The Ethernet source of a reply is the MAC the router knows for node endpoint @p ep. */
+static inline bool reply_mac_ok(const struct dp_worker *w, uint32_t ep,
+				const struct rte_ether_hdr *eth)
+{
+	uint64_t word = atomic_load_explicit(&w->eps[ep].mac, memory_order_relaxed);
+	uint64_t src = 0;
+
+	memcpy(&src, &eth->src_addr, 6); /* the word's layout: bytes 0..5 little-endian */
+	return word == (src | DP_MAC_VALID);
+}
+
+/* The reply is tagged as the request went out (the client's tag), with the same VLAN id
+ * (priority bits aside). */
+static inline bool reply_vlan_ok(const struct dp_slot *sl, const struct dp_pkt *pk)
+{
+	if (pk->vlan != (bool)sl->has_vlan)
+		return false;
+	return !pk->vlan || ((((struct rte_vlan_hdr *)(pk->eth + 1))->vlan_tci ^ sl->vlan_tci) &
+			     rte_cpu_to_be_16(0x0fff)) == 0;
+}
+
+/* Mark datagram @p seq of a one-message reply as passed: DP_DROP_COUNT (none), or the drop it
+ * deserves (a seq that passed already; one too far past the first missing one to track). */
+static inline enum dp_drop reply_seq_mark(struct dp_slot *sl, uint16_t seq)
+{
+	uint32_t d = (uint32_t)seq - sl->seq_base;
+	uint32_t n;
+
+	if (unlikely(seq < sl->seq_base))
+		return DP_DROP_REPLY_DUPLICATE;
+	if (unlikely(d >= DP_SEQ_WINDOW))
+		return DP_DROP_REPLY_SEQ_AHEAD;
+	if (unlikely(sl->seq_seen & (UINT64_C(1) << d)))
+		return DP_DROP_REPLY_DUPLICATE;
+	sl->seq_seen |= UINT64_C(1) << d;
+	if (d != 0)
+		return DP_DROP_COUNT;
+	/* The first missing one arrived: move past every datagram passed in a row. */
+	n = ~sl->seq_seen == 0 ? DP_SEQ_WINDOW : (uint32_t)__builtin_ctzll(~sl->seq_seen);
+	sl->seq_seen = n == DP_SEQ_WINDOW ? 0 : sl->seq_seen >> n;
+	sl->seq_base = (uint16_t)(sl->seq_base + n);
+	return DP_DROP_COUNT;
+}
+
 /* Node -> router, on the worker owning the slot the destination port names. */
 static void handle_reply_owned(struct dp_worker *w, struct rte_mbuf *m, struct dp_pkt *pk,
 			       uint32_t k)
@@ -303,18 +347,26 @@ static void handle_reply_owned(struct dp_worker *w, struct rte_mbuf *m, struct d
 	sl = &w->slots[s];
 	if (unlikely(pk->ip->src_addr != sl->node_ip || pk->udp->src_port != sl->node_port))
 		return dp_count_drop(w, m, DP_DROP_REPLY_WRONG_SOURCE);
+	if (unlikely(!reply_mac_ok(w, sl->ep, pk->eth)))
+		return dp_count_drop(w, m, DP_DROP_REPLY_WRONG_MAC);
 	if (unlikely((reqid >> w->slot_lo_bits) != sl->gen))
 		return dp_count_drop(w, m, DP_DROP_REPLY_STALE);
-	/* One message: its datagrams seq 0..total-1. Several (sl->multi): the parser judges
-	 * their order; an empty message (total 0) passes as memcached sent it. */
+	/* One message: its datagrams seq 0..total-1, each passed once. Several (sl->multi): the
+	 * parser judges their order; an empty message (total 0) passes as memcached sent it. */
 	if (unlikely(sl->multi == DP_MULTI_NONE &&
 		     (total == 0 || seq >= total || (sl->total != 0 && total != sl->total))))
 		return dp_count_drop(w, m, DP_DROP_REPLY_BAD_FRAME);
-	if (unlikely(pk->vlan != (bool)sl->has_vlan))
+	if (unlikely(!reply_vlan_ok(sl, pk)))
 		return dp_count_drop(w, m, DP_DROP_VLAN_MISMATCH);
 	if (sl->multi == DP_MULTI_MGET)
 		return dp_mget_reply(w, m, pk, s);
-	bool done = sl->multi ? reply_track(w, sl, pk) : ++sl->passed >= total;
+	if (sl->multi == DP_MULTI_NONE) {
+		enum dp_drop why = reply_seq_mark(sl, seq);
+
+		if (unlikely(why != DP_DROP_COUNT))
+			return dp_count_drop(w, m, why);
+	}
+	bool done = sl->multi ? reply_track(w, sl, pk) : sl->seq_base == total;
 
 	memcpy(&pk->eth->dst_addr, sl->client_mac, 6);
 	rte_ether_addr_copy(&w->router_mac, &pk->eth->src_addr);
@@ -330,15 +382,25 @@ static void handle_reply_owned(struct dp_worker *w, struct rte_mbuf *m, struct d
 	}
 }
 
-/* Node -> router on any worker: hand the packet to the slot's owner when it is another. */
+/* Node -> router on any worker: hand the packet to the slot's owner when it is another, once
+ * it is known to come from a member node (address, port and MAC), so strangers flooding the
+ * reply range cannot fill the owner's hand-off ring; the owner checks the rest. */
 static void handle_reply(struct dp_worker *w, struct rte_mbuf *m, struct dp_pkt *pk, uint32_t k)
 {
 	uint32_t owner = k >> w->port_shift;
+	int64_t ep;
 
 	if (likely(owner == w->id))
 		return handle_reply_owned(w, m, pk, k);
 	if (unlikely(owner >= w->n_workers))
 		return dp_count_drop(w, m, DP_DROP_REPLY_NO_SLOT);
+	ep = w->cur != NULL ? dp_view_find_src(w->cur, pk->ip->src_addr,
+					       rte_be_to_cpu_16(pk->udp->src_port))
+			    : -1;
+	if (unlikely(ep < 0))
+		return dp_count_drop(w, m, DP_DROP_REPLY_UNKNOWN_SOURCE);
+	if (unlikely(!reply_mac_ok(w, (uint32_t)ep, pk->eth)))
+		return dp_count_drop(w, m, DP_DROP_REPLY_WRONG_MAC);
 	m->l2_len = pk->l2_len;
 	m->l3_len = pk->l3_len;
 	if (rte_ring_mp_enqueue(w->dp->handoff_rings[owner], m) != 0)
@@ -651,10 +713,10 @@ unsigned int dp_worker_poll(struct dp_worker *w)
 	nr = rte_eth_rx_burst(w->port_id, w->queue_id, pkts, w->burst);
 	dp_forward_burst(w, pkts, nr); /* also flushes what the rings added */
 	expire_slots(w);
-	if (w->mget_head != DP_NO_MGET) {
+	if (w->mget_head != DP_NO_MGET)
 		dp_mget_expire(w);
-		dp_tx_flush(w); /* merged replies the timeouts completed */
-	}
+	if (w->send_head != DP_NO_MGET)
+		dp_mget_send(w); /* merged replies, a burst at a time as the TX queue has room */
 	if (nr + nh == 0)
 		w->ctr[DP_CTR_IDLE_POLLS]++;
 	return nr + nh;

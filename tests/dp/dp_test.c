@@ -233,14 +233,25 @@ struct rte_mbuf *t_request(uint16_t sport, uint16_t reqid, const void *text, siz
 	return t_pkt(&s);
 }
 
+void t_node_mac(const char *sip, uint8_t mac[6])
+{
+	uint32_t ip = rte_be_to_cpu_32(t_ip(sip));
+	uint8_t m[6] = {0x02, 0, 0, 0, 0x01, 0x01};
+
+	if ((ip >> 8) == (rte_be_to_cpu_32(t_ip("198.18.1.0")) >> 8))
+		m[5] = (uint8_t)ip;
+	memcpy(mac, m, 6);
+}
+
 struct rte_mbuf *t_reply(const char *sip, uint16_t sport, uint16_t dport, uint16_t reqid,
 			 uint16_t seq, uint16_t total, const void *body, size_t len)
 {
 	uint8_t buf[1500];
-	uint8_t node_mac[6] = {0x02, 0, 0, 0, 0x01, 0x01};
+	uint8_t node_mac[6];
 	struct t_pkt_spec s = {0};
 
 	assert_true(len + 8 <= sizeof(buf));
+	t_node_mac(sip, node_mac);
 	s.src_mac = node_mac;
 	s.sip = sip;
 	s.payload = buf;

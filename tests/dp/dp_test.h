@@ -85,7 +85,11 @@ struct t_pkt_spec {
 struct rte_mbuf *t_pkt(const struct t_pkt_spec *s);
 /* A client request: frame header (reqid, 0, 1) + @p text, from T_CLIENT_IP:sport. */
 struct rte_mbuf *t_request(uint16_t sport, uint16_t reqid, const void *text, size_t len);
-/* A node reply datagram to the router: frame (reqid, seq, total) + body. */
+/* The MAC of the fleet's node at @p sip (02:00:00:00:01:0i for 198.18.1.i; n1's for any
+ * other address). */
+void t_node_mac(const char *sip, uint8_t mac[6]);
+/* A node reply datagram to the router from @p sip's MAC (t_node_mac): frame (reqid, seq,
+ * total) + body. */
 struct rte_mbuf *t_reply(const char *sip, uint16_t sport, uint16_t dport, uint16_t reqid,
 			 uint16_t seq, uint16_t total, const void *body, size_t len);
 

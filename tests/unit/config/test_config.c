@@ -360,6 +360,17 @@ static const struct bad_case bad_cases[] = {
 	 "key 'request_slots' in [tables]: expected a power of two 64..65536, got '32'"},
 	{"slots_big", MINIMAL "[tables]\nrequest_slots = 131072 #!\n",
 	 "key 'request_slots' in [tables]: expected a power of two 64..65536"},
+	{"generation_bits",
+	 ROUTER "reply_port_count = 16\n" NODE_A "[tables]\nrequest_slots = 65536 #!\n",
+	 "keys 'request_slots' in [tables] and 'reply_port_count' in [router]: 65536 slots over 16 "
+	 "reply ports leave 4 generation bits in a request id, at least 12 are needed"},
+	{"merged_datagrams",
+	 ROUTER "mtu = 576\n" NODE_A "[tables]\nmultiget_buffer_kb = 65536 #!\n",
+	 "keys 'multiget_buffer_kb' in [tables] and 'mtu' in [router]: the largest merged "
+	 "multi-get reply (65536 KiB in datagrams of mtu 576) would take 124414 datagrams, more "
+	 "than the 65535 a frame header can number"},
+	{"send_burst_zero", MINIMAL "[tables]\nmultiget_send_burst = 0 #!\n",
+	 "key 'multiget_send_burst' in [tables]: expected an integer 1..65535, got '0'"},
 	{"mbufs_small", MINIMAL "[tables]\nmbufs = 1023 #!\n",
 	 "key 'mbufs' in [tables]: expected an integer 1024..4194304, got '1023'"},
 	{"mbuf_cache_big", MINIMAL "[tables]\nmbuf_cache = 513 #!\n",
