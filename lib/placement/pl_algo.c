@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The algorithms: names, each kind's builder and cold operations, and the table with one row
- * per algorithm (pl_algos[]) that pl_build.c, pl_walk.c and pl_share.c dispatch through.
+ * The algorithms: names, each kind's builder, and the two tables the cold paths dispatch
+ * through: pl_kinds[] (a kind's operations) and pl_algos[] (an algorithm's descriptor, kind
+ * and recipe).
  *
  * - Continuum algorithms (ring here; ketama and twemproxy through the point generators in
  *   compat.c) share one representation: points sorted stably by value, a sentinel point, and
@@ -10,9 +11,10 @@
  * - maglev fills a prime-sized table.
  * - rendezvous keeps one candidate entry per member with weight.
  *
- * A new algorithm is a name in PL_FOREACH_ALGO and one row of pl_algos[]; a new kind also
- * brings its section here (plan, fill, ops), its walk start (pl_walk.c), its segments or
- * moved fraction (pl_share.c) and its case in pl_lookup.c's switch (the hot path).
+ * A new algorithm over an existing kind is a name in PL_FOREACH_ALGO and one row of
+ * pl_algos[] (plus its recipe for a continuum); a new kind also brings its section here
+ * (plan, fill), its row of pl_kinds[], its walk start (pl_walk.c), its segments or moved
+ * fraction (pl_share.c) and its case in pl_lookup.c's switch (the hot path).
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -532,45 +534,45 @@ static int rendezvous_fill(struct pl_placement *p, const struct pl_parts *parts)
 }
 
 /* ---------------------------------------------------------------------------------------- */
-/* The algorithm table: each kind's cold operations, then one row per algorithm */
+/* The tables: each kind's cold operations, then one row per algorithm */
 
-const struct pl_kind_ops pl_continuum_ops = {
-	.plan = continuum_plan,
-	.fill = continuum_fill,
-	.point_count = continuum_point_count,
-	.walk_start = pl_continuum_walk_start,
-	.segment = pl_continuum_segment,
+/* clang-format off */
+const struct pl_kind_ops pl_kinds[PL_KIND_COUNT] = {
+	[PL_KIND_CONTINUUM] = {
+		.plan = continuum_plan,
+		.fill = continuum_fill,
+		.point_count = continuum_point_count,
+		.walk_start = pl_continuum_walk_start,
+		.segment = pl_continuum_segment,
+	},
+	[PL_KIND_JUMP] = {
+		.plan = buckets_plan,
+		.fill = buckets_fill,
+		.walk_start = pl_jump_walk_start,
+		.moved = pl_jump_moved,
+	},
+	[PL_KIND_MODULO] = {
+		.plan = buckets_plan,
+		.fill = buckets_fill,
+		.walk_start = pl_modulo_walk_start,
+		.moved = pl_modulo_moved,
+	},
+	[PL_KIND_MAGLEV] = {
+		.plan = maglev_plan,
+		.fill = maglev_fill,
+		.point_count = maglev_point_count,
+		.walk_start = pl_maglev_walk_start,
+		.segment = pl_maglev_segment,
+	},
+	[PL_KIND_RENDEZVOUS] = {
+		.plan = rendezvous_plan,
+		.fill = rendezvous_fill,
+		.replicas = pl_rendezvous_replicas,
+		.bounded = pl_rendezvous_bounded,
+		.moved = pl_rendezvous_moved,
+	},
 };
-
-const struct pl_kind_ops pl_jump_ops = {
-	.plan = buckets_plan,
-	.fill = buckets_fill,
-	.walk_start = pl_jump_walk_start,
-	.moved = pl_jump_moved,
-};
-
-const struct pl_kind_ops pl_modulo_ops = {
-	.plan = buckets_plan,
-	.fill = buckets_fill,
-	.walk_start = pl_modulo_walk_start,
-	.moved = pl_modulo_moved,
-};
-
-const struct pl_kind_ops pl_maglev_ops = {
-	.plan = maglev_plan,
-	.fill = maglev_fill,
-	.point_count = maglev_point_count,
-	.walk_start = pl_maglev_walk_start,
-	.segment = pl_maglev_segment,
-};
-
-const struct pl_kind_ops pl_rendezvous_ops = {
-	.plan = rendezvous_plan,
-	.fill = rendezvous_fill,
-	.replicas = pl_rendezvous_replicas,
-	.bounded = pl_rendezvous_bounded,
-	.moved = pl_rendezvous_moved,
-};
+/* clang-format on */
 
 /* The names, once, from PL_FOREACH_ALGO: the rows below point at them. */
 #define PL_ALGO_NAME_VAR(e, s) static const char algo_name_##e[] = s;
@@ -578,76 +580,30 @@ PL_FOREACH_ALGO(PL_ALGO_NAME_VAR)
 #undef PL_ALGO_NAME_VAR
 
 #define P(x) PL_PARAM_BIT(PL_PARAM_##x)
+#define ROW(e, kind_, points_, params_, movement_, exact_, bits_, key_hash_) \
+	[PL_ALGO_##e] = {                                                    \
+		.info = {.name = algo_name_##e,                              \
+			 .params = (params_),                                \
+			 .movement = PL_MOVES_##movement_,                   \
+			 .moved_exact = (exact_),                            \
+			 .space_bits = (bits_),                              \
+			 .default_key_hash = PL_HASH_##key_hash_},           \
+		.kind = PL_KIND_##kind_,                                     \
+		.points = (points_),                                         \
+	}
+
+/* Columns: algorithm, kind, continuum recipe, parameters read, movement class, whether
+ * pl_moved_fraction() is exact for every change, key hash bits, default key hash (P(KEY_HASH)). */
+/* clang-format off */
 const struct pl_algo_def pl_algos[PL_ALGO_COUNT] = {
-	[PL_ALGO_RING] =
-		{
-			.info = {.name = algo_name_RING,
-				 .params = P(VNODES),
-				 .movement = PL_MOVES_MINIMAL,
-				 .moved_exact = true,
-				 .space_bits = 64},
-			.kind = PL_KIND_CONTINUUM,
-			.points = ring_points,
-			.ops = &pl_continuum_ops,
-		},
-	[PL_ALGO_KETAMA] =
-		{
-			.info = {.name = algo_name_KETAMA,
-				 .movement = PL_MOVES_REPOINTED,
-				 .moved_exact = true,
-				 .space_bits = 32},
-			.kind = PL_KIND_CONTINUUM,
-			.points = ketama_points,
-			.ops = &pl_continuum_ops,
-		},
-	[PL_ALGO_TWEMPROXY] =
-		{
-			.info = {.name = algo_name_TWEMPROXY,
-				 .params = P(KEY_HASH),
-				 .movement = PL_MOVES_REPOINTED,
-				 .moved_exact = true,
-				 .space_bits = 32},
-			.kind = PL_KIND_CONTINUUM,
-			.default_key_hash = PL_HASH_FNV1A_64,
-			.points = twemproxy_points,
-			.ops = &pl_continuum_ops,
-		},
-	[PL_ALGO_JUMP] =
-		{
-			.info = {.name = algo_name_JUMP,
-				 .movement = PL_MOVES_MINIMAL_LAST,
-				 .moved_exact = true,
-				 .space_bits = 64},
-			.kind = PL_KIND_JUMP,
-			.ops = &pl_jump_ops,
-		},
-	[PL_ALGO_RENDEZVOUS] =
-		{
-			.info = {.name = algo_name_RENDEZVOUS,
-				 .movement = PL_MOVES_MINIMAL,
-				 .moved_exact = false,
-				 .space_bits = 64},
-			.kind = PL_KIND_RENDEZVOUS,
-			.ops = &pl_rendezvous_ops,
-		},
-	[PL_ALGO_MAGLEV] =
-		{
-			.info = {.name = algo_name_MAGLEV,
-				 .params = P(MAGLEV_SIZE),
-				 .movement = PL_MOVES_NEAR_MINIMAL,
-				 .moved_exact = true,
-				 .space_bits = 64},
-			.kind = PL_KIND_MAGLEV,
-			.ops = &pl_maglev_ops,
-		},
-	[PL_ALGO_MODULO] =
-		{
-			.info = {.name = algo_name_MODULO,
-				 .movement = PL_MOVES_MOST,
-				 .moved_exact = true,
-				 .space_bits = 64},
-			.kind = PL_KIND_MODULO,
-			.ops = &pl_modulo_ops,
-		},
+ROW(RING,       CONTINUUM,  ring_points,      P(VNODES),      MINIMAL,      true,  64, XXH3),
+ROW(KETAMA,     CONTINUUM,  ketama_points,    0,              REPOINTED,    true,  32, XXH3),
+ROW(TWEMPROXY,  CONTINUUM,  twemproxy_points, P(KEY_HASH),    REPOINTED,    true,  32, FNV1A_64),
+ROW(JUMP,       JUMP,       NULL,             0,              MINIMAL_LAST, true,  64, XXH3),
+ROW(RENDEZVOUS, RENDEZVOUS, NULL,             0,              MINIMAL,      false, 64, XXH3),
+ROW(MAGLEV,     MAGLEV,     NULL,             P(MAGLEV_SIZE), NEAR_MINIMAL, true,  64, XXH3),
+ROW(MODULO,     MODULO,     NULL,             0,              MOST,         true,  64, XXH3),
 };
+/* clang-format on */
+#undef ROW
 #undef P

@@ -63,7 +63,7 @@ static int check_config(struct pl_config *cfg)
 	/* The key hash is the algorithm's own unless it reads one (twemproxy's `hash:`). */
 	if (d->info.params & PL_PARAM_BIT(PL_PARAM_KEY_HASH)) {
 		if (cfg->key_hash == PL_HASH_XXH3)
-			cfg->key_hash = d->default_key_hash;
+			cfg->key_hash = d->info.default_key_hash;
 	} else if (cfg->key_hash != PL_HASH_XXH3) {
 		return -EINVAL;
 	}
@@ -177,8 +177,8 @@ struct pl_placement *pl_build(const struct pl_config *cfg, const struct pl_membe
 	if (rc != 0)
 		goto out;
 	init_header(&hdr, &c, members, n);
-	ops = pl_algos[c.algo].ops;
-	rc = ops != NULL ? ops->plan(&hdr, members, n, by_name, &parts) : -EINVAL;
+	ops = &pl_kinds[hdr.kind];
+	rc = ops->plan(&hdr, members, n, by_name, &parts);
 	if (rc != 0)
 		goto out;
 	hdr.npoints = parts.npoints;
@@ -301,7 +301,7 @@ size_t pl_memory(const struct pl_placement *p)
 
 uint64_t pl_point_count(const struct pl_placement *p)
 {
-	const struct pl_kind_ops *ops = pl_algos[p->cfg.algo].ops;
+	const struct pl_kind_ops *ops = &pl_kinds[p->kind];
 
 	return ops->point_count != NULL ? ops->point_count(p) : 0;
 }

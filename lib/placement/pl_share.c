@@ -68,7 +68,7 @@ bool pl_continuum_segment(struct pl_seg_iter *it, uint64_t *end, uint32_t *owner
 
 static bool seg_next(struct pl_seg_iter *it, uint64_t *end, uint32_t *owner)
 {
-	return pl_algos[it->p->cfg.algo].ops->segment(it, end, owner);
+	return pl_kinds[it->p->kind].segment(it, end, owner);
 }
 
 int pl_shares(const struct pl_placement *p, double *shares)
@@ -82,7 +82,7 @@ int pl_shares(const struct pl_placement *p, double *shares)
 		return -EINVAL;
 	for (uint32_t i = 0; i < p->n; i++)
 		shares[i] = 0;
-	if (pl_algos[p->cfg.algo].ops->segment == NULL) {
+	if (pl_kinds[p->kind].segment == NULL) {
 		for (uint32_t i = 0; i < p->n && p->total_weight; i++)
 			shares[i] = (double)p->members[i].weight / (double)p->total_weight;
 		return 0;
@@ -321,7 +321,7 @@ int pl_moved_fraction(const struct pl_placement *from, const struct pl_placement
 
 	if (from == NULL || to == NULL || fraction == NULL || !same_hashing(from, to))
 		return -EINVAL;
-	moved = pl_algos[from->cfg.algo].ops->moved;
+	moved = pl_kinds[from->kind].moved;
 	rc = moved != NULL ? moved(from, to, fraction) : moved_by_segments(from, to, fraction);
 	if (rc == 0)
 		*fraction = *fraction < 0 ? 0 : *fraction > 1 ? 1 : *fraction;

@@ -74,7 +74,7 @@ int32_t pl_rendezvous_bounded(const struct pl_placement *p, uint64_t h, const ui
 
 int pl_replicas(const struct pl_placement *p, uint64_t hash, uint32_t *out, uint32_t r)
 {
-	const struct pl_kind_ops *ops = pl_algos[p->cfg.algo].ops;
+	const struct pl_kind_ops *ops = &pl_kinds[p->kind];
 	uint64_t seen[PL_MEMBERS_MAX / 64];
 	uint64_t len = seq_len(p), start;
 	uint32_t want = r < p->weighted ? r : p->weighted, k = 0;
@@ -110,7 +110,7 @@ int pl_replicas(const struct pl_placement *p, uint64_t hash, uint32_t *out, uint
 int32_t pl_lookup_bounded(const struct pl_placement *p, uint64_t hash, const uint64_t *loads,
 			  double eps)
 {
-	const struct pl_kind_ops *ops = pl_algos[p->cfg.algo].ops;
+	const struct pl_kind_ops *ops = &pl_kinds[p->kind];
 	uint64_t len = seq_len(p), start;
 	double sum = 1.0, cap;
 	int32_t o;

@@ -130,6 +130,8 @@ struct pl_algo_info {
 	/** pl_moved_fraction() answers every change (else only some: see there) */
 	bool moved_exact;
 	uint8_t space_bits; /**< pl_key_hash() values lie in [0, 2^space_bits) */
+	/** with PL_PARAM_KEY_HASH: the key hash a pl_config.key_hash of 0 (xxh3) stands for */
+	enum pl_hash default_key_hash;
 };
 
 /** Descriptor of algorithm @p a, or NULL when out of range. */

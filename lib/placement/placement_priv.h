@@ -13,10 +13,12 @@
  *   compat.c     libmemcached and nutcracker ketama recipes and their key hashes
  *   members.c    the nodes-file parser
  *
- * Cold paths reach a kind's operations through its row of pl_algos[] (struct pl_kind_ops);
- * the table points at builders in pl_algo.c, walk starts in pl_walk.c and segments and moved
- * fractions in pl_share.c. Walks and shares also call lookup's continuum search and
- * rendezvous scoring; pl_lookup.c calls no other file but compat.c's key hashes.
+ * Two tables in pl_algo.c: pl_algos[] (one row per algorithm: public descriptor, kind,
+ * continuum recipe) and pl_kinds[] (one row per kind: its cold operations, pointing at
+ * builders in pl_algo.c, walk starts in pl_walk.c, segments and moved fractions in
+ * pl_share.c). Cold paths dispatch through pl_kinds[p->kind]; the hot path does not. Walks
+ * and shares also call lookup's continuum search and rendezvous scoring; pl_lookup.c calls
+ * no other file but compat.c's key hashes.
  */
 
 #include <stdbool.h>
@@ -60,6 +62,8 @@ enum pl_kind {
 	PL_KIND_MAGLEV,	    /* prime-sized table, multiply-shift */
 	PL_KIND_RENDEZVOUS, /* weighted highest random weight over every member */
 };
+/* Not an enumerator, so that pl_lookup_hash()'s switch stays exhaustive without a case for it. */
+#define PL_KIND_COUNT (PL_KIND_RENDEZVOUS + 1)
 
 struct pl_placement {
 	/* Read on every lookup: kept together at the start of the block. */
@@ -200,18 +204,14 @@ typedef int (*pl_points_fn)(const struct pl_config *cfg, const struct pl_member 
 
 /* One row per algorithm, indexed by enum pl_algo (pl_algo.c). */
 struct pl_algo_def {
-	struct pl_algo_info info;      /* public descriptor (name from PL_FOREACH_ALGO) */
-	enum pl_kind kind;	       /* representation and hot lookup */
-	enum pl_hash default_key_hash; /* PL_PARAM_KEY_HASH: the hash when 0 (xxh3) is given */
-	pl_points_fn points;	       /* continuum only: the recipe */
-	const struct pl_kind_ops *ops; /* the kind's cold operations */
+	struct pl_algo_info info; /* public descriptor (name from PL_FOREACH_ALGO) */
+	enum pl_kind kind;	  /* representation: hot lookup case and cold operations */
+	pl_points_fn points;	  /* continuum only: the recipe */
 };
 
+/* pl_algo.c: the algorithms, and each kind's cold operations (indexed by enum pl_kind). */
 extern const struct pl_algo_def pl_algos[PL_ALGO_COUNT];
-
-/* Each kind's operations, defined next to the table in pl_algo.c. */
-extern const struct pl_kind_ops pl_continuum_ops, pl_jump_ops, pl_modulo_ops, pl_maglev_ops,
-	pl_rendezvous_ops;
+extern const struct pl_kind_ops pl_kinds[PL_KIND_COUNT];
 
 /* pl_walk.c: where each kind's walk starts; rendezvous's own walks. */
 uint64_t pl_continuum_walk_start(const struct pl_placement *p, uint64_t h);
