@@ -7,6 +7,9 @@
  *                        --weight NAME=W)... [--keys FILE | --generate N] [--algo LIST] [--json]
  *   ringway-plan assign  --nodes FILE|N --algo A [--keys FILE | --generate N]
  *
+ * What it says about each algorithm (names, which options it reads, why its movement is not
+ * minimal) comes from the placement library's table (pl_algo_info), not from lists here.
+ *
  * Exit status: 0 done, 1 failure (unreadable or bad file, placement cannot be built, output
  * error), 2 usage error (bad option or option value, unknown member name).
  */
@@ -107,8 +110,108 @@ __attribute__((format(printf, 1, 2))) static void errmsg(const char *fmt, ...)
 	fputc('\n', stderr);
 }
 
+/* How the planner shows each parameter; the library says which algorithm reads which. */
+static const struct {
+	const char *pre, *post; /* settings line: "<algo><pre><value><post>" */
+	const char *einval;	/* why a build may refuse the value, or NULL */
+} param_show[PL_PARAM_COUNT] = {
+	[PL_PARAM_VNODES] = {" ", " vnodes per unit of weight", NULL},
+	[PL_PARAM_MAGLEV_SIZE] =
+		{" table ", "",
+		 " (the table size must be a prime, at least the members with weight)"},
+	[PL_PARAM_KEY_HASH] = {" key hash ", "", NULL},
+};
+
+static bool reads(enum pl_algo a, enum pl_param p)
+{
+	return (pl_algo_info(a)->params & PL_PARAM_BIT(p)) != 0;
+}
+
+/* Parameter @p p of @p c as text (in @p buf or static); *quoted: a string in JSON. */
+static const char *param_value(const struct pl_config *c, enum pl_param p, char *buf, size_t len,
+			       bool *quoted)
+{
+	*quoted = p == PL_PARAM_KEY_HASH;
+	switch (p) {
+	case PL_PARAM_VNODES:
+		snprintf(buf, len, "%u", c->vnodes);
+		return buf;
+	case PL_PARAM_MAGLEV_SIZE:
+		snprintf(buf, len, "%u", c->maglev_size);
+		return buf;
+	case PL_PARAM_KEY_HASH:
+		return pl_hash_name(c->key_hash);
+	default:
+		return "?";
+	}
+}
+
+/* Append @p word to @p buf, after @p sep unless it is the first. */
+static void join(char *buf, size_t len, const char *sep, const char *word)
+{
+	size_t used = strlen(buf);
+
+	snprintf(buf + used, len - used, "%s%s", used ? sep : "", word);
+}
+
+/* Every algorithm name, from the library's list: "ring, ketama, ..., maglev<last>modulo". */
+static const char *algo_list(char *buf, size_t len, const char *last)
+{
+	buf[0] = '\0';
+	for (unsigned a = 0; a < PL_ALGO_COUNT; a++)
+		join(buf, len, a + 1 < PL_ALGO_COUNT ? ", " : last, pl_algo_name((enum pl_algo)a));
+	return buf;
+}
+
+/* The algorithms that read parameter @p p ("ring"); *first (when not NULL): the first. */
+static void algos_reading(enum pl_param p, char *buf, size_t len, enum pl_algo *first)
+{
+	buf[0] = '\0';
+	for (unsigned a = PL_ALGO_COUNT; a-- > 0;)
+		if (reads((enum pl_algo)a, p) && first != NULL)
+			*first = (enum pl_algo)a;
+	for (unsigned a = 0; a < PL_ALGO_COUNT; a++)
+		if (reads((enum pl_algo)a, p))
+			join(buf, len, ", ", pl_algo_name((enum pl_algo)a));
+}
+
+/* Print @p text from column @p col on, wrapping at spaces before column 80 under the option
+ * descriptions (column 21). */
+static void print_wrapped(FILE *f, size_t col, const char *text)
+{
+	const size_t width = 80, indent = 21;
+	bool first = true;
+
+	while (*text != '\0') {
+		size_t w = strcspn(text, " ");
+
+		if (!first && col + 1 + w > width) {
+			fprintf(f, "\n%*s", (int)indent, "");
+			col = indent;
+		} else if (!first) {
+			fputc(' ', f);
+			col++;
+		}
+		fprintf(f, "%.*s", (int)w, text);
+		col += w;
+		text += w + (text[w] == ' ');
+		first = false;
+	}
+	fputc('\n', f);
+}
+
 static void usage(FILE *f)
 {
+	char algos[256], hashes[256], vn[64], mg[64], kh[64], line[128];
+	enum pl_algo with_key_hash = (enum pl_algo)0;
+
+	algos_reading(PL_PARAM_KEY_HASH, kh, sizeof(kh), &with_key_hash);
+	algos_reading(PL_PARAM_VNODES, vn, sizeof(vn), NULL);
+	algos_reading(PL_PARAM_MAGLEV_SIZE, mg, sizeof(mg), NULL);
+	hashes[0] = '\0';
+	for (unsigned h = 0; h < PL_HASH_COUNT; h++)
+		if (h != PL_HASH_XXH3) /* xxh3 in pl_config.key_hash: the algorithm's default */
+			join(hashes, sizeof(hashes), ", ", pl_hash_name((enum pl_hash)h));
 	fprintf(f,
 		"usage: ringway-plan compare --nodes FILE|N CHANGE... [--keys FILE | --generate "
 		"N]\n"
@@ -129,19 +232,24 @@ static void usage(FILE *f)
 		"  --keys FILE        keys, one a line (empty lines skipped)\n"
 		"  --generate N       keys user:0 .. user:{N-1} (default: --generate %u)\n"
 		"  --algo LIST        comma-separated algorithms (compare default: all of them)\n"
-		"                     ring, ketama, twemproxy, jump, rendezvous, maglev, modulo\n"
+		"                     ",
+		DEFAULT_GENERATE);
+	print_wrapped(f, 21, algo_list(algos, sizeof(algos), ", "));
+	fprintf(f,
 		"  --json             compare: machine-readable output\n"
 		"OPTIONS\n"
-		"  --vnodes N         ring: tokens per unit of weight (default %d)\n"
-		"  --maglev-size P    maglev: lookup table size, a prime (default %d)\n"
-		"  --key-hash H       twemproxy: its 'hash:' (default fnv1a_64): md5, fnv1a_64,\n"
-		"                     fnv1_64, fnv1a_32, fnv1_32, one_at_a_time, crc32, crc32a,\n"
-		"                     hsieh, murmur, jenkins\n"
+		"  --vnodes N         %s: tokens per unit of weight (default %d)\n"
+		"  --maglev-size P    %s: lookup table size, a prime (default %d)\n",
+		vn, PL_DEFAULT_VNODES, mg, PL_DEFAULT_MAGLEV_TABLE);
+	snprintf(line, sizeof(line), "  --key-hash H       %s: its 'hash:' (default %s): ", kh,
+		 pl_hash_name(pl_algo_info(with_key_hash)->default_key_hash));
+	fputs(line, f);
+	print_wrapped(f, strlen(line), hashes);
+	fprintf(f,
 		"  --hash-tag XY      hash only the text between X and Y when a key has it, e.g. "
 		"{}\n"
 		"\n"
-		"Exit status: 0 done, 1 failure, 2 usage error.\n",
-		DEFAULT_GENERATE, PL_DEFAULT_VNODES, PL_DEFAULT_MAGLEV_TABLE);
+		"Exit status: 0 done, 1 failure, 2 usage error.\n");
 }
 
 /* A decimal number 0..max with nothing after it. */
@@ -424,7 +532,7 @@ static int parse_change(int opt, const char *arg, struct opts *o)
 
 static int parse_algos(const char *arg, struct opts *o)
 {
-	char buf[256], *save = NULL, *tok;
+	char buf[256], names[256], *save = NULL, *tok;
 	enum pl_algo a;
 
 	if (strlen(arg) >= sizeof(buf)) {
@@ -434,9 +542,8 @@ static int parse_algos(const char *arg, struct opts *o)
 	strcpy(buf, arg);
 	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 		if (pl_algo_parse(tok, &a) != 0) {
-			errmsg("--algo: unknown algorithm '%s' (expected ring, ketama, twemproxy, "
-			       "jump, rendezvous, maglev or modulo)",
-			       tok);
+			errmsg("--algo: unknown algorithm '%s' (expected %s)", tok,
+			       algo_list(names, sizeof(names), " or "));
 			return EXIT_USAGE;
 		}
 		if (!o->algo_set[a]) {
@@ -677,18 +784,22 @@ static struct pl_placement *build(const struct opts *o, enum pl_algo a, const st
 {
 	struct pl_config cfg = o->cfg;
 	struct pl_placement *p;
+	const char *hint = "";
+	int err;
 
 	cfg.algo = a;
-	if (a != PL_ALGO_TWEMPROXY) /* the others hash keys their own way */
+	if (!reads(a, PL_PARAM_KEY_HASH)) /* the others hash keys their own way */
 		cfg.key_hash = PL_HASH_XXH3;
 	p = pl_build(&cfg, fl->m, fl->n);
-	if (p == NULL)
-		errmsg("%s: cannot build the %splacement (%u members): %s%s", pl_algo_name(a),
-		       which, fl->n, strerror(errno),
-		       a == PL_ALGO_MAGLEV && errno == EINVAL ? " (the table size must be a prime, "
-								"at least the members with weight)"
-							      : "");
-	return p;
+	if (p != NULL)
+		return p;
+	err = errno;
+	for (unsigned i = 0; i < PL_PARAM_COUNT && err == EINVAL; i++)
+		if (reads(a, (enum pl_param)i) && param_show[i].einval != NULL)
+			hint = param_show[i].einval;
+	errmsg("%s: cannot build the %splacement (%u members): %s%s", pl_algo_name(a), which, fl->n,
+	       strerror(err), hint);
+	return NULL;
 }
 
 static void load_stats(const struct pl_placement *p, const uint64_t *count, struct load *l)
@@ -822,13 +933,19 @@ static double ideal_fraction(const struct fleet *from, const struct fleet *to)
 
 static void print_config_json(const struct pl_config *c)
 {
+	char buf[16];
+	bool quoted;
+
 	printf("\"algo\": \"%s\"", pl_algo_name(c->algo));
-	if (c->algo == PL_ALGO_RING)
-		printf(", \"vnodes\": %u", c->vnodes);
-	if (c->algo == PL_ALGO_MAGLEV)
-		printf(", \"maglev_size\": %u", c->maglev_size);
-	if (c->algo == PL_ALGO_TWEMPROXY)
-		printf(", \"key_hash\": \"%s\"", pl_hash_name(c->key_hash));
+	for (unsigned i = 0; i < PL_PARAM_COUNT; i++) {
+		const char *v;
+
+		if (!reads(c->algo, (enum pl_param)i))
+			continue;
+		v = param_value(c, (enum pl_param)i, buf, sizeof(buf), &quoted);
+		printf(quoted ? ", \"%s\": \"%s\"" : ", \"%s\": %s",
+		       pl_param_name((enum pl_param)i), v);
+	}
 	if (c->hash_tag[0] != '\0') /* printable ASCII (see --hash-tag): escape " and \ */
 		printf(", \"hash_tag\": \"%s%c%s%c\"", strchr("\"\\", c->hash_tag[0]) ? "\\" : "",
 		       c->hash_tag[0], strchr("\"\\", c->hash_tag[1]) ? "\\" : "", c->hash_tag[1]);
@@ -935,22 +1052,45 @@ static void print_settings_text(const struct opts *o, const struct result *res)
 	const char *sep = "settings: ";
 	unsigned i;
 
+	char buf[16];
+	bool quoted;
+
 	for (i = 0; i < o->nalgos; i++) {
 		const struct pl_config *c = res[i].cfg;
 
-		if (c->algo == PL_ALGO_RING)
-			printf("%sring %u vnodes per unit of weight", sep, c->vnodes);
-		else if (c->algo == PL_ALGO_MAGLEV)
-			printf("%smaglev table %u", sep, c->maglev_size);
-		else if (c->algo == PL_ALGO_TWEMPROXY)
-			printf("%stwemproxy key hash %s", sep, pl_hash_name(c->key_hash));
-		else
-			continue;
-		sep = "; ";
+		for (unsigned p = 0; p < PL_PARAM_COUNT; p++) {
+			if (!reads(c->algo, (enum pl_param)p))
+				continue;
+			printf("%s%s%s%s%s", sep, pl_algo_name(c->algo), param_show[p].pre,
+			       param_value(c, (enum pl_param)p, buf, sizeof(buf), &quoted),
+			       param_show[p].post);
+			sep = "; ";
+		}
 	}
 	if (o->cfg.hash_tag[0] != '\0')
 		printf("%shash tag %c%c", sep, o->cfg.hash_tag[0], o->cfg.hash_tag[1]);
 	printf("%s\n", sep[0] == ';' || o->cfg.hash_tag[0] ? "\n" : "");
+}
+
+/* Why an algorithm moved keys between members the change did not touch, by its class. */
+static void print_movement_note(const struct result *r)
+{
+	switch (pl_algo_info(r->algo)->movement) {
+	case PL_MOVES_MOST:
+		printf(" (hash mod N: reference only).");
+		break;
+	case PL_MOVES_NEAR_MINIMAL:
+		printf(" (Maglev refills its whole table: nearly minimal by design).");
+		break;
+	case PL_MOVES_REPOINTED:
+		printf(" (its weighted formula gives every member a new point count when the fleet "
+		       "changes: %llu -> %llu points).",
+		       (unsigned long long)r->points_before, (unsigned long long)r->points_after);
+		break;
+	default: /* minimal, or jump's renumbering after a member that is not the last */
+		printf(".");
+		break;
+	}
 }
 
 static void print_text(const struct opts *o, const struct fleet *from, const struct fleet *to,
@@ -993,18 +1133,7 @@ static void print_text(const struct opts *o, const struct fleet *from, const str
 		printf("\n%s: %zu keys moved between members the change did not touch: its "
 		       "movement is not minimal",
 		       pl_algo_name(r->algo), r->moved_unchanged);
-		if (r->algo == PL_ALGO_MODULO)
-			printf(" (hash mod N: reference only).");
-		else if (r->algo == PL_ALGO_MAGLEV)
-			printf(" (Maglev refills its whole table: nearly minimal by design).");
-		else if (r->algo == PL_ALGO_KETAMA || r->algo == PL_ALGO_TWEMPROXY)
-			printf(" (its weighted formula gives every member a new point count when "
-			       "the"
-			       " fleet changes: %llu -> %llu points).",
-			       (unsigned long long)r->points_before,
-			       (unsigned long long)r->points_after);
-		else
-			printf(".");
+		print_movement_note(r);
 	}
 	printf("\n");
 }

@@ -14,6 +14,7 @@
  * Errors: constructors return NULL and set errno; other calls return 0 or a negative errno.
  */
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -93,6 +94,50 @@ struct pl_config {
 };
 
 struct pl_placement;
+
+/**
+ * Configuration fields an algorithm reads besides hash_tag (which every algorithm honours),
+ * by the name the tools print them under; bits of pl_algo_info.params via PL_PARAM_BIT().
+ */
+#define PL_FOREACH_PARAM(_)                                                 \
+	_(VNODES, "vnodes")           /* pl_config.vnodes */                \
+	_(MAGLEV_SIZE, "maglev_size") /* pl_config.maglev_size */           \
+	_(KEY_HASH, "key_hash")       /* pl_config.key_hash (else xxh3) */
+
+enum pl_param {
+#define PL_PARAM_ENUM(e, s) PL_PARAM_##e,
+	PL_FOREACH_PARAM(PL_PARAM_ENUM)
+#undef PL_PARAM_ENUM
+	PL_PARAM_COUNT
+};
+
+#define PL_PARAM_BIT(p) (UINT32_C(1) << (p))
+
+/** What a membership change moves under an algorithm (see README "Placement"). */
+enum pl_movement {
+	PL_MOVES_MINIMAL,      /**< only keys to or from the changed members */
+	PL_MOVES_MINIMAL_LAST, /**< minimal when the last member changes; others renumber */
+	PL_MOVES_NEAR_MINIMAL, /**< the table is refilled: a few more keys move */
+	PL_MOVES_REPOINTED,    /**< every member's point count follows the fleet's total */
+	PL_MOVES_MOST,	       /**< most keys move: a reference, not for use */
+};
+
+/** What the tools need to know about an algorithm without building it. */
+struct pl_algo_info {
+	const char *name;	   /**< as in PL_FOREACH_ALGO */
+	uint32_t params;	   /**< PL_PARAM_BIT()s of the config fields it reads */
+	enum pl_movement movement; /**< what a membership change moves */
+	/** pl_moved_fraction() answers every change (else only some: see there) */
+	bool moved_exact;
+	uint8_t space_bits; /**< pl_key_hash() values lie in [0, 2^space_bits) */
+	/** with PL_PARAM_KEY_HASH: the key hash a pl_config.key_hash of 0 (xxh3) stands for */
+	enum pl_hash default_key_hash;
+};
+
+/** Descriptor of algorithm @p a, or NULL when out of range. */
+const struct pl_algo_info *pl_algo_info(enum pl_algo a);
+/** Parameter name ("vnodes") for @p p, or NULL when out of range. */
+const char *pl_param_name(enum pl_param p);
 
 /** Algorithm name ("ring") for @p a, or NULL when out of range. */
 const char *pl_algo_name(enum pl_algo a);

@@ -91,7 +91,7 @@ static void test_rendezvous_minimal(void **state)
 	}
 }
 
-/* Jump is minimal when the last member is added, removed or reweighted (see placement.c). */
+/* Jump is minimal when the last member is added, removed or reweighted (see pl_algo.c). */
 static void test_jump_minimal_last(void **state)
 {
 	(void)state;
