@@ -489,9 +489,10 @@ static inline bool udp_cksum_ok(const struct rte_mbuf *m, const struct rte_ipv4_
 	default:
 		break;
 	}
-	sum = (uint32_t)rte_raw_cksum(udp, ulen) + rte_ipv4_phdr_cksum(ip, 0);
-	sum = (sum & 0xffff) + (sum >> 16);
-	sum = (sum & 0xffff) + (sum >> 16);
+	/* The pseudo-header as stored: addresses, zero and protocol, UDP length. */
+	sum = dp_csum_sum(udp, ulen,
+			  (uint64_t)ip->src_addr + ip->dst_addr +
+				  rte_cpu_to_be_16((uint16_t)IPPROTO_UDP) + udp->dgram_len);
 	return sum == 0xffff;
 }
 
