@@ -60,6 +60,7 @@ enum key_kind {
 	K_MAC,	     /* unicast MAC -> uint8_t[6]; off2: the bool "given" */
 	K_PORTS,     /* list of UDP ports -> uint16_t[max]; off2: uint32_t count */
 	K_PREFIXES,  /* list of IPv4 prefixes -> struct rw_cfg_prefix[max]; off2: count */
+	K_MACS,	     /* list of unicast MACs, may be empty -> uint8_t[max][6]; off2: count */
 	K_IDLE,	     /* enum dp_idle */
 	K_ALGO,	     /* enum pl_algo */
 	K_HASH,	     /* enum pl_hash, empty = the algorithm's default */
@@ -103,6 +104,10 @@ enum key_kind {
 	_(ROUTER, "allowed_clients", K_PREFIXES, C(router.allowed_clients),                        \
 	  C(router.n_allowed_clients), 1, RW_CFG_PREFIXES_MAX, F_REQUIRED | F_LIST, NULL,          \
 	  "client prefixes served; everything else is dropped and counted")                        \
+	_(ROUTER, "allowed_client_macs", K_MACS, C(router.allowed_client_macs),                    \
+	  C(router.n_allowed_client_macs), 0, RW_CFG_CLIENT_MACS_MAX, F_LIST, "",                  \
+	  "when set, client requests and ICMP echo must also come from one of these Ethernet "     \
+	  "sources (the clients' own MACs, or the gateway they are behind); empty = any")          \
 	_(ROUTER, "idle", K_IDLE, C(router.idle), 0, 0, 0, 0, "poll",                              \
 	  "idle workers spin (poll) or sleep after a run of empty polls (backoff)")                \
 	_(ROUTER, "backoff_us", K_U32, C(router.backoff_us), 0, 1, 100000, 0, "100",               \
@@ -130,6 +135,10 @@ enum key_kind {
 	  "static MAC of the node; unset = resolve it by ARP")                                     \
 	_(TIMEOUTS, "request_ms", K_U32, C(timeouts.request_ms), 0, 1, 60000, 0, "1000",           \
 	  "a request slot without a complete reply is freed after this")                           \
+	_(TIMEOUTS, "quiet_read_ms", K_U32, C(timeouts.quiet_read_ms), 0, 1, 60000, 0, "20",       \
+	  "a slot whose reply has no end the router can tell (quiet reads without mn / noop "      \
+	  "after them) is freed after this, a lone quiet read once its first reply passed; at "    \
+	  "most request_ms")                                                                       \
 	_(TIMEOUTS, "arp_retry_ms", K_U32, C(timeouts.arp_retry_ms), 0, 10, 60000, 0, "1000",      \
 	  "interval between ARP requests for one node")                                            \
 	_(TIMEOUTS, "arp_attempts", K_U32, C(timeouts.arp_attempts), 0, 1, 100, 0, "5",            \
@@ -138,6 +147,9 @@ enum key_kind {
 	  "a learned node MAC is refreshed after this")                                            \
 	_(TABLES, "request_slots", K_U32, C(tables.request_slots), 0, 64, 65536, F_POW2, "4096",   \
 	  "request slots per worker: requests in flight")                                          \
+	_(TABLES, "client_slots_max", K_U32, C(tables.client_slots_max), 0, 0, 65536, 0, "1024",   \
+	  "request slots one client address may hold per worker; past it its requests are "        \
+	  "dropped (client_slot_cap); 0 = no cap")                                                 \
 	_(TABLES, "mbufs", K_U32, C(tables.mbufs), 0, 1024, 4194304, 0, "16383",                   \
 	  "mbufs per packet pool")                                                                 \
 	_(TABLES, "mbuf_cache", K_U32, C(tables.mbuf_cache), 0, 0, 512, 0, "256",                  \
@@ -238,6 +250,10 @@ static void describe(const struct key_def *d, char *buf, size_t len)
 		break;
 	case K_PREFIXES:
 		snprintf(buf, len, "a comma-separated list of IPv4 prefixes a.b.c.d/len");
+		break;
+	case K_MACS:
+		snprintf(buf, len, "empty or a comma-separated list of up to %u unicast MACs",
+			 d->max);
 		break;
 	case K_IDLE:
 		snprintf(buf, len, "poll or backoff");
@@ -472,6 +488,41 @@ static int parse_prefixes(const struct key_def *d, const char *val, struct rw_cf
 	return 0;
 }
 
+/* Empty: none (any MAC). */
+static int parse_macs(const struct key_def *d, const char *val, uint8_t (*list)[6], uint32_t *n,
+		      char *why, size_t wlen)
+{
+	const char *item;
+	size_t len;
+	char text[18];
+	uint8_t mac[6];
+
+	if (*val == '\0')
+		return 0;
+	if (val[strlen(val) - 1] == ',')
+		return expected(d, why, wlen);
+	while (next_item(&val, &item, &len)) {
+		if (len != 17)
+			return expected(d, why, wlen);
+		memcpy(text, item, len);
+		text[len] = '\0';
+		if (parse_mac(text, mac) < 0)
+			return expected(d, why, wlen);
+		for (uint32_t i = 0; i < *n; i++) {
+			if (memcmp(list[i], mac, 6) == 0) {
+				snprintf(why, wlen, "MAC '%s' is listed twice", text);
+				return -EINVAL;
+			}
+		}
+		if (*n >= d->max) {
+			snprintf(why, wlen, "at most %u MACs", d->max);
+			return -EINVAL;
+		}
+		memcpy(list[(*n)++], mac, 6);
+	}
+	return 0;
+}
+
 static int find_name(const char *const *names, size_t n, const char *s)
 {
 	for (size_t i = 0; i < n; i++)
@@ -537,6 +588,9 @@ static int parse_value(const struct key_def *d, const char *val, void *base, cha
 	case K_PREFIXES:
 		return parse_prefixes(d, val, (struct rw_cfg_prefix *)p,
 				      (uint32_t *)((char *)base + d->off2), why, wlen);
+	case K_MACS:
+		return parse_macs(d, val, (uint8_t(*)[6])p, (uint32_t *)((char *)base + d->off2),
+				  why, wlen);
 	case K_IDLE:
 		if ((i = find_name(idle_names, DIM(idle_names), val)) < 0)
 			return expected(d, why, wlen);
@@ -1145,6 +1199,12 @@ static int check_ports(struct loader *l)
 static int check_tables(struct loader *l)
 {
 	const struct rw_cfg_tables *t = &l->cfg->tables;
+	const struct rw_cfg_timeouts *o = &l->cfg->timeouts;
+
+	if (o->quiet_read_ms > o->request_ms)
+		return fail(l, line_of(l, SEC_TIMEOUTS, "quiet_read_ms"),
+			    "key 'quiet_read_ms' in [timeouts]: %u is more than request_ms (%u)",
+			    o->quiet_read_ms, o->request_ms);
 
 	const struct rw_cfg_router *r = &l->cfg->router;
 	unsigned int gen = dp_generation_bits(t->request_slots, r->reply_port_count, 1);
@@ -1293,6 +1353,14 @@ static void print_value(FILE *out, const struct key_def *d, const void *base)
 			fputs(i ? ", " : "", out);
 			print_ipv4(out, x->addr);
 			fprintf(out, "/%u", x->len);
+		}
+		break;
+	case K_MACS:
+		for (uint32_t i = 0; i < *(const uint32_t *)p2; i++) {
+			const uint8_t *m = (const uint8_t *)p + 6 * i;
+
+			fprintf(out, "%s%02x:%02x:%02x:%02x:%02x:%02x", i ? ", " : "", m[0], m[1],
+				m[2], m[3], m[4], m[5]);
 		}
 		break;
 	case K_IDLE:

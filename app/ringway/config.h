@@ -17,8 +17,8 @@
  *   [log]        log level
  *
  * Comments start with '#' (anywhere on a line). A key may appear once per section, except
- * the list keys `listen_ports` and `allowed_clients`, whose lines accumulate. Unknown
- * sections and keys are errors.
+ * the list keys `listen_ports`, `allowed_clients` and `allowed_client_macs`, whose lines
+ * accumulate. Unknown sections and keys are errors.
  *
  * The loader needs no EAL (rte_cfgfile is plain C); it never prints and never exits: it
  * returns an error and one line of text naming the file, line, section and key.
@@ -48,6 +48,8 @@ extern "C" {
 #define RW_CFG_LISTEN_PORTS_MAX DP_LISTEN_MAX
 /** Most allowed-client prefixes: what the data plane holds. */
 #define RW_CFG_PREFIXES_MAX DP_PREFIXES_MAX
+/** Most allowed client MACs: what the data plane holds. */
+#define RW_CFG_CLIENT_MACS_MAX DP_CLIENT_MACS_MAX
 /** Most initial nodes in the config file (the control plane may add more later). */
 #define RW_CFG_NODES_MAX 1024
 /** Size of path buffers (with the NUL); socket paths are further limited to sun_path. */
@@ -81,10 +83,14 @@ struct rw_cfg_router {
 	/** `allowed_clients`: prefixes of the clients served, distinct. */
 	struct rw_cfg_prefix allowed_clients[RW_CFG_PREFIXES_MAX];
 	uint32_t n_allowed_clients; /**< entries in allowed_clients, >= 1 */
-	enum dp_idle idle;	    /**< `idle`: what a worker does on an empty RX queue */
-	uint32_t backoff_us;	    /**< `backoff_us` */
-	uint32_t backoff_after;	    /**< `backoff_after` */
-	uint32_t mtu;		    /**< `mtu`: IP MTU of the port */
+	/** `allowed_client_macs`: Ethernet sources client requests must come from, distinct,
+	 *  unicast; none = any. */
+	uint8_t allowed_client_macs[RW_CFG_CLIENT_MACS_MAX][6];
+	uint32_t n_allowed_client_macs;
+	enum dp_idle idle;	/**< `idle`: what a worker does on an empty RX queue */
+	uint32_t backoff_us;	/**< `backoff_us` */
+	uint32_t backoff_after; /**< `backoff_after` */
+	uint32_t mtu;		/**< `mtu`: IP MTU of the port */
 };
 
 /** [node NAME]: one initial cache node. */
@@ -101,6 +107,7 @@ struct rw_cfg_node {
 /** [timeouts]: each field is the key of the same name. */
 struct rw_cfg_timeouts {
 	uint32_t request_ms;
+	uint32_t quiet_read_ms; /**< at most request_ms */
 	uint32_t arp_retry_ms;
 	uint32_t arp_attempts;
 	uint32_t arp_lifetime_s;
@@ -109,6 +116,7 @@ struct rw_cfg_timeouts {
 /** [tables]: sizes fixed at start-up; each field is the key of the same name. */
 struct rw_cfg_tables {
 	uint32_t request_slots;
+	uint32_t client_slots_max;
 	uint32_t mbufs;
 	uint32_t mbuf_cache;
 	uint32_t burst;

@@ -349,6 +349,10 @@ static uint16_t port_setup(uint16_t port, uint16_t nq, struct rte_mempool *pool,
 	*offload = (info.tx_offload_capa & csum) == csum;
 	if (*offload)
 		conf.txmode.offloads |= csum;
+	/* Received checksums checked by the port where it can (the workers read its verdict in
+	 * the mbuf's flags and compute the rest themselves). */
+	conf.rxmode.offloads |= info.rx_offload_capa &
+				(RTE_ETH_RX_OFFLOAD_IPV4_CKSUM | RTE_ETH_RX_OFFLOAD_UDP_CKSUM);
 	rc = rte_eth_dev_configure(port, nq, nq, &conf);
 	if (rc != 0)
 		fatal("port %u: configure %u queues: %s", port, nq, rte_strerror(-rc));
@@ -388,8 +392,12 @@ static void dp_config_from(struct dp_config *d, uint16_t nw, const unsigned int 
 		d->allowed[i].addr = cfg.router.allowed_clients[i].addr;
 		d->allowed[i].mask = cfg.router.allowed_clients[i].mask;
 	}
+	d->n_client_macs = (uint16_t)cfg.router.n_allowed_client_macs;
+	memcpy(d->client_macs, cfg.router.allowed_client_macs, 6u * d->n_client_macs);
 	d->slots = cfg.tables.request_slots;
 	d->request_timeout_ms = cfg.timeouts.request_ms;
+	d->quiet_read_ms = cfg.timeouts.quiet_read_ms;
+	d->client_slots_max = cfg.tables.client_slots_max;
 	d->burst = cfg.tables.burst;
 	d->handoff_ring = cfg.tables.handoff_ring;
 	d->neighbours = cfg.tables.neighbours;

@@ -52,6 +52,8 @@ extern "C" {
 /** Most listen ports and allowed-client prefixes. */
 #define DP_LISTEN_MAX 16
 #define DP_PREFIXES_MAX 256
+/** Most MACs client requests may come from (struct dp_config.client_macs). */
+#define DP_CLIENT_MACS_MAX 64
 /** Most packets one burst handles. */
 #define DP_BURST_MAX 256
 
@@ -66,6 +68,8 @@ extern "C" {
 	_(TAKEN_OVER, "taken_over")     /* replies received from another worker */                \
 	_(SLOTS_EXPIRED, "slots_expired") /* request slots freed by timeout */                    \
 	_(SLOTS_COMPLETED, "slots_completed") /* request slots freed by a complete reply */       \
+	_(SLOTS_QUIET_EXPIRED, "slots_quiet_expired") /* ... after quiet_read_ms (quiet reads) */ \
+	_(SLOTS_TX_FREED, "slots_tx_freed") /* ... at once: the TX queue refused the request */   \
 	_(QUIET, "quiet_forwarded")     /* noreply/quiet writes: forwarded, no slot kept */        \
 	_(MULTI_TRACKED, "multi_tracked") /* multi-message replies followed by a parser */        \
 	_(MULTI_UNTRACKED, "multi_untracked") /* ... without a free parser: freed by timeout */   \
@@ -103,6 +107,7 @@ enum dp_counter {
 	_(MULTI_SEGMENT, "multi_segment")       /* chained mbuf: not supported */                 \
 	_(TRUNC_ETH, "truncated_ethernet")      /* shorter than Ethernet (+ VLAN) header */       \
 	_(NOT_FOR_US, "not_for_us")             /* unicast to another MAC */                      \
+	_(SRC_MAC_GROUP, "source_mac_multicast") /* Ethernet source multicast or broadcast */     \
 	_(NOT_IPV4, "not_ipv4")                 /* other EtherType (IPv6, LLDP, QinQ, ...) */     \
 	_(TRUNC_IP, "truncated_ip")             /* shorter than the IPv4 header it claims */      \
 	_(BAD_IP, "bad_ip")                     /* version, IHL, total length or checksum */      \
@@ -112,8 +117,10 @@ enum dp_counter {
 	_(BAD_ICMP, "bad_icmp")                 /* ICMP other than a well-formed echo request */  \
 	_(TRUNC_UDP, "truncated_udp")           /* shorter than a UDP header */                   \
 	_(BAD_UDP_LEN, "bad_udp_length")        /* UDP length lies about the IP payload */        \
+	_(BAD_UDP_CKSUM, "bad_udp_checksum")    /* UDP checksum wrong (0, none, is allowed) */    \
 	_(BAD_PORT, "bad_port")                 /* UDP to a port nobody listens on */             \
 	_(CLIENT_DENIED, "client_denied")       /* source not in the allowed prefixes */          \
+	_(CLIENT_MAC_DENIED, "client_mac_denied") /* source MAC not in allowed_client_macs */     \
 	_(MC_FRAME, "mc_bad_frame")             /* frame header short, seq or total not 0/1 */    \
 	_(MC_MULTI_DATAGRAM, "mc_multi_datagram") /* request spanning datagrams */                \
 	_(MC_KEY_TOO_LONG, "mc_key_too_long")   /* key over 250 bytes */                          \
@@ -121,6 +128,7 @@ enum dp_counter {
 	_(NO_PLACEMENT, "no_placement")         /* no ring published yet, or no member weighs */  \
 	_(NODE_NO_MAC, "node_no_mac")           /* owner's MAC not resolved (yet) */              \
 	_(NO_SLOT, "no_free_slot")              /* worker's request table full */                 \
+	_(CLIENT_SLOTS, "client_slot_cap")      /* the client holds client_slots_max slots */     \
 	_(REPLY_NO_SLOT, "reply_no_slot")       /* reply for a slot that is not live */           \
 	_(REPLY_WRONG_SOURCE, "reply_wrong_source") /* reply from another address than asked */   \
 	_(REPLY_STALE, "reply_stale")           /* request id does not match the slot */          \
@@ -171,8 +179,18 @@ struct dp_config {
 	uint32_t reply_port_count; /**< power of two, >= n_workers */
 	struct dp_prefix allowed[DP_PREFIXES_MAX];
 	uint16_t n_allowed;        /**< 0 = nobody is served */
+	/** Client requests (and ICMP echo) must come from one of these Ethernet sources (the
+	 *  clients' own MACs or their gateways'); n_client_macs 0 = from any unicast MAC. */
+	uint8_t client_macs[DP_CLIENT_MACS_MAX][6];
+	uint16_t n_client_macs;
 	uint32_t slots;            /**< request slots per worker: power of two, 64..65536 */
 	uint32_t request_timeout_ms; /**< a slot without a complete reply is freed after this */
+	uint32_t quiet_read_ms;    /**< a slot whose reply has no end the router can tell (quiet
+				        reads without mn / NOOP after them) is freed after this;
+				        0 or more than request_timeout_ms: request_timeout_ms */
+	uint32_t client_slots_max; /**< slots one client address may hold in a worker; past it
+				        its requests are dropped (client_slot_cap); 0 = no cap
+				        (the default here; ringway's config sets 1024) */
 	uint32_t burst;            /**< packets per RX burst, 1..DP_BURST_MAX */
 	uint32_t handoff_ring;     /**< hand-off ring size per worker, power of two */
 	uint32_t neighbours;       /**< node endpoints (address:port) the dp can track */
@@ -238,7 +256,8 @@ static inline uint32_t dp_mget_datagrams_max(uint32_t mget_bytes, uint32_t mtu)
 	return (uint32_t)((bytes + body - 1) / body);
 }
 
-/** Set @p cfg to defaults (listen 11211, 4096 slots, 1 s timeout, ...); addresses zero. */
+/** Set @p cfg to defaults (listen 11211, 4096 slots, 1 s timeout, 20 ms for quiet reads, no
+ *  per-client cap, ...); addresses zero. */
 void dp_config_defaults(struct dp_config *cfg);
 
 struct dp;

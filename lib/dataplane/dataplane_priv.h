@@ -144,9 +144,26 @@ struct dp_slot {
 	uint8_t client_mac[6];
 	uint8_t has_vlan;
 	uint8_t multi;       /* DP_MULTI_*: how the reply is followed */
+	uint8_t quiet;       /* its reply has no end the router can tell: freed after
+				quiet_read_ms (a lone quiet read: on its first message) */
 };
 
 #define DP_NO_PARSER UINT16_MAX
+/* Not a slot: a TX entry without one (dp_worker.tx_slot). */
+#define DP_NO_SLOT UINT32_MAX
+
+/* A client address's slots in flight in one worker (dp_worker.clients); n == 0: empty. */
+struct dp_client {
+	uint32_t ip; /* network order */
+	uint32_t n;
+};
+
+/* A quiet slot in the order taken (dp_worker.quiet_q): its index and the low bits of the tsc
+ * it was taken with, so an entry outlived by its slot's use is told apart. */
+struct dp_quiet {
+	uint32_t slot;
+	uint32_t tsc_lo;
+};
 
 /* dp_slot.multi */
 enum {
@@ -271,6 +288,7 @@ struct dp_worker {
 	uint16_t burst;
 	uint16_t n_listen;
 	uint16_t n_allowed;
+	uint16_t n_client_macs;
 	uint16_t reply_base;
 	uint32_t reply_count;
 	uint32_t port_shift;   /* log2(reply ports per worker) */
@@ -281,8 +299,10 @@ struct dp_worker {
 	bool tx_offload;
 	uint16_t listen[DP_LISTEN_MAX];
 	const struct dp_prefix *allowed;
+	const uint64_t *client_macs; /* MAC bytes 0..5 copied into a zeroed word, as a packet's */
 	struct dp_endpoint *eps;
 	uint64_t timeout_tsc;
+	uint64_t quiet_tsc; /* quiet_read_ms */
 	uint64_t backoff_after;
 	uint32_t backoff_us;
 	enum dp_idle idle;
@@ -294,6 +314,20 @@ struct dp_worker {
 	uint32_t free_tail;
 	uint32_t sweep;
 	uint64_t now; /* TSC at the start of the current burst */
+
+	/* Quiet slots, oldest first: all share quiet_read_ms, so only the head can be due and
+	 * the loop frees them on time whatever the table's size (the sweep visits a few slots
+	 * per poll). As many entries as slots; entries of slots freed earlier are skipped. */
+	struct dp_quiet *quiet_q;
+	uint32_t quiet_head;
+	uint32_t quiet_tail;
+
+	/* Slots per client address: open addressing, linear probing, 2 x slots entries (at most
+	 * half full), a per-worker random hash multiplier; client_max 0 = no cap, no table. */
+	struct dp_client *clients;
+	uint32_t client_mask;
+	uint32_t client_max;
+	uint64_t client_seed;
 
 	/* Reply parsers for slots whose reply may span several messages: memcached sends each
 	 * hit of a multi-get, each pipelined response, as a message of its own, so only the
@@ -331,6 +365,7 @@ struct dp_worker {
 	struct rte_mbuf *tx[DP_TX_CAP];
 	uint8_t tx_tag[DP_TX_CAP];
 	uint32_t tx_ep[DP_TX_CAP];
+	uint32_t tx_slot[DP_TX_CAP]; /* FORWARDED: the request's slot, or DP_NO_SLOT */
 
 	uint64_t ctr[DP_CTR_COUNT];
 	uint64_t drop[DP_DROP_COUNT];
@@ -351,6 +386,7 @@ struct dp {
 	_Atomic bool stop;
 	uint64_t tsc_hz;
 	struct rte_ring *handoff_rings[DP_WORKERS_MAX];
+	uint64_t client_macs[DP_CLIENT_MACS_MAX]; /* cfg.client_macs as MAC words */
 };
 
 /* dp_mget.c: multi-gets over several nodes. Each consumes @p m. */

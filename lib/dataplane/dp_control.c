@@ -134,6 +134,8 @@ void dp_config_defaults(struct dp_config *cfg)
 	cfg->reply_port_count = 16384;
 	cfg->slots = 4096;
 	cfg->request_timeout_ms = 1000;
+	cfg->quiet_read_ms = 20;
+	cfg->client_slots_max = 0; /* ringway's config sets one */
 	cfg->burst = 32;
 	cfg->handoff_ring = 1024;
 	cfg->neighbours = 1024;
@@ -184,7 +186,7 @@ static int config_check(const struct dp_config *c)
 		return -EINVAL;
 	if (dp_generation_bits(c->slots, c->reply_port_count, c->n_workers) < DP_GEN_BITS_MIN ||
 	    dp_mget_datagrams_max(c->mget_bytes, c->mtu) > DP_REPLY_DATAGRAMS_MAX ||
-	    c->mget_send_burst == 0)
+	    c->mget_send_burst == 0 || c->n_client_macs > DP_CLIENT_MACS_MAX)
 		return -EINVAL;
 	return 0;
 }
@@ -211,6 +213,8 @@ static void worker_free(struct dp_worker *w)
 	dp_mget_free(w);
 	rte_free(w->slots);
 	rte_free(w->free_fifo);
+	rte_free(w->quiet_q);
+	rte_free(w->clients);
 	rte_free(w->parsers);
 	rte_free(w->parser_free);
 	rte_free(w->node_fwd);
@@ -243,6 +247,8 @@ static struct dp_worker *worker_new(struct dp *dp, uint16_t id, uint32_t inst)
 	memcpy(w->listen, c->listen_ports, sizeof(w->listen));
 	w->n_allowed = c->n_allowed;
 	w->allowed = dp->cfg.allowed;
+	w->n_client_macs = c->n_client_macs;
+	w->client_macs = dp->client_macs;
 	w->reply_base = c->reply_port_base;
 	w->reply_count = c->reply_port_count;
 	w->port_shift = log2_floor(ports_per_worker);
@@ -254,12 +260,27 @@ static struct dp_worker *worker_new(struct dp *dp, uint16_t id, uint32_t inst)
 	w->tx_offload = c->tx_cksum_offload;
 	w->eps = dp->eps;
 	w->timeout_tsc = (uint64_t)c->request_timeout_ms * dp->tsc_hz / 1000;
+	/* 0 or more than the request timeout: the request timeout. */
+	w->quiet_tsc =
+		(uint64_t)(c->quiet_read_ms != 0 ? RTE_MIN(c->quiet_read_ms, c->request_timeout_ms)
+						 : c->request_timeout_ms) *
+		dp->tsc_hz / 1000;
 	w->idle = c->idle;
 	w->backoff_us = c->backoff_us;
 	w->backoff_after = c->backoff_after;
 	w->slots = rte_zmalloc_socket("dp_slots", sizeof(*w->slots) * c->slots, RTE_CACHE_LINE_SIZE,
 				      socket);
 	w->free_fifo = rte_malloc_socket("dp_free", sizeof(uint32_t) * c->slots, 0, socket);
+	w->quiet_q = rte_malloc_socket("dp_quiet", sizeof(*w->quiet_q) * c->slots, 0, socket);
+	w->client_max = c->client_slots_max;
+	if (w->client_max != 0) {
+		/* Each live slot adds at most one address: at most half full. A random odd
+		 * multiplier, so no sender can aim addresses at one probe run. */
+		w->client_mask = 2 * c->slots - 1;
+		w->client_seed = rte_rand() | 1;
+		w->clients = rte_zmalloc_socket("dp_clients", sizeof(*w->clients) * 2 * c->slots,
+						RTE_CACHE_LINE_SIZE, socket);
+	}
 	w->node_fwd = rte_zmalloc_socket("dp_nfwd", sizeof(uint64_t) * c->neighbours,
 					 RTE_CACHE_LINE_SIZE, socket);
 	w->node_ret = rte_zmalloc_socket("dp_nret", sizeof(uint64_t) * c->neighbours,
@@ -282,7 +303,8 @@ static struct dp_worker *worker_new(struct dp *dp, uint16_t id, uint32_t inst)
 	}
 	for (uint32_t i = 0; i < w->n_parser_free; i++)
 		w->parser_free[i] = (uint16_t)(w->n_parser_free - 1 - i);
-	if (w->slots == NULL || w->free_fifo == NULL || w->node_fwd == NULL ||
+	if (w->slots == NULL || w->free_fifo == NULL || w->quiet_q == NULL ||
+	    (w->client_max != 0 && w->clients == NULL) || w->node_fwd == NULL ||
 	    w->node_ret == NULL || w->handoff == NULL || (id == 0 && w->ctl_ring == NULL) ||
 	    dp_mget_init(w, c, socket) != 0) {
 		worker_free(w);
@@ -314,6 +336,8 @@ struct dp *dp_create(const struct dp_config *cfg)
 		goto nomem;
 	dp->cfg = *cfg;
 	dp->tsc_hz = rte_get_tsc_hz();
+	for (uint16_t i = 0; i < cfg->n_client_macs; i++)
+		memcpy(&dp->client_macs[i], cfg->client_macs[i], 6); /* little-endian, as eps */
 	dp->eps = rte_zmalloc("dp_eps", sizeof(*dp->eps) * cfg->neighbours, RTE_CACHE_LINE_SIZE);
 	rcu_size = rte_rcu_qsbr_get_memsize(cfg->n_workers);
 	dp->rcu = rte_zmalloc("dp_rcu", rcu_size, RTE_CACHE_LINE_SIZE);

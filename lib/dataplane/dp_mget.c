@@ -932,6 +932,10 @@ void dp_mget_split(struct dp_worker *w, struct rte_mbuf *m, struct dp_pkt *pk,
 		return refuse(w, m, pk, r, "too many multi-gets in flight at the router");
 	if (rte_pktmbuf_alloc_bulk(w->pool, subs, (unsigned int)n) != 0)
 		return refuse(w, m, pk, r, "router out of packet buffers");
+	if (unlikely(!dp_client_take(w, pk->ip->src_addr, (uint32_t)n))) {
+		rte_pktmbuf_free_bulk(subs, (unsigned int)n);
+		return dp_count_drop(w, m, DP_DROP_CLIENT_SLOTS);
+	}
 	gi = ctx_open(w, m, pk, r, (uint16_t)n);
 	g = &w->mgets[gi];
 	memcpy(g->key_sub, key_sub, r->nkeys);

@@ -18,6 +18,27 @@ void dp_count_drop(struct dp_worker *w, struct rte_mbuf *m, enum dp_drop why)
 	rte_pktmbuf_free(m);
 }
 
+/* Backward-shift deletion (linear probing without tombstones): every later entry of the
+ * probe run whose home is not in (i, j] moves into the hole, which moves on to it. */
+void dp_client_remove(struct dp_worker *w, uint32_t i)
+{
+	uint32_t mask = w->client_mask, j = i;
+
+	for (;;) {
+		j = (j + 1) & mask;
+		if (w->clients[j].n == 0)
+			break;
+		uint32_t k = (uint32_t)(((uint64_t)w->clients[j].ip * w->client_seed) >> 32) & mask;
+
+		/* k cyclically in (i, j]: the entry stays reachable where it is */
+		if (i <= j ? (i < k && k <= j) : (i < k || k <= j))
+			continue;
+		w->clients[i] = w->clients[j];
+		i = j;
+	}
+	w->clients[i].n = 0;
+}
+
 /* Count the outcome of a packet the NIC took. */
 static inline void count_sent(struct dp_worker *w, enum dp_tx_tag tag, uint32_t ep)
 {
@@ -67,6 +88,14 @@ void dp_tx_flush(struct dp_worker *w)
 		case DP_TX_MGET_OUT:
 			w->ctr[DP_CTR_MGET_TX_FAILED]++;
 			rte_pktmbuf_free(w->tx[i]);
+			break;
+		case DP_TX_FORWARDED:
+			/* No reply can come: the slot is free now, not at its timeout. */
+			if (w->tx_slot[i] != DP_NO_SLOT) {
+				w->ctr[DP_CTR_SLOTS_TX_FREED]++;
+				dp_slot_free(w, w->tx_slot[i]);
+			}
+			dp_count_drop(w, w->tx[i], DP_DROP_TX_FULL);
 			break;
 		default:
 			dp_count_drop(w, w->tx[i], DP_DROP_TX_FULL);

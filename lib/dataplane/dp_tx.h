@@ -8,7 +8,8 @@
  *   - TX buffering and accounting: dp_tx_push / dp_tx_flush (an outcome is counted when the
  *     NIC takes the packet), dp_count_drop (the one place a dropped packet is counted and
  *     freed);
- *   - request slots: dp_slot_take / dp_slot_free (and the reply parser a slot may hold);
+ *   - request slots: dp_slot_take / dp_slot_free (and the reply parser a slot may hold), and
+ *     the slots each client address holds (dp_client_take; dp_slot_free gives one back);
  *   - UDP headers: dp_udp_build (a whole new datagram), the checksum helpers (RFC 1624
  *     incremental updates) and dp_tx_cksum_offload (the NIC's share when it offloads).
  * What the per-packet path needs is inline here (dp_slot_take always: the single-key forward
@@ -58,6 +59,61 @@ static inline uint16_t dp_csum_replace4(uint16_t csum, uint32_t old, uint32_t ne
 	sum += new & 0xffff;
 	sum += new >> 16;
 	return (uint16_t)~dp_csum_fold(sum);
+}
+
+/* Add @p v to the 64-bit ones-complement sum @p sum (end-around carry). */
+static inline uint64_t dp_csum_add64(uint64_t sum, uint64_t v)
+{
+	sum += v;
+	return sum + (sum < v);
+}
+
+/*
+ * The ones-complement sum of @p len bytes at @p p plus @p sum (a partial sum of native-order
+ * words, e.g. a pseudo-header's), folded to 16 bits as rte_raw_cksum() folds it: 16 bytes a
+ * step in 64-bit words with end-around carry. For checking whole datagrams per packet.
+ */
+static inline uint16_t dp_csum_sum(const void *p, uint32_t len, uint64_t sum)
+{
+	const uint8_t *b = (const uint8_t *)p;
+	uint64_t v0, v1;
+
+	for (; len >= 16; b += 16, len -= 16) {
+		memcpy(&v0, b, 8);
+		memcpy(&v1, b + 8, 8);
+		sum = dp_csum_add64(dp_csum_add64(sum, v0), v1);
+	}
+	if (len >= 8) {
+		memcpy(&v0, b, 8);
+		sum = dp_csum_add64(sum, v0);
+		b += 8;
+		len -= 8;
+	}
+	/* The last 0..7 bytes, each piece at an even offset (an odd last byte is the first of a
+	 * zero-padded 16-bit word, RFC 1071). */
+	if (len & 4) {
+		uint32_t x;
+
+		memcpy(&x, b, 4);
+		sum = dp_csum_add64(sum, x);
+		b += 4;
+	}
+	if (len & 2) {
+		uint16_t x;
+
+		memcpy(&x, b, 2);
+		sum = dp_csum_add64(sum, x);
+		b += 2;
+	}
+	if (len & 1) {
+		uint16_t x = 0;
+
+		memcpy(&x, b, 1);
+		sum = dp_csum_add64(sum, x);
+	}
+	sum = (sum & 0xffffffff) + (sum >> 32);
+	sum = (sum & 0xffffffff) + (sum >> 32);
+	return dp_csum_fold((uint32_t)sum);
 }
 
 /* Partial sums for several field changes at once: accumulate dp_csum_delta*() of each change
@@ -131,6 +187,65 @@ static inline void dp_tx_push(struct dp_worker *w, struct rte_mbuf *m, enum dp_t
 	w->ntx++;
 }
 
+/* Buffer request @p m forwarded to endpoint @p ep for slot @p s (DP_NO_SLOT: it keeps none):
+ * the one way to push DP_TX_FORWARDED, so that a request the TX queue refuses frees its slot
+ * at once instead of pinning it until the timeout. */
+static inline void dp_tx_push_fwd(struct dp_worker *w, struct rte_mbuf *m, uint32_t ep, uint32_t s)
+{
+	if (unlikely(w->ntx == DP_TX_CAP))
+		dp_tx_flush(w);
+	w->tx[w->ntx] = m;
+	w->tx_tag[w->ntx] = (uint8_t)DP_TX_FORWARDED;
+	w->tx_ep[w->ntx] = ep;
+	w->tx_slot[w->ntx] = s;
+	w->ntx++;
+}
+
+/* ---- slots per client address ----------------------------------------------------------- */
+
+/* Index of @p ip's entry in w->clients, or of the empty entry where it would go. */
+static inline uint32_t dp_client_find(const struct dp_worker *w, uint32_t ip)
+{
+	uint32_t i = (uint32_t)(((uint64_t)ip * w->client_seed) >> 32) & w->client_mask;
+
+	while (w->clients[i].n != 0 && w->clients[i].ip != ip)
+		i = (i + 1) & w->client_mask;
+	return i;
+}
+
+/* Count @p n more slots held by client @p ip (network order): false, nothing counted, when
+ * that would pass client_max. Every slot freed by dp_slot_free() must have been counted. */
+static inline bool dp_client_take(struct dp_worker *w, uint32_t ip, uint32_t n)
+{
+	struct dp_client *c;
+
+	if (w->client_max == 0)
+		return true;
+	c = &w->clients[dp_client_find(w, ip)];
+	if (unlikely(c->n + n > w->client_max))
+		return false;
+	c->ip = ip;
+	c->n += n;
+	return true;
+}
+
+/* Remove entry @p i (its count reached 0): dp_tx.c. */
+void dp_client_remove(struct dp_worker *w, uint32_t i);
+
+/* One slot of client @p ip is given back. */
+static inline void dp_client_give(struct dp_worker *w, uint32_t ip)
+{
+	uint32_t i;
+
+	if (w->client_max == 0)
+		return;
+	i = dp_client_find(w, ip);
+	if (unlikely(w->clients[i].n == 0))
+		return; /* not counted: cannot happen, but never underflow */
+	if (--w->clients[i].n == 0)
+		dp_client_remove(w, i);
+}
+
 /* ---- request slots ---------------------------------------------------------------------- */
 
 /* Give back the reply parser slot @p sl holds, if any. */
@@ -142,12 +257,21 @@ static inline void dp_parser_release(struct dp_worker *w, struct dp_slot *sl)
 	}
 }
 
-/* Free live slot @p s (and its parser): to the tail of the FIFO, reused as late as possible. */
-static inline void dp_slot_free(struct dp_worker *w, uint32_t s)
+/* Put live slot @p s (and its parser) back without giving back its client's count: the tail of
+ * the FIFO, reused as late as possible. For a slot taken only to name a request that keeps
+ * none (noreply / quiet writes); every other slot is freed with dp_slot_free(). */
+static inline void dp_slot_put(struct dp_worker *w, uint32_t s)
 {
 	dp_parser_release(w, &w->slots[s]);
 	w->slots[s].tsc = 0;
 	w->free_fifo[w->free_tail++ & w->slot_mask] = s;
+}
+
+/* Free live slot @p s, counted against its client by dp_client_take(). */
+static inline void dp_slot_free(struct dp_worker *w, uint32_t s)
+{
+	dp_client_give(w, w->slots[s].client_ip);
+	dp_slot_put(w, s);
 }
 
 /*
@@ -183,6 +307,7 @@ static __rte_always_inline uint32_t dp_slot_take(struct dp_worker *w, const stru
 	sl->total = 0;
 	sl->seq_base = 0;
 	sl->seq_seen = 0;
+	sl->quiet = 0;
 	sl->ep = ep;
 	memcpy(sl->client_mac, &pk->eth->src_addr, 6);
 	sl->has_vlan = pk->vlan;

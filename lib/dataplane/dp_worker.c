@@ -74,6 +74,27 @@ static inline bool client_allowed(const struct dp_worker *w, uint32_t src)
 	return false;
 }
 
+/*
+ * The client ACL, for requests and ICMP echo alike: the IPv4 source in an allowed prefix and,
+ * when allowed_client_macs is set, the Ethernet source one of them. @return DP_DROP_COUNT
+ * (served) or the drop reason. It filters on addresses a sender chooses: on the segment, or
+ * anywhere behind a gateway without the MAC binding, a spoofed source passes.
+ */
+static inline enum dp_drop client_check(const struct dp_worker *w, const struct dp_pkt *pk)
+{
+	uint64_t mac = 0;
+
+	if (unlikely(!client_allowed(w, pk->ip->src_addr)))
+		return DP_DROP_CLIENT_DENIED;
+	if (likely(w->n_client_macs == 0))
+		return DP_DROP_COUNT;
+	memcpy(&mac, &pk->eth->src_addr, 6); /* as dp_create() copied the list */
+	for (uint16_t i = 0; i < w->n_client_macs; i++)
+		if (w->client_macs[i] == mac)
+			return DP_DROP_COUNT;
+	return DP_DROP_CLIENT_MAC_DENIED;
+}
+
 static enum dp_drop mc_drop_reason(enum mc_err e)
 {
 	switch (e) {
@@ -104,9 +125,14 @@ static int keyless_policy(uint8_t cmd)
 	}
 }
 
-/* A slot whose reply may be several messages gets a parser told what to expect of @p r. */
+/*
+ * A slot whose reply may be several messages gets a parser told what to expect of @p r. A
+ * lone quiet read (@p no_end, one request) is answered by one message or none (a hit, or an
+ * empty message / nothing for a miss): its parser, given no expectation, says done at the end
+ * of the first message.
+ */
 static void slot_expect(struct dp_worker *w, struct dp_slot *sl, const struct mc_requests *r,
-			bool multi)
+			bool multi, bool no_end)
 {
 	sl->multi = multi ? DP_MULTI_TRACK : DP_MULTI_NONE;
 	sl->parser = DP_NO_PARSER;
@@ -119,7 +145,43 @@ static void slot_expect(struct dp_worker *w, struct dp_slot *sl, const struct mc
 	w->ctr[DP_CTR_MULTI_TRACKED]++;
 	sl->parser = w->parser_free[--w->n_parser_free];
 	mc_reply_init(&w->parsers[sl->parser]);
-	mc_reply_expect(&w->parsers[sl->parser], r);
+	if (!(no_end && r->nreq == 1))
+		mc_reply_expect(&w->parsers[sl->parser], r);
+}
+
+/*
+ * Free the quiet slots whose quiet_read_ms is up, oldest first (the queue's order); with
+ * @p make_room, the oldest entry goes in any case (the queue is full: its slot, if still
+ * live, is freed early). Entries whose slot was freed (or reused) since are dropped.
+ */
+static void quiet_expire(struct dp_worker *w, bool make_room)
+{
+	while (w->quiet_head != w->quiet_tail) {
+		const struct dp_quiet *q = &w->quiet_q[w->quiet_head & w->slot_mask];
+		struct dp_slot *sl = &w->slots[q->slot];
+		bool live = sl->tsc != 0 && sl->quiet && (uint32_t)sl->tsc == q->tsc_lo;
+
+		/* tsc may be now | 1, one tick ahead of now. */
+		if (live && !make_room && !(w->now > sl->tsc && w->now - sl->tsc > w->quiet_tsc))
+			return;
+		w->quiet_head++;
+		make_room = false;
+		if (live) {
+			w->ctr[DP_CTR_SLOTS_QUIET_EXPIRED]++;
+			dp_slot_free(w, q->slot);
+		}
+	}
+}
+
+/* Slot @p s serves a request whose reply has no end the router can tell: it is freed after
+ * quiet_read_ms (or when its reply completes, a lone quiet read's first message). */
+static void quiet_track(struct dp_worker *w, uint32_t s)
+{
+	if (unlikely(w->quiet_tail - w->quiet_head > w->slot_mask))
+		quiet_expire(w, true);
+	w->slots[s].quiet = 1;
+	w->quiet_q[w->quiet_tail++ & w->slot_mask] =
+		(struct dp_quiet){s, (uint32_t)w->slots[s].tsc};
 }
 
 /* Feed a datagram of a multi-message reply to its slot's parser: true once the reply is
@@ -187,12 +249,16 @@ static int32_t request_owner(const struct dp_worker *w, const struct dp_pkt *pk,
 struct req_class {
 	bool version;	 /* has `version` (answered here) */
 	bool quiet;	 /* every request is a noreply/quiet write: no reply expected */
+	bool no_end;	 /* a quiet read (or write) not followed by mn / NOOP: nothing says when
+			    the reply is complete (a miss sends nothing or an empty message) */
 	int32_t refused; /* index of a refused keyless command, or -1 */
 };
 
 static struct req_class classify(const struct mc_requests *r)
 {
-	struct req_class c = {false, true, -1};
+	struct req_class c = {false, true, false, -1};
+	bool any_quiet = false;
+	uint8_t last = r->nreq > 0 ? r->req[r->nreq - 1].cmd : 0;
 
 	for (uint16_t i = 0; i < r->nreq && c.refused < 0; i++) {
 		const struct mc_request *rq = &r->req[i];
@@ -201,6 +267,7 @@ static struct req_class classify(const struct mc_requests *r)
 		/* noreply / quiet writes answer only on error: no slot waits for them. */
 		c.quiet &= (rq->flags & MC_REQ_F_QUIET) && rq->kind != MC_KIND_READ &&
 			   rq->kind != MC_KIND_KEYLESS;
+		any_quiet |= (rq->flags & MC_REQ_F_QUIET) != 0;
 		if (rq->kind != MC_KIND_KEYLESS)
 			continue;
 		pol = keyless_policy(rq->cmd);
@@ -208,29 +275,34 @@ static struct req_class classify(const struct mc_requests *r)
 			c.refused = i;
 		c.version |= pol == 2;
 	}
+	c.no_end = any_quiet && !c.quiet && last != MC_CMD_MN && last != MC_CMD_NOOP;
 	return c;
 }
 
-/* Take a slot for @p r, the parsed request of @p pk, rewrite the packet towards node endpoint
- * @p ep (MAC word @p mac) from the port and request id naming the slot, and queue it. */
+/* Take a slot for @p r, the parsed request of @p pk (class @p c; not quiet: counted against
+ * its client already), rewrite the packet towards node endpoint @p ep (MAC word @p mac) from
+ * the port and request id naming the slot, and queue it. */
 static void forward_request(struct dp_worker *w, struct rte_mbuf *m, struct dp_pkt *pk,
-			    const struct mc_requests *r, uint32_t ep, uint64_t mac, bool quiet)
+			    const struct mc_requests *r, uint32_t ep, uint64_t mac,
+			    struct req_class c)
 {
 	uint16_t port, reqid;
 	uint32_t s = dp_slot_take(w, pk, ep, &port, &reqid);
 	struct dp_slot *sl = &w->slots[s];
 
-	slot_expect(w, sl, r, !quiet && !mc_reply_is_one_message(r));
+	slot_expect(w, sl, r, !c.quiet && !mc_reply_is_one_message(r), c.no_end);
+	if (unlikely(c.no_end))
+		quiet_track(w, s);
 	memcpy(&pk->eth->dst_addr, &mac, 6); /* little-endian: bytes 0..5 of the word */
 	rte_ether_addr_copy(&w->router_mac, &pk->eth->src_addr);
 	rewrite_udp(w, m, pk, w->router_ip, sl->node_ip, rte_cpu_to_be_16(port), sl->node_port,
 		    reqid);
-	dp_tx_push(w, m, DP_TX_FORWARDED, ep);
-	if (quiet) {
+	dp_tx_push_fwd(w, m, ep, c.quiet ? DP_NO_SLOT : s);
+	if (c.quiet) {
 		/* Its generation is spent: an error reply finds the slot free (reply_no_slot)
 		 * or reused (reply_stale), never another client. */
 		w->ctr[DP_CTR_QUIET]++;
-		dp_slot_free(w, s);
+		dp_slot_put(w, s);
 	}
 }
 
@@ -240,13 +312,15 @@ static void handle_request(struct dp_worker *w, struct rte_mbuf *m, struct dp_pk
 {
 	struct mc_requests *r = &w->req;
 	struct req_class c;
+	enum dp_drop why;
 	int32_t owner;
 	uint32_t ep;
 	uint64_t mac;
 	enum mc_err e;
 
-	if (unlikely(!client_allowed(w, pk->ip->src_addr)))
-		return dp_count_drop(w, m, DP_DROP_CLIENT_DENIED);
+	why = client_check(w, pk);
+	if (unlikely(why != DP_DROP_COUNT))
+		return dp_count_drop(w, m, why);
 	/* memcached's own key rule: control characters allowed (memcaslap sends them). */
 	e = mc_parse_datagram_flags(pk->payload, pk->plen, MC_PARSE_CTL_KEYS, r);
 	if (unlikely(e != MC_OK))
@@ -280,7 +354,9 @@ static void handle_request(struct dp_worker *w, struct rte_mbuf *m, struct dp_pk
 		return dp_count_drop(w, m, DP_DROP_NODE_NO_MAC);
 	if (unlikely(w->free_head == w->free_tail))
 		return dp_count_drop(w, m, DP_DROP_NO_SLOT);
-	forward_request(w, m, pk, r, ep, mac, c.quiet);
+	if (!c.quiet && unlikely(!dp_client_take(w, pk->ip->src_addr, 1)))
+		return dp_count_drop(w, m, DP_DROP_CLIENT_SLOTS);
+	forward_request(w, m, pk, r, ep, mac, c);
 }
 
 /* The Ethernet source of a reply is the MAC the router knows for node endpoint @p ep. */
@@ -458,6 +534,30 @@ static inline bool ipv4_hdr_sum_ok(const struct rte_ipv4_hdr *ip, uint32_t ihl)
 	return sum == 0xffff;
 }
 
+/* The UDP checksum of @p m (field not 0: 0 is "none", as IPv4 allows) is right: the port's
+ * verdict when it gives one (_NONE: the data was verified, the field may be partial), else
+ * computed here over the @p ulen bytes of the datagram. */
+static inline bool udp_cksum_ok(const struct rte_mbuf *m, const struct rte_ipv4_hdr *ip,
+				const struct rte_udp_hdr *udp, uint32_t ulen)
+{
+	uint32_t sum;
+
+	switch (m->ol_flags & RTE_MBUF_F_RX_L4_CKSUM_MASK) {
+	case RTE_MBUF_F_RX_L4_CKSUM_GOOD:
+	case RTE_MBUF_F_RX_L4_CKSUM_NONE:
+		return true;
+	case RTE_MBUF_F_RX_L4_CKSUM_BAD:
+		return false;
+	default:
+		break;
+	}
+	/* The pseudo-header as stored: addresses, zero and protocol, UDP length. */
+	sum = dp_csum_sum(udp, ulen,
+			  (uint64_t)ip->src_addr + ip->dst_addr +
+				  rte_cpu_to_be_16((uint16_t)IPPROTO_UDP) + udp->dgram_len);
+	return sum == 0xffff;
+}
+
 /* After Ethernet: IPv4 checks (lengths before reads, never trusting a length field), then
  * ICMP or UDP dispatch. */
 static void handle_ipv4(struct dp_worker *w, struct rte_mbuf *m, struct dp_pkt *pk, uint32_t len)
@@ -486,8 +586,13 @@ static void handle_ipv4(struct dp_worker *w, struct rte_mbuf *m, struct dp_pkt *
 	if (unlikely(ip->dst_addr != w->router_ip))
 		return dp_count_drop(w, m, DP_DROP_NOT_OUR_IP);
 	pk->l3_len = (uint16_t)ihl;
-	if (ip->next_proto_id == IPPROTO_ICMP)
+	if (ip->next_proto_id == IPPROTO_ICMP) {
+		enum dp_drop why = client_check(w, pk); /* echo only to whom requests are served */
+
+		if (unlikely(why != DP_DROP_COUNT))
+			return dp_count_drop(w, m, why);
 		return dp_local_icmp(w, m, pk);
+	}
 	if (unlikely(ip->next_proto_id != IPPROTO_UDP))
 		return dp_count_drop(w, m, DP_DROP_NOT_UDP);
 	if (unlikely(tot < ihl + sizeof(struct rte_udp_hdr)))
@@ -496,6 +601,9 @@ static void handle_ipv4(struct dp_worker *w, struct rte_mbuf *m, struct dp_pkt *
 	ulen = rte_be_to_cpu_16(pk->udp->dgram_len);
 	if (unlikely(ulen != tot - ihl))
 		return dp_count_drop(w, m, DP_DROP_BAD_UDP_LEN);
+	/* Checked before anything is rewritten: a bad datagram is never re-signed by TX. */
+	if (pk->udp->dgram_cksum != 0 && unlikely(!udp_cksum_ok(m, ip, pk->udp, ulen)))
+		return dp_count_drop(w, m, DP_DROP_BAD_UDP_CKSUM);
 	pk->payload = (uint8_t *)(pk->udp + 1);
 	pk->plen = ulen - (uint32_t)sizeof(struct rte_udp_hdr);
 	dport = rte_be_to_cpu_16(pk->udp->dst_port);
@@ -534,6 +642,9 @@ static void handle_packet(struct dp_worker *w, struct rte_mbuf *m, const struct 
 	    !(etype == rte_cpu_to_be_16(RTE_ETHER_TYPE_ARP) &&
 	      rte_is_broadcast_ether_addr(&pk.eth->dst_addr)))
 		return dp_count_drop(w, m, DP_DROP_NOT_FOR_US);
+	/* A group address is never a sender's: an answer to it would go to the whole segment. */
+	if (unlikely(rte_is_multicast_ether_addr(&pk.eth->src_addr)))
+		return dp_count_drop(w, m, DP_DROP_SRC_MAC_GROUP);
 	if (likely(etype == rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4)))
 		return handle_ipv4(w, m, &pk, len);
 	if (etype == rte_cpu_to_be_16(RTE_ETHER_TYPE_ARP))
@@ -673,7 +784,8 @@ uint16_t dp_forward_burst(struct dp_worker *w, struct rte_mbuf **pkts, uint16_t 
 	return n;
 }
 
-/* Free slots whose reply did not fully pass within the timeout; a few per poll. */
+/* Free slots whose reply did not fully pass within the timeout; a few per poll (the quiet
+ * slots' shorter one is kept by quiet_expire(), on time). */
 static void expire_slots(struct dp_worker *w)
 {
 	for (int i = 0; i < 16; i++) {
@@ -682,7 +794,7 @@ static void expire_slots(struct dp_worker *w)
 
 		/* tsc may be now | 1, one tick ahead of now. */
 		if (sl->tsc != 0 && w->now > sl->tsc && w->now - sl->tsc > w->timeout_tsc) {
-			w->ctr[DP_CTR_SLOTS_EXPIRED]++;
+			w->ctr[sl->quiet ? DP_CTR_SLOTS_QUIET_EXPIRED : DP_CTR_SLOTS_EXPIRED]++;
 			if (sl->multi == DP_MULTI_MGET)
 				dp_mget_slot_expired(w, s);
 			else
@@ -713,6 +825,8 @@ unsigned int dp_worker_poll(struct dp_worker *w)
 	nr = rte_eth_rx_burst(w->port_id, w->queue_id, pkts, w->burst);
 	dp_forward_burst(w, pkts, nr); /* also flushes what the rings added */
 	expire_slots(w);
+	if (w->quiet_head != w->quiet_tail)
+		quiet_expire(w, false);
 	if (w->mget_head != DP_NO_MGET)
 		dp_mget_expire(w);
 	if (w->send_head != DP_NO_MGET)

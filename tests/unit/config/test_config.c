@@ -401,6 +401,19 @@ static const struct bad_case bad_cases[] = {
 	 "key 'tcp_port' in [control]: expected an integer 0..65535"},
 	{"tcp_port_in_reply_range", MINIMAL "[control]\ntcp_port = 32768 #!\n",
 	 "key 'tcp_port' in [control]: port 32768 lies in the reply range 32768..49151"},
+	/* issue 12: client identity and slots */
+	{"client_mac_group", ROUTER "allowed_client_macs = 01:00:5e:00:00:01 #!\n" NODE_A,
+	 "key 'allowed_client_macs' in [router]: expected empty or a comma-separated list of up "
+	 "to 64 unicast MACs, got '01:00:5e:00:00:01'"},
+	{"client_mac_twice",
+	 ROUTER "allowed_client_macs = 02:00:00:00:00:01, 02:00:00:00:00:01 #!\n" NODE_A,
+	 "key 'allowed_client_macs' in [router]: MAC '02:00:00:00:00:01' is listed twice"},
+	{"client_mac_trailing_comma", ROUTER "allowed_client_macs = 02:00:00:00:00:01, #!\n" NODE_A,
+	 "key 'allowed_client_macs' in [router]: expected empty or a comma-separated list"},
+	{"quiet_read_over_request", MINIMAL "[timeouts]\nquiet_read_ms = 2000 #!\n",
+	 "key 'quiet_read_ms' in [timeouts]: 2000 is more than request_ms (1000)"},
+	{"client_slots_big", MINIMAL "[tables]\nclient_slots_max = 65537 #!\n",
+	 "key 'client_slots_max' in [tables]: expected an integer 0..65536"},
 	/* [log] */
 	{"log_level", MINIMAL "[log]\nlevel = verbose #!\n",
 	 "key 'level' in [log]: expected emerg, alert, crit, err, warning, notice, info or debug, "
@@ -533,6 +546,24 @@ static uint32_t ip(const char *s)
 	return a.s_addr;
 }
 
+/* The client MAC binding accumulates over lines; the slot keys load. */
+static void test_client_keys(void **state)
+{
+	struct rw_config *c = load_ok(ROUTER "allowed_client_macs = 02:00:00:00:00:01, "
+					     "02:00:00:00:00:02\n"
+					     "allowed_client_macs = 02:AB:00:00:00:03\n" NODE_A
+					     "[timeouts]\nrequest_ms = 500\nquiet_read_ms = 500\n"
+					     "[tables]\nclient_slots_max = 0\n");
+	const uint8_t third[6] = {0x02, 0xab, 0, 0, 0, 0x03};
+
+	(void)state;
+	assert_int_equal(c->router.n_allowed_client_macs, 3);
+	assert_memory_equal(c->router.allowed_client_macs[2], third, 6);
+	assert_int_equal(c->timeouts.quiet_read_ms, 500);
+	assert_int_equal(c->tables.client_slots_max, 0);
+	free(c);
+}
+
 /* Every default as config.h and docs/config.md state it. */
 static void test_defaults_applied(void **state)
 {
@@ -568,6 +599,9 @@ static void test_defaults_applied(void **state)
 	assert_int_equal(c->nodes[0].ip, ip("198.18.1.1"));
 	assert_false(c->nodes[0].has_mac);
 	assert_int_equal(c->timeouts.request_ms, 1000);
+	assert_int_equal(c->timeouts.quiet_read_ms, 20);
+	assert_int_equal(c->tables.client_slots_max, 1024);
+	assert_int_equal(c->router.n_allowed_client_macs, 0);
 	assert_int_equal(c->timeouts.arp_retry_ms, 1000);
 	assert_int_equal(c->timeouts.arp_attempts, 5);
 	assert_int_equal(c->timeouts.arp_lifetime_s, 300);
@@ -972,6 +1006,7 @@ int main(void)
 		cmocka_unit_test(test_sample_loads),
 		cmocka_unit_test(test_sample_covers_every_key),
 		cmocka_unit_test(test_doc_matches_table),
+		cmocka_unit_test(test_client_keys),
 		cmocka_unit_test(test_dump_round_trip),
 		cmocka_unit_test(test_mutations),
 	};
