@@ -400,6 +400,7 @@ cmd_router_stop() {
 	fi
 	wait "$pid" 2>/dev/null || true
 	rm -f "$sd/router.pid"
+	rm -rf "/var/run/dpdk/rw-$prefix" # the router's DPDK runtime folder (FILE_PREFIX)
 	cat "$sd/router.log"
 	return $rc
 }
