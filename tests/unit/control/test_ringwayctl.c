@@ -3,7 +3,8 @@
  * ringwayctl end to end against ctl_fake_router (the control library served with a fake
  * publish callback): exit codes, human and --json output, stdin scripts and transactions,
  * replace from stdin, persistence across a restart, a corrupt state file refusing the start,
- * and a non-root user refused by the socket's mode.
+ * a non-root user refused by the socket's mode, and --tcp with --token-file (the fake router
+ * also listens on TCP with a token).
  *
  * argv[1] = ringwayctl, argv[2] = ctl_fake_router (paths from meson).
  */
