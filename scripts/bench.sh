@@ -149,6 +149,7 @@ sandbox_teardown() {
 	fi
 	ip netns del "$sb_twem_ns" 2>/dev/null || true
 	sb down >/dev/null 2>&1 || true
+	rm -rf "/var/run/dpdk/$sb_prefix-lg" # the load generator's runtime folder
 }
 
 # twemproxy in a namespace of its own on the sandbox's bridge, with a kernel address (it is a

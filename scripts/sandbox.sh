@@ -446,6 +446,8 @@ cmd_router_stop() {
 	fi
 	wait "$pid" 2>/dev/null || true
 	rm -f "$sd/router$rs.pid"
+	# The router's DPDK runtime folder (its FILE_PREFIX).
+	rm -rf "/var/run/dpdk/rw-$prefix${rs:+-r$rs}"
 	cat "$sd/router$rs.log"
 	return $rc
 }

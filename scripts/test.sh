@@ -5,6 +5,8 @@
 #      suites
 #   3. sanitizer build (clang, ASan+UBSan, DPDK-free libraries): unit suites again, and every
 #      libFuzzer target for RINGWAY_FUZZ_SECONDS (default 60) each
+#   4. a check that no DPDK runtime folder (/var/run/dpdk/*) made during the run was left
+#      behind (each one left counts as a failure); longer fuzzing: scripts/fuzz.sh
 # The last line is "N passed, N failed"; the exit status is non-zero when anything failed.
 #
 # Environment:
@@ -37,6 +39,10 @@ meson_setup() {
 		meson setup "$dir" "$@" >"$dir.setup.log" 2>&1
 	fi || { cat "$dir.setup.log"; return 1; }
 }
+
+# DPDK runtime folders there before the run: every test must remove the ones it makes.
+dpdk_runtime() { ls -1 /var/run/dpdk 2>/dev/null | sort; }
+dpdk_before=$(dpdk_runtime)
 
 # Results of earlier runs must not be counted again.
 rm -f build/meson-logs/testlog-*.json build-san/meson-logs/testlog-*.json
@@ -75,6 +81,14 @@ if [ "${RINGWAY_SKIP_SAN:-0}" != 1 ]; then
 	else
 		failures=$((failures + 1))
 	fi
+fi
+
+# A DPDK runtime folder a test or benchmark left behind is a failure of its own.
+left=$(comm -13 <(printf '%s\n' "$dpdk_before") <(dpdk_runtime) | sed '/^$/d')
+if [ -n "$left" ]; then
+	note "DPDK runtime folders left in /var/run/dpdk by this run"
+	printf '  /var/run/dpdk/%s\n' $left >&2
+	failures=$((failures + 1))
 fi
 
 # Count every test result meson recorded in this run's logs.

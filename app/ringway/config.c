@@ -182,6 +182,10 @@ enum key_kind {
 	  "membership and epoch, written on every change; wins over [node] at start")              \
 	_(CONTROL, "tcp_port", K_U32, C(control.tcp_port), 0, 0, 65535, 0, "0",                    \
 	  "control protocol on 127.0.0.1:PORT as well; 0 = off")                                   \
+	_(CONTROL, "tcp_token_file", K_PATH, C(control.tcp_token_file), 0, 0, RW_CFG_PATH_MAX - 1, \
+	  0, NULL,                                                                                 \
+	  "with tcp_port: file whose first line is the token TCP clients send as `auth TOKEN` "    \
+	  "(16-256 printable characters; owner-only mode, or ringway refuses to start)")           \
 	_(LOG, "level", K_LOG_LEVEL, C(log.level), 0, 0, 0, 0, "info", "log level")
 
 struct key_def {
@@ -1193,6 +1197,10 @@ static int check_ports(struct loader *l)
 		return fail(l, line_of(l, SEC_CONTROL, "tcp_port"),
 			    "key 'tcp_port' in [control]: port %u lies in the reply range %u..%u",
 			    l->cfg->control.tcp_port, r->reply_port_base, end - 1);
+	if (l->cfg->control.tcp_port != 0 && l->cfg->control.tcp_token_file[0] == '\0')
+		return fail(l, line_of(l, SEC_CONTROL, "tcp_port"),
+			    "key 'tcp_port' in [control]: the TCP listener needs "
+			    "'tcp_token_file' (a token only root can read)");
 	return 0;
 }
 
@@ -1401,6 +1409,8 @@ static void dump_section(FILE *out, enum sec_id sec, const void *base)
 			continue;
 		if (d->kind == K_MAC && !*(const bool *)((const char *)base + d->off2))
 			continue; /* unset: the port's MAC / ARP */
+		if (d->kind == K_PATH && *((const char *)base + d->off) == '\0')
+			continue; /* unset (only keys without a default can be) */
 		fprintf(out, "%s = ", d->name);
 		print_value(out, d, base);
 		fputc('\n', out);

@@ -134,6 +134,7 @@ struct rw_cfg_control {
 	char socket[RW_CFG_PATH_MAX];	  /**< `socket`: absolute path, fits sun_path */
 	char state_file[RW_CFG_PATH_MAX]; /**< `state_file`: absolute path */
 	uint32_t tcp_port;		  /**< `tcp_port`: 0 = no TCP listener */
+	char tcp_token_file[RW_CFG_PATH_MAX]; /**< `tcp_token_file`: required with tcp_port */
 };
 
 /** [log] */

@@ -549,6 +549,33 @@ static void start_dataplane(const struct start *st, const struct ctl_engine *eng
 	}
 }
 
+/* Log the nodes whose MAC moved (an accepted ARP reply, or the kernel's table), at most once a
+ * second and 16 lines a time: a node flapping between two MACs, or one whose MAC an attacker
+ * keeps racing for, cannot flood the log (each line says how many changes it stands for). */
+static void log_mac_changes(uint64_t *next_tsc)
+{
+	struct dp_mac_change ch[16];
+	uint64_t now = rte_rdtsc();
+	uint32_t n;
+	char ip[INET_ADDRSTRLEN];
+
+	if (now < *next_tsc)
+		return;
+	*next_tsc = now + rte_get_tsc_hz();
+	n = dp_mac_changes(the_dp, ch, RTE_DIM(ch));
+	for (uint32_t i = 0; i < n; i++) {
+		const uint8_t *o = ch[i].old_mac, *m = ch[i].new_mac;
+
+		inet_ntop(AF_INET, &ch[i].ip, ip, sizeof(ip));
+		printf("ringway: node %s %s: MAC changed from %02x:%02x:%02x:%02x:%02x:%02x to "
+		       "%02x:%02x:%02x:%02x:%02x:%02x (%u change(s) since the last report)\n",
+		       ch[i].name, ip, o[0], o[1], o[2], o[3], o[4], o[5], m[0], m[1], m[2], m[3],
+		       m[4], m[5], ch[i].changes);
+	}
+	if (n > 0)
+		fflush(stdout);
+}
+
 /* The management socket, then the control lcore's loop until SIGINT/SIGTERM. */
 static void control_loop(const struct start *st, struct ctl_engine *engine)
 {
@@ -556,8 +583,10 @@ static void control_loop(const struct start *st, struct ctl_engine *engine)
 		.unix_path = cfg.control.socket,
 		.tcp = cfg.control.tcp_port != 0,
 		.tcp_port = (uint16_t)cfg.control.tcp_port,
+		.tcp_token_file = cfg.control.tcp_token_file,
 	};
 	char err[512];
+	uint64_t mac_log_tsc = 0;
 	struct ctl_server *srv = ctl_server_open(engine, &scfg, err, sizeof(err));
 
 	if (srv == NULL)
@@ -571,6 +600,7 @@ static void control_loop(const struct start *st, struct ctl_engine *engine)
 	while (!stop_requested) {
 		dp_control_poll(the_dp);
 		rw_xdp_neigh_poll(the_xdp, the_dp, cfg.tables.neighbours, false);
+		log_mac_changes(&mac_log_tsc);
 		/* A signal interrupts the wait (-EINTR): the loop condition sees it. A change
 		 * command blocks here until every worker runs the new epoch. */
 		ctl_server_poll(srv, RW_CONTROL_TICK_MS);

@@ -2,7 +2,8 @@
 /*
  * ringwayctl: send control commands to a running ringway and print the replies.
  *
- *   ringwayctl [--socket PATH | --tcp PORT] [--json] [--timeout MS] COMMAND [ARG...]
+ *   ringwayctl [--socket PATH | --tcp PORT --token-file FILE] [--json] [--timeout MS]
+ *              COMMAND [ARG...]
  *   ringwayctl [...] -        commands from stdin, one per line, replies in order
  *   ringwayctl --etcd URL --cluster NAME ...   the fleet's membership in etcd (etcd.c)
  *
@@ -27,7 +28,8 @@
 
 struct opts {
 	const char *socket;
-	int tcp_port; /* -1: use the Unix socket */
+	int tcp_port;		/* -1: use the Unix socket */
+	const char *token_file; /* --tcp: the router's shared secret */
 	bool json;
 	int timeout_ms;
 };
@@ -38,14 +40,15 @@ static void usage(FILE *f)
 
 	ctl_commands_usage(&cmds);
 	fprintf(f,
-		"usage: ringwayctl [--socket PATH | --tcp PORT] [--json] [--timeout MS] COMMAND "
-		"[ARG...]\n"
+		"usage: ringwayctl [--socket PATH | --tcp PORT --token-file FILE] [--json] "
+		"[--timeout MS] COMMAND [ARG...]\n"
 		"       ringwayctl [OPTIONS] -      (commands from stdin, one per line)\n"
 		"       ringwayctl [OPTIONS] replace  (member lines from stdin)\n"
 		"       ringwayctl --etcd URL[,URL] --cluster NAME ...  (the fleet's membership in "
 		"etcd: README, \"Running a fleet of routers\")\n"
 		"commands:\n%s"
 		"socket: --socket, else $RINGWAY_SOCKET, else %s\n"
+		"tcp: 127.0.0.1:PORT, authenticated with the token in FILE (mode 0600)\n"
 		"exit: 0 OK, 1 ERROR reply, 2 usage or connection error\n",
 		cmds.buf != NULL ? cmds.buf : "  (out of memory)\n", CTL_DEFAULT_SOCKET);
 	ctl_text_release(&cmds);
@@ -310,9 +313,13 @@ lost:
 static int parse_opts(int argc, char **argv, struct opts *o)
 {
 	static const struct option longs[] = {
-		{"socket", required_argument, NULL, 's'}, {"tcp", required_argument, NULL, 't'},
-		{"json", no_argument, NULL, 'j'},	  {"timeout", required_argument, NULL, 'T'},
-		{"help", no_argument, NULL, 'h'},	  {NULL, 0, NULL, 0},
+		{"socket", required_argument, NULL, 's'},
+		{"tcp", required_argument, NULL, 't'},
+		{"json", no_argument, NULL, 'j'},
+		{"timeout", required_argument, NULL, 'T'},
+		{"help", no_argument, NULL, 'h'},
+		{"token-file", required_argument, NULL, 'k'},
+		{NULL, 0, NULL, 0},
 	};
 	char *end;
 	long v;
@@ -340,6 +347,9 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		case 'j':
 			o->json = true;
 			break;
+		case 'k':
+			o->token_file = optarg;
+			break;
 		case 'h':
 			usage(stdout);
 			exit(0);
@@ -347,7 +357,31 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 			return -1;
 		}
 	}
+	if (o->tcp_port >= 0 && o->token_file == NULL) {
+		fprintf(stderr, "ringwayctl: --tcp needs --token-file FILE (the router's "
+				"tcp_token_file)\n");
+		return -1;
+	}
 	return optind < argc ? 0 : -1;
+}
+
+/* Connect to the Unix socket, or to TCP and authenticate; a negative errno with @p err. */
+static int connect_router(const struct opts *o, char *err, size_t errlen)
+{
+	char token[CTL_TOKEN_MAX + 1];
+	int fd, rc;
+
+	if (o->tcp_port < 0)
+		return ctl_connect_unix(o->socket, err, errlen);
+	rc = ctl_token_load(o->token_file, token, err, errlen);
+	if (rc < 0)
+		return rc;
+	fd = ctl_connect_tcp((uint16_t)o->tcp_port, err, errlen);
+	rc = fd < 0 ? fd : ctl_auth(fd, token, o->timeout_ms, err, errlen);
+	memset(token, 0, sizeof(token));
+	if (rc < 0 && fd >= 0)
+		close(fd);
+	return rc < 0 ? rc : fd;
 }
 
 /* The words after the options, joined by spaces; NULL when they cannot form one line. */
@@ -393,8 +427,7 @@ int main(int argc, char **argv)
 			CTL_LINE_MAX);
 		return EXIT_USAGE;
 	}
-	fd = o.tcp_port >= 0 ? ctl_connect_tcp((uint16_t)o.tcp_port, err, sizeof(err))
-			     : ctl_connect_unix(o.socket, err, sizeof(err));
+	fd = connect_router(&o, err, sizeof(err));
 	if (fd < 0) {
 		fprintf(stderr, "ringwayctl: %s\n", err);
 		free(line);

@@ -264,6 +264,9 @@ struct ctl_server_config {
 	const char *unix_path; /**< socket path; NULL: CTL_DEFAULT_SOCKET */
 	bool tcp;	       /**< also listen on 127.0.0.1 (never another address) */
 	uint16_t tcp_port;     /**< with tcp: the port; 0 picks a free one */
+	const char *tcp_token_file; /**< with tcp, required: the shared secret (see
+					 ctl_token_load()); a TCP client's first line must be
+					 `auth TOKEN` */
 	uint32_t idle_ms;      /**< 0: CTL_DEFAULT_IDLE_MS */
 	uint32_t max_clients;  /**< 0: 16 */
 	size_t max_output;     /**< bytes of unread replies per client before it is cut off;
@@ -272,10 +275,28 @@ struct ctl_server_config {
 
 struct ctl_server;
 
+/** Longest TCP token, shortest accepted. */
+#define CTL_TOKEN_MAX 256
+#define CTL_TOKEN_MIN 16
+
+/**
+ * Read the TCP listener's shared secret from @p path: its first line, CTL_TOKEN_MIN to
+ * CTL_TOKEN_MAX printable characters without spaces. The file must be a regular file owned by
+ * the caller's effective user with no group or other permission bits (mode 0600 or 0400):
+ * a token others can read authenticates nobody, so such a file is refused. Fills @p token
+ * (NUL-terminated). 0, or a negative errno with the reason in @p err.
+ */
+int ctl_token_load(const char *path, char token[CTL_TOKEN_MAX + 1], char *err, size_t errlen);
+
 /**
  * Listen on the Unix socket (mode 0600; missing directories created with mode 0700; a stale
  * socket file replaced; a socket another process serves is refused) and, if asked, on TCP
- * 127.0.0.1. NULL with errno and the reason in @p err.
+ * 127.0.0.1. The TCP listener needs tcp_token_file (ctl_token_load()); a TCP client's first
+ * line must be `auth TOKEN` (compared in constant time; `OK authenticated`), and any other
+ * first line (an unknown command, an HTTP request line or header from a browser's
+ * cross-protocol POST) or a wrong token gets one ERROR and the connection is closed without
+ * running anything. Unix clients need no token (the socket's mode admits only its owner).
+ * NULL with errno and the reason in @p err.
  */
 struct ctl_server *ctl_server_open(struct ctl_engine *e, const struct ctl_server_config *cfg,
 				   char *err, size_t errlen);
@@ -310,6 +331,9 @@ int ctl_commands_usage(struct ctl_text *out);
 int ctl_connect_unix(const char *path, char *err, size_t errlen);
 /** Connect to 127.0.0.1:@p port: a blocking fd, or a negative errno with the reason. */
 int ctl_connect_tcp(uint16_t port, char *err, size_t errlen);
+/** Send `auth TOKEN` on @p fd and read the reply (at most @p timeout_ms): 0 when the server
+ *  accepted it; -EACCES (refused, reason in @p err), -EPIPE, -ETIMEDOUT, -EPROTO. */
+int ctl_auth(int fd, const char *token, int timeout_ms, char *err, size_t errlen);
 
 /** One parsed reply. */
 struct ctl_reply {

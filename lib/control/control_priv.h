@@ -120,6 +120,9 @@ void ctl_mac_format(const uint8_t mac[6], char out[18]);
 	_(idle_disconnects, "ctl.idle_disconnects") /* silent or not reading */           \
 	_(long_lines, "ctl.long_lines")		    /* above CTL_LINE_MAX */              \
 	_(output_overflows, "ctl.output_overflows") /* unread replies above max_output */ \
+	_(auth_ok, "ctl.auth_ok")		    /* TCP clients that authenticated */  \
+	_(auth_failed, "ctl.auth_failed")	    /* TCP `auth` with a wrong token */   \
+	_(unauthenticated, "ctl.unauthenticated")   /* TCP: another line before auth */   \
 	_(change_last_us, "ctl.change_last_us")	    /* last change: line to published */  \
 	_(change_max_us, "ctl.change_max_us")
 

@@ -41,6 +41,7 @@ struct client {
 	bool eof;     /* the peer will send no more */
 	bool closing; /* refused: flush the reply, then drain and close */
 	bool shut;    /* our side shut down for writing (closing, reply flushed) */
+	bool authed;  /* may run commands: Unix clients at once, TCP ones after `auth` */
 	size_t drained;
 	int64_t last_ms; /* last byte in or out */
 };
@@ -50,6 +51,7 @@ struct ctl_server {
 	struct ctl_counters *cnt;
 	int ufd, tfd;
 	uint16_t tport;
+	char token[CTL_TOKEN_MAX + 1]; /* TCP clients' shared secret */
 	char *path;
 	dev_t dev;
 	ino_t ino;
@@ -174,6 +176,54 @@ static int open_unix(struct ctl_server *srv, const char *path, char *err, size_t
 	return 0;
 }
 
+int ctl_token_load(const char *path, char token[CTL_TOKEN_MAX + 1], char *err, size_t errlen)
+{
+	char buf[CTL_TOKEN_MAX + 2];
+	struct stat sb;
+	size_t len = 0;
+	ssize_t n;
+	int fd, rc = 0;
+
+	if (path == NULL || path[0] == '\0')
+		return ctl_fail(err, errlen, "the TCP listener needs a token file");
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return fail_errno(-errno, err, errlen, "token file %s", path);
+	if (fstat(fd, &sb) < 0)
+		rc = fail_errno(-errno, err, errlen, "token file %s", path);
+	else if (!S_ISREG(sb.st_mode))
+		rc = ctl_fail(err, errlen, "token file %s: not a regular file", path);
+	else if (sb.st_uid != geteuid() || (sb.st_mode & 077) != 0)
+		rc = ctl_fail(err, errlen,
+			      "token file %s: mode %04o owner %u: must be readable by its owner "
+			      "(uid %u) only (chmod 600): refusing a secret others can read",
+			      path, (unsigned int)(sb.st_mode & 07777), (unsigned int)sb.st_uid,
+			      (unsigned int)geteuid());
+	while (rc == 0 && len < sizeof(buf) && (n = read(fd, buf + len, sizeof(buf) - len)) != 0) {
+		if (n < 0 && errno != EINTR)
+			rc = fail_errno(-errno, err, errlen, "reading token file %s", path);
+		else if (n > 0)
+			len += (size_t)n;
+	}
+	close(fd);
+	if (rc != 0)
+		return rc;
+	for (n = 0; (size_t)n < len && buf[n] != '\n' && buf[n] != '\r'; n++)
+		if (buf[n] <= ' ' || buf[n] > '~')
+			return ctl_fail(err, errlen,
+					"token file %s: the token must be printable ASCII "
+					"without spaces",
+					path);
+	if (n < CTL_TOKEN_MIN || n > CTL_TOKEN_MAX)
+		return ctl_fail(err, errlen,
+				"token file %s: the token (its first line) must be %d to %d "
+				"characters, not %zd",
+				path, CTL_TOKEN_MIN, CTL_TOKEN_MAX, n);
+	memcpy(token, buf, (size_t)n);
+	token[n] = '\0';
+	return 0;
+}
+
 static int open_tcp(struct ctl_server *srv, uint16_t port, char *err, size_t errlen)
 {
 	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(port)};
@@ -222,7 +272,8 @@ struct ctl_server *ctl_server_open(struct ctl_engine *e, const struct ctl_server
 		srv->path = NULL;
 		goto fail;
 	}
-	if (cfg->tcp && (rc = open_tcp(srv, cfg->tcp_port, err, errlen)) < 0)
+	if (cfg->tcp && ((rc = ctl_token_load(cfg->tcp_token_file, srv->token, err, errlen)) < 0 ||
+			 (rc = open_tcp(srv, cfg->tcp_port, err, errlen)) < 0))
 		goto fail;
 	return srv;
 fail:
@@ -277,6 +328,7 @@ void ctl_server_close(struct ctl_server *srv)
 	free(srv->c);
 	free(srv->pfd);
 	free(srv->map);
+	memset(srv->token, 0, sizeof(srv->token));
 	free(srv);
 }
 
@@ -307,6 +359,7 @@ static void accept_all(struct ctl_server *srv, int lfd, int64_t now)
 		c->fd = fd;
 		c->in_len = c->out_off = c->drained = 0;
 		c->eof = c->closing = c->shut = false;
+		c->authed = lfd != srv->tfd;
 		c->last_ms = now;
 	}
 }
@@ -344,6 +397,52 @@ static void refuse_long_line(struct ctl_server *srv, struct client *c)
 	c->in_len = 0;
 }
 
+/* Equal in time that does not depend on where @p a and the secret @p b differ (only on the
+ * secret's length). */
+static bool ct_equal(const char *a, size_t alen, const char *b, size_t blen)
+{
+	volatile unsigned char d = (unsigned char)(alen != blen);
+
+	for (size_t i = 0; i < blen; i++)
+		d |= (unsigned char)((i < alen ? a[i] : 0) ^ b[i]);
+	return d == 0;
+}
+
+/* Refuse and close: flush @p why, run nothing more. */
+static void refuse_and_close(struct client *c, const char *why)
+{
+	ctl_text_appendf(&c->out, "ERROR %s: closing the connection\n", why);
+	c->closing = true;
+	c->in_len = 0;
+}
+
+/* A TCP client's line before it authenticated: `auth TOKEN` or the end of the connection
+ * (whatever else it is: an unknown command, a browser's `POST / HTTP/1.1` or `Host:` line).
+ * Blank lines are ignored, as everywhere. */
+static void client_auth(struct ctl_server *srv, struct client *c, const char *line, size_t len)
+{
+	if (len > 0 && line[len - 1] == '\r')
+		len--;
+	if (len == 0)
+		return;
+	srv->cnt->commands++;
+	if (len > 5 && memcmp(line, "auth ", 5) == 0 &&
+	    ct_equal(line + 5, len - 5, srv->token, strlen(srv->token))) {
+		srv->cnt->auth_ok++;
+		c->authed = true;
+		ctl_text_appendf(&c->out, "OK authenticated\n");
+		return;
+	}
+	srv->cnt->errors++;
+	if (len >= 5 && memcmp(line, "auth ", 5) == 0) {
+		srv->cnt->auth_failed++;
+		refuse_and_close(c, "authentication failed");
+	} else {
+		srv->cnt->unauthenticated++;
+		refuse_and_close(c, "authenticate first with `auth TOKEN`");
+	}
+}
+
 /* Run complete lines (and a final unterminated one at EOF) while replies are drained. */
 static int client_run(struct ctl_server *srv, struct client *c)
 {
@@ -360,8 +459,13 @@ static int client_run(struct ctl_server *srv, struct client *c)
 			refuse_long_line(srv, c);
 			return ran;
 		}
-		if (ctl_session_line(c->sess, c->in + start, len, &c->out) == 1)
+		if (!c->authed) {
+			client_auth(srv, c, c->in + start, len);
+			if (c->closing)
+				return ran;
+		} else if (ctl_session_line(c->sess, c->in + start, len, &c->out) == 1) {
 			ran++;
+		}
 		start += len + (nl != NULL);
 	}
 	if (c->closing)
@@ -529,6 +633,34 @@ int ctl_connect_unix(const char *path, char *err, size_t errlen)
 		ctl_fail(err, errlen, "nobody serves %s (a stale socket?)", path);
 	else
 		fail_errno(rc, err, errlen, "connect %s", path);
+	return rc;
+}
+
+int ctl_auth(int fd, const char *token, int timeout_ms, char *err, size_t errlen)
+{
+	struct ctl_reader *rd;
+	struct ctl_reply r = {0};
+	char line[CTL_TOKEN_MAX + 8];
+	int n = snprintf(line, sizeof(line), "auth %s\n", token);
+	int rc;
+
+	if (n < 0 || (size_t)n >= sizeof(line))
+		return ctl_fail(err, errlen, "token too long");
+	if (send(fd, line, (size_t)n, MSG_NOSIGNAL) != n)
+		return fail_errno(-errno, err, errlen, "%s", "sending auth");
+	memset(line, 0, sizeof(line));
+	rd = ctl_reader_new(fd);
+	if (rd == NULL)
+		return -ENOMEM;
+	rc = ctl_reader_next(rd, &r, timeout_ms);
+	if (rc == 0 && !r.ok) {
+		ctl_fail(err, errlen, "%s", r.head);
+		rc = -EACCES;
+	} else if (rc < 0) {
+		fail_errno(rc, err, errlen, "%s", "authentication reply");
+	}
+	ctl_reply_clear(&r);
+	ctl_reader_free(rd);
 	return rc;
 }
 

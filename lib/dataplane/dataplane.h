@@ -74,7 +74,9 @@ extern "C" {
 	_(MULTI_TRACKED, "multi_tracked") /* multi-message replies followed by a parser */        \
 	_(MULTI_UNTRACKED, "multi_untracked") /* ... without a free parser: freed by timeout */   \
 	_(ARP_REPLIED, "arp_replied")   /* ARP requests for the router's address answered */      \
-	_(ARP_LEARNED, "arp_learned")   /* ARP packets that taught a node's MAC */                \
+	_(ARP_LEARNED, "arp_learned")   /* ARP replies to the router's requests that taught a \
+					   node's MAC */                                          \
+	_(ARP_MAC_CHANGED, "arp_mac_changed") /* ... of them that moved a known MAC */            \
 	_(ICMP_ECHOED, "icmp_echoed")   /* ICMP echo requests answered */                         \
 	_(MC_VERSION, "mc_version")     /* memcached version (and lone no-op) answered */         \
 	_(MC_REFUSED, "mc_refused")     /* keyless admin commands refused with an error reply */  \
@@ -140,6 +142,8 @@ enum dp_counter {
 	_(VLAN_MISMATCH, "vlan_mismatch")       /* reply's VLAN id unlike the client's request */ \
 	_(HANDOFF_FULL, "handoff_full")         /* owner worker's hand-off ring full */           \
 	_(BAD_ARP, "bad_arp")                   /* malformed ARP, or ARP not for the router */    \
+	_(ARP_UNSOLICITED, "arp_unsolicited")   /* ARP from a node's address that answers no  \
+						   request of the router: ignored */      \
 	_(TX_FULL, "tx_full")                   /* TX queue did not take the packet */
 
 enum dp_drop {
@@ -326,6 +330,25 @@ void dp_control_poll(struct dp *dp);
  * Lcore: control. @return the number of nodes updated (0: no node has that address).
  */
 unsigned int dp_neigh_update(struct dp *dp, uint32_t ip, const uint8_t mac[6]);
+
+/** A node whose learned MAC moved (dp_mac_changes()). */
+struct dp_mac_change {
+	char name[PL_NAME_MAX + 1];
+	uint32_t ip;         /**< network order */
+	uint8_t old_mac[6];  /**< the MAC the control lcore last saw settled */
+	uint8_t new_mac[6];  /**< the MAC now used */
+	uint32_t changes;    /**< changes since the last report */
+};
+
+/**
+ * Nodes whose MAC an accepted ARP reply (or dp_neigh_update()) changed since the previous
+ * call, at most @p max of them (the rest are reported by the next call): for the operator's
+ * log, which the caller rate-limits by how often it asks. A node's MAC is learned only from
+ * an ARP reply to the router's own outstanding request (untagged, to the router's MAC and
+ * address, one reply per request), so a gratuitous or unsolicited ARP never moves it.
+ * Lcore: control. @return entries written.
+ */
+uint32_t dp_mac_changes(struct dp *dp, struct dp_mac_change *out, uint32_t max);
 
 /**
  * Worker main loop for rte_eal_remote_launch(): polls until dp_stop(). Registers the worker

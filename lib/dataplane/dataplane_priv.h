@@ -45,14 +45,19 @@ enum dp_tx_tag {
 /*
  * A node endpoint (address:port) with its neighbour state. The table is allocated once;
  * entries are claimed by the control lcore at publication and never move.
- * Written by the control lcore except: mac (also by workers that learn it from ARP, with a
- * relaxed atomic 64-bit store: any writer stores a complete, valid value) and arp_seen
- * (relaxed atomic add by workers). Workers read ip (relaxed atomic) and mac.
+ * Written by the control lcore except: mac (also by workers that learn it from a solicited ARP
+ * reply, with a relaxed atomic 64-bit store: any writer stores a complete, valid value),
+ * arp_seen and mac_changes (relaxed atomic add by workers) and arp_until (a worker that
+ * accepts the reply to the outstanding request swaps it to 0, so one request teaches at most
+ * one MAC). Workers read ip (relaxed atomic), mac and arp_until.
  */
 struct dp_endpoint {
-	_Atomic uint64_t mac;      /* DP_MAC_VALID | MAC bytes 0..5 in bits 0..47 */
-	_Atomic uint32_t ip;       /* network order; 0 = unused */
-	_Atomic uint32_t arp_seen; /* ARP packets from ip seen by workers */
+	_Atomic uint64_t mac;         /* DP_MAC_VALID | MAC bytes 0..5 in bits 0..47 */
+	_Atomic uint64_t arp_until;   /* TSC until which the router's ARP request for ip is
+				       * outstanding (set before it is sent); 0: none */
+	_Atomic uint32_t ip;          /* network order; 0 = unused */
+	_Atomic uint32_t arp_seen;    /* ARP replies from ip accepted by workers */
+	_Atomic uint32_t mac_changes; /* ... of them that replaced another known MAC */
 	uint16_t port;             /* host order */
 	bool used;
 	bool in_ring;
@@ -66,6 +71,8 @@ struct dp_endpoint {
 	uint64_t learned_tsc;
 	uint64_t arp_sent;
 	uint64_t arp_failures;
+	uint32_t changes_reported; /* mac_changes when dp_mac_changes() last looked */
+	uint64_t mac_reported;	   /* the MAC the control lcore last saw settled */
 	uint64_t base_fwd; /* per-node counter values when the entry was (re)claimed */
 	uint64_t base_ret;
 	uint64_t base_mget;

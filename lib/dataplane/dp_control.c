@@ -516,6 +516,9 @@ static void ep_commit(struct dp *dp, uint32_t i, const struct pl_member *pm, uin
 		e->learned_tsc = 0;
 		e->arp_sent = 0;
 		e->arp_failures = 0;
+		atomic_store_explicit(&e->arp_until, 0, memory_order_relaxed);
+		e->changes_reported = atomic_load_explicit(&e->mac_changes, memory_order_relaxed);
+		e->mac_reported = 0;
 		e->base_fwd = ep_sum(dp, i, true);
 		e->base_ret = ep_sum(dp, i, false);
 		e->base_mget = ep_sum_mget(dp, i);
@@ -731,15 +734,42 @@ unsigned int dp_neigh_update(struct dp *dp, uint32_t ip, const uint8_t mac[6])
 	memcpy(&word, mac, 6);
 	for (uint32_t i = 0; i < n; i++) {
 		struct dp_endpoint *e = &dp->eps[i];
+		uint64_t old;
 
 		if (!e->used || e->mac_static ||
 		    atomic_load_explicit(&e->ip, memory_order_relaxed) != ip)
 			continue;
-		atomic_store_explicit(&e->mac, word, memory_order_relaxed);
+		old = atomic_exchange_explicit(&e->mac, word, memory_order_relaxed);
+		if ((old & DP_MAC_VALID) && old != word)
+			atomic_fetch_add_explicit(&e->mac_changes, 1, memory_order_relaxed);
 		atomic_fetch_add_explicit(&e->arp_seen, 1, memory_order_relaxed);
 		hits++;
 	}
 	return hits;
+}
+
+uint32_t dp_mac_changes(struct dp *dp, struct dp_mac_change *out, uint32_t max)
+{
+	uint32_t n = atomic_load_explicit(&dp->n_eps_hwm, memory_order_relaxed), k = 0;
+
+	for (uint32_t i = 0; i < n && k < max; i++) {
+		struct dp_endpoint *e = &dp->eps[i];
+		uint32_t c = atomic_load_explicit(&e->mac_changes, memory_order_relaxed);
+		uint64_t mac = atomic_load_explicit(&e->mac, memory_order_relaxed);
+
+		if (!e->used || c == e->changes_reported)
+			continue;
+		memset(&out[k], 0, sizeof(out[k]));
+		snprintf(out[k].name, sizeof(out[k].name), "%s", e->name);
+		out[k].ip = atomic_load_explicit(&e->ip, memory_order_relaxed);
+		memcpy(out[k].old_mac, &e->mac_reported, 6);
+		memcpy(out[k].new_mac, &mac, 6);
+		out[k].changes = c - e->changes_reported;
+		e->changes_reported = c;
+		e->mac_reported = mac;
+		k++;
+	}
+	return k;
 }
 
 void dp_control_poll(struct dp *dp)
@@ -756,6 +786,10 @@ void dp_control_poll(struct dp *dp)
 		uint64_t mac = atomic_load_explicit(&e->mac, memory_order_relaxed);
 		struct rte_mbuf *m;
 
+		/* Settled: what a later change is reported against. */
+		if (e->used && atomic_load_explicit(&e->mac_changes, memory_order_relaxed) ==
+				       e->changes_reported)
+			e->mac_reported = mac;
 		if (!e->used || !(e->in_ring || e->pending) || e->mac_static ||
 		    dp->cfg.no_arp_requests)
 			continue;
@@ -780,7 +814,11 @@ void dp_control_poll(struct dp *dp)
 		m = dp_arp_request(dp, atomic_load_explicit(&e->ip, memory_order_relaxed));
 		if (m == NULL)
 			return;
+		/* Open the window before the request can leave: the enqueue (release) orders
+		 * this store before worker 0 sends it, and so before any answer arrives. */
+		atomic_store_explicit(&e->arp_until, now + retry, memory_order_relaxed);
 		if (rte_ring_sp_enqueue(ring, m) != 0) {
+			atomic_store_explicit(&e->arp_until, 0, memory_order_relaxed);
 			rte_pktmbuf_free(m);
 			return;
 		}

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * What the router answers itself, on the worker that received the packet: ARP for its own
- * address (and learning node MACs from any ARP a node sends), ICMP echo, and the memcached
- * replies it builds (version, lone no-ops, refusals). Replies are built in the received mbuf.
- * Plus the ARP requests the control lcore sends (dp_arp_request, control lcore).
- * Called by the worker loop and the multi-gets; calls only the TX layer (dp_tx.h).
+ * address (and node MACs from the replies to the router's own ARP requests), ICMP echo, and the
+ * memcached replies it builds (version, lone no-ops, refusals). Replies are built in the received
+ * mbuf. Plus the ARP requests the control lcore sends (dp_arp_request, control lcore). Called by
+ * the worker loop and the multi-gets; calls only the TX layer (dp_tx.h).
  */
 
 #include <stdatomic.h>
@@ -26,33 +26,63 @@ static void eth_back(struct dp_worker *w, struct rte_ether_hdr *eth)
 	rte_ether_addr_copy(&w->router_mac, &eth->src_addr);
 }
 
-/* Store @p mac in every node endpoint at @p ip that is not static. @return matches. */
-static unsigned int learn_mac(struct dp_worker *w, uint32_t ip, const struct rte_ether_addr *mac)
+/*
+ * Node MACs come only from answers to the router's own questions: an ARP reply (op 2),
+ * untagged (the VLAN the control lcore's request went out on), to the router's MAC and
+ * address, from the address of a node that is not static, while the control lcore's request
+ * for it is outstanding (arp_until); the first such reply takes the request (swap to 0), so
+ * one request teaches at most one MAC and a node's MAC moves at most once per arp_retry_ms.
+ * A gratuitous ARP or an unsolicited reply claiming a node's address moves nothing.
+ * @return the non-static endpoints at the sender's address (0: not a node's address);
+ * *learned: how many of them took this reply.
+ */
+static unsigned int learn_solicited(struct dp_worker *w, const struct dp_pkt *pk,
+				    const struct rte_arp_hdr *a, unsigned int *learned)
 {
+	const struct rte_arp_ipv4 *d = &a->arp_data;
 	struct dp *dp = w->dp;
 	uint32_t n = atomic_load_explicit(&dp->n_eps_hwm, memory_order_acquire);
+	bool answer = a->arp_opcode == rte_cpu_to_be_16(RTE_ARP_OP_REPLY) && !pk->vlan &&
+		      rte_is_same_ether_addr(&pk->eth->dst_addr, &w->router_mac) &&
+		      rte_is_same_ether_addr(&d->arp_tha, &w->router_mac) &&
+		      d->arp_tip == w->router_ip && rte_is_unicast_ether_addr(&d->arp_sha) &&
+		      !rte_is_zero_ether_addr(&d->arp_sha);
 	uint64_t word = DP_MAC_VALID;
-	unsigned int hits = 0;
+	unsigned int nodes = 0;
 
-	if (ip == 0 || rte_is_zero_ether_addr(mac) || !rte_is_unicast_ether_addr(mac))
+	*learned = 0;
+	if (d->arp_sip == 0)
 		return 0;
-	memcpy(&word, mac, 6);
+	memcpy(&word, &d->arp_sha, 6);
 	for (uint32_t i = 0; i < n; i++) {
 		struct dp_endpoint *e = &w->eps[i];
+		uint64_t until, old;
 
-		if (atomic_load_explicit(&e->ip, memory_order_relaxed) != ip || e->mac_static)
+		if (atomic_load_explicit(&e->ip, memory_order_relaxed) != d->arp_sip ||
+		    e->mac_static)
 			continue;
-		atomic_store_explicit(&e->mac, word, memory_order_relaxed);
+		nodes++;
+		until = atomic_load_explicit(&e->arp_until, memory_order_relaxed);
+		if (!answer || until == 0 || w->now > until ||
+		    !atomic_compare_exchange_strong_explicit(
+			    &e->arp_until, &until, 0, memory_order_relaxed, memory_order_relaxed))
+			continue;
+		old = atomic_exchange_explicit(&e->mac, word, memory_order_relaxed);
+		if ((old & DP_MAC_VALID) && old != word) {
+			atomic_fetch_add_explicit(&e->mac_changes, 1, memory_order_relaxed);
+			w->ctr[DP_CTR_ARP_MAC_CHANGED]++;
+		}
 		atomic_fetch_add_explicit(&e->arp_seen, 1, memory_order_relaxed);
-		hits++;
+		(*learned)++;
 	}
-	return hits;
+	return nodes;
 }
 
 void dp_local_arp(struct dp_worker *w, struct rte_mbuf *m, struct dp_pkt *pk)
 {
 	struct rte_arp_hdr *a = (struct rte_arp_hdr *)((uint8_t *)pk->eth + pk->l2_len);
 	struct rte_arp_ipv4 *d = &a->arp_data;
+	unsigned int nodes, learned;
 	uint32_t sip;
 
 	if (rte_pktmbuf_data_len(m) < pk->l2_len + sizeof(*a) ||
@@ -60,26 +90,26 @@ void dp_local_arp(struct dp_worker *w, struct rte_mbuf *m, struct dp_pkt *pk)
 	    a->arp_protocol != rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4) || a->arp_hlen != 6 ||
 	    a->arp_plen != 4)
 		return dp_count_drop(w, m, DP_DROP_BAD_ARP);
-	sip = d->arp_sip;
-	if (learn_mac(w, sip, &d->arp_sha) > 0)
+	nodes = learn_solicited(w, pk, a, &learned);
+	if (learned > 0) {
+		/* An answer that taught us a MAC is absorbed: handled by the router. */
 		w->ctr[DP_CTR_ARP_LEARNED]++;
-	else if (!(a->arp_opcode == rte_cpu_to_be_16(RTE_ARP_OP_REQUEST) &&
-		   d->arp_tip == w->router_ip))
-		return dp_count_drop(w, m, DP_DROP_BAD_ARP);
-
-	if (a->arp_opcode == rte_cpu_to_be_16(RTE_ARP_OP_REQUEST) && d->arp_tip == w->router_ip) {
-		a->arp_opcode = rte_cpu_to_be_16(RTE_ARP_OP_REPLY);
-		rte_ether_addr_copy(&d->arp_sha, &d->arp_tha);
-		d->arp_tip = sip;
-		rte_ether_addr_copy(&w->router_mac, &d->arp_sha);
-		d->arp_sip = w->router_ip;
-		eth_back(w, pk->eth);
-		w->ctr[DP_CTR_ARP_REPLIED]++;
-		return dp_tx_push(w, m, DP_TX_ANSWERED, 0);
+		w->ctr[DP_CTR_ANSWERED]++;
+		rte_pktmbuf_free(m);
+		return;
 	}
-	/* An ARP that only taught us a MAC is absorbed: handled by the router. */
-	w->ctr[DP_CTR_ANSWERED]++;
-	rte_pktmbuf_free(m);
+	if (a->arp_opcode != rte_cpu_to_be_16(RTE_ARP_OP_REQUEST) || d->arp_tip != w->router_ip)
+		return dp_count_drop(w, m, nodes > 0 ? DP_DROP_ARP_UNSOLICITED : DP_DROP_BAD_ARP);
+	/* Who asks for the router's address is answered, and taught nothing. */
+	sip = d->arp_sip;
+	a->arp_opcode = rte_cpu_to_be_16(RTE_ARP_OP_REPLY);
+	rte_ether_addr_copy(&d->arp_sha, &d->arp_tha);
+	d->arp_tip = sip;
+	rte_ether_addr_copy(&w->router_mac, &d->arp_sha);
+	d->arp_sip = w->router_ip;
+	eth_back(w, pk->eth);
+	w->ctr[DP_CTR_ARP_REPLIED]++;
+	dp_tx_push(w, m, DP_TX_ANSWERED, 0);
 }
 
 /* Finish a reply built in place: IPv4 back to the sender with @p l4_len bytes after the IP

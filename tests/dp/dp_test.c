@@ -14,6 +14,7 @@
 #include <rte_lcore.h>
 
 #include "dp_test.h"
+#include "rw_rundir.h"
 
 const uint8_t t_router_mac[6] = {0x02, 0, 0, 0, 0, 0x01};
 const uint8_t t_client_mac[6] = {0x02, 0, 0, 0, 0, 0x10};
@@ -42,6 +43,7 @@ void t_eal_setup(const char *name, const char *lcores, uint16_t nq)
 	char rname[32];
 
 	snprintf(prefix, sizeof(prefix), "%s_%d", name, getpid());
+	rw_rundir_remove_at_exit(prefix);
 	if (rte_eal_init((int)RTE_DIM(argv), argv) < 0) {
 		fprintf(stderr, "EAL init failed\n");
 		exit(1);
@@ -74,12 +76,9 @@ void t_eal_setup(const char *name, const char *lcores, uint16_t nq)
 
 int t_eal_teardown(int rc)
 {
-	char dir[PATH_MAX];
-
-	snprintf(dir, sizeof(dir), "%s", rte_eal_get_runtime_dir());
 	rte_eth_dev_stop(rig.port);
 	rte_eal_cleanup();
-	rmdir(dir); /* empty with --no-shconf --no-telemetry: leave nothing behind */
+	rw_rundir_remove(); /* and again at exit, whichever way the process ends */
 	return rc;
 }
 

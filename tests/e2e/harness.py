@@ -78,6 +78,13 @@ def need_root():
         sys.exit(SKIP)
 
 
+def remove_dpdk_runtime(prefix):
+    """Remove the DPDK runtime folder of a process that ran with --file-prefix `prefix` (the
+    sandbox's router folder goes with `sandbox.sh down`)."""
+    import shutil
+    shutil.rmtree(os.path.join("/var/run/dpdk", prefix), ignore_errors=True)
+
+
 def binary(var, rel):
     path = os.environ.get(var) or os.path.join(TOP, "build", rel)
     if not os.access(path, os.X_OK):

@@ -54,7 +54,10 @@ def run_check(ringway, path, tag):
     args = [ringway, "-l", "0", "--no-pci", "--no-huge", "-m", "64", "--in-memory",
             "--file-prefix", "rwchk%s%d" % (tag, os.getpid()), "--log-level", "lib.*:error",
             "--", "--config", path, "--check"]
-    r = subprocess.run(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=60)
+    try:
+        r = subprocess.run(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=60)
+    finally:
+        h.remove_dpdk_runtime("rwchk%s%d" % (tag, os.getpid()))
     return r.returncode, r.stdout.decode(errors="replace")
 
 

@@ -76,6 +76,7 @@
 #include "dataplane.h"
 #include "mcproto.h"
 #include "placement.h"
+#include "rw_rundir.h"
 
 #define B_QUEUES_MAX  64
 #define B_KEYS	      65536u
@@ -1082,6 +1083,7 @@ int main(int argc, char **argv)
 
 	snprintf(lcores, sizeof(lcores), "0-%lu", workers - 1);
 	snprintf(prefix, sizeof(prefix), "bench_dp_%d", getpid());
+	rw_rundir_remove_at_exit(prefix);
 	if (optind < argc) {
 		eargv = argv + optind - 1;
 		eargv[0] = argv[0];

@@ -41,6 +41,7 @@
 #include "dataplane.h"
 #include "mcproto.h"
 #include "placement.h"
+#include "rw_rundir.h"
 
 #define M_NODES	     4
 #define M_KEYS	     10
@@ -474,6 +475,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	snprintf(prefix, sizeof(prefix), "bench_mget_%d", getpid());
+	rw_rundir_remove_at_exit(prefix);
 	def[RTE_DIM(def) - 1] = prefix;
 	if (optind < argc) {
 		eal_argv = argv + optind - 1;

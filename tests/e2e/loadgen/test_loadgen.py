@@ -78,6 +78,9 @@ def teardown(*_):
         sh("ip", "netns", "del", ns, check=False)
     made.clear()
     shutil.rmtree(tmpdir, ignore_errors=True)
+    # Each load generator run's DPDK runtime folder (--file-prefix TAG-N).
+    for n in range(1, runs + 1):
+        shutil.rmtree("/var/run/dpdk/%s-%d" % (TAG, n), ignore_errors=True)
 
 
 def on_signal(signum, _frame):

@@ -414,6 +414,8 @@ static const struct bad_case bad_cases[] = {
 	 "key 'quiet_read_ms' in [timeouts]: 2000 is more than request_ms (1000)"},
 	{"client_slots_big", MINIMAL "[tables]\nclient_slots_max = 65537 #!\n",
 	 "key 'client_slots_max' in [tables]: expected an integer 0..65536"},
+	{"tcp_port_without_token", MINIMAL "[control]\ntcp_port = 7000 #!\n",
+	 "key 'tcp_port' in [control]: the TCP listener needs 'tcp_token_file'"},
 	/* [log] */
 	{"log_level", MINIMAL "[log]\nlevel = verbose #!\n",
 	 "key 'level' in [log]: expected emerg, alert, crit, err, warning, notice, info or debug, "
@@ -691,6 +693,7 @@ static void test_every_value(void **state)
 				      "socket = /tmp/r.sock\n"
 				      "state_file = /var/lib/ringway state/with space\n"
 				      "tcp_port = 1\n"
+				      "tcp_token_file = /etc/ringway/ctl.token\n"
 				      "[log]\n"
 				      "level = debug\n");
 
@@ -748,6 +751,7 @@ static void test_every_value(void **state)
 	assert_string_equal(c->control.socket, "/tmp/r.sock");
 	assert_string_equal(c->control.state_file, "/var/lib/ringway state/with space");
 	assert_int_equal(c->control.tcp_port, 1);
+	assert_string_equal(c->control.tcp_token_file, "/etc/ringway/ctl.token");
 	assert_int_equal(c->log.level, 8);
 	free(c);
 }

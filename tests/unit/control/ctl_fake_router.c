@@ -4,8 +4,8 @@
  * publish callback that records what it was given, so ringwayctl and the socket server can be
  * tested end to end without DPDK.
  *
- *   ctl_fake_router --socket PATH [--state FILE] [--nodes N] [--tcp] [--idle-ms MS]
- *                   [--max-clients N]
+ *   ctl_fake_router --socket PATH [--state FILE] [--nodes N] [--tcp --token-file FILE]
+ *                   [--idle-ms MS] [--max-clients N]
  *
  * Starts from FILE when it exists, else from N nodes n1..nN at 198.18.(1 + i / 250).(i % 250)
  * port 11211. Publishing
@@ -95,6 +95,7 @@ int main(int argc, char **argv)
 		{"state", required_argument, NULL, 'f'},
 		{"nodes", required_argument, NULL, 'n'},
 		{"tcp", no_argument, NULL, 't'},
+		{"token-file", required_argument, NULL, 'k'},
 		{"idle-ms", required_argument, NULL, 'i'},
 		{"max-clients", required_argument, NULL, 'm'},
 		{NULL, 0, NULL, 0},
@@ -123,6 +124,9 @@ int main(int argc, char **argv)
 			break;
 		case 't':
 			cfg.tcp = true;
+			break;
+		case 'k':
+			cfg.tcp_token_file = optarg;
 			break;
 		case 'i':
 			cfg.idle_ms = (uint32_t)atoi(optarg);

@@ -3,7 +3,8 @@
  * ringwayctl end to end against ctl_fake_router (the control library served with a fake
  * publish callback): exit codes, human and --json output, stdin scripts and transactions,
  * replace from stdin, persistence across a restart, a corrupt state file refusing the start,
- * and a non-root user refused by the socket's mode.
+ * a non-root user refused by the socket's mode, and --tcp with --token-file (the fake router
+ * also listens on TCP with a token).
  *
  * argv[1] = ringwayctl, argv[2] = ctl_fake_router (paths from meson).
  */
@@ -19,7 +20,11 @@
 #include "ctl_test.h"
 
 static const char *ctl_bin, *router_bin;
-static char dir[64], sock[128], statef[128];
+static char dir[64], sock[128], statef[128], tokenf[128];
+static unsigned int tcp_port;
+
+#define TOKEN "ringwayctl-test-token-42"
+
 static pid_t router = -1;
 
 struct run {
@@ -112,13 +117,13 @@ static int router_start(void)
 		dup2(p[1], 1);
 		close(p[0]);
 		execl(router_bin, router_bin, "--socket", sock, "--state", statef, "--nodes", "4",
-		      (char *)NULL);
+		      "--tcp", "--token-file", tokenf, (char *)NULL);
 		_exit(127);
 	}
 	close(p[1]);
 	pf = (struct pollfd){.fd = p[0], .events = POLLIN};
 	assert_int_equal(poll(&pf, 1, 10000), 1);
-	if (read(p[0], buf, sizeof(buf) - 1) <= 0 || strncmp(buf, "ready", 5) != 0) {
+	if (read(p[0], buf, sizeof(buf) - 1) <= 0 || sscanf(buf, "ready tcp %u", &tcp_port) != 1) {
 		close(p[0]);
 		assert_int_equal(waitpid(router, &status, 0), router);
 		router = -1;
@@ -140,6 +145,15 @@ static void router_stop(void)
 	router = -1;
 }
 
+static void write_token(const char *path, const char *text)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+	close(fd);
+}
+
 static int setup(void **state)
 {
 	(void)state;
@@ -148,6 +162,8 @@ static int setup(void **state)
 		return -1;
 	snprintf(sock, sizeof(sock), "%s/run/ctl.sock", dir);
 	snprintf(statef, sizeof(statef), "%s/state", dir);
+	snprintf(tokenf, sizeof(tokenf), "%s/token", dir);
+	write_token(tokenf, TOKEN "\n");
 	return router_start() == 0 ? 0 : -1;
 }
 
@@ -377,6 +393,56 @@ static void test_non_root_refused(void **state)
 	}
 }
 
+/* --tcp authenticates with --token-file: without it ringwayctl refuses to start, with a wrong
+ * token the router refuses it (exit 2, nothing changed), with the right one commands run. */
+static void test_tcp_token(void **state)
+{
+	char port[16], wrong[160], open_file[160];
+	char *const argv_none[] = {(char *)ctl_bin, (char *)"--tcp", port, (char *)"epoch", NULL};
+	char *const argv_wrong[] = {(char *)ctl_bin,
+				    (char *)"--tcp",
+				    port,
+				    (char *)"--token-file",
+				    wrong,
+				    (char *)"add",
+				    (char *)"n9",
+				    (char *)"198.18.1.9:11211",
+				    NULL};
+	char *const argv_open[] = {(char *)ctl_bin, (char *)"--tcp", port, (char *)"--token-file",
+				   open_file,	    (char *)"epoch", NULL};
+	char *const argv_good[] = {(char *)ctl_bin,
+				   (char *)"--tcp",
+				   port,
+				   (char *)"--token-file",
+				   tokenf,
+				   (char *)"add",
+				   (char *)"n9",
+				   (char *)"198.18.1.9:11211",
+				   NULL};
+	struct run r;
+
+	(void)state;
+	snprintf(port, sizeof(port), "%u", tcp_port);
+	snprintf(wrong, sizeof(wrong), "%s/wrong", dir);
+	write_token(wrong, "not-the-routers-token\n");
+	snprintf(open_file, sizeof(open_file), "%s/open", dir);
+	write_token(open_file, TOKEN "\n");
+	assert_int_equal(chmod(open_file, 0644), 0);
+	run_argv(argv_none, NULL, &r);
+	expect(&r, 2, NULL, "--tcp needs --token-file");
+	run_argv(argv_wrong, NULL, &r);
+	expect(&r, 2, NULL, "authentication failed");
+	run_argv(argv_open, NULL, &r);
+	expect(&r, 2, NULL, "must be readable by its owner");
+	CTL(&r, "epoch");
+	expect(&r, 0, "epoch 1\n", NULL);
+	run_argv(argv_good, NULL, &r);
+	expect(&r, 0, "epoch 2\n", NULL);
+	CTL(&r, "stats");
+	expect(&r, 0, "ctl.auth_ok 1\n", NULL);
+	assert_non_null(strstr(r.out, "ctl.auth_failed 1\n"));
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -385,6 +451,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_stdin_script_and_replace, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_restart_and_corrupt_state, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_non_root_refused, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_tcp_token, setup, teardown),
 	};
 
 	if (argc != 3) {

@@ -39,15 +39,13 @@ static void *serve(void *arg)
 	return NULL;
 }
 
+static void srv_dir(struct srv *x);
+
 static void srv_start(struct srv *x, unsigned nodes, struct ctl_server_config *cfg)
 {
 	char err[256];
 
-	if (x->dir[0] == '\0') {
-		strcpy(x->dir, "/tmp/ctl_srv_XXXXXX");
-		assert_non_null(mkdtemp(x->dir));
-		snprintf(x->path, sizeof(x->path), "%s/ctl.sock", x->dir);
-	}
+	srv_dir(x);
 	cfg->unix_path = x->path;
 	x->e = test_engine(nodes, NULL, NULL);
 	x->s = ctl_server_open(x->e, cfg, err, sizeof(err));
@@ -450,22 +448,63 @@ static void test_too_many_clients(void **state)
 	srv_cleanup(&x);
 }
 
+#define TOKEN "s3cret-token-0123456789abcdef"
+
+/* The sandbox's directory, made before the server so a token file can live there. */
+static void srv_dir(struct srv *x)
+{
+	if (x->dir[0] != '\0')
+		return;
+	strcpy(x->dir, "/tmp/ctl_srv_XXXXXX");
+	assert_non_null(mkdtemp(x->dir));
+	snprintf(x->path, sizeof(x->path), "%s/ctl.sock", x->dir);
+}
+
+/* Write @p text to the token file with @p mode; returns its path (static). */
+static const char *token_file(struct srv *x, const char *text, mode_t mode)
+{
+	static char path[160];
+	int fd;
+
+	srv_dir(x);
+	snprintf(path, sizeof(path), "%s/token", x->dir);
+	unlink(path);
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0600);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+	assert_int_equal(fchmod(fd, mode), 0);
+	close(fd);
+	return path;
+}
+
+static struct cli tcp_open(struct srv *x)
+{
+	char err[256];
+	struct cli c;
+
+	c.fd = ctl_connect_tcp(ctl_server_tcp_port(x->s), err, sizeof(err));
+	if (c.fd < 0)
+		fail_msg("connect: %s", err);
+	c.rd = ctl_reader_new(c.fd);
+	return c;
+}
+
 /* The TCP listener exists only when asked, and only on 127.0.0.1. */
 static void test_tcp_loopback_only(void **state)
 {
 	struct srv x = {0};
 	struct ctl_server_config cfg = {.tcp = true};
-	char err[256], line[512], want[32];
+	char line[512], want[32];
 	bool found = false;
 	struct cli c;
 	FILE *f;
 
 	(void)state;
+	cfg.tcp_token_file = token_file(&x, TOKEN "\n", 0600);
 	srv_start(&x, 2, &cfg);
 	assert_true(ctl_server_tcp_port(x.s) > 0);
-	c.fd = ctl_connect_tcp(ctl_server_tcp_port(x.s), err, sizeof(err));
-	assert_true(c.fd >= 0);
-	c.rd = ctl_reader_new(c.fd);
+	c = tcp_open(&x);
+	cli_cmd(&c, "auth " TOKEN, "OK authenticated");
 	cli_cmd(&c, "epoch", "OK epoch 1");
 	cli_close(&c);
 	/* the kernel's listening socket table: local address 127.0.0.1 (0100007F), state 0A */
@@ -483,6 +522,7 @@ static void test_tcp_loopback_only(void **state)
 	fclose(f);
 	assert_true(found);
 	srv_stop(&x);
+	unlink(cfg.tcp_token_file);
 	srv_cleanup(&x);
 	/* off by default */
 	{
@@ -493,6 +533,118 @@ static void test_tcp_loopback_only(void **state)
 		srv_stop(&x);
 		srv_cleanup(&x);
 	}
+}
+
+/* No listener without a secret only its owner can read: no file, a file others may read, a
+ * short or spaced token: the server does not start, and says why. */
+static void test_tcp_token_file_rules(void **state)
+{
+	static const struct {
+		const char *text;
+		mode_t mode;
+		const char *why;
+	} bad[] = {
+		{TOKEN "\n", 0640, "must be readable by its owner"},
+		{TOKEN "\n", 0604, "must be readable by its owner"},
+		{TOKEN "\n", 0620, "must be readable by its owner"},
+		{"short\n", 0600, "16 to 256 characters"},
+		{"two words in a token\n", 0600, "without spaces"},
+		{"", 0600, "16 to 256 characters"},
+	};
+	struct srv x = {0};
+	struct ctl_server_config cfg = {.tcp = true};
+	char err[512];
+	struct ctl_engine *e = test_engine(2, NULL, NULL);
+	struct ctl_server *s;
+
+	(void)state;
+	srv_dir(&x);
+	cfg.unix_path = x.path;
+	s = ctl_server_open(e, &cfg, err, sizeof(err)); /* no token file named */
+	assert_null(s);
+	assert_non_null(strstr(err, "token file"));
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		cfg.tcp_token_file = token_file(&x, bad[i].text, bad[i].mode);
+		s = ctl_server_open(e, &cfg, err, sizeof(err));
+		if (s != NULL)
+			fail_msg("case %zu: a server started", i);
+		if (strstr(err, bad[i].why) == NULL)
+			fail_msg("case %zu: '%s' does not say '%s'", i, err, bad[i].why);
+		assert_int_equal(access(x.path, F_OK), -1); /* nothing left listening */
+	}
+	cfg.tcp_token_file = token_file(&x, TOKEN "\n", 0400);
+	s = ctl_server_open(e, &cfg, err, sizeof(err));
+	if (s == NULL)
+		fail_msg("a good token file (0400) refused: %s", err);
+	ctl_server_close(s);
+	ctl_engine_free(e);
+	unlink(cfg.tcp_token_file);
+	srv_cleanup(&x);
+}
+
+/* Before `auth TOKEN` a TCP client runs nothing: a plain `add`, a browser's cross-protocol
+ * POST whose body holds command lines, and a wrong token each get one ERROR and the
+ * connection is closed, and the membership stays as it was; the right token works. */
+static void test_tcp_auth(void **state)
+{
+	static const char post[] = "POST / HTTP/1.1\r\nHost: 127.0.0.1:7000\r\n"
+				   "Content-Type: text/plain\r\nContent-Length: 60\r\n\r\n"
+				   "add n9 198.18.1.9:11211\nadd n8 198.18.1.8:11211\nepoch\n";
+	static const char get[] = "GET /list HTTP/1.1\r\nHost: localhost\r\n\r\n";
+	struct srv x = {0};
+	struct ctl_server_config cfg = {.tcp = true};
+	struct cli c, u;
+
+	(void)state;
+	cfg.tcp_token_file = token_file(&x, TOKEN "\n", 0600);
+	srv_start(&x, 2, &cfg);
+	/* A command before auth. */
+	c = tcp_open(&x);
+	cli_cmd(&c, "add n9 198.18.1.9:11211", "ERROR authenticate first");
+	cli_expect_eof(&c, 2000);
+	cli_close(&c);
+	/* A browser's POST (and a GET), body lines included. */
+	c = tcp_open(&x);
+	cli_send(&c, post);
+	cli_expect(&c, "ERROR authenticate first", NULL);
+	cli_expect_eof(&c, 2000);
+	cli_close(&c);
+	c = tcp_open(&x);
+	cli_send(&c, get);
+	cli_expect(&c, "ERROR authenticate first", NULL);
+	cli_expect_eof(&c, 2000);
+	cli_close(&c);
+	/* A wrong token, a prefix of the right one, one a byte longer. */
+	c = tcp_open(&x);
+	cli_cmd(&c, "auth s3cret-token-0123456789abcdeX", "ERROR authentication failed");
+	cli_expect_eof(&c, 2000);
+	cli_close(&c);
+	c = tcp_open(&x);
+	cli_cmd(&c, "auth s3cret-token-0123456789abcde", "ERROR authentication failed");
+	cli_expect_eof(&c, 2000);
+	cli_close(&c);
+	c = tcp_open(&x);
+	cli_cmd(&c, "auth " TOKEN "0", "ERROR authentication failed");
+	cli_expect_eof(&c, 2000);
+	cli_close(&c);
+	/* Nothing changed (the Unix socket needs no token). */
+	u = cli_open(x.path);
+	cli_cmd(&u, "epoch", "OK epoch 1");
+	cli_cmd(&u, "auth " TOKEN, "ERROR");
+	/* The right token; a change is then made. */
+	c = tcp_open(&x);
+	cli_cmd(&c, "auth " TOKEN "\r", "OK authenticated");
+	cli_cmd(&c, "add n9 198.18.1.9:11211", "OK epoch 2");
+	cli_close(&c);
+	cli_cmd(&u, "epoch", "OK epoch 2");
+	cli_close(&u);
+	srv_stop(&x);
+	assert_int_equal(x.cnt.unauthenticated, 3);
+	assert_int_equal(x.cnt.auth_failed, 3);
+	assert_int_equal(x.cnt.auth_ok, 1);
+	assert_int_equal(x.cnt.changes, 1);
+	unlink(cfg.tcp_token_file);
+	srv_cleanup(&x);
 }
 
 /* Fork, become nobody:nogroup, try to connect: 0 EACCES, 1 connected, 2 other. */
@@ -550,6 +702,8 @@ int main(void)
 		cmocka_unit_test(test_stale_and_live_socket),
 		cmocka_unit_test(test_too_many_clients),
 		cmocka_unit_test(test_tcp_loopback_only),
+		cmocka_unit_test(test_tcp_token_file_rules),
+		cmocka_unit_test(test_tcp_auth),
 		cmocka_unit_test(test_non_root_cannot_connect),
 	};
 

@@ -30,6 +30,7 @@
 #include <rte_udp.h>
 
 #include "netns.h"
+#include "rw_rundir.h"
 #include "steer.h"
 
 #define LISTEN_PORT 11211
@@ -150,6 +151,7 @@ static int start_port(void)
 	char err[256] = "";
 
 	snprintf(prefix, sizeof(prefix), "steer_pmd_%d", (int)getpid());
+	rw_rundir_remove_at_exit(prefix);
 	/* What the router does with the user's --vdev argument. */
 	snprintf(base, sizeof(base), "net_af_xdp0,iface=%s,start_queue=0,queue_count=1", ns.if_a);
 	if (steer_vdev_iface(base, ifname, sizeof(ifname)) != 1 || strcmp(ifname, ns.if_a) != 0 ||
