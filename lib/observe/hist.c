@@ -87,3 +87,22 @@ uint64_t obs_hist_count_le(const struct obs_hist *h, uint64_t v)
 		n += h->bucket[b];
 	return n;
 }
+
+size_t obs_set_bytes(uint32_t n)
+{
+	return ((size_t)OBS_BUCKETS + 1) * n * sizeof(uint64_t);
+}
+
+void obs_set_init(struct obs_hist_set *s, void *mem, uint32_t n)
+{
+	s->count = mem;
+	s->sum = s->count + (size_t)OBS_BUCKETS * n;
+	s->n = n;
+}
+
+void obs_set_merge(struct obs_hist *dst, const struct obs_hist_set *s, uint32_t i)
+{
+	for (uint32_t b = 0; b < OBS_BUCKETS; b++)
+		dst->bucket[b] += s->count[(size_t)b * s->n + i];
+	dst->sum += s->sum[i];
+}

@@ -73,6 +73,36 @@ static inline void obs_hist_add(struct obs_hist *h, uint64_t v, uint64_t n)
 	h->sum += v * n;
 }
 
+/**
+ * Histograms of @p n members (the nodes a worker talks to) laid out bucket-major: the counts
+ * of bucket b for members 0..n-1 are adjacent, and the sums are one dense array. Members whose
+ * values fall in the same few buckets (round trips of similar nodes) share cache lines and
+ * pages, so a record touches lines that stay hot however many members there are; a
+ * struct obs_hist per member would put each one on its own page. One writer; readers copy a
+ * member out with obs_set_get() / obs_set_merge().
+ */
+struct obs_hist_set {
+	uint64_t *count; /**< [OBS_BUCKETS][n] */
+	uint64_t *sum;	 /**< [n] */
+	uint32_t n;
+};
+
+/** Bytes of memory a set of @p n members needs (zeroed by the caller: empty). */
+size_t obs_set_bytes(uint32_t n);
+
+/** Make @p s a set of @p n members over @p mem (obs_set_bytes(n) bytes, 8-byte aligned). */
+void obs_set_init(struct obs_hist_set *s, void *mem, uint32_t n);
+
+/** Record value @p v for member @p i (< n). Writer only. */
+static inline void obs_set_add(struct obs_hist_set *s, uint32_t i, uint64_t v)
+{
+	s->count[(size_t)obs_bucket(v) * s->n + i]++;
+	s->sum[i] += v;
+}
+
+/** @p dst += member @p i of @p s. */
+void obs_set_merge(struct obs_hist *dst, const struct obs_hist_set *s, uint32_t i);
+
 /** Lowest value of bucket @p b, and the first value past it (b < OBS_BUCKETS; the last,
  *  saturated bucket: 2^OBS_MAX_BITS and UINT64_MAX). */
 uint64_t obs_bucket_lower(uint32_t b);

@@ -208,6 +208,36 @@ static void test_window(void **state)
 	free(win);
 }
 
+/* A bucket-major set of members: each member read back equals a histogram of its own. */
+static void test_set(void **state)
+{
+	const uint32_t n = 37;
+	struct obs_hist *own = calloc(n, sizeof(*own)), *got = calloc(1, sizeof(*got));
+	void *mem = calloc(1, obs_set_bytes(n));
+	struct obs_hist_set set;
+
+	(void)state;
+	assert_non_null(own);
+	assert_non_null(got);
+	assert_non_null(mem);
+	obs_set_init(&set, mem, n);
+	for (int k = 0; k < 200000; k++) {
+		uint32_t i = (uint32_t)(rng() % n);
+		uint64_t v = i == 0 ? (UINT64_C(1) << 40) : gen_lognormal_tail() * (i + 1);
+
+		obs_set_add(&set, i, v);
+		obs_hist_add(&own[i], v, 1);
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		memset(got, 0, sizeof(*got));
+		obs_set_merge(got, &set, i);
+		assert_memory_equal(got, &own[i], sizeof(*got));
+	}
+	free(own);
+	free(got);
+	free(mem);
+}
+
 static void test_weighted_and_saturated(void **state)
 {
 	struct obs_hist h = {0};
@@ -234,6 +264,7 @@ int main(void)
 		cmocka_unit_test(test_quantile_single_and_empty),
 		cmocka_unit_test(test_merge),
 		cmocka_unit_test(test_window),
+		cmocka_unit_test(test_set),
 		cmocka_unit_test(test_weighted_and_saturated),
 	};
 
