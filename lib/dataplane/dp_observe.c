@@ -353,9 +353,8 @@ int dp_obs_telemetry_register(struct dp *dp)
 		return 0;
 	rc = rte_telemetry_register_cmd(
 		"/ringway/latency", tel_latency,
-		"Latency quantiles in ns (within 3.125 %), totals or of worker W (param W): "
-		"router_p50_ns.. (time in the router per packet), rtt_p50_ns.. (node round trips), "
-		"node<i>_name, node<i>_p50_ns, ...");
+		"Latency quantiles in ns (3.125 %), of worker W (param W): router_p50_ns, "
+		"rtt_p99_ns, node<i>_p999_ns, ...");
 	registered = rc == 0;
 	return rc;
 }

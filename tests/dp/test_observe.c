@@ -106,6 +106,9 @@ static void test_round_trips_per_node(void **state)
 	assert_true(s.rtt_p99_ns >= 2000000);
 	assert_true(s.router_p50_ns > 0);
 	assert_int_equal(dp_latency_get(rig.dp, 1, &h[0], NULL), -EINVAL);
+	/* /ringway/latency registers with the others (a help text over DPDK's limit would
+	 * make every registration, and the router's start, fail). */
+	assert_int_equal(dp_telemetry_register(rig.dp), 0);
 	free(h);
 	t_dp_stop();
 }
