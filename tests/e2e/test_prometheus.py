@@ -190,6 +190,12 @@ def main():
 
     st, text = http_get(ns, METRICS_PORT, "/metrics")
     t.eq(st, 200, "GET /metrics answers 200")
+    shown = (b"ringway_forwarded_total ", b"ringway_drops_total{reason=\"client_denied\"}",
+             b"ringway_node_slow{", b"ringway_router_seconds_count")
+    for line in text.splitlines():
+        if line.startswith(shown) or (b"rtt_seconds" in line and b"node=\"node1\"" in line
+                                      and (b"_count" in line or b"le=\"3.2768e-05\"" in line)):
+            h.log("metrics: " + line.decode())
     r = subprocess.run(["promtool", "check", "metrics"], input=text,
                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     t.ok(r.returncode == 0, "promtool check metrics accepts the exposition (%s)"
