@@ -17,6 +17,8 @@ PACKAGES=(
 	iproute2 iputils-ping netcat-openbsd procps psmisc kmod ethtool
 	# benchmarks
 	gnuplot-nox jq
+	# operations: /metrics endpoint, a real Prometheus scrape, systemd unit checks
+	libmicrohttpd-dev prometheus systemd
 )
 
 if [ "$(id -u)" -ne 0 ]; then
@@ -38,7 +40,7 @@ apt-get update -qq
 apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 # The Debian memcached and nutcracker packages start system services we never use:
 # our tests start their own instances inside namespaces.
-for svc in memcached nutcracker etcd; do
+for svc in memcached nutcracker etcd prometheus; do
 	systemctl disable --now "$svc" >/dev/null 2>&1 || service "$svc" stop >/dev/null 2>&1 || true
 done
 echo "setup-deps: done"

@@ -38,7 +38,9 @@
 	_(TIMEOUTS, "timeouts")   \
 	_(TABLES, "tables")       \
 	_(CONTROL, "control")     \
-	_(LOG, "log")
+	_(LOG, "log")             \
+	_(HEALTH, "health")       \
+	_(METRICS, "metrics")
 
 enum sec_id {
 #define SEC_ENUM(e, s) SEC_##e,
@@ -68,6 +70,8 @@ enum key_kind {
 	K_PATH,	     /* absolute path -> char[RW_CFG_PATH_MAX]; max = longest allowed */
 	K_LOG_LEVEL, /* DPDK log level 1..8 */
 	K_NODE_ADDR, /* IPv4[:port] -> struct pl_member addr/port; off2: uint32_t ip */
+	K_LISTEN,    /* empty (off) or IPv4:port, loopback allowed -> uint32_t address (network
+			order); off2: uint32_t port (0 = off) */
 };
 
 #define F_REQUIRED 0x1u /* no default: the file must give it */
@@ -186,7 +190,18 @@ enum key_kind {
 	  0, NULL,                                                                                 \
 	  "with tcp_port: file whose first line is the token TCP clients send as `auth TOKEN` "    \
 	  "(16-256 printable characters; owner-only mode, or ringway refuses to start)")           \
-	_(LOG, "level", K_LOG_LEVEL, C(log.level), 0, 0, 0, 0, "info", "log level")
+	_(LOG, "level", K_LOG_LEVEL, C(log.level), 0, 0, 0, 0, "info", "log level")               \
+	_(HEALTH, "slow_factor_pct", K_U32, C(health.slow_factor_pct), 0, 0, 100000, 0, "300",     \
+	  "a node whose round-trip p99 over a window is above this % of the fleet's median p99 "  \
+	  "is flagged slow (log line, `list` field slow, counter slow_windows); 0 = off")          \
+	_(HEALTH, "slow_window_ms", K_U32, C(health.slow_window_ms), 0, 100, 3600000, 0, "10000",  \
+	  "length of a slow-node window")                                                          \
+	_(HEALTH, "slow_min_replies", K_U32, C(health.slow_min_replies), 0, 1, 1000000000, 0,      \
+	  "100",                                                                                   \
+	  "replies a node needs in a window to be judged (and 3 nodes with that many)")            \
+	_(METRICS, "listen", K_LISTEN, C(metrics.address), C(metrics.port), 0, 0, 0, "",           \
+	  "Prometheus /metrics on this IPv4:port (HTTP, a thread of its own, not a worker); "     \
+	  "empty = off. Loopback unless the scrapers need more")
 
 struct key_def {
 	enum sec_id sec;
@@ -283,6 +298,9 @@ static void describe(const struct key_def *d, char *buf, size_t len)
 		break;
 	case K_NODE_ADDR:
 		snprintf(buf, len, "a unicast IPv4 address with an optional :port (1..65535)");
+		break;
+	case K_LISTEN:
+		snprintf(buf, len, "empty (off) or an IPv4 address and port like 127.0.0.1:9150");
 		break;
 	}
 }
@@ -568,6 +586,37 @@ static int parse_node_addr(const struct key_def *d, const char *val, struct pl_m
 	return 0;
 }
 
+/* "" (off: port 0) or "a.b.c.d:port" with any address inet_pton takes (loopback, 0.0.0.0 for
+ * every address) and port 1..65535. */
+static int parse_listen(const struct key_def *d, const char *val, uint32_t *addr, uint32_t *port,
+			char *why, size_t wlen)
+{
+	char buf[INET_ADDRSTRLEN];
+	const char *colon = strrchr(val, ':');
+	struct in_addr a;
+	uint32_t p = 0;
+
+	if (*val == '\0') {
+		*addr = 0;
+		*port = 0;
+		return 0;
+	}
+	if (colon == NULL || (size_t)(colon - val) >= sizeof(buf) || colon[1] == '\0')
+		return expected(d, why, wlen);
+	memcpy(buf, val, (size_t)(colon - val));
+	buf[colon - val] = '\0';
+	for (const char *c = colon + 1; *c != '\0'; c++) {
+		if (*c < '0' || *c > '9' || p > 65535)
+			return expected(d, why, wlen);
+		p = p * 10 + (uint32_t)(*c - '0');
+	}
+	if (inet_pton(AF_INET, buf, &a) != 1 || p == 0 || p > 65535)
+		return expected(d, why, wlen);
+	*addr = a.s_addr;
+	*port = p;
+	return 0;
+}
+
 /* Parse @p val for key @p d into @p base (a struct rw_config, or a node for node keys). */
 static int parse_value(const struct key_def *d, const char *val, void *base, char *why, size_t wlen)
 {
@@ -629,6 +678,9 @@ static int parse_value(const struct key_def *d, const char *val, void *base, cha
 	case K_NODE_ADDR:
 		return parse_node_addr(d, val, (struct pl_member *)p,
 				       (uint32_t *)((char *)base + d->off2), why, wlen);
+	case K_LISTEN:
+		return parse_listen(d, val, (uint32_t *)p, (uint32_t *)((char *)base + d->off2), why,
+				    wlen);
 	}
 	return expected(d, why, wlen);
 }
@@ -1397,6 +1449,14 @@ static void print_value(FILE *out, const struct key_def *d, const void *base)
 		fprintf(out, "%s:%u", m->addr, m->port);
 		break;
 	}
+	case K_LISTEN:
+		if (*(const uint32_t *)p2 != 0) {
+			char a[INET_ADDRSTRLEN];
+
+			inet_ntop(AF_INET, p, a, sizeof(a));
+			fprintf(out, "%s:%u", a, *(const uint32_t *)p2);
+		}
+		break;
 	}
 }
 

@@ -142,6 +142,19 @@ struct rw_cfg_log {
 	uint32_t level; /**< `level` as DPDK's RTE_LOG_EMERG (1) .. RTE_LOG_DEBUG (8) */
 };
 
+/** [health]: slow-node detection (the data plane's slow_* settings). */
+struct rw_cfg_health {
+	uint32_t slow_factor_pct;
+	uint32_t slow_window_ms;
+	uint32_t slow_min_replies;
+};
+
+/** [metrics] */
+struct rw_cfg_metrics {
+	uint32_t address; /**< `listen`'s IPv4, network byte order */
+	uint32_t port;	  /**< `listen`'s port; 0 = no /metrics endpoint */
+};
+
 /** The whole configuration. About 150 KB: keep it static or on the heap, not the stack. */
 struct rw_config {
 	struct rw_cfg_router router;
@@ -154,6 +167,8 @@ struct rw_config {
 	struct rw_cfg_tables tables;
 	struct rw_cfg_control control;
 	struct rw_cfg_log log;
+	struct rw_cfg_health health;
+	struct rw_cfg_metrics metrics;
 };
 
 /** Fill @p cfg with every default; required values (router address, allowed clients,

@@ -35,6 +35,7 @@
 #include "config.h"
 #include "control.h"
 #include "dataplane.h"
+#include "metrics.h"
 #include "placement.h"
 #include "xdp.h"
 
@@ -58,7 +59,8 @@ static struct rw_config cfg; /* ~170 KB: not on the stack */
 static volatile sig_atomic_t stop_requested;
 static struct dp *the_dp;
 static struct rte_mempool *the_pool;
-static struct rw_xdp *the_xdp; /* NULL unless an AF_XDP port is in use */
+static struct rw_xdp *the_xdp;	       /* NULL unless an AF_XDP port is in use */
+static struct rw_metrics *the_metrics; /* NULL unless [metrics] listen is set */
 
 /* Live changes, for /ringway/control (written on the control lcore, read by telemetry). */
 static struct {
@@ -414,6 +416,9 @@ static void dp_config_from(struct dp_config *d, uint16_t nw, const unsigned int 
 	d->tx_cksum_offload = offload;
 	d->no_arp_requests = the_xdp != NULL; /* the kernel owns ARP on an interface it shares */
 	d->pool = pool;
+	d->slow_factor_pct = cfg.health.slow_factor_pct;
+	d->slow_window_ms = cfg.health.slow_window_ms;
+	d->slow_min_replies = cfg.health.slow_min_replies;
 }
 
 /* Split argv at "--": EAL's part stays in argv[0..return), ours is parsed into @p a. */
@@ -541,6 +546,14 @@ static void start_dataplane(const struct start *st, const struct ctl_engine *eng
 						"mbuf pool use. No parameters");
 	if (rc != 0)
 		fatal("cannot register telemetry: %s", strerror(-rc));
+	if (cfg.metrics.port != 0) {
+		char err[512];
+
+		the_metrics = rw_metrics_start(the_dp, cfg.metrics.address,
+					       (uint16_t)cfg.metrics.port, err, sizeof(err));
+		if (the_metrics == NULL)
+			fatal("[metrics] listen: %s", err);
+	}
 	for (uint16_t i = 0; i < st->n_workers; i++) {
 		rc = rte_eal_remote_launch(dp_worker_run, dp_worker_get(the_dp, i), st->lcores[i]);
 		if (rc != 0)
@@ -576,6 +589,24 @@ static void log_mac_changes(uint64_t *next_tsc)
 		fflush(stdout);
 }
 
+/* Slow-node flags that changed at the end of a window: one log line each. */
+static void log_slow_nodes(void)
+{
+	struct dp_slow_event ev[16];
+	unsigned int n = dp_slow_poll(the_dp, ev, RTE_DIM(ev));
+
+	for (unsigned int i = 0; i < n; i++)
+		printf("ringway: node %s %s: round-trip p99 %.1f us in the last %u ms, %.1fx the "
+		       "median of %u nodes (%.1f us; slow above %.2fx), %" PRIu64 " replies\n",
+		       ev[i].name, ev[i].slow ? "slow" : "no longer slow", ev[i].p99_ns / 1e3,
+		       cfg.health.slow_window_ms,
+		       ev[i].median_ns ? (double)ev[i].p99_ns / (double)ev[i].median_ns : 0.0,
+		       ev[i].eligible, ev[i].median_ns / 1e3, cfg.health.slow_factor_pct / 100.0,
+		       ev[i].replies);
+	if (n != 0)
+		fflush(stdout);
+}
+
 /* The management socket, then the control lcore's loop until SIGINT/SIGTERM. */
 static void control_loop(const struct start *st, struct ctl_engine *engine)
 {
@@ -596,9 +627,16 @@ static void control_loop(const struct start *st, struct ctl_engine *engine)
 	       st->port, the_xdp ? ", AF_XDP on " : "", rw_xdp_ifname(the_xdp), st->n_workers,
 	       st->n_lcores, st->offload ? "offloaded" : "in software",
 	       ctl_state_count(ctl_engine_state(engine)), dp_epoch(the_dp), cfg.control.socket);
+	if (the_metrics != NULL) {
+		char a[INET_ADDRSTRLEN];
+
+		inet_ntop(AF_INET, &cfg.metrics.address, a, sizeof(a));
+		printf("ringway: metrics at http://%s:%u/metrics\n", a, cfg.metrics.port);
+	}
 	fflush(stdout);
 	while (!stop_requested) {
 		dp_control_poll(the_dp);
+		log_slow_nodes();
 		rw_xdp_neigh_poll(the_xdp, the_dp, cfg.tables.neighbours, false);
 		log_mac_changes(&mac_log_tsc);
 		/* A signal interrupts the wait (-EINTR): the loop condition sees it. A change
@@ -613,6 +651,7 @@ static void shut_down(const struct start *st, struct ctl_engine *engine)
 {
 	dp_stop(the_dp);
 	rte_eal_mp_wait_lcore();
+	rw_metrics_stop(the_metrics); /* before the dp it reads is freed */
 	printf("ringway: stopping\n");
 	dp_stats_print(the_dp, stdout);
 	ctl_engine_free(engine);

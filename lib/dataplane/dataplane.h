@@ -217,6 +217,13 @@ struct dp_config {
 				        merged and merged replies still to send) */
 	uint32_t mget_send_burst;  /**< merged reply datagrams a worker offers its TX queue per
 				        poll (what the queue does not take waits for the next) */
+	/** Slow nodes (dp_slow_poll): a node whose round-trip p99 over a window of
+	 *  slow_window_ms is above slow_factor_pct % of the fleet's median p99 is flagged;
+	 *  only nodes with slow_min_replies replies in the window count, and at least 3 of
+	 *  them. slow_factor_pct 0: never flagged. */
+	uint32_t slow_factor_pct;
+	uint32_t slow_window_ms;
+	uint32_t slow_min_replies;
 };
 
 /** Fewest generation bits a request id keeps (the bits the reply port cannot name a slot
@@ -385,7 +392,16 @@ uint16_t dp_forward_burst(struct dp_worker *w, struct rte_mbuf **pkts, uint16_t 
 	_(uint32_t, slots_live, "slots_live")           /* request slots in use */                \
 	_(uint32_t, mget_live, "multiget_live")         /* multi-gets being merged */             \
 	_(uint64_t, mget_bytes, "multiget_bytes")       /* bytes of merged replies buffered now */ \
-	_(uint64_t, mget_bytes_peak, "multiget_bytes_peak") /* most one worker ever buffered */
+	_(uint64_t, mget_bytes_peak, "multiget_bytes_peak") /* most one worker ever buffered */ \
+	_(uint64_t, rtt_p50_ns, "rtt_p50_ns")           /* node round trips, all nodes (ns) */   \
+	_(uint64_t, rtt_p90_ns, "rtt_p90_ns")                                                     \
+	_(uint64_t, rtt_p99_ns, "rtt_p99_ns")                                                     \
+	_(uint64_t, rtt_p999_ns, "rtt_p999_ns")                                                   \
+	_(uint64_t, router_p50_ns, "router_p50_ns")     /* time in the router per packet (ns) */ \
+	_(uint64_t, router_p90_ns, "router_p90_ns")                                               \
+	_(uint64_t, router_p99_ns, "router_p99_ns")                                               \
+	_(uint64_t, router_p999_ns, "router_p999_ns")                                             \
+	_(uint32_t, slow_nodes, "slow_nodes")           /* nodes flagged slow now */
 
 /** Totals over all workers (or one). */
 struct dp_stats {
@@ -419,7 +435,12 @@ int dp_stats_get(const struct dp *dp, int worker, struct dp_stats *out);
 	_(U64, returned, "returned")         /* its reply datagrams sent back */                 \
 	_(U64, mget_partial, "multiget_partial") /* multi-get sub-replies missing */             \
 	_(U64, arp_sent, "arp_sent")         /* ARP requests sent for it */                      \
-	_(U64, arp_failures, "arp_failures") /* resolution rounds without an answer */
+	_(U64, arp_failures, "arp_failures") /* resolution rounds without an answer */        \
+	_(U64, rtt_replies, "rtt_replies")   /* replies whose round trip was measured */        \
+	_(U64, rtt_p50_ns, "rtt_p50_ns")     /* round-trip quantiles since it joined (ns) */    \
+	_(U64, rtt_p99_ns, "rtt_p99_ns")                                                        \
+	_(U64, slow, "slow")                 /* flagged slow in the last window */              \
+	_(U64, slow_windows, "slow_windows") /* windows it was flagged slow in */
 
 enum dp_node_field {
 #define DP_NODE_FIELD_ENUM(kind, member, name) DP_NODE_F_##member,
@@ -442,6 +463,11 @@ struct dp_node_stats {
 	uint64_t mget_partial; /**< multi-get sub-replies missing (timeout, error) */
 	uint64_t arp_sent;
 	uint64_t arp_failures; /**< resolution rounds that ended without an answer */
+	uint64_t rtt_replies;  /**< round trips measured (dp_node_rtt() has them all) */
+	uint64_t rtt_p50_ns;
+	uint64_t rtt_p99_ns;
+	uint64_t slow;         /**< 1: flagged slow in the last window */
+	uint64_t slow_windows; /**< windows it was flagged slow in */
 };
 
 /** Name of a per-node field ("unknown" when out of range). */
@@ -491,6 +517,55 @@ bool dp_stats_identity(const struct dp_stats *s);
  * @return 0 or a negative errno.
  */
 int dp_telemetry_register(struct dp *dp);
+
+/* ---- latency (dp_observe.c) ------------------------------------------------------------- */
+
+struct obs_hist;
+struct obs_text;
+
+/**
+ * Round trips of the node in endpoint slot @p node_idx (the index dp_nodes_get() walks: the
+ * nodes in use, in order) since it joined, merged over the workers, into @p out (set, not
+ * added). Lcore: any. @return 0, or -ENOENT.
+ */
+int dp_node_rtt(const struct dp *dp, uint32_t node_idx, struct obs_hist *out);
+
+/**
+ * Merged histograms over every worker (@p worker < 0) or one: all nodes' round trips since
+ * start, and the router's own time per packet (RX burst start to TX burst end). Either
+ * pointer may be NULL. Lcore: any. @return 0 or -EINVAL.
+ */
+int dp_latency_get(const struct dp *dp, int worker, struct obs_hist *rtt, struct obs_hist *router);
+
+/** A node whose slow flag changed at the end of a window. */
+struct dp_slow_event {
+	char name[PL_NAME_MAX + 1];
+	bool slow;          /**< flagged now (else: no longer) */
+	uint64_t p99_ns;    /**< its round-trip p99 in the window */
+	uint64_t median_ns; /**< the median of the eligible nodes' p99 */
+	uint64_t replies;   /**< its replies in the window */
+	uint32_t eligible;  /**< nodes with enough replies in the window */
+};
+
+/**
+ * Slow-node detection, the config's slow_* keys: call every few milliseconds. When a window
+ * of slow_window_ms has passed, each node's round-trip p99 over it is compared with the
+ * median of the nodes' p99 (nodes with at least slow_min_replies replies in the window, and
+ * only when 3 or more have); a node above slow_factor_pct % of it is flagged (node field
+ * "slow", counted in "slow_windows"), others are cleared. Up to @p max changes are written
+ * to @p ev (for the caller to log). Lcore: control. @return the number of changes written.
+ */
+unsigned int dp_slow_poll(struct dp *dp, struct dp_slow_event *ev, unsigned int max);
+
+/**
+ * Append the Prometheus text exposition (0.0.4) of @p dp to @p out: every counter as
+ * ringway_<name>_total, drops as ringway_drops_total{reason}, gauges as ringway_<name>
+ * (except the quantile gauges, which the histograms carry), per-node counters and flags with
+ * labels node and address, and the histograms ringway_node_rtt_seconds{node,address} and
+ * ringway_router_seconds (_bucket / _sum / _count, seconds). Lcore: any. @return 0 or
+ * -ENOMEM.
+ */
+int dp_metrics_write(const struct dp *dp, struct obs_text *out);
 
 #ifdef __cplusplus
 }

@@ -28,6 +28,7 @@
 
 #include "dataplane.h"
 #include "mcproto.h"
+#include "observe.h"
 
 /* Bit 48 of a neighbour's MAC word: the MAC is known. */
 #define DP_MAC_VALID (UINT64_C(1) << 48)
@@ -378,6 +379,12 @@ struct dp_worker {
 	uint64_t drop[DP_DROP_COUNT];
 	uint64_t *node_fwd; /* per endpoint */
 	uint64_t *node_ret;
+	/* Latency (dp_observe.h): round trips per endpoint (bucket-major: the lines a reply
+	 * touches stay hot however many nodes), the router's own time per packet;
+	 * ns = cycles * ns_mult >> DP_NS_SHIFT. */
+	struct obs_hist_set node_rtt;
+	struct obs_hist *router_time;
+	uint64_t ns_mult;
 
 	/* Written by the control lcore (release), read by this worker once per burst (acquire). */
 	_Atomic(struct dp_view *) view __rte_cache_aligned;
@@ -394,6 +401,7 @@ struct dp {
 	uint64_t tsc_hz;
 	struct rte_ring *handoff_rings[DP_WORKERS_MAX];
 	uint64_t client_macs[DP_CLIENT_MACS_MAX]; /* cfg.client_macs as MAC words */
+	struct dp_obs *obs; /* latency: control-side state (dp_observe.c) */
 };
 
 /* dp_mget.c: multi-gets over several nodes. Each consumes @p m. */
@@ -412,6 +420,20 @@ void dp_mget_send(struct dp_worker *w);
 /* Allocate / free a worker's contexts (control lcore). */
 int dp_mget_init(struct dp_worker *w, const struct dp_config *c, int socket);
 void dp_mget_free(struct dp_worker *w);
+
+/* dp_observe.c: a worker's histograms (control lcore, at creation), the control-side state,
+ * and an endpoint (re)claimed for a new node: its round trips count from now. */
+int dp_obs_worker_init(struct dp_worker *w, const struct dp_config *c, int socket);
+void dp_obs_worker_free(struct dp_worker *w);
+int dp_obs_init(struct dp *dp);
+void dp_obs_free(struct dp *dp);
+void dp_obs_ep_claimed(struct dp *dp, uint32_t ep);
+/* The quantile gauges and slow_nodes of @p out (dp_stats_get). */
+void dp_obs_stats(const struct dp *dp, int worker, struct dp_stats *out);
+/* The latency fields of node @p ep. */
+void dp_obs_node_fill(const struct dp *dp, uint32_t ep, struct dp_node_stats *o);
+/* /ringway/latency telemetry. */
+int dp_obs_telemetry_register(struct dp *dp);
 
 /* dp_local.c: each consumes @p m (answers, absorbs or drops it). */
 void dp_local_arp(struct dp_worker *w, struct rte_mbuf *m, struct dp_pkt *pk);

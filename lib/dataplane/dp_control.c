@@ -149,6 +149,9 @@ void dp_config_defaults(struct dp_config *cfg)
 	cfg->mget_max = 128;
 	cfg->mget_bytes = 2u << 20;
 	cfg->mget_send_burst = 256;
+	cfg->slow_factor_pct = 300;
+	cfg->slow_window_ms = 10000;
+	cfg->slow_min_replies = 100;
 }
 
 static bool is_pow2(uint64_t v)
@@ -182,6 +185,8 @@ static int config_check(const struct dp_config *c)
 	if (c->burst == 0 || c->burst > DP_BURST_MAX || !is_pow2(c->handoff_ring) ||
 	    c->neighbours == 0 || c->arp_attempts == 0)
 		return -EINVAL;
+	if (c->slow_window_ms == 0)
+		return -EINVAL;
 	if (c->mget_max >= DP_NO_MGET || (c->mtu != 0 && (c->mtu < 576 || c->mtu > 9000)))
 		return -EINVAL;
 	if (dp_generation_bits(c->slots, c->reply_port_count, c->n_workers) < DP_GEN_BITS_MIN ||
@@ -211,6 +216,7 @@ static void worker_free(struct dp_worker *w)
 		rte_ring_free(w->ctl_ring);
 	}
 	dp_mget_free(w);
+	dp_obs_worker_free(w);
 	rte_free(w->slots);
 	rte_free(w->free_fifo);
 	rte_free(w->quiet_q);
@@ -306,7 +312,7 @@ static struct dp_worker *worker_new(struct dp *dp, uint16_t id, uint32_t inst)
 	if (w->slots == NULL || w->free_fifo == NULL || w->quiet_q == NULL ||
 	    (w->client_max != 0 && w->clients == NULL) || w->node_fwd == NULL ||
 	    w->node_ret == NULL || w->handoff == NULL || (id == 0 && w->ctl_ring == NULL) ||
-	    dp_mget_init(w, c, socket) != 0) {
+	    dp_mget_init(w, c, socket) != 0 || dp_obs_worker_init(w, c, socket) != 0) {
 		worker_free(w);
 		return NULL;
 	}
@@ -341,7 +347,7 @@ struct dp *dp_create(const struct dp_config *cfg)
 	dp->eps = rte_zmalloc("dp_eps", sizeof(*dp->eps) * cfg->neighbours, RTE_CACHE_LINE_SIZE);
 	rcu_size = rte_rcu_qsbr_get_memsize(cfg->n_workers);
 	dp->rcu = rte_zmalloc("dp_rcu", rcu_size, RTE_CACHE_LINE_SIZE);
-	if (dp->eps == NULL || dp->rcu == NULL)
+	if (dp->eps == NULL || dp->rcu == NULL || dp_obs_init(dp) != 0)
 		goto nomem;
 	if (rte_rcu_qsbr_init(dp->rcu, cfg->n_workers) != 0) {
 		dp_free(dp);
@@ -369,6 +375,7 @@ void dp_free(struct dp *dp)
 		tel_dp = NULL;
 	for (unsigned int i = 0; i < DP_WORKERS_MAX; i++)
 		worker_free(dp->w[i]);
+	dp_obs_free(dp);
 	rte_free(dp->rcu);
 	rte_free(dp->eps);
 	rte_free(dp);
@@ -522,6 +529,7 @@ static void ep_commit(struct dp *dp, uint32_t i, const struct pl_member *pm, uin
 		e->base_fwd = ep_sum(dp, i, true);
 		e->base_ret = ep_sum(dp, i, false);
 		e->base_mget = ep_sum_mget(dp, i);
+		dp_obs_ep_claimed(dp, i);
 		e->seen_snapshot = atomic_load_explicit(&e->arp_seen, memory_order_relaxed);
 		e->used = true;
 		/* Release: a worker that sees the ip sees the entry reset. */
@@ -852,6 +860,7 @@ int dp_stats_get(const struct dp *dp, int worker, struct dp_stats *out)
 		if (worker < 0 || worker == k)
 			add_worker(dp->w[k], out);
 	out->epoch = dp_epoch(dp);
+	dp_obs_stats(dp, worker, out);
 	return 0;
 }
 
@@ -886,6 +895,7 @@ static void node_fill(const struct dp *dp, uint32_t i, struct dp_node_stats *o)
 	o->mget_partial = ep_sum_mget(dp, i) - e->base_mget;
 	o->arp_sent = e->arp_sent;
 	o->arp_failures = e->arp_failures;
+	dp_obs_node_fill(dp, i, o);
 }
 
 int dp_member_node(const struct dp *dp, uint32_t idx, struct dp_node_stats *out)
@@ -1144,6 +1154,8 @@ int dp_telemetry_register(struct dp *dp)
 		rc = rte_telemetry_register_cmd("/ringway/node", tel_node,
 						"One cache node (param NAME): name, address, mac, "
 						"mac_known, forwarded, returned, ...");
+	if (rc == 0)
+		rc = dp_obs_telemetry_register(dp);
 	registered = rc == 0;
 	return rc;
 }

@@ -24,6 +24,7 @@
 #include <rte_branch_prediction.h>
 #include <rte_malloc.h>
 
+#include "dp_observe.h"
 #include "dp_tx.h"
 
 static inline uint16_t hdr_room(bool vlan)
@@ -643,6 +644,7 @@ void dp_mget_reply(struct dp_worker *w, struct rte_mbuf *m, struct dp_pkt *pk, u
 	}
 	if (mc_reply_done(rp)) {
 		w->ctr[DP_CTR_SLOTS_COMPLETED]++;
+		dp_obs_reply_done(w, sl);
 		sub_end(w, gi, j, DP_SUB_DONE);
 	}
 }

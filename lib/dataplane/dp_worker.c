@@ -18,6 +18,7 @@
 #include <rte_cycles.h>
 #include <rte_ethdev.h>
 
+#include "dp_observe.h"
 #include "dp_tx.h"
 
 /*
@@ -454,6 +455,7 @@ static void handle_reply_owned(struct dp_worker *w, struct rte_mbuf *m, struct d
 	sl->total = total;
 	if (done) {
 		w->ctr[DP_CTR_SLOTS_COMPLETED]++;
+		dp_obs_reply_done(w, sl);
 		dp_slot_free(w, s);
 	}
 }
@@ -743,6 +745,7 @@ uint16_t dp_forward_burst(struct dp_worker *w, struct rte_mbuf **pkts, uint16_t 
 	uint64_t hint_hash[DP_BURST_MAX];
 	uint32_t hint_off[DP_BURST_MAX], hint_len[DP_BURST_MAX];
 	int32_t hint_owner[DP_BURST_MAX];
+	uint64_t sent = dp_obs_sent(w);
 	bool hints;
 
 	w->now = rte_rdtsc();
@@ -781,6 +784,7 @@ uint16_t dp_forward_burst(struct dp_worker *w, struct rte_mbuf **pkts, uint16_t 
 		handle_packet(w, pkts[i], &hint);
 	}
 	dp_tx_flush(w);
+	dp_obs_burst_done(w, sent);
 	return n;
 }
 
