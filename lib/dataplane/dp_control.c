@@ -548,7 +548,7 @@ static void ep_commit(struct dp *dp, uint32_t i, const struct pl_member *pm, uin
 	}
 }
 
-/* Entries of a view's source table for @p n members: a power of two, at most half full. */
+/* Entries of a view's source table for @p n sources: a power of two, at most half full. */
 static uint32_t view_src_size(uint32_t n)
 {
 	uint32_t size = 16;
@@ -558,35 +558,58 @@ static uint32_t view_src_size(uint32_t n)
 	return size;
 }
 
-/* A view of @p n members: the header, the member map, the source table. */
-static size_t view_size(uint32_t n)
+/* A view of @p n members and @p nsrc sources: the header, the member map, the source table. */
+static size_t view_size(uint32_t n, uint32_t nsrc)
 {
 	size_t head = RTE_ALIGN_CEIL(sizeof(struct dp_view) + n * sizeof(uint32_t),
 				     alignof(struct dp_src));
 
-	return head + view_src_size(n) * sizeof(struct dp_src);
+	return head + view_src_size(nsrc) * sizeof(struct dp_src);
 }
 
-/* Fill @p v's source table: member i of @p pl at @p ips[i] is endpoint @p map[i] (the first
- * of two members at one address:port wins; both name the same node). */
-static void view_sources(struct dp_view *v, const struct pl_placement *pl, const uint32_t *map,
-			 const uint32_t *ips)
+static void view_src_put(struct dp_view *v, uint32_t ip, uint16_t port, uint32_t ep)
 {
-	uint32_t n = pl_member_count(pl);
+	uint64_t key = dp_src_key(ip, port);
+	uint32_t h = dp_src_hash(key, v->src_mask);
 
-	v->src = (struct dp_src *)((uint8_t *)v + view_size(n) -
-				   view_src_size(n) * sizeof(struct dp_src));
-	v->src_mask = view_src_size(n) - 1;
-	memset(v->src, 0, view_src_size(n) * sizeof(struct dp_src));
-	for (uint32_t i = 0; i < n; i++) {
-		uint64_t key = dp_src_key(ips[i], pl_member_at(pl, i)->port);
-		uint32_t h = dp_src_hash(key, v->src_mask);
+	while (v->src[h].key != 0 && v->src[h].key != key)
+		h = (h + 1) & v->src_mask;
+	if (v->src[h].key == 0)
+		v->src[h] = (struct dp_src){key, ep};
+}
 
-		while (v->src[h].key != 0 && v->src[h].key != key)
-			h = (h + 1) & v->src_mask;
-		if (v->src[h].key == 0)
-			v->src[h] = (struct dp_src){key, map[i]};
-	}
+/* Endpoints in use that the new ring leaves out (@p taken: the ones it names): nodes removed
+ * by this or an earlier change, whose replies to requests still in flight must pass. */
+static uint32_t view_src_extra(const struct dp *dp, const uint8_t *taken)
+{
+	uint32_t hwm = atomic_load_explicit(&dp->n_eps_hwm, memory_order_relaxed), k = 0;
+
+	for (uint32_t i = 0; i < hwm; i++)
+		k += dp->eps[i].used && !taken[i];
+	return k;
+}
+
+/* Fill @p v's source table (sized for @p nsrc): member i of @p pl at @p ips[i] is endpoint
+ * @p map[i] (the first of two members at one address:port wins; both name the same node),
+ * then every endpoint in use that the ring leaves out (view_src_extra), so that a reply from
+ * a node just removed, to a request sent before, is still handed to its slot's worker. */
+static void view_sources(struct dp_view *v, const struct dp *dp, const struct pl_placement *pl,
+			 const uint32_t *map, const uint32_t *ips, const uint8_t *taken,
+			 uint32_t nsrc)
+{
+	uint32_t n = pl_member_count(pl), hwm;
+
+	v->src = (struct dp_src *)((uint8_t *)v + view_size(n, nsrc) -
+				   view_src_size(nsrc) * sizeof(struct dp_src));
+	v->src_mask = view_src_size(nsrc) - 1;
+	memset(v->src, 0, view_src_size(nsrc) * sizeof(struct dp_src));
+	for (uint32_t i = 0; i < n; i++)
+		view_src_put(v, ips[i], pl_member_at(pl, i)->port, map[i]);
+	hwm = atomic_load_explicit(&dp->n_eps_hwm, memory_order_relaxed);
+	for (uint32_t i = 0; i < hwm; i++)
+		if (dp->eps[i].used && !taken[i])
+			view_src_put(v, atomic_load_explicit(&dp->eps[i].ip, memory_order_relaxed),
+				     dp->eps[i].port, i);
 }
 
 static void views_free(struct dp_view **v, unsigned int n)
@@ -679,6 +702,7 @@ int dp_publish_placement(struct dp *dp, const struct pl_placement *pl,
 	struct dp_view *nv[DP_WORKERS_MAX] = {0};
 	struct dp_view *old[DP_WORKERS_MAX] = {0};
 	uint16_t nw = dp->cfg.n_workers;
+	uint32_t nsrc;
 	int rc;
 
 	if (map == NULL || ips == NULL || taken == NULL) {
@@ -688,17 +712,18 @@ int dp_publish_placement(struct dp *dp, const struct pl_placement *pl,
 	rc = plan_endpoints(dp, pl, map, ips, taken);
 	if (rc != 0)
 		goto out;
+	nsrc = n + view_src_extra(dp, taken);
 	for (uint16_t k = 0; k < nw; k++) {
 		intptr_t socket = (intptr_t)dp->cfg.worker_socket[k];
 		struct pl_allocator a = {socket_alloc, socket_free, (void *)socket};
 
-		nv[k] = rte_malloc_socket("dp_view", view_size(n), RTE_CACHE_LINE_SIZE,
+		nv[k] = rte_malloc_socket("dp_view", view_size(n, nsrc), RTE_CACHE_LINE_SIZE,
 					  (int)socket);
 		if (nv[k] == NULL) {
 			rc = -ENOMEM;
 			goto out;
 		}
-		view_sources(nv[k], pl, map, ips);
+		view_sources(nv[k], dp, pl, map, ips, taken, nsrc);
 		nv[k]->pl = pl_clone(pl, &a);
 		if (nv[k]->pl == NULL) {
 			rc = -ENOMEM;

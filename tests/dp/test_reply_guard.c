@@ -319,6 +319,40 @@ static void test_handoff_flood(void **state)
 	t_dp_stop();
 }
 
+/* A node removed while a request to it is in flight: its reply, landing on the other worker,
+ * is still handed over and reaches the client (the source check knows the endpoints the new
+ * ring leaves out); strangers stay out. e2e-control-live lost such replies under memcaslap
+ * (reply_unknown_source) when the check knew only the new ring's members. */
+static void test_handoff_after_remove(void **state)
+{
+	struct pl_placement *fewer;
+	struct fwd f;
+	char key[32];
+	int owner = -1;
+
+	(void)state;
+	t_dp_start(2, 4, NULL);
+	for (int i = 0; owner != 3; i++) { /* a key on n4, the member the change removes */
+		snprintf(key, sizeof(key), "gone%d", i);
+		owner = t_owner(key);
+	}
+	f = forward_on(0, 5556, 0x16, key, 0);
+	fewer = t_fleet(3);
+	assert_non_null(fewer);
+	assert_int_equal(dp_publish_placement(rig.dp, fewer, NULL, 2), 0);
+	t_inject(1, reply_from(&f, NULL, 0, 0, 1, "END\r\n"));
+	t_poll(1);
+	assert_null(t_sent(1));
+	t_poll(0);
+	expect_returned(0, 5556, 0x16, 0, 1);
+	assert_int_equal(t_stats().drop[DP_DROP_REPLY_UNKNOWN_SOURCE], 0);
+	t_inject(1, t_reply("203.0.113.9", 11211, (uint16_t)(f.sport), 1, 0, 1, "END\r\n", 5));
+	t_poll(1);
+	assert_int_equal(t_stats_raw().drop[DP_DROP_REPLY_UNKNOWN_SOURCE], 1);
+	pl_free(fewer);
+	t_dp_stop();
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -329,6 +363,7 @@ int main(void)
 		cmocka_unit_test(test_generation_bits_refused),
 		cmocka_unit_test(test_generation_random_start),
 		cmocka_unit_test(test_handoff_flood),
+		cmocka_unit_test(test_handoff_after_remove),
 	};
 
 	t_eal_setup("dp_reply_guard", "0", 2);
