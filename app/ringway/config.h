@@ -15,6 +15,8 @@
  *   [tables]     request slots, mbufs, burst size, descriptor and hand-off ring sizes
  *   [control]    management socket, state file, optional 127.0.0.1 TCP port
  *   [log]        log level
+ *   [health]     node health: failure threshold and window, probe intervals, dirty-key bound
+ *   [failover]   what a down node's keys get: next live member or an error at once
  *
  * Comments start with '#' (anywhere on a line). A key may appear once per section, except
  * the list keys `listen_ports`, `allowed_clients` and `allowed_client_macs`, whose lines
@@ -143,6 +145,26 @@ struct rw_cfg_log {
 };
 
 /** The whole configuration. About 150 KB: keep it static or on the heap, not the stack. */
+/** [health]: each field is the key of the same name (lib/health's thresholds and the
+ *  data plane's probe port and dirty-key bound). */
+struct rw_cfg_health {
+	uint32_t fail_down;
+	uint32_t window_ms;
+	uint32_t probe_min_ms;
+	uint32_t probe_max_ms; /**< at least probe_min_ms */
+	uint32_t probe_timeout_ms;
+	uint32_t up_successes;
+	uint32_t flap_ms;
+	uint32_t dirty_keys_max;
+	uint32_t probe_port; /**< 0: one below the reply range; else no listen port, outside it */
+};
+
+/** [failover]: `mode`, `failover_ttl_s`. */
+struct rw_cfg_failover {
+	enum dp_failover mode;
+	uint32_t ttl_s;
+};
+
 struct rw_config {
 	struct rw_cfg_router router;
 	/** [placement]: `algorithm`, `vnodes`, `hash_tag`, `key_hash`, `maglev_size`; ready
@@ -154,6 +176,8 @@ struct rw_config {
 	struct rw_cfg_tables tables;
 	struct rw_cfg_control control;
 	struct rw_cfg_log log;
+	struct rw_cfg_health health;
+	struct rw_cfg_failover failover;
 };
 
 /** Fill @p cfg with every default; required values (router address, allowed clients,
