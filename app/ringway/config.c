@@ -189,7 +189,7 @@ enum key_kind {
 	  0, NULL,                                                                                 \
 	  "with tcp_port: file whose first line is the token TCP clients send as `auth TOKEN` "    \
 	  "(16-256 printable characters; owner-only mode, or ringway refuses to start)")           \
-	_(LOG, "level", K_LOG_LEVEL, C(log.level), 0, 0, 0, 0, "info", "log level")               \
+	_(LOG, "level", K_LOG_LEVEL, C(log.level), 0, 0, 0, 0, "info", "log level")                \
 	_(HEALTH, "fail_down", K_U32, C(health.fail_down), 0, 1, 1000, 0, "3",                     \
 	  "requests without an answer (or failed probes) within window_ms that mark a node down")  \
 	_(HEALTH, "window_ms", K_U32, C(health.window_ms), 0, 1, 600000, 0, "1000",                \

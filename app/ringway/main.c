@@ -314,8 +314,7 @@ static void ops_member_status(void *ctx, uint32_t idx, const struct ctl_member *
 }
 
 /* `health NAME down|up [--flush|--accept-stale]`: the data plane's health of one node. */
-static int ops_health(void *ctx, const char *name, enum ctl_health what, char *err,
-		      size_t errlen)
+static int ops_health(void *ctx, const char *name, enum ctl_health what, char *err, size_t errlen)
 {
 	static const enum dp_health_admin op[] = {
 		[CTL_HEALTH_DOWN] = DP_HEALTH_DOWN,

@@ -178,9 +178,9 @@ int ctl_state_from_text(const char *text, size_t len, struct ctl_state **out, ch
 
 /** `health NAME down|up [--flush|--accept-stale]`: an operator's word on a node's health. */
 enum ctl_health {
-	CTL_HEALTH_DOWN,	 /**< take it out (maintenance); no epoch change */
-	CTL_HEALTH_UP,		 /**< let it back once its stale keys are deleted */
-	CTL_HEALTH_UP_FLUSH,	 /**< ... flushing it whole (its key record overflowed) */
+	CTL_HEALTH_DOWN,	    /**< take it out (maintenance); no epoch change */
+	CTL_HEALTH_UP,		    /**< let it back once its stale keys are deleted */
+	CTL_HEALTH_UP_FLUSH,	    /**< ... flushing it whole (its key record overflowed) */
 	CTL_HEALTH_UP_ACCEPT_STALE, /**< ... accepting what could not be cleaned */
 };
 
@@ -214,8 +214,7 @@ struct ctl_ops {
 	 * change). Return 0, or a negative errno with the reason in @p err (the client gets
 	 * `ERROR <reason>`). NULL: the command is refused (no data plane).
 	 */
-	int (*health)(void *ctx, const char *name, enum ctl_health what, char *err,
-		      size_t errlen);
+	int (*health)(void *ctx, const char *name, enum ctl_health what, char *err, size_t errlen);
 };
 
 struct ctl_engine;

@@ -458,8 +458,7 @@ struct health_rec {
 	int calls;
 };
 
-static int health_cb(void *ctx, const char *name, enum ctl_health what, char *err,
-		     size_t errlen)
+static int health_cb(void *ctx, const char *name, enum ctl_health what, char *err, size_t errlen)
 {
 	struct health_rec *h = ctx;
 
