@@ -281,10 +281,12 @@ static struct req_class classify(const struct mc_requests *r)
 
 /* Take a slot for @p r, the parsed request of @p pk (class @p c; not quiet: counted against
  * its client already), rewrite the packet towards node endpoint @p ep (MAC word @p mac) from
- * the port and request id naming the slot, and queue it. */
-static void forward_request(struct dp_worker *w, struct rte_mbuf *m, struct dp_pkt *pk,
-			    const struct mc_requests *r, uint32_t ep, uint64_t mac,
-			    struct req_class c)
+ * the port and request id naming the slot, and queue it. Always inlined: the forward path
+ * must not pay a call because failover_request() is a second caller (measured: +35
+ * instructions per forwarded request as a call, +6.5 inlined). */
+static __rte_always_inline void forward_request(struct dp_worker *w, struct rte_mbuf *m,
+						struct dp_pkt *pk, const struct mc_requests *r,
+						uint32_t ep, uint64_t mac, struct req_class c)
 {
 	uint16_t port, reqid;
 	uint32_t s = dp_slot_take(w, pk, ep, &port, &reqid);
