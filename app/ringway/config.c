@@ -40,7 +40,8 @@
 	_(CONTROL, "control")     \
 	_(LOG, "log")             \
 	_(HEALTH, "health")       \
-	_(METRICS, "metrics")
+	_(METRICS, "metrics")     \
+	_(FAILOVER, "failover")
 
 enum sec_id {
 #define SEC_ENUM(e, s) SEC_##e,
@@ -64,6 +65,7 @@ enum key_kind {
 	K_PREFIXES,  /* list of IPv4 prefixes -> struct rw_cfg_prefix[max]; off2: count */
 	K_MACS,	     /* list of unicast MACs, may be empty -> uint8_t[max][6]; off2: count */
 	K_IDLE,	     /* enum dp_idle */
+	K_FAILOVER,  /* enum dp_failover */
 	K_ALGO,	     /* enum pl_algo */
 	K_HASH,	     /* enum pl_hash, empty = the algorithm's default */
 	K_HASH_TAG,  /* two characters or empty -> char[2] */
@@ -201,7 +203,33 @@ enum key_kind {
 	  "replies a node needs in a window to be judged (and 3 nodes with that many)")            \
 	_(METRICS, "listen", K_LISTEN, C(metrics.address), C(metrics.port), 0, 0, 0, "",           \
 	  "Prometheus /metrics on this IPv4:port (HTTP, a thread of its own, not a worker); "     \
-	  "empty = off. Loopback unless the scrapers need more")
+	  "empty = off. Loopback unless the scrapers need more") \
+	_(HEALTH, "fail_down", K_U32, C(health.fail_down), 0, 1, 1000, 0, "3",                     \
+	  "requests without an answer (or failed probes) within window_ms that mark a node down")  \
+	_(HEALTH, "window_ms", K_U32, C(health.window_ms), 0, 1, 600000, 0, "1000",                \
+	  "the window failures are counted in; a suspect node without more failures in it is up")  \
+	_(HEALTH, "probe_min_ms", K_U32, C(health.probe_min_ms), 0, 1, 600000, 0, "100",           \
+	  "first interval between probes (memcached version) of a down node")                      \
+	_(HEALTH, "probe_max_ms", K_U32, C(health.probe_max_ms), 0, 1, 3600000, 0, "5000",         \
+	  "the interval doubles after each failed probe up to this; at least probe_min_ms")        \
+	_(HEALTH, "probe_timeout_ms", K_U32, C(health.probe_timeout_ms), 0, 1, 60000, 0, "200",    \
+	  "a probe not answered within this failed")                                               \
+	_(HEALTH, "up_successes", K_U32, C(health.up_successes), 0, 1, 1000, 0, "2",               \
+	  "probes answered in a row before a down node is cleaned and serves again")               \
+	_(HEALTH, "flap_ms", K_U32, C(health.flap_ms), 0, 0, 86400000, 0, "10000",                 \
+	  "a node down again within this of coming back flapped: its probe interval keeps "        \
+	  "doubling")                                                                              \
+	_(HEALTH, "dirty_keys_max", K_U32, C(health.dirty_keys_max), 0, 0, 10000000, 0, "10000",   \
+	  "keys written or deleted for a down node remembered (and deleted on it before it "       \
+	  "serves again); past it the node waits for `ringwayctl health NAME up --flush` or "      \
+	  "`--accept-stale`")                                                                      \
+	_(HEALTH, "probe_port", K_U32, C(health.probe_port), 0, 0, 65535, 0, "0",                  \
+	  "UDP source port of probes; 0 = one below reply_port_base")                              \
+	_(FAILOVER, "mode", K_FAILOVER, C(failover.mode), 0, 0, 0, 0, "next",                      \
+	  "a down node's keys: next (the next live member in the algorithm's replica order) or "   \
+	  "fast (the protocol's error at once)")                                                   \
+	_(FAILOVER, "failover_ttl_s", K_U32, C(failover.ttl_s), 0, 1, 2592000, 0, "60",            \
+	  "writes sent to a stand-in expire within this (their expiry is capped)")
 
 struct key_def {
 	enum sec_id sec;
@@ -245,6 +273,12 @@ static const char *const idle_names[] = {[DP_IDLE_POLL] = "poll", [DP_IDLE_BACKO
 
 _Static_assert(DIM(idle_names) == DP_IDLE_BACKOFF + 1, "a name for every enum dp_idle");
 
+static const char *const failover_names[] = {
+#define RW_FAILOVER_NAME(e, s) s,
+	DP_FOREACH_FAILOVER(RW_FAILOVER_NAME)
+#undef RW_FAILOVER_NAME
+};
+
 /* ---- value parsers: 0, or -EINVAL with "expected ..." (or a reason) in why ---- */
 
 /* What a key accepts, for "expected ..." and the docs. */
@@ -276,6 +310,9 @@ static void describe(const struct key_def *d, char *buf, size_t len)
 		break;
 	case K_IDLE:
 		snprintf(buf, len, "poll or backoff");
+		break;
+	case K_FAILOVER:
+		snprintf(buf, len, "next or fast");
 		break;
 	case K_ALGO: {
 		size_t o = (size_t)snprintf(buf, len, "one of");
@@ -648,6 +685,11 @@ static int parse_value(const struct key_def *d, const char *val, void *base, cha
 		if ((i = find_name(idle_names, DIM(idle_names), val)) < 0)
 			return expected(d, why, wlen);
 		*(enum dp_idle *)p = (enum dp_idle)i;
+		return 0;
+	case K_FAILOVER:
+		if ((i = find_name(failover_names, DIM(failover_names), val)) < 0)
+			return expected(d, why, wlen);
+		*(enum dp_failover *)p = (enum dp_failover)i;
 		return 0;
 	case K_ALGO:
 		if ((i = find_name(algo_names, DIM(algo_names), val)) < 0)
@@ -1265,6 +1307,22 @@ static int check_tables(struct loader *l)
 		return fail(l, line_of(l, SEC_TIMEOUTS, "quiet_read_ms"),
 			    "key 'quiet_read_ms' in [timeouts]: %u is more than request_ms (%u)",
 			    o->quiet_read_ms, o->request_ms);
+	const struct rw_cfg_health *h = &l->cfg->health;
+
+	if (h->probe_min_ms > h->probe_max_ms)
+		return fail(l, line_of(l, SEC_HEALTH, "probe_max_ms"),
+			    "key 'probe_max_ms' in [health]: %u is less than probe_min_ms (%u)",
+			    h->probe_max_ms, h->probe_min_ms);
+	uint32_t probe = h->probe_port ? h->probe_port : l->cfg->router.reply_port_base - 1;
+
+	for (uint32_t i = 0; i < l->cfg->router.n_listen_ports; i++)
+		if (probe == l->cfg->router.listen_ports[i] ||
+		    (probe >= l->cfg->router.reply_port_base &&
+		     probe - l->cfg->router.reply_port_base < l->cfg->router.reply_port_count))
+			return fail(l, line_of(l, SEC_HEALTH, "probe_port"),
+				    "key 'probe_port' in [health]: port %u is a listen port or in "
+				    "the reply range",
+				    probe);
 
 	const struct rw_cfg_router *r = &l->cfg->router;
 	unsigned int gen = dp_generation_bits(t->request_slots, r->reply_port_count, 1);
@@ -1425,6 +1483,9 @@ static void print_value(FILE *out, const struct key_def *d, const void *base)
 		break;
 	case K_IDLE:
 		fputs(idle_names[*(const enum dp_idle *)p], out);
+		break;
+	case K_FAILOVER:
+		fputs(failover_names[*(const enum dp_failover *)p], out);
 		break;
 	case K_ALGO:
 		fputs(algo_names[*(const enum pl_algo *)p], out);

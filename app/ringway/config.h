@@ -15,6 +15,8 @@
  *   [tables]     request slots, mbufs, burst size, descriptor and hand-off ring sizes
  *   [control]    management socket, state file, optional 127.0.0.1 TCP port
  *   [log]        log level
+ *   [health]     node health: failure threshold and window, probe intervals, dirty-key bound
+ *   [failover]   what a down node's keys get: next live member or an error at once
  *
  * Comments start with '#' (anywhere on a line). A key may appear once per section, except
  * the list keys `listen_ports`, `allowed_clients` and `allowed_client_macs`, whose lines
@@ -142,17 +144,33 @@ struct rw_cfg_log {
 	uint32_t level; /**< `level` as DPDK's RTE_LOG_EMERG (1) .. RTE_LOG_DEBUG (8) */
 };
 
-/** [health]: slow-node detection (the data plane's slow_* settings). */
-struct rw_cfg_health {
-	uint32_t slow_factor_pct;
-	uint32_t slow_window_ms;
-	uint32_t slow_min_replies;
-};
-
 /** [metrics] */
 struct rw_cfg_metrics {
 	uint32_t address; /**< `listen`'s IPv4, network byte order */
 	uint32_t port;	  /**< `listen`'s port; 0 = no /metrics endpoint */
+};
+
+/** [health]: each field is the key of the same name (lib/health's thresholds, the data
+ *  plane's probe port and dirty-key bound, its slow_* settings for slow-node detection). */
+struct rw_cfg_health {
+	uint32_t slow_factor_pct;
+	uint32_t slow_window_ms;
+	uint32_t slow_min_replies;
+	uint32_t fail_down;
+	uint32_t window_ms;
+	uint32_t probe_min_ms;
+	uint32_t probe_max_ms; /**< at least probe_min_ms */
+	uint32_t probe_timeout_ms;
+	uint32_t up_successes;
+	uint32_t flap_ms;
+	uint32_t dirty_keys_max;
+	uint32_t probe_port; /**< 0: one below the reply range; else no listen port, outside it */
+};
+
+/** [failover]: `mode`, `failover_ttl_s`. */
+struct rw_cfg_failover {
+	enum dp_failover mode;
+	uint32_t ttl_s;
 };
 
 /** The whole configuration. About 150 KB: keep it static or on the heap, not the stack. */
@@ -169,6 +187,7 @@ struct rw_config {
 	struct rw_cfg_log log;
 	struct rw_cfg_health health;
 	struct rw_cfg_metrics metrics;
+	struct rw_cfg_failover failover;
 };
 
 /** Fill @p cfg with every default; required values (router address, allowed clients,

@@ -306,9 +306,36 @@ static void ops_member_status(void *ctx, uint32_t idx, const struct ctl_member *
 	dp_node_field(&n, DP_NODE_F_mac, text, sizeof(text), &v);
 	ctl_text_appendf(out, " nexthop %s",
 			 n.mac_known ? text : (n.arp_failures ? "unresolved" : "resolving"));
+	dp_node_field(&n, DP_NODE_F_health, text, sizeof(text), &v);
+	ctl_text_appendf(out, " health %s", text);
+	dp_node_field(&n, DP_NODE_F_failover, text, sizeof(text), &v);
+	ctl_text_appendf(out, " failover %s", text);
 	for (int f = 0; f < DP_NODE_FIELD_COUNT; f++)
 		if (dp_node_field(&n, (enum dp_node_field)f, text, sizeof(text), &v) == 0)
 			ctl_text_appendf(out, " %s %" PRIu64, dp_node_field_name(f), v);
+}
+
+/* `health NAME down|up [--flush|--accept-stale]`: the data plane's health of one node. */
+static int ops_health(void *ctx, const char *name, enum ctl_health what, char *err, size_t errlen)
+{
+	static const enum dp_health_admin op[] = {
+		[CTL_HEALTH_DOWN] = DP_HEALTH_DOWN,
+		[CTL_HEALTH_UP] = DP_HEALTH_UP,
+		[CTL_HEALTH_UP_FLUSH] = DP_HEALTH_UP_FLUSH,
+		[CTL_HEALTH_UP_ACCEPT_STALE] = DP_HEALTH_UP_ACCEPT_STALE,
+	};
+	int rc;
+
+	(void)ctx;
+	rc = dp_health_admin(the_dp, name, op[what]);
+	if (rc == -ESTALE)
+		snprintf(err, errlen,
+			 "%s: written keys were lost while it was down (dirty_keys_max): use "
+			 "health %s up --flush or --accept-stale",
+			 name, name);
+	else if (rc == -ENOENT)
+		snprintf(err, errlen, "%s is not in the published ring", name);
+	return rc;
 }
 
 /* af_packet (qpairs=N: a PACKET_FANOUT_HASH group) and af_xdp (queue_count=N: the NIC's
@@ -407,6 +434,17 @@ static void dp_config_from(struct dp_config *d, uint16_t nw, const unsigned int 
 	d->mget_max = cfg.tables.multiget_inflight;
 	d->mget_bytes = cfg.tables.multiget_buffer_kb * 1024u;
 	d->mget_send_burst = cfg.tables.multiget_send_burst;
+	d->health.fail_down = cfg.health.fail_down;
+	d->health.window_ms = cfg.health.window_ms;
+	d->health.probe_min_ms = cfg.health.probe_min_ms;
+	d->health.probe_max_ms = cfg.health.probe_max_ms;
+	d->health.probe_timeout_ms = cfg.health.probe_timeout_ms;
+	d->health.up_successes = cfg.health.up_successes;
+	d->health.flap_ms = cfg.health.flap_ms;
+	d->dirty_keys_max = cfg.health.dirty_keys_max;
+	d->probe_port = (uint16_t)cfg.health.probe_port;
+	d->failover = cfg.failover.mode;
+	d->failover_ttl_s = cfg.failover.ttl_s;
 	d->arp_retry_ms = cfg.timeouts.arp_retry_ms;
 	d->arp_attempts = cfg.timeouts.arp_attempts;
 	d->arp_lifetime_s = cfg.timeouts.arp_lifetime_s;
@@ -607,6 +645,36 @@ static void log_slow_nodes(void)
 		fflush(stdout);
 }
 
+/* One line per node health change, at most 32 a second (the rest are counted in a line of
+ * their own): a flapping node cannot flood the log. */
+static void log_health(uint64_t *next_tsc, uint32_t *budget)
+{
+	struct dp_health_event ev[8];
+	uint64_t now = rte_rdtsc(), lost = 0, skipped = 0;
+	uint32_t n;
+
+	if (now >= *next_tsc) {
+		*next_tsc = now + rte_get_tsc_hz();
+		*budget = 32;
+	}
+	while ((n = dp_health_events(the_dp, ev, RTE_DIM(ev), &lost)) > 0) {
+		skipped += lost;
+		for (uint32_t i = 0; i < n; i++) {
+			if (*budget == 0) {
+				skipped++;
+				continue;
+			}
+			(*budget)--;
+			printf("ringway: node %s %s -> %s: %s\n", ev[i].name,
+			       hl_state_name(ev[i].from), hl_state_name(ev[i].to), ev[i].why);
+		}
+	}
+	if (skipped > 0)
+		printf("ringway: %" PRIu64 " node health change(s) not logged (rate limit)\n",
+		       skipped);
+	fflush(stdout);
+}
+
 /* The management socket, then the control lcore's loop until SIGINT/SIGTERM. */
 static void control_loop(const struct start *st, struct ctl_engine *engine)
 {
@@ -617,7 +685,8 @@ static void control_loop(const struct start *st, struct ctl_engine *engine)
 		.tcp_token_file = cfg.control.tcp_token_file,
 	};
 	char err[512];
-	uint64_t mac_log_tsc = 0;
+	uint64_t mac_log_tsc = 0, health_log_tsc = 0;
+	uint32_t health_log_budget = 0;
 	struct ctl_server *srv = ctl_server_open(engine, &scfg, err, sizeof(err));
 
 	if (srv == NULL)
@@ -639,6 +708,8 @@ static void control_loop(const struct start *st, struct ctl_engine *engine)
 		log_slow_nodes();
 		rw_xdp_neigh_poll(the_xdp, the_dp, cfg.tables.neighbours, false);
 		log_mac_changes(&mac_log_tsc);
+		dp_health_poll(the_dp);
+		log_health(&health_log_tsc, &health_log_budget);
 		/* A signal interrupts the wait (-EINTR): the loop condition sees it. A change
 		 * command blocks here until every worker runs the new epoch. */
 		ctl_server_poll(srv, RW_CONTROL_TICK_MS);
@@ -665,7 +736,7 @@ static void shut_down(const struct start *st, struct ctl_engine *engine)
 
 int main(int argc, char **argv)
 {
-	struct ctl_ops ops = {ops_publish, ops_stats, ops_member_status, NULL};
+	struct ctl_ops ops = {ops_publish, ops_stats, ops_member_status, NULL, ops_health};
 	struct start st = {0};
 	struct args a = {0};
 	struct ctl_engine *engine;

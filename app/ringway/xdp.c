@@ -55,6 +55,13 @@ static int open_steering(struct rw_xdp *x, const char *val, const struct rw_conf
 	       sizeof(uint16_t) * cfg->router.n_listen_ports);
 	sc.reply_port_base = (uint16_t)cfg->router.reply_port_base;
 	sc.reply_port_count = (uint16_t)cfg->router.reply_port_count;
+	/* The nodes' answers to the router's probes come to the probe port: steered like a
+	 * listen port (the worker tells them apart), else the kernel would take them. With
+	 * every listen-port entry used, probes go unanswered and down nodes stay down. */
+	if (sc.n_listen_ports < STEER_MAX_LISTEN_PORTS)
+		sc.listen_ports[sc.n_listen_ports++] =
+			(uint16_t)(cfg->health.probe_port ? cfg->health.probe_port
+							  : cfg->router.reply_port_base - 1);
 	if (steer_query(x->ifindex, &x->stale, &ours) != 0 || !ours)
 		x->stale = 0;
 	x->steer = steer_open(x->ifindex, &sc, why, sizeof(why));

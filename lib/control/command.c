@@ -242,6 +242,21 @@ static int parse_args(const char *cur, const char *end, struct ctl_cmd *cmd, cha
 		break;
 	case CTL_CMD_REPLACE:
 		return parse_replace(cur, end, cmd, err, errlen);
+	case CTL_CMD_HEALTH:
+		if (parse_name_arg(&cur, end, cmd, err, errlen) < 0)
+			return -EINVAL;
+		if (!word(&cur, end, &w) || !(span_is(&w, "down") || span_is(&w, "up")))
+			return usage_error(cmd, err, errlen);
+		cmd->health = span_is(&w, "down") ? CTL_HEALTH_DOWN : CTL_HEALTH_UP;
+		if (cmd->health == CTL_HEALTH_UP && word(&cur, end, &w)) {
+			if (span_is(&w, "--flush"))
+				cmd->health = CTL_HEALTH_UP_FLUSH;
+			else if (span_is(&w, "--accept-stale"))
+				cmd->health = CTL_HEALTH_UP_ACCEPT_STALE;
+			else
+				return usage_error(cmd, err, errlen);
+		}
+		break;
 	case CTL_CMD_FLEET:
 		cmd->fleet = -1;
 		if (word(&cur, end, &w)) {
@@ -879,6 +894,24 @@ static int do_abort(struct ctl_session *s, struct ctl_text *r)
 	return ctl_text_appendf(r, "OK transaction aborted changes %u\n", s->txn_changes);
 }
 
+/* `health NAME ...`: the router's health of one member; the membership is not touched. */
+static int do_health(struct ctl_session *s, const struct ctl_cmd *cmd, struct ctl_text *r)
+{
+	static const char *const what[] = {"down", "up", "up flushed", "up stale accepted"};
+	char why[REASON_MAX] = "";
+	int rc;
+
+	if (ctl_state_find(s->e->st, cmd->name) < 0)
+		return reply_error(s, r, "unknown node %s", cmd->name);
+	if (s->e->ops.health == NULL)
+		return reply_error(s, r, "no data plane to apply health to");
+	rc = s->e->ops.health(s->e->ops.ctx, cmd->name, cmd->health, why, sizeof(why));
+	if (rc < 0)
+		return reply_error(s, r, "%s", why[0] ? why : strerror(-rc));
+	return ctl_text_appendf(r, "OK health %s %s epoch %" PRIu64 "\n", cmd->name,
+				what[cmd->health], ctl_state_epoch(s->e->st));
+}
+
 /* Run a parsed command; 1 when a reply was appended, 0 when a replace block began. */
 static int run(struct ctl_session *s, struct ctl_cmd *cmd, struct ctl_text *r)
 {
@@ -915,6 +948,9 @@ static int run(struct ctl_session *s, struct ctl_cmd *cmd, struct ctl_text *r)
 			s->e->fleet = cmd->fleet == 1;
 		ctl_text_appendf(r, "OK fleet %s epoch %" PRIu64 " digest %016" PRIx64 "\n",
 				 s->e->fleet ? "managed" : "local", live, s->e->digest);
+		break;
+	case CTL_CMD_HEALTH:
+		do_health(s, cmd, r);
 		break;
 	case CTL_CMD_BEGIN:
 		do_begin(s, r);

@@ -176,6 +176,14 @@ int ctl_state_from_text(const char *text, size_t len, struct ctl_state **out, ch
  * The engine: the live membership, its placement, and what the router must do on a change.
  */
 
+/** `health NAME down|up [--flush|--accept-stale]`: an operator's word on a node's health. */
+enum ctl_health {
+	CTL_HEALTH_DOWN,	    /**< take it out (maintenance); no epoch change */
+	CTL_HEALTH_UP,		    /**< let it back once its stale keys are deleted */
+	CTL_HEALTH_UP_FLUSH,	    /**< ... flushing it whole (its key record overflowed) */
+	CTL_HEALTH_UP_ACCEPT_STALE, /**< ... accepting what could not be cleaned */
+};
+
 /** What the control plane asks of the router. Called on the control thread only. */
 struct ctl_ops {
 	/**
@@ -201,6 +209,12 @@ struct ctl_ops {
 	void (*member_status)(void *ctx, uint32_t idx, const struct ctl_member *m,
 			      struct ctl_text *out);
 	void *ctx;
+	/**
+	 * `health NAME ...`: apply @p what to member @p name's health (never a membership
+	 * change). Return 0, or a negative errno with the reason in @p err (the client gets
+	 * `ERROR <reason>`). NULL: the command is refused (no data plane).
+	 */
+	int (*health)(void *ctx, const char *name, enum ctl_health what, char *err, size_t errlen);
 };
 
 struct ctl_engine;

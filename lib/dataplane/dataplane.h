@@ -40,6 +40,7 @@
 
 #include <rte_mbuf.h>
 
+#include "health.h"
 #include "mcproto.h"
 #include "placement.h"
 
@@ -92,7 +93,15 @@ extern "C" {
 	_(MGET_DATAGRAMS, "multiget_datagrams") /* merged reply datagrams the NIC took */         \
 	_(MGET_TX_FAILED, "multiget_tx_failed") /* sub-requests / merged datagrams TX refused */  \
 	_(MGET_TX_WAITS, "multiget_tx_waits") /* polls a merged reply waited for TX room */       \
-	_(CTL_TX, "ctl_tx")             /* packets sent for the control lcore (ARP requests) */   \
+	_(CTL_TX, "ctl_tx")		  /* packets sent for the control lcore (ARP, probes) */   \
+	_(PROBE_REPLIES, "probe_replies") /* nodes' answers to the router's probes: their own      \
+					     accounting term, never passed to a client */          \
+	_(FAILOVER_NEXT, "failover_next") /* requests of a down node's keys sent to a stand-in */  \
+	_(FAILOVER_FAST, "failover_fast") /* ... answered at once with the protocol's error */     \
+	_(FAILOVER_NO_TARGET, "failover_no_target") /* ... with no live stand-in: an error */      \
+	_(FAILOVER_TTL, "failover_ttl_capped")	    /* stand-in writes whose expiry was capped */  \
+	_(DIRTY_KEYS, "dirty_keys")	 /* keys written or deleted for a down node, recorded */   \
+	_(DIRTY_LOST, "dirty_keys_lost") /* ... not recorded: the worker's ring was full */        \
 	_(POLLS, "polls")               /* loop iterations */                                     \
 	_(IDLE_POLLS, "idle_polls")     /* iterations that found no packet */                     \
 	_(PUBLISH_SEEN, "epochs_seen")  /* placement replicas picked up */
@@ -144,6 +153,10 @@ enum dp_counter {
 	_(BAD_ARP, "bad_arp")                   /* malformed ARP, or ARP not for the router */    \
 	_(ARP_UNSOLICITED, "arp_unsolicited")   /* ARP from a node's address that answers no  \
 						   request of the router: ignored */      \
+	_(PROBE_FOREIGN, "probe_foreign")     /* to the probe port, not from a node */             \
+	_(PROBE_STALE, "probe_stale")	      /* from a node, not the answer to its probe */       \
+	_(FAILOVER_TOO_LONG, "failover_too_long") /* a stand-in write with its expiry capped       \
+						     does not fit the datagram */                  \
 	_(TX_FULL, "tx_full")                   /* TX queue did not take the packet */
 
 enum dp_drop {
@@ -168,6 +181,22 @@ struct dp_prefix {
 	uint32_t addr;
 	uint32_t mask;
 };
+
+/** What workers do with a request whose owner is down ([failover] mode). */
+#define DP_FOREACH_FAILOVER(_)                                                               \
+	_(NEXT, "next") /* the next distinct live member in the algorithm's replica order */ \
+	_(FAST, "fast") /* the protocol's own error at once, no slot held */
+
+enum dp_failover {
+#define DP_FAILOVER_ENUM(e, s) DP_FAILOVER_##e,
+	DP_FOREACH_FAILOVER(DP_FAILOVER_ENUM)
+#undef DP_FAILOVER_ENUM
+		DP_FAILOVER_COUNT
+};
+
+/** Name of a failover mode ("unknown" out of range); parse one: 0 or -EINVAL. */
+const char *dp_failover_name(enum dp_failover f);
+int dp_failover_parse(const char *name, enum dp_failover *out);
 
 /** Everything a dp needs, fixed for its lifetime. Addresses and IPs in network byte order,
  *  ports in host byte order. */
@@ -224,6 +253,14 @@ struct dp_config {
 	uint32_t slow_factor_pct;
 	uint32_t slow_window_ms;
 	uint32_t slow_min_replies;
+	struct hl_config health;   /**< node health thresholds (dp_health_poll) */
+	enum dp_failover failover; /**< what a down node's requests get */
+	uint32_t failover_ttl_s;   /**< most seconds a write sent to a stand-in lives there */
+	uint32_t dirty_keys_max;   /**< keys remembered per down node (cleaned before it
+					returns); past it the node waits for the operator */
+	uint16_t probe_port;	   /**< UDP source port of the router's probes (host order):
+					no listen port, outside the reply range; 0: one below the
+					reply range */
 };
 
 /** Fewest generation bits a request id keeps (the bits the reply port cannot name a slot
@@ -401,7 +438,8 @@ uint16_t dp_forward_burst(struct dp_worker *w, struct rte_mbuf **pkts, uint16_t 
 	_(uint64_t, router_p90_ns, "router_p90_ns")                                               \
 	_(uint64_t, router_p99_ns, "router_p99_ns")                                               \
 	_(uint64_t, router_p999_ns, "router_p999_ns")                                             \
-	_(uint32_t, slow_nodes, "slow_nodes")           /* nodes flagged slow now */
+	_(uint32_t, slow_nodes, "slow_nodes")           /* nodes flagged slow now */ \
+	_(uint64_t, dirty_bytes, "dirty_keys_bytes") /* memory of the down nodes' key records */
 
 /** Totals over all workers (or one). */
 struct dp_stats {
@@ -440,7 +478,18 @@ int dp_stats_get(const struct dp *dp, int worker, struct dp_stats *out);
 	_(U64, rtt_p50_ns, "rtt_p50_ns")     /* round-trip quantiles since it joined (ns) */    \
 	_(U64, rtt_p99_ns, "rtt_p99_ns")                                                        \
 	_(U64, slow, "slow")                 /* flagged slow in the last window */              \
-	_(U64, slow_windows, "slow_windows") /* windows it was flagged slow in */
+	_(U64, slow_windows, "slow_windows") /* windows it was flagged slow in */ \
+	_(TEXT, health, "health") /* up, suspect, down, probing (+ ",held", ",stale") */           \
+	_(U64, health_for_ms, "health_for_ms") /* milliseconds in that state */                    \
+	_(TEXT, failover, "failover")	       /* where its keys go while down: next, fast, - */   \
+	_(U64, timeouts, "timeouts")	       /* its requests that got no answer in time */       \
+	_(U64, failures, "failures")	       /* timeouts and failed probes the health counted */ \
+	_(U64, downs, "downs")		       /* times marked down */                             \
+	_(U64, flaps, "flaps")		       /* ... within flap_ms of coming back */             \
+	_(U64, probes_sent, "probes_sent")     /* probes (and clean-up batches) sent to it */      \
+	_(U64, probes_answered, "probes_answered") /* ... answered */                              \
+	_(U64, dirty_keys, "dirty_keys")	   /* keys to delete before it returns */          \
+	_(U64, dirty_lost, "dirty_lost")	   /* keys that could not be remembered: stale */
 
 enum dp_node_field {
 #define DP_NODE_FIELD_ENUM(kind, member, name) DP_NODE_F_##member,
@@ -468,6 +517,19 @@ struct dp_node_stats {
 	uint64_t rtt_p99_ns;
 	uint64_t slow;         /**< 1: flagged slow in the last window */
 	uint64_t slow_windows; /**< windows it was flagged slow in */
+	enum hl_state health;
+	bool held;  /**< held down by the operator */
+	bool stale; /**< dirty keys were lost: waits for `health NAME up --flush` */
+	enum dp_failover failover_mode;
+	uint64_t health_for_ms;
+	uint64_t timeouts;
+	uint64_t failures;
+	uint64_t downs;
+	uint64_t flaps;
+	uint64_t probes_sent;
+	uint64_t probes_answered;
+	uint64_t dirty_keys;
+	uint64_t dirty_lost;
 };
 
 /** Name of a per-node field ("unknown" when out of range). */
@@ -500,8 +562,44 @@ int dp_member_node(const struct dp *dp, uint32_t idx, struct dp_node_stats *out)
  */
 int dp_stats_print(const struct dp *dp, FILE *out);
 
-/** True when rx == forwarded + returned + answered + dropped in @p s. */
+/** True when rx == forwarded + returned + answered + dropped + probe_replies in @p s (probe
+ *  replies answer packets the router originated, not a client's). */
 bool dp_stats_identity(const struct dp_stats *s);
+
+/**
+ * Node health, once per control tick: merge the workers' per-node timeouts and replies into
+ * each node's state machine (lib/health), send due probes (memcached `version` from the
+ * router's address and probe_port, through worker 0's control ring), read the answers the
+ * workers accepted, drain the keys written for down nodes, and before a node is up again send
+ * it a `delete` for each (batched, each batch ending in `version`, waited for). A node whose
+ * record overflowed is held until dp_health_admin(UP_FLUSH or UP_ACCEPT_STALE). State changes
+ * publish the per-node word workers read (relaxed); never a new epoch. Lcore: control.
+ */
+void dp_health_poll(struct dp *dp);
+
+/** Operator commands on a node's health. */
+enum dp_health_admin {
+	DP_HEALTH_DOWN,		   /**< hold it down (maintenance): its keys fail over */
+	DP_HEALTH_UP,		   /**< let it back (after cleaning its dirty keys) */
+	DP_HEALTH_UP_FLUSH,	   /**< ... with flush_all sent to it instead (record overflowed) */
+	DP_HEALTH_UP_ACCEPT_STALE, /**< ... without cleaning what was lost */
+};
+
+/** Apply @p op to the member named @p name. Lcore: control. @return 0, or -ENOENT. */
+int dp_health_admin(struct dp *dp, const char *name, enum dp_health_admin op);
+
+/** A node's health changed (dp_health_events()). */
+struct dp_health_event {
+	char name[PL_NAME_MAX + 1];
+	enum hl_state from, to;
+	uint64_t at_ms; /**< on the dp's millisecond clock */
+	char why[96];
+};
+
+/** Health changes since the previous call, oldest first, at most @p max (later ones wait;
+ *  past 256 unread the oldest are counted in *@p lost and forgotten). Lcore: control.
+ *  @return entries written. */
+uint32_t dp_health_events(struct dp *dp, struct dp_health_event *out, uint32_t max, uint64_t *lost);
 
 /**
  * Register the telemetry commands for @p dp (DPDK 22.11 telemetry: flat dicts only, keys of

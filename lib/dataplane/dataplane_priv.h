@@ -7,10 +7,12 @@
  * the files below it, never one that calls it):
  *   dp_control.c  creation, publication (RCU), neighbour timers, counters and telemetry
  *                 (control lcore; calls dp_mget_init / dp_mget_free and dp_arp_request)
+ *   dp_health.c   node health (control lcore): passive signals, probes, dirty-key clean-up
  *   dp_worker.c   the worker loop: parse, request path, reply path; calls dp_mget.c and
  *                 dp_local.c for what it does not forward or return itself
  *   dp_mget.c     multi-gets over several nodes: split into sub-requests, merge the replies
  *                 (refusals are answered through dp_local.c)
+ *   dp_failover.c stand-ins for down nodes (replica walk), the dirty-key record (workers)
  *   dp_local.c    what the router answers itself: ARP, ICMP echo, memcached replies it builds
  *   dp_tx.c/.h    TX buffering and accounting, drops, request slots, UDP headers, checksums
  * This header holds the shared types and the entry points of dp_mget.c and dp_local.c;
@@ -59,6 +61,15 @@ struct dp_endpoint {
 	_Atomic uint32_t ip;          /* network order; 0 = unused */
 	_Atomic uint32_t arp_seen;    /* ARP replies from ip accepted by workers */
 	_Atomic uint32_t mac_changes; /* ... of them that replaced another known MAC */
+	/* Health, published by the control lcore (relaxed: a word on its own, read once per
+	 * request; a worker seeing the change a burst late is fine): DP_EP_SERVING or
+	 * DP_EP_DOWN. Never an epoch change. */
+	_Atomic uint32_t health;
+	/* The outstanding probe's request id | DP_PROBE_VALID, set (relaxed) by the control
+	 * lcore before the probe is enqueued (the enqueue's release orders it before the
+	 * send); a worker that accepts its answer stores the id in probe_ok. */
+	_Atomic uint32_t probe_id;
+	_Atomic uint32_t probe_ok;
 	uint16_t port;             /* host order */
 	bool used;
 	bool in_ring;
@@ -78,7 +89,23 @@ struct dp_endpoint {
 	uint64_t base_ret;
 	uint64_t base_mget;
 	char name[PL_NAME_MAX + 1];
+	struct dp_ep_health *hs; /* control lcore: the health state (dp_health.c), NULL until
+				    first judged */
 } __rte_cache_aligned;
+
+#define DP_EP_SERVING  0u
+#define DP_EP_DOWN     1u
+#define DP_PROBE_VALID (1u << 16)
+
+/* Keys written or deleted for a down node, per worker, in a single-producer (the worker),
+ * single-consumer (the control lcore) ring: the worker writes an entry, then release-stores
+ * tail; the control lcore acquire-loads tail, copies, release-stores head. */
+#define DP_DIRTY_RING 1024
+struct dp_dirty {
+	uint32_t ep;
+	uint8_t len;
+	uint8_t key[MC_KEY_MAX];
+};
 
 /* A member endpoint by address:port in a view's source table (open addressing, linear
  * probing, at most half full): key dp_src_key(), 0 = empty. */
@@ -361,6 +388,14 @@ struct dp_worker {
 	uint32_t mget_index_max;
 	struct rte_mempool *pool;
 	uint64_t *node_mget_partial; /* per endpoint */
+	uint64_t *node_tmo;	     /* per endpoint: slots expired without an answer */
+	uint64_t *node_lost;	     /* per endpoint: dirty keys the ring had no room for */
+	struct dp_dirty *dirty;	     /* DP_DIRTY_RING entries */
+	_Atomic uint32_t dirty_head; /* written by the control lcore */
+	_Atomic uint32_t dirty_tail; /* written by this worker */
+	uint32_t failover_ttl_s;
+	uint16_t probe_port;
+	uint8_t failover; /* enum dp_failover */
 
 	struct rte_ring *handoff; /* MP/SC: replies for this worker's slots from others */
 	struct rte_ring *ctl_ring; /* SP/SC: packets the control lcore wants sent (worker 0) */
@@ -402,6 +437,7 @@ struct dp {
 	struct rte_ring *handoff_rings[DP_WORKERS_MAX];
 	uint64_t client_macs[DP_CLIENT_MACS_MAX]; /* cfg.client_macs as MAC words */
 	struct dp_obs *obs; /* latency: control-side state (dp_observe.c) */
+	struct dp_health *health;		  /* control lcore (dp_health.c) */
 };
 
 /* dp_mget.c: multi-gets over several nodes. Each consumes @p m. */
@@ -434,6 +470,28 @@ void dp_obs_stats(const struct dp *dp, int worker, struct dp_stats *out);
 void dp_obs_node_fill(const struct dp *dp, uint32_t ep, struct dp_node_stats *o);
 /* /ringway/latency telemetry. */
 int dp_obs_telemetry_register(struct dp *dp);
+/* dp_failover.c: stand-ins for down nodes; worker lcore. */
+/* The member serving key hash @p hash of view @p v whose owner is down: the next distinct
+ * member in the algorithm's replica order (pl_replicas) that is serving and has a MAC, or -1
+ * (none in the first DP_FO_WALK). */
+#define DP_FO_WALK 8
+int32_t dp_fo_member(const struct dp_worker *w, uint64_t hash);
+/* Remember that key @p key (@p len bytes) was written or deleted while endpoint @p ep was down. */
+void dp_fo_dirty(struct dp_worker *w, uint32_t ep, const uint8_t *key, size_t len);
+/* The endpoint's health word: true when requests go to it. */
+static inline bool dp_ep_serving(const struct dp_worker *w, uint32_t ep)
+{
+	return atomic_load_explicit(&w->eps[ep].health, memory_order_relaxed) == DP_EP_SERVING;
+}
+
+/* dp_health.c: control lcore. Free the health state (dp_free); forget endpoint @p e's (a new
+ * member takes it: serving, no probe); a node's health fields for dp_node_stats; the dirty
+ * sets' memory. */
+struct dp_ep_health;
+void dp_health_free(struct dp *dp);
+void dp_health_reset(struct dp *dp, struct dp_endpoint *e);
+void dp_health_fill(const struct dp *dp, uint32_t i, struct dp_node_stats *o);
+uint64_t dp_health_bytes(const struct dp *dp);
 
 /* dp_local.c: each consumes @p m (answers, absorbs or drops it). */
 void dp_local_arp(struct dp_worker *w, struct rte_mbuf *m, struct dp_pkt *pk);

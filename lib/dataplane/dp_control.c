@@ -77,6 +77,16 @@ static void node_text(const struct dp_node_stats *n, enum dp_node_field f, char 
 		inet_ntop(AF_INET, &n->ip, a, sizeof(a));
 		snprintf(text, len, "%s:%u", a, n->port);
 		break;
+	case DP_NODE_F_health:
+		snprintf(text, len, "%s%s%s", hl_state_name(n->health), n->held ? ",held" : "",
+			 n->stale ? ",stale" : "");
+		break;
+	case DP_NODE_F_failover:
+		snprintf(text, len, "%s",
+			 hl_serving(&(struct hl_node){.state = n->health})
+				 ? "-"
+				 : dp_failover_name(n->failover_mode));
+		break;
 	case DP_NODE_F_mac:
 		if (n->mac_known)
 			rte_ether_format_addr(text, len, (const struct rte_ether_addr *)n->mac);
@@ -113,6 +123,27 @@ int dp_node_field(const struct dp_node_stats *n, enum dp_node_field f, char *tex
 #undef NODE_VALUE
 #undef NODE_VALUE_U64
 #undef NODE_VALUE_TEXT
+
+static const char *const failover_names[] = {
+#define DP_FAILOVER_NAME(e, s) s,
+	DP_FOREACH_FAILOVER(DP_FAILOVER_NAME)
+#undef DP_FAILOVER_NAME
+};
+
+const char *dp_failover_name(enum dp_failover f)
+{
+	return (unsigned int)f < DP_FAILOVER_COUNT ? failover_names[f] : "unknown";
+}
+
+int dp_failover_parse(const char *name, enum dp_failover *out)
+{
+	for (int f = 0; f < DP_FAILOVER_COUNT; f++)
+		if (strcmp(name, failover_names[f]) == 0) {
+			*out = (enum dp_failover)f;
+			return 0;
+		}
+	return -EINVAL;
+}
 
 const char *dp_counter_name(enum dp_counter c)
 {
@@ -152,6 +183,11 @@ void dp_config_defaults(struct dp_config *cfg)
 	cfg->slow_factor_pct = 300;
 	cfg->slow_window_ms = 10000;
 	cfg->slow_min_replies = 100;
+	hl_config_defaults(&cfg->health);
+	cfg->failover = DP_FAILOVER_NEXT;
+	cfg->failover_ttl_s = 60;
+	cfg->dirty_keys_max = 10000;
+	cfg->probe_port = 0; /* one below the reply range */
 }
 
 static bool is_pow2(uint64_t v)
@@ -193,6 +229,16 @@ static int config_check(const struct dp_config *c)
 	    dp_mget_datagrams_max(c->mget_bytes, c->mtu) > DP_REPLY_DATAGRAMS_MAX ||
 	    c->mget_send_burst == 0 || c->n_client_macs > DP_CLIENT_MACS_MAX)
 		return -EINVAL;
+	if (hl_config_check(&c->health) != 0 || (unsigned int)c->failover >= DP_FAILOVER_COUNT ||
+	    c->failover_ttl_s == 0)
+		return -EINVAL;
+	for (uint16_t i = 0; i < c->n_listen; i++)
+		if (c->listen_ports[i] == c->probe_port)
+			return -EINVAL;
+	if (c->probe_port == 0 ||
+	    (c->probe_port >= c->reply_port_base &&
+	     (uint32_t)(c->probe_port - c->reply_port_base) < c->reply_port_count))
+		return -EINVAL;
 	return 0;
 }
 
@@ -225,6 +271,9 @@ static void worker_free(struct dp_worker *w)
 	rte_free(w->parser_free);
 	rte_free(w->node_fwd);
 	rte_free(w->node_ret);
+	rte_free(w->node_tmo);
+	rte_free(w->node_lost);
+	rte_free(w->dirty);
 	rte_free(w);
 }
 
@@ -291,6 +340,15 @@ static struct dp_worker *worker_new(struct dp *dp, uint16_t id, uint32_t inst)
 					 RTE_CACHE_LINE_SIZE, socket);
 	w->node_ret = rte_zmalloc_socket("dp_nret", sizeof(uint64_t) * c->neighbours,
 					 RTE_CACHE_LINE_SIZE, socket);
+	w->node_tmo = rte_zmalloc_socket("dp_ntmo", sizeof(uint64_t) * c->neighbours,
+					 RTE_CACHE_LINE_SIZE, socket);
+	w->node_lost = rte_zmalloc_socket("dp_nlost", sizeof(uint64_t) * c->neighbours,
+					  RTE_CACHE_LINE_SIZE, socket);
+	w->dirty = rte_malloc_socket("dp_dirty", sizeof(*w->dirty) * DP_DIRTY_RING,
+				     RTE_CACHE_LINE_SIZE, socket);
+	w->failover = (uint8_t)c->failover;
+	w->failover_ttl_s = c->failover_ttl_s;
+	w->probe_port = c->probe_port;
 	snprintf(name, sizeof(name), "dp%u_ho%u", inst, id);
 	w->handoff = rte_ring_create(name, c->handoff_ring, socket, RING_F_SC_DEQ);
 	if (id == 0) {
@@ -311,6 +369,7 @@ static struct dp_worker *worker_new(struct dp *dp, uint16_t id, uint32_t inst)
 		w->parser_free[i] = (uint16_t)(w->n_parser_free - 1 - i);
 	if (w->slots == NULL || w->free_fifo == NULL || w->quiet_q == NULL ||
 	    (w->client_max != 0 && w->clients == NULL) || w->node_fwd == NULL ||
+	    w->node_tmo == NULL || w->node_lost == NULL || w->dirty == NULL ||
 	    w->node_ret == NULL || w->handoff == NULL || (id == 0 && w->ctl_ring == NULL) ||
 	    dp_mget_init(w, c, socket) != 0 || dp_obs_worker_init(w, c, socket) != 0) {
 		worker_free(w);
@@ -333,10 +392,20 @@ struct dp *dp_create(const struct dp_config *cfg)
 	size_t rcu_size;
 	uint32_t inst = atomic_fetch_add(&dp_instances, 1);
 
-	if (cfg == NULL || config_check(cfg) != 0) {
+	struct dp_config c;
+
+	if (cfg == NULL) {
 		errno = EINVAL;
 		return NULL;
 	}
+	c = *cfg;
+	if (c.probe_port == 0 && c.reply_port_base > 1)
+		c.probe_port = (uint16_t)(c.reply_port_base - 1);
+	if (config_check(&c) != 0) {
+		errno = EINVAL;
+		return NULL;
+	}
+	cfg = &c;
 	dp = rte_zmalloc("dp", sizeof(*dp), RTE_CACHE_LINE_SIZE);
 	if (dp == NULL)
 		goto nomem;
@@ -373,6 +442,7 @@ void dp_free(struct dp *dp)
 		return;
 	if (tel_dp == dp)
 		tel_dp = NULL;
+	dp_health_free(dp);
 	for (unsigned int i = 0; i < DP_WORKERS_MAX; i++)
 		worker_free(dp->w[i]);
 	dp_obs_free(dp);
@@ -516,6 +586,7 @@ static void ep_commit(struct dp *dp, uint32_t i, const struct pl_member *pm, uin
 		uint32_t hwm;
 
 		atomic_store_explicit(&e->mac, 0, memory_order_relaxed);
+		dp_health_reset(dp, e);
 		e->port = pm->port;
 		e->tries = 0;
 		e->resolving = false;
@@ -886,6 +957,7 @@ int dp_stats_get(const struct dp *dp, int worker, struct dp_stats *out)
 			add_worker(dp->w[k], out);
 	out->epoch = dp_epoch(dp);
 	dp_obs_stats(dp, worker, out);
+	out->dirty_bytes = dp_health_bytes(dp);
 	return 0;
 }
 
@@ -897,7 +969,8 @@ bool dp_stats_identity(const struct dp_stats *s)
 		drops += s->drop[d];
 	return drops == s->ctr[DP_CTR_DROPPED] &&
 	       s->ctr[DP_CTR_RX] == s->ctr[DP_CTR_FORWARDED] + s->ctr[DP_CTR_RETURNED] +
-					    s->ctr[DP_CTR_ANSWERED] + s->ctr[DP_CTR_DROPPED];
+					    s->ctr[DP_CTR_ANSWERED] + s->ctr[DP_CTR_DROPPED] +
+					    s->ctr[DP_CTR_PROBE_REPLIES];
 }
 
 static void node_fill(const struct dp *dp, uint32_t i, struct dp_node_stats *o)
@@ -921,6 +994,7 @@ static void node_fill(const struct dp *dp, uint32_t i, struct dp_node_stats *o)
 	o->arp_sent = e->arp_sent;
 	o->arp_failures = e->arp_failures;
 	dp_obs_node_fill(dp, i, o);
+	dp_health_fill(dp, i, o);
 }
 
 int dp_member_node(const struct dp *dp, uint32_t idx, struct dp_node_stats *out)
@@ -1006,7 +1080,7 @@ int dp_stats_print(const struct dp *dp, FILE *out)
 	if (rc != 0 || print_stats(out, "total", &s) != 0)
 		return -EIO;
 	sum = s.ctr[DP_CTR_FORWARDED] + s.ctr[DP_CTR_RETURNED] + s.ctr[DP_CTR_ANSWERED] +
-	      s.ctr[DP_CTR_DROPPED];
+	      s.ctr[DP_CTR_DROPPED] + s.ctr[DP_CTR_PROBE_REPLIES];
 	if (fprintf(out, "identity %s rx=%" PRIu64 " sum=%" PRIu64 "\n",
 		    dp_stats_identity(&s) ? "ok" : "broken", s.ctr[DP_CTR_RX], sum) < 0)
 		return -EIO;

@@ -793,8 +793,10 @@ static void refuse(struct dp_worker *w, struct rte_mbuf *m, struct dp_pkt *pk,
  * MAC words per sub. A node's keys go in one sub-request while it fits a datagram
  * (mget_body_max: the path's MTU and a pool mbuf), in as many as they need past that (the
  * tags make a sub-request longer than the client's part of it), each keeping request order.
+ * A key whose owner is down goes to its stand-in (dp_fo_member), as a single-node request's.
  * @return the number of sub-requests, or -1 (no placement), -2 (a node's MAC unknown), -3 (a
- * key's request alone does not fit). */
+ * key's request alone does not fit), -4 (a key's owner is down and [failover] gives it no
+ * stand-in: fast, or none live). */
 static int plan_subs(struct dp_worker *w, const struct mc_requests *r, const uint8_t *p,
 		     uint8_t *key_sub, uint32_t *ep, uint64_t *mac)
 {
@@ -816,9 +818,14 @@ static int plan_subs(struct dp_worker *w, const struct mc_requests *r, const uin
 			len = mc_key_decode(p, key, buf);
 			kp = buf;
 		}
-		idx = pl_lookup_hash(pl, pl_key_hash(pl, kp, len));
+		uint64_t h = pl_key_hash(pl, kp, len);
+
+		idx = pl_lookup_hash(pl, h);
 		if (idx < 0)
 			return -1;
+		if (unlikely(!dp_ep_serving(w, w->cur->ep[idx])) &&
+		    (w->failover == DP_FAILOVER_FAST || (idx = dp_fo_member(w, h)) < 0))
+			return -4;
 		if (fixed + part > w->mget_body_max)
 			return -3;
 		while (j >= 0 && owner[j] != idx) /* the node's newest sub-request */
@@ -929,6 +936,12 @@ void dp_mget_split(struct dp_worker *w, struct rte_mbuf *m, struct dp_pkt *pk,
 		return dp_count_drop(w, m, DP_DROP_NODE_NO_MAC);
 	if (unlikely(n == -3))
 		return refuse(w, m, pk, r, "multi-get too large to split");
+	if (unlikely(n == -4)) {
+		w->ctr[w->failover == DP_FAILOVER_FAST ? DP_CTR_FAILOVER_FAST
+						       : DP_CTR_FAILOVER_NO_TARGET]++;
+		return dp_local_mc_reply(w, m, pk, r, "node down", true, MC_BIN_STATUS_TEMP_FAILURE,
+					 (uint16_t)(r->nreq - 1));
+	}
 	if (w->n_mget_free == 0 || w->mget_bytes >= w->mget_bytes_max ||
 	    w->free_tail - w->free_head < (uint32_t)n || w->n_parser_free < (uint32_t)n)
 		return refuse(w, m, pk, r, "too many multi-gets in flight at the router");

@@ -392,6 +392,20 @@ bool mc_peek_key(const uint8_t *p, size_t len, uint32_t *off, uint32_t *klen);
  */
 size_t mc_key_decode(const uint8_t *p, const struct mc_key *k, uint8_t out[MC_KEY_MAX]);
 
+/**
+ * Copy the requests @p r parsed from @p p (@p len bytes, e.g. a datagram's payload with its
+ * frame header, which is copied unchanged) into @p out so that every storage request expires
+ * within @p ttl seconds (> 0): the router's writes to a stand-in node while the owner is down.
+ * ASCII set/add/replace/cas: the exptime token; meta ms: the `T` flag's value, or ` T<ttl>`
+ * added at the end of the line; binary SET/ADD/REPLACE and their quiet forms: the extras'
+ * expiration (in place). An expiry of 0 (none), above @p ttl, or absolute (above 30 days)
+ * becomes @p ttl; a negative or a shorter one stays. Everything else is copied byte for byte.
+ * The text forms may change length (at most 12 bytes per request).
+ * @return the bytes written, or 0 when they do not fit @p cap.
+ */
+size_t mc_cap_ttl(const uint8_t *p, size_t len, const struct mc_requests *r, uint32_t ttl,
+		  uint8_t *out, size_t cap);
+
 /* ------------------------------------------------------------------------------------------ */
 /* Replies                                                                                   */
 

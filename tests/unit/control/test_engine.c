@@ -452,6 +452,58 @@ static void test_list_ring_stats(void **state)
 	ctl_engine_free(e);
 }
 
+struct health_rec {
+	char name[PL_NAME_MAX + 1];
+	enum ctl_health what;
+	int calls;
+};
+
+static int health_cb(void *ctx, const char *name, enum ctl_health what, char *err, size_t errlen)
+{
+	struct health_rec *h = ctx;
+
+	if (strcmp(name, "n3") == 0) {
+		snprintf(err, errlen, "n3: keys were lost");
+		return -ESTALE;
+	}
+	snprintf(h->name, sizeof(h->name), "%s", name);
+	h->what = what;
+	h->calls++;
+	return 0;
+}
+
+/* `health NAME down|up [--flush|--accept-stale]` reaches the router's hook and never changes
+ * the membership or its epoch; malformed forms and unknown nodes are refused before it. */
+static void test_health(void **state)
+{
+	struct health_rec h = {0};
+	struct ctl_ops ops = {.health = health_cb, .ctx = &h};
+	struct ctl_engine *e = test_engine(3, NULL, &ops);
+	struct ctl_session *s = ctl_session_new(e);
+
+	(void)state;
+	test_ok(s, "health n1 down", "OK health n1 down epoch 1");
+	assert_string_equal(h.name, "n1");
+	assert_int_equal(h.what, CTL_HEALTH_DOWN);
+	test_ok(s, "health n2 up", "OK health n2 up epoch 1");
+	assert_int_equal(h.what, CTL_HEALTH_UP);
+	test_ok(s, "health n2 up --flush", "OK health n2 up flushed epoch 1");
+	assert_int_equal(h.what, CTL_HEALTH_UP_FLUSH);
+	test_ok(s, "health n2 up --accept-stale", "OK health n2 up stale accepted epoch 1");
+	assert_int_equal(h.what, CTL_HEALTH_UP_ACCEPT_STALE);
+	assert_int_equal(h.calls, 4);
+	free(test_expect(s, "health n3 up", "ERROR n3: keys were lost\n"));
+	free(test_expect(s, "health n9 down", "ERROR unknown node n9\n"));
+	free(test_expect(s, "health n1 sideways", "ERROR usage: health NAME down|up"));
+	free(test_expect(s, "health n1 down --flush", "ERROR health: unexpected arguments"));
+	free(test_expect(s, "health n1 up --later", "ERROR usage: health NAME down|up"));
+	free(test_expect(s, "health", "ERROR usage: health NAME down|up"));
+	assert_int_equal(h.calls, 4);
+	test_ok(s, "epoch", "OK epoch 1");
+	ctl_session_free(s);
+	ctl_engine_free(e);
+}
+
 static char *slurp(const char *path, size_t *len)
 {
 	FILE *f = fopen(path, "rb");
@@ -588,6 +640,7 @@ int main(void)
 		cmocka_unit_test(test_replace_large),
 		cmocka_unit_test(test_plan_matches_placement),
 		cmocka_unit_test(test_list_ring_stats),
+		cmocka_unit_test(test_health),
 		cmocka_unit_test(test_persist_and_publish_failure),
 		cmocka_unit_test(test_engine_refuses_bad_initial),
 		cmocka_unit_test(test_every_algorithm),

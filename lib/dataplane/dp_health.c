@@ -1,0 +1,577 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Node health on the control lcore (dp_health_poll, once per tick): each node's state machine
+ * (lib/health) fed with the workers' per-node timeouts and replies and with the answers to the
+ * router's probes; the per-node word workers read (dp_endpoint.health) published on a change,
+ * never an epoch; the keys written or deleted for a down node drained from the workers' rings
+ * into a per-node set, and deleted on the node before it serves again.
+ *
+ * Probes are memcached `version` datagrams from the router's address and probe_port, built
+ * here and sent through worker 0's control ring (as ARP requests are); a worker accepts the
+ * answer only from the node's address, port and MAC with the probe's request id
+ * (dp_worker.c: handle_probe_reply) and stores that id in probe_ok. A clean-up batch is a
+ * probe too: `delete KEY noreply` lines (meta `md B64 b q` for keys text cannot carry) and
+ * `version` last, so its answer says every delete before it was applied.
+ */
+
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_cycles.h>
+#include <rte_mbuf.h>
+
+#include "dp_tx.h"
+
+/* A key remembered for a down node. */
+struct dirty_key {
+	uint8_t len;
+	uint8_t key[MC_KEY_MAX];
+};
+
+/* The control lcore's health state of one endpoint. */
+struct dp_ep_health {
+	struct hl_node hl;
+	uint64_t tmo_seen, ret_seen, lost_seen; /* the workers' sums last merged */
+	uint64_t probes_sent, probes_answered;
+	uint32_t probe_want; /* the outstanding probe's id | DP_PROBE_VALID, 0: none */
+	uint16_t probe_seq;
+	int8_t batch;	     /* what the outstanding probe is: 0 probe, 1 clean-up, 2 flush */
+	bool stale;	     /* keys were lost while down: held until the operator decides */
+	bool flush;	     /* operator: flush_all before it serves */
+	bool accept;	     /* operator: serve without cleaning what was lost */
+	bool held_told;	     /* the hold was reported */
+	uint64_t lost;	     /* keys that could not be remembered */
+	uint32_t clean_pos;  /* keys [0, clean_pos) deleted on the node */
+	uint32_t clean_next; /* ... once the outstanding batch is answered */
+	/* the dirty set: keys[0, n), open-addressing index (cap * 2 entries, 0 = empty) */
+	struct dirty_key *keys;
+	uint32_t *index;
+	uint32_t n, cap;
+};
+
+#define DP_HEALTH_EVENTS 256
+
+struct dp_health {
+	struct dp_health_event ev[DP_HEALTH_EVENTS];
+	uint32_t ev_head, ev_tail;
+	uint64_t ev_lost;
+	uint64_t bytes; /* dirty sets' memory */
+};
+
+static uint64_t now_ms(const struct dp *dp)
+{
+	return rte_get_tsc_cycles() / (dp->tsc_hz / 1000 ? dp->tsc_hz / 1000 : 1);
+}
+
+static struct dp_health *health_of(struct dp *dp)
+{
+	if (dp->health == NULL)
+		dp->health = calloc(1, sizeof(*dp->health));
+	return dp->health;
+}
+
+static void event(struct dp *dp, const struct dp_endpoint *e, enum hl_state from, enum hl_state to,
+		  uint64_t at, const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+
+static void event(struct dp *dp, const struct dp_endpoint *e, enum hl_state from, enum hl_state to,
+		  uint64_t at, const char *fmt, ...)
+{
+	struct dp_health *h = health_of(dp);
+	struct dp_health_event *v;
+	va_list ap;
+
+	if (h == NULL)
+		return;
+	if (h->ev_tail - h->ev_head == DP_HEALTH_EVENTS) {
+		h->ev_head++;
+		h->ev_lost++;
+	}
+	v = &h->ev[h->ev_tail++ % DP_HEALTH_EVENTS];
+	snprintf(v->name, sizeof(v->name), "%s", e->name);
+	v->from = from;
+	v->to = to;
+	v->at_ms = at;
+	va_start(ap, fmt);
+	vsnprintf(v->why, sizeof(v->why), fmt, ap);
+	va_end(ap);
+}
+
+uint32_t dp_health_events(struct dp *dp, struct dp_health_event *out, uint32_t max, uint64_t *lost)
+{
+	struct dp_health *h = dp->health;
+	uint32_t k = 0;
+
+	if (lost != NULL)
+		*lost = h != NULL ? h->ev_lost : 0;
+	if (h == NULL)
+		return 0;
+	h->ev_lost = 0;
+	while (k < max && h->ev_head != h->ev_tail)
+		out[k++] = h->ev[h->ev_head++ % DP_HEALTH_EVENTS];
+	return k;
+}
+
+/* ---- the dirty set of one node ---------------------------------------------------------- */
+
+static uint32_t key_hash(const uint8_t *k, uint32_t len)
+{
+	uint32_t h = 2166136261u;
+
+	for (uint32_t i = 0; i < len; i++)
+		h = (h ^ k[i]) * 16777619u;
+	return h;
+}
+
+static void set_clear(struct dp *dp, struct dp_ep_health *s)
+{
+	if (dp->health != NULL)
+		dp->health->bytes -= (uint64_t)s->cap * (sizeof(*s->keys) + 2 * sizeof(*s->index));
+	free(s->keys);
+	free(s->index);
+	s->keys = NULL;
+	s->index = NULL;
+	s->n = s->cap = 0;
+	s->clean_pos = s->clean_next = 0;
+}
+
+/* Grow to hold at least one more key (up to @p max). false: full or out of memory. */
+static bool set_grow(struct dp *dp, struct dp_ep_health *s, uint32_t max)
+{
+	uint32_t cap = s->cap ? s->cap * 2 : 64;
+	struct dirty_key *k;
+	uint32_t *x;
+
+	if (s->n < s->cap)
+		return true;
+	if (s->n >= max)
+		return false;
+	cap = cap > max ? max : cap;
+	k = realloc(s->keys, (size_t)cap * sizeof(*k));
+	if (k == NULL)
+		return false;
+	s->keys = k;
+	x = calloc((size_t)cap * 2, sizeof(*x));
+	if (x == NULL)
+		return false;
+	free(s->index);
+	s->index = x;
+	for (uint32_t i = 0; i < s->n; i++) {
+		uint32_t h = key_hash(k[i].key, k[i].len) & (cap * 2 - 1);
+
+		while (x[h] != 0)
+			h = (h + 1) & (cap * 2 - 1);
+		x[h] = i + 1;
+	}
+	health_of(dp)->bytes += (uint64_t)(cap - s->cap) * (sizeof(*k) + 2 * sizeof(*x));
+	s->cap = cap;
+	return true;
+}
+
+/* cap is a power of two only when max is: the index is sized from a power of two anyway. */
+static bool set_add(struct dp *dp, struct dp_ep_health *s, const uint8_t *key, uint32_t len)
+{
+	uint32_t mask, h;
+
+	if (s->cap != 0) {
+		mask = s->cap * 2 - 1;
+		for (h = key_hash(key, len) & mask; s->index[h] != 0; h = (h + 1) & mask) {
+			const struct dirty_key *d = &s->keys[s->index[h] - 1];
+
+			if (d->len == len && memcmp(d->key, key, len) == 0)
+				return true; /* known */
+		}
+	}
+	if (!set_grow(dp, s, dp->cfg.dirty_keys_max))
+		return false;
+	mask = s->cap * 2 - 1;
+	for (h = key_hash(key, len) & mask; s->index[h] != 0; h = (h + 1) & mask)
+		;
+	s->keys[s->n].len = (uint8_t)len;
+	memcpy(s->keys[s->n].key, key, len);
+	s->index[h] = ++s->n;
+	return true;
+}
+
+/* ---- probes ------------------------------------------------------------------------------ */
+
+/* A key the text protocol carries as a token (delete KEY), else meta with base64. */
+static bool text_key(const uint8_t *k, uint32_t len)
+{
+	for (uint32_t i = 0; i < len; i++)
+		if (k[i] <= ' ' || k[i] == 0x7f)
+			return false;
+	return true;
+}
+
+static uint32_t b64(const uint8_t *in, uint32_t n, char *out)
+{
+	static const char t[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	uint32_t o = 0;
+
+	for (uint32_t i = 0; i < n; i += 3) {
+		uint32_t v = (uint32_t)in[i] << 16 | (i + 1 < n ? (uint32_t)in[i + 1] << 8 : 0) |
+			     (i + 2 < n ? in[i + 2] : 0);
+
+		out[o++] = t[v >> 18 & 63];
+		out[o++] = t[v >> 12 & 63];
+		out[o++] = i + 1 < n ? t[v >> 6 & 63] : '=';
+		out[o++] = i + 2 < n ? t[v & 63] : '=';
+	}
+	return o;
+}
+
+/* The body of a clean-up batch from key *pos on, ending in `version`; *pos moves past the keys
+ * it holds. @return its length. */
+static uint32_t clean_body(const struct dp_ep_health *s, uint32_t *pos, char *b, uint32_t room)
+{
+	uint32_t len = 0;
+
+	while (*pos < s->n) {
+		const struct dirty_key *d = &s->keys[*pos];
+		char line[2 * MC_KEY_MAX + 32];
+		int k;
+
+		if (text_key(d->key, d->len)) {
+			k = snprintf(line, sizeof(line), "delete %.*s noreply\r\n", d->len,
+				     (const char *)d->key);
+		} else {
+			char e[2 * MC_KEY_MAX];
+			uint32_t n = b64(d->key, d->len, e);
+
+			k = snprintf(line, sizeof(line), "md %.*s b q\r\n", (int)n, e);
+		}
+		if (len + (uint32_t)k + 9 > room)
+			break;
+		memcpy(b + len, line, (size_t)k);
+		len += (uint32_t)k;
+		(*pos)++;
+	}
+	memcpy(b + len, "version\r\n", 9);
+	return len + 9;
+}
+
+/* Send @p body (@p len bytes) to endpoint @p e from probe_port, with request id @p id.
+ * @return 0, or -ENOBUFS / -EAGAIN (no MAC, no mbuf, control ring full: try next tick). */
+static int send_to_node(struct dp *dp, struct dp_endpoint *e, uint16_t id, const char *body,
+			uint32_t len)
+{
+	uint64_t mac = atomic_load_explicit(&e->mac, memory_order_relaxed);
+	uint32_t hdr = (uint32_t)(sizeof(struct rte_ether_hdr) + sizeof(struct rte_ipv4_hdr) +
+				  sizeof(struct rte_udp_hdr));
+	struct mc_frame f = {id, 0, 1, 0};
+	struct rte_mbuf *m;
+	uint8_t *p, node_mac[6];
+
+	if (!(mac & DP_MAC_VALID) || dp->cfg.pool == NULL)
+		return -EAGAIN;
+	m = rte_pktmbuf_alloc(dp->cfg.pool);
+	if (m == NULL)
+		return -ENOBUFS;
+	p = (uint8_t *)rte_pktmbuf_append(m, (uint16_t)(hdr + MC_FRAME_HDR_LEN + len));
+	if (p == NULL) {
+		rte_pktmbuf_free(m);
+		return -ENOBUFS;
+	}
+	mc_frame_write(p + hdr, &f);
+	memcpy(p + hdr + MC_FRAME_HDR_LEN, body, len);
+	memcpy(node_mac, &mac, 6);
+	dp_udp_build(dp->w[0], m, node_mac, false, 0,
+		     atomic_load_explicit(&e->ip, memory_order_relaxed),
+		     rte_cpu_to_be_16(dp->cfg.probe_port), rte_cpu_to_be_16(e->port));
+	if (rte_ring_sp_enqueue(dp->w[0]->ctl_ring, m) != 0) {
+		rte_pktmbuf_free(m);
+		return -EAGAIN;
+	}
+	return 0;
+}
+
+/* Send a probe (@p batch 0: `version`; 1: the next clean-up batch; 2: flush_all) and start its
+ * clock. The id is stored before the enqueue (release), so a worker that sees the answer sees
+ * the id. */
+static void probe(struct dp *dp, struct dp_endpoint *e, struct dp_ep_health *s, int batch,
+		  uint64_t now)
+{
+	char body[MC_UDP_PAYLOAD_MAX];
+	uint32_t len, pos = s->clean_pos;
+	uint16_t id = ++s->probe_seq;
+
+	if (batch == 1)
+		len = clean_body(s, &pos, body, sizeof(body) - MC_FRAME_HDR_LEN);
+	else if (batch == 2)
+		len = (uint32_t)snprintf(body, sizeof(body), "flush_all noreply\r\nversion\r\n");
+	else
+		len = (uint32_t)snprintf(body, sizeof(body), "version\r\n");
+	s->probe_want = id | DP_PROBE_VALID;
+	atomic_store_explicit(&e->probe_id, s->probe_want, memory_order_relaxed);
+	if (send_to_node(dp, e, id, body, len) != 0)
+		return;
+	s->batch = (int8_t)batch;
+	s->clean_next = pos;
+	s->probes_sent++;
+	hl_probe_sent(&s->hl, now);
+}
+
+/* Keys that reached a node already serving again (a worker a burst behind the flip): deleted
+ * at once, no answer asked (noreply, no version). */
+static void delete_late(struct dp *dp, struct dp_endpoint *e, const struct dirty_key *d)
+{
+	char line[2 * MC_KEY_MAX + 32];
+	int k;
+
+	if (!text_key(d->key, d->len)) {
+		char b[2 * MC_KEY_MAX];
+
+		k = snprintf(line, sizeof(line), "md %.*s b q\r\n", (int)b64(d->key, d->len, b), b);
+	} else {
+		k = snprintf(line, sizeof(line), "delete %.*s noreply\r\n", d->len,
+			     (const char *)d->key);
+	}
+	send_to_node(dp, e, 0, line, (uint32_t)k);
+}
+
+/* ---- the tick ---------------------------------------------------------------------------- */
+
+static struct dp_ep_health *state_of(struct dp *dp, struct dp_endpoint *e, uint64_t now)
+{
+	if (e->hs == NULL) {
+		e->hs = calloc(1, sizeof(*e->hs));
+		if (e->hs == NULL)
+			return NULL;
+		hl_node_init(&e->hs->hl, now);
+		(void)dp;
+	}
+	return e->hs;
+}
+
+/* Move every worker's recorded keys into their node's set. */
+static void drain_dirty(struct dp *dp, uint64_t now)
+{
+	for (uint16_t k = 0; k < dp->cfg.n_workers; k++) {
+		struct dp_worker *w = dp->w[k];
+		uint32_t head = atomic_load_explicit(&w->dirty_head, memory_order_relaxed);
+		uint32_t tail = atomic_load_explicit(&w->dirty_tail, memory_order_acquire);
+
+		for (; head != tail; head++) {
+			const struct dirty_key *d =
+				(const struct dirty_key *)&w->dirty[head & (DP_DIRTY_RING - 1)].len;
+			uint32_t ep = w->dirty[head & (DP_DIRTY_RING - 1)].ep;
+			struct dp_endpoint *e = &dp->eps[ep];
+			struct dp_ep_health *s;
+
+			if (ep >= dp->cfg.neighbours || !e->used)
+				continue;
+			s = state_of(dp, e, now);
+			if (s == NULL)
+				continue;
+			if (hl_serving(&s->hl))
+				delete_late(dp, e, d);
+			else if (!set_add(dp, s, d->key, d->len))
+				s->lost++;
+		}
+		/* Release: the entries are copied before the worker may overwrite them. */
+		atomic_store_explicit(&w->dirty_head, head, memory_order_release);
+	}
+}
+
+static uint64_t sum_of(const struct dp *dp, uint32_t i, int what)
+{
+	uint64_t v = 0;
+
+	for (uint16_t k = 0; k < dp->cfg.n_workers; k++) {
+		const struct dp_worker *w = dp->w[k];
+
+		v += what == 0 ? w->node_tmo[i] : what == 1 ? w->node_ret[i] : w->node_lost[i];
+	}
+	return v;
+}
+
+/* Serving again: the word workers read, the set forgotten, the operator's choices spent. */
+static void bring_up(struct dp *dp, struct dp_endpoint *e, struct dp_ep_health *s, uint64_t now)
+{
+	enum hl_state from = s->hl.state;
+	uint32_t cleaned = s->n;
+
+	hl_mark_up(&s->hl, now);
+	set_clear(dp, s);
+	s->stale = s->flush = s->accept = s->held_told = false;
+	s->lost = 0;
+	atomic_store_explicit(&e->health, DP_EP_SERVING, memory_order_relaxed);
+	event(dp, e, from, HL_UP, now, "back in service after %u stale key(s) deleted", cleaned);
+}
+
+/* Ready to serve (probes answered): clean first, unless records were lost and the operator
+ * has not said what to do. */
+static void ready(struct dp *dp, struct dp_endpoint *e, struct dp_ep_health *s, uint64_t now)
+{
+	if (s->hl.probe_out)
+		return;
+	if (s->stale && !s->flush && !s->accept) {
+		if (!s->held_told)
+			event(dp, e, s->hl.state, s->hl.state, now,
+			      "held: %" PRIu64 " written key(s) not remembered (dirty_keys_max); "
+			      "ringwayctl health %s up --flush | --accept-stale",
+			      s->lost, e->name);
+		s->held_told = true;
+		return;
+	}
+	if (s->flush)
+		return probe(dp, e, s, 2, now);
+	if (s->clean_pos < s->n)
+		return probe(dp, e, s, 1, now);
+	bring_up(dp, e, s, now);
+}
+
+/* The answer to the outstanding probe, if a worker accepted it. */
+static bool answered(struct dp *dp, struct dp_endpoint *e, struct dp_ep_health *s, uint64_t now)
+{
+	if (!s->hl.probe_out ||
+	    atomic_load_explicit(&e->probe_ok, memory_order_relaxed) != s->probe_want)
+		return false;
+	s->probes_answered++;
+	if (s->batch == 1)
+		s->clean_pos = s->clean_next;
+	if (s->batch == 2) { /* flushed: nothing it holds is older than its outage */
+		s->flush = false;
+		s->stale = false;
+		s->clean_pos = s->n;
+	}
+	return hl_probe_result(&s->hl, &dp->cfg.health, now, true);
+}
+
+static void judge(struct dp *dp, uint32_t i, uint64_t now)
+{
+	struct dp_endpoint *e = &dp->eps[i];
+	struct dp_ep_health *s = state_of(dp, e, now);
+	const struct hl_config *c = &dp->cfg.health;
+	uint64_t tmo = sum_of(dp, i, 0), ret = sum_of(dp, i, 1), lost = sum_of(dp, i, 2);
+	enum hl_state from;
+
+	if (s == NULL)
+		return;
+	from = s->hl.state;
+	hl_passive(&s->hl, c, now, tmo - s->tmo_seen, ret - s->ret_seen);
+	if (lost != s->lost_seen) {
+		s->lost += lost - s->lost_seen;
+		s->stale = true;
+	}
+	s->stale |= s->lost != 0;
+	s->tmo_seen = tmo;
+	s->ret_seen = ret;
+	s->lost_seen = lost;
+	answered(dp, e, s, now);
+	hl_tick(&s->hl, c, now);
+	if (hl_ready(&s->hl, c))
+		ready(dp, e, s, now);
+	else if (hl_probe_due(&s->hl, c, now))
+		probe(dp, e, s, 0, now);
+	if (s->hl.state != from &&
+	    !hl_serving(&s->hl) != !hl_serving(&(struct hl_node){.state = from}))
+		atomic_store_explicit(&e->health, hl_serving(&s->hl) ? DP_EP_SERVING : DP_EP_DOWN,
+				      memory_order_relaxed);
+	if (s->hl.state != from && s->hl.state != HL_UP)
+		event(dp, e, from, s->hl.state, now, "%" PRIu64 " failure(s), probe every %u ms",
+		      s->hl.failures, s->hl.interval_ms);
+}
+
+void dp_health_poll(struct dp *dp)
+{
+	uint32_t n = atomic_load_explicit(&dp->n_eps_hwm, memory_order_relaxed);
+	uint64_t now = now_ms(dp);
+
+	drain_dirty(dp, now);
+	for (uint32_t i = 0; i < n; i++)
+		if (dp->eps[i].used && dp->eps[i].in_ring)
+			judge(dp, i, now);
+}
+
+int dp_health_admin(struct dp *dp, const char *name, enum dp_health_admin op)
+{
+	uint32_t n = atomic_load_explicit(&dp->n_eps_hwm, memory_order_relaxed);
+	uint64_t now = now_ms(dp);
+
+	for (uint32_t i = 0; i < n; i++) {
+		struct dp_endpoint *e = &dp->eps[i];
+		struct dp_ep_health *s;
+		enum hl_state from;
+
+		if (!e->used || !e->in_ring || strcmp(e->name, name) != 0)
+			continue;
+		s = state_of(dp, e, now);
+		if (s == NULL)
+			return -ENOMEM;
+		from = s->hl.state;
+		if (op == DP_HEALTH_DOWN) {
+			hl_admin_down(&s->hl, now);
+			atomic_store_explicit(&e->health, DP_EP_DOWN, memory_order_relaxed);
+			event(dp, e, from, HL_DOWN, now, "held down by the operator");
+			return 0;
+		}
+		if (op == DP_HEALTH_UP && s->stale && !hl_serving(&s->hl))
+			return -ESTALE;
+		s->flush |= op == DP_HEALTH_UP_FLUSH;
+		s->accept |= op == DP_HEALTH_UP_ACCEPT_STALE;
+		s->held_told = false;
+		hl_admin_up(&s->hl, &dp->cfg.health, now);
+		if (!hl_serving(&s->hl))
+			event(dp, e, from, s->hl.state, now, "let back by the operator%s",
+			      s->flush	  ? " (flush_all)"
+			      : s->accept ? " (accepting stale keys)"
+					  : "");
+		return 0;
+	}
+	return -ENOENT;
+}
+
+void dp_health_fill(const struct dp *dp, uint32_t i, struct dp_node_stats *o)
+{
+	const struct dp_endpoint *e = &dp->eps[i];
+	const struct dp_ep_health *s = e->hs;
+	uint64_t now = now_ms(dp);
+
+	o->failover_mode = dp->cfg.failover;
+	o->timeouts = sum_of(dp, i, 0);
+	if (s == NULL) {
+		o->health = HL_UP;
+		return;
+	}
+	o->health = s->hl.state;
+	o->held = s->hl.admin_down;
+	o->stale = s->stale && !hl_serving(&s->hl);
+	o->health_for_ms = now > s->hl.since_ms ? now - s->hl.since_ms : 0;
+	o->failures = s->hl.failures;
+	o->downs = s->hl.downs;
+	o->flaps = s->hl.flaps;
+	o->probes_sent = s->probes_sent;
+	o->probes_answered = s->probes_answered;
+	o->dirty_keys = s->n;
+	o->dirty_lost = s->lost;
+}
+
+uint64_t dp_health_bytes(const struct dp *dp)
+{
+	return dp->health != NULL ? dp->health->bytes : 0;
+}
+
+void dp_health_reset(struct dp *dp, struct dp_endpoint *e)
+{
+	if (e->hs != NULL) {
+		set_clear(dp, e->hs);
+		free(e->hs);
+		e->hs = NULL;
+	}
+	atomic_store_explicit(&e->health, DP_EP_SERVING, memory_order_relaxed);
+	atomic_store_explicit(&e->probe_id, 0, memory_order_relaxed);
+	atomic_store_explicit(&e->probe_ok, 0, memory_order_relaxed);
+}
+
+void dp_health_free(struct dp *dp)
+{
+	for (uint32_t i = 0; dp->eps != NULL && i < dp->cfg.neighbours; i++)
+		if (dp->eps[i].hs != NULL)
+			dp_health_reset(dp, &dp->eps[i]);
+	free(dp->health);
+	dp->health = NULL;
+}

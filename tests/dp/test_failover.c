@@ -1,0 +1,353 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Node health and failover on real mbufs (issue 13): a down node's keys go to the next live
+ * member of the algorithm's replica order (writes with their expiry capped, their keys
+ * remembered) or get the protocol's error at once, with no epoch change and every other key
+ * where it was; probes leave from the probe port and only the node's own answer with the
+ * probe's id counts (forgeries change nothing); before the node serves again it receives a
+ * delete for every key written meanwhile; a node that times out is marked down by itself.
+ */
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "dp_test.h"
+
+#define PROBE_PORT (T_REPLY_BASE - 1)
+
+/* Keys owned by member 0 and by another member. */
+static const char *key_of(int32_t member)
+{
+	static char k[32];
+
+	for (int i = 0;; i++) {
+		snprintf(k, sizeof(k), "key%d", i);
+		if (t_owner(k) == member)
+			return k;
+	}
+}
+
+static int32_t stand_in(const char *key)
+{
+	uint32_t out[8];
+	int n = pl_replicas(rig.pl, pl_key_hash(rig.pl, key, strlen(key)), out, 8);
+
+	assert_true(n >= 2);
+	return (int32_t)out[1];
+}
+
+static void node_name(int32_t member, char *name)
+{
+	sprintf(name, "n%d", member + 1);
+}
+
+static enum hl_state health_of(int32_t member)
+{
+	struct dp_node_stats n;
+
+	assert_int_equal(dp_member_node(rig.dp, (uint32_t)member, &n), 0);
+	return n.health;
+}
+
+/* Send @p text as a client request on queue 0; @return what left (NULL: nothing). */
+static struct rte_mbuf *ask(const char *text, size_t len, struct t_view *v)
+{
+	struct rte_mbuf *m;
+
+	t_inject(0, t_request(5000, 0x4242, text, len));
+	t_poll(0);
+	m = t_sent(0);
+	if (m != NULL)
+		t_view_udp(m, v, true);
+	return m;
+}
+
+/* A get for @p key leaves towards member @p want. */
+static void expect_to(const char *key, int32_t want)
+{
+	char text[64], ip[24];
+	struct t_view v;
+	struct rte_mbuf *m;
+	int n = snprintf(text, sizeof(text), "get %s\r\n", key);
+
+	m = ask(text, (size_t)n, &v);
+	assert_non_null(m);
+	snprintf(ip, sizeof(ip), "198.18.1.%d", want + 1);
+	assert_int_equal(v.ip->dst_addr, t_ip(ip));
+	rte_pktmbuf_free(m);
+}
+
+/* Run the health tick and send what it queued; @return the probe that left (NULL: none). */
+static struct rte_mbuf *tick(struct t_view *v)
+{
+	struct rte_mbuf *m;
+
+	dp_health_poll(rig.dp);
+	t_poll(0);
+	m = t_sent(0);
+	if (m != NULL)
+		t_view_udp(m, v, true);
+	return m;
+}
+
+/* The node at member @p member answers @p id on the probe port with @p body, from @p mac
+ * (NULL: its own) and address @p sip (NULL: its own). */
+static void answer(int32_t member, uint16_t id, const char *body, const uint8_t *mac,
+		   const char *sip)
+{
+	char ip[24];
+	uint8_t buf[128], own[6];
+	struct t_pkt_spec s = {0};
+	size_t len = strlen(body);
+
+	snprintf(ip, sizeof(ip), "198.18.1.%d", member + 1);
+	buf[0] = (uint8_t)(id >> 8);
+	buf[1] = (uint8_t)id;
+	memcpy(buf + 2, "\0\0\0\x01\0\0", 6);
+	memcpy(buf + 8, body, len);
+	t_node_mac(ip, own);
+	s.src_mac = mac != NULL ? mac : own;
+	s.sip = sip != NULL ? sip : ip;
+	s.sport = 11211;
+	s.dport = PROBE_PORT;
+	s.payload = buf;
+	s.plen = 8 + len;
+	t_inject(0, t_pkt(&s));
+}
+
+/* Held down by the operator: its keys go to the next member in ring order, everyone else's
+ * stay, the epoch does not move. */
+static void test_next_member(void **state)
+{
+	char name[8];
+	const char *k;
+	int32_t to;
+
+	(void)state;
+	t_dp_start(1, 4, NULL);
+	k = key_of(0);
+	to = stand_in(k);
+	node_name(0, name);
+	assert_int_equal(dp_health_admin(rig.dp, name, DP_HEALTH_DOWN), 0);
+	assert_int_equal(dp_health_admin(rig.dp, "nobody", DP_HEALTH_DOWN), -ENOENT);
+	assert_int_equal(health_of(0), HL_DOWN);
+	expect_to(k, to);
+	for (int32_t m = 1; m < 4; m++)
+		expect_to(key_of(m), m);
+	assert_int_equal(dp_epoch(rig.dp), 1);
+	assert_int_equal(t_stats().ctr[DP_CTR_FAILOVER_NEXT], 1);
+	t_dp_stop();
+}
+
+/* A write that fails over carries the capped expiry, byte for byte; its key is deleted on the
+ * owner (batch ending in version, from the probe port) before the owner serves again. */
+static void test_write_dirty_clean(void **state)
+{
+	static const char set[] = "set K 0 0 1\r\nx\r\n";
+	char text[64], want[64], name[8];
+	struct t_view v;
+	struct rte_mbuf *m;
+	const char *k;
+	int32_t to;
+	int n;
+
+	(void)state;
+	t_dp_start(1, 4, NULL);
+	k = key_of(0);
+	to = stand_in(k);
+	node_name(0, name);
+	dp_health_admin(rig.dp, name, DP_HEALTH_DOWN);
+	n = snprintf(text, sizeof(text), "set %s 0 0 1\r\nx\r\n", k);
+	m = ask(text, (size_t)n, &v);
+	assert_non_null(m);
+	assert_int_equal(v.ip->dst_addr, t_ip(to == 1	? "198.18.1.2"
+					      : to == 2 ? "198.18.1.3"
+							: "198.18.1.4"));
+	n = snprintf(want, sizeof(want), "set %s 0 60 1\r\nx\r\n", k);
+	assert_int_equal(v.plen, 8 + (size_t)n);
+	assert_memory_equal(v.payload + 8, want, (size_t)n);
+	rte_pktmbuf_free(m);
+	(void)set;
+	n = snprintf(text, sizeof(text), "delete %s\r\n", k);
+	m = ask(text, (size_t)n, &v);
+	rte_pktmbuf_free(m);
+	assert_int_equal(t_stats().ctr[DP_CTR_DIRTY_KEYS], 2);
+	assert_int_equal(t_stats().ctr[DP_CTR_FAILOVER_TTL], 1);
+
+	/* Back: the clean-up batch first (one key, remembered once), not yet serving. */
+	assert_null(tick(&v)); /* held: no probe */
+	assert_int_equal(dp_health_admin(rig.dp, name, DP_HEALTH_UP), 0);
+	m = tick(&v);
+	assert_non_null(m);
+	assert_int_equal(v.ip->dst_addr, t_ip("198.18.1.1"));
+	assert_int_equal(rte_be_to_cpu_16(v.udp->src_port), PROBE_PORT);
+	n = snprintf(want, sizeof(want), "delete %s noreply\r\nversion\r\n", k);
+	assert_int_equal(v.plen, 8 + (size_t)n);
+	assert_memory_equal(v.payload + 8, want, (size_t)n);
+	uint16_t id = v.reqid;
+
+	rte_pktmbuf_free(m);
+	assert_int_equal(health_of(0), HL_PROBING);
+	expect_to(k, to); /* still failing over until the batch is answered */
+	answer(0, id, "VERSION 1.6.21\r\n", NULL, NULL);
+	t_poll(0);
+	assert_null(t_sent(0)); /* never reaches a client */
+	assert_null(tick(&v));
+	assert_int_equal(health_of(0), HL_UP);
+	expect_to(k, 0);
+	struct dp_stats s = t_stats();
+
+	assert_int_equal(s.ctr[DP_CTR_PROBE_REPLIES], 1);
+	assert_int_equal(dp_epoch(rig.dp), 1);
+	t_dp_stop();
+}
+
+static void quick(struct dp_config *c)
+{
+	c->request_timeout_ms = 1;
+	c->health.fail_down = 2;
+	c->health.probe_min_ms = 1;
+	c->health.probe_timeout_ms = 60000;
+	c->health.up_successes = 1;
+}
+
+/* Two requests to member 0 time out: it is marked down by itself. */
+static void time_out_twice(const char *k)
+{
+	expect_to(k, 0);
+	expect_to(k, 0);
+	usleep(3000);
+	for (int i = 0; i < 32; i++)
+		t_poll(0); /* the sweep frees 16 slots a poll */
+	assert_int_equal(t_stats().ctr[DP_CTR_SLOTS_EXPIRED], 2);
+	dp_health_poll(rig.dp);
+	assert_int_equal(health_of(0), HL_DOWN);
+}
+
+/* Only the node's own answer, with the probe's id and a VERSION line, counts. */
+static void test_forged_probe_replies(void **state)
+{
+	static const uint8_t bad_mac[6] = {0x02, 0, 0, 0, 0x09, 0x09};
+	struct t_view v;
+	struct rte_mbuf *m;
+	uint16_t id;
+
+	(void)state;
+	t_dp_start(1, 4, quick);
+	time_out_twice(key_of(0));
+	usleep(2000);
+	m = tick(&v);
+	assert_non_null(m);
+	assert_int_equal(v.plen, 8 + 9);
+	assert_memory_equal(v.payload + 8, "version\r\n", 9);
+	id = v.reqid;
+	rte_pktmbuf_free(m);
+	answer(0, id, "VERSION 1\r\n", NULL, "198.18.0.77"); /* a stranger */
+	answer(0, id, "VERSION 1\r\n", bad_mac, NULL);	     /* the node's address, not MAC */
+	answer(1, id, "VERSION 1\r\n", NULL, NULL);	     /* another node */
+	answer(0, (uint16_t)(id + 1), "VERSION 1\r\n", NULL, NULL); /* wrong id */
+	answer(0, id, "ERROR\r\n", NULL, NULL);			    /* not a version line */
+	for (int i = 0; i < 5; i++)
+		t_poll(0);
+	assert_null(t_sent(0));
+	assert_int_equal(t_drop(DP_DROP_PROBE_FOREIGN), 2);
+	assert_int_equal(t_drop(DP_DROP_PROBE_STALE), 3);
+	tick(&v);
+	assert_int_equal(health_of(0), HL_PROBING);
+	answer(0, id, "VERSION 1\r\n", NULL, NULL);
+	t_poll(0);
+	tick(&v);
+	assert_int_equal(health_of(0), HL_UP);
+	assert_int_equal(t_stats().ctr[DP_CTR_PROBE_REPLIES], 1);
+	t_dp_stop();
+}
+
+static void fast(struct dp_config *c)
+{
+	c->failover = DP_FAILOVER_FAST;
+}
+
+/* fast: the protocol's own error at once, byte for byte, no slot held. */
+static void test_fast_errors(void **state)
+{
+	uint8_t bin[64] = {0x80, MC_BIN_GET, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xca, 0xfe, 0, 1};
+	static const uint8_t want_bin[24] = {0x81, MC_BIN_GET, 0, 0, 0,	   0,	 0x00, 0x86,
+					     0,	   0,	       0, 9, 0xca, 0xfe, 0,    1};
+	char text[64];
+	struct t_view v;
+	struct rte_mbuf *m;
+	const char *k;
+	size_t kl;
+	int n;
+
+	(void)state;
+	t_dp_start(1, 4, fast);
+	k = key_of(0);
+	kl = strlen(k);
+	dp_health_admin(rig.dp, "n1", DP_HEALTH_DOWN);
+	n = snprintf(text, sizeof(text), "get %s\r\n", k);
+	m = ask(text, (size_t)n, &v);
+	assert_non_null(m);
+	assert_int_equal(v.ip->dst_addr, t_ip(T_CLIENT_IP));
+	assert_int_equal(v.plen, 8 + 24);
+	assert_memory_equal(v.payload + 8, "SERVER_ERROR node down\r\n", 24);
+	rte_pktmbuf_free(m);
+	n = snprintf(text, sizeof(text), "mg %s v\r\n", k);
+	m = ask(text, (size_t)n, &v);
+	assert_memory_equal(v.payload + 8, "SERVER_ERROR node down\r\n", 24);
+	rte_pktmbuf_free(m);
+	bin[3] = (uint8_t)kl;
+	bin[11] = (uint8_t)kl;
+	memcpy(bin + 24, k, kl);
+	m = ask(bin, 24 + kl, &v);
+	assert_non_null(m);
+	assert_int_equal(v.plen, 8 + 24 + 9);
+	assert_memory_equal(v.payload + 8, want_bin, 24);
+	assert_memory_equal(v.payload + 32, "node down", 9);
+	rte_pktmbuf_free(m);
+	struct dp_stats s = t_stats();
+
+	assert_int_equal(s.ctr[DP_CTR_FAILOVER_FAST], 3);
+	assert_int_equal(s.ctr[DP_CTR_ANSWERED], 3);
+	assert_int_equal(s.slots_live, 0);
+	t_dp_stop();
+}
+
+/* Requests that time out mark the node down by themselves, then it is probed. */
+static void test_passive_detection(void **state)
+{
+	struct t_view v;
+	struct rte_mbuf *m;
+	const char *k;
+
+	(void)state;
+	t_dp_start(1, 4, quick);
+	k = key_of(0);
+	time_out_twice(k);
+	expect_to(k, stand_in(k));
+	usleep(2000);
+	m = tick(&v);
+	assert_non_null(m);
+	assert_int_equal(rte_be_to_cpu_16(v.udp->src_port), PROBE_PORT);
+	assert_int_equal(health_of(0), HL_PROBING);
+	rte_pktmbuf_free(m);
+	assert_int_equal(dp_epoch(rig.dp), 1);
+	t_dp_stop();
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_next_member),
+		cmocka_unit_test(test_write_dirty_clean),
+		cmocka_unit_test(test_forged_probe_replies),
+		cmocka_unit_test(test_fast_errors),
+		cmocka_unit_test(test_passive_detection),
+	};
+
+	t_eal_setup("dp_failover", "0", 1);
+	return t_eal_teardown(cmocka_run_group_tests(tests, NULL, NULL));
+}
