@@ -62,6 +62,7 @@ struct lg_gen {
 	uint64_t *ctr;
 	uint64_t t0;
 	uint64_t issued; /* requests built in this phase (the rate schedule counts these) */
+	uint64_t limit;	 /* paced trial: requests it offers in all (0: no limit) */
 	double rate;	 /* requests per second, 0: unpaced */
 
 	/* Preload: which keys are stored, where the current pass is. */
@@ -481,6 +482,8 @@ static uint32_t tx_due(struct lg_gen *g, uint64_t now)
 	if (g->rate > 0) {
 		uint64_t target = (uint64_t)((double)(now - g->t0) * g->rate / (double)g->e.hz) + 1;
 
+		if (g->limit != 0 && target > g->limit)
+			target = g->limit;
 		if (target <= g->issued)
 			return 0;
 		if (target - g->issued < due)
@@ -642,8 +645,15 @@ void lg_gen_trial(struct lg_gen *g, double rate, double seconds, struct lg_phase
 	g->rate = rate;
 	g->window = g->o->window;
 	end = g->t0 + (uint64_t)(seconds * (double)g->e.hz);
+	/* Paced: exactly rate x seconds requests are offered (RFC 2544 offers a fixed count); a
+	 * generator descheduled near the end catches up, for at most as long again. */
+	g->limit = rate > 0 ? (uint64_t)(rate * seconds) : 0;
 	while (!*g->e.stop && (now = rte_rdtsc()) < end)
 		step(g, now);
+	while (!*g->e.stop && g->limit != 0 && g->issued < g->limit &&
+	       (now = rte_rdtsc()) < end + (end - g->t0))
+		step(g, now);
+	g->limit = 0;
 	r->elapsed_s = (double)(rte_rdtsc() - g->t0) / (double)g->e.hz;
 	phase_drain(g);
 	progress(g, rte_rdtsc());

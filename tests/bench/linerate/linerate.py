@@ -71,7 +71,8 @@ def write_config(path, tmp, workers):
         "listen_ports = 11211", "reply_port_base = 32768", "reply_port_count = 16384",
         "allowed_clients = 198.18.0.0/24", "idle = poll", "mtu = 1500",
         "[placement]", "algorithm = ring", "vnodes = 160",
-        "[tables]", "request_slots = 4096", "client_slots_max = 0", "mbufs = 65535",
+        "[tables]", "request_slots = 32768", "client_slots_max = 0", "mbufs = 65535",
+        "multiget_inflight = 1024",
         "rx_desc = 1024", "tx_desc = 1024",
         "[control]", "socket = %s/ctl.sock" % tmp, "state_file = %s/state" % tmp,
         "[log]", "level = notice",
@@ -111,7 +112,7 @@ class Router:
             "--no-pci", "--no-huge", "-m", "1024", "--file-prefix", self.prefix,
             "--vdev", "net_memif0,role=server,socket=%s/memif.sock,mac=%s,rsize=%d"
             % (tmp, ROUTER_MAC, a.rsize), "--", "--config", conf]
-        self.log = open(os.path.join(raw, "ringway.w%d.log" % workers), "w+")
+        self.log = open(os.path.join(raw, "ringway.w%d.log" % workers), "a+")
         self.p = subprocess.Popen(self.cmd, stdout=self.log, stderr=subprocess.STDOUT)
         self.ctl = os.path.join(a.build, "app/ringwayctl/ringwayctl")
         for _ in range(200):
@@ -163,7 +164,7 @@ def run_case(a, tmp, raw, workers, name, args, router):
            "--search", "--search-lo", str(a.search_lo), "--search-hi", str(a.search_hi),
            "--trial", str(a.trial), "--search-steps", str(a.steps),
            "--search-repeat", str(a.repeat), "--loss-max", str(a.loss_max),
-           "--timeout-ms", "200", "--quiet", "--json", out] + args
+           "--timeout-ms", "1000", "--quiet", "--json", out] + args
     la = loadavg()
     before = router.stats()
     t0 = cpu_ticks(router.p.pid)
@@ -359,7 +360,7 @@ def main():
     doc = {"benchmark": "linerate", "quick": a.quick, "trial_s": a.trial,
            "loss_max": a.loss_max, "search_steps": a.steps, "search_repeat": a.repeat,
            "nodes": NODES, "online_cpus": os.cpu_count(), "memif_rsize": a.rsize,
-           "cases": [], "router_identity": []}
+           "cases": [], "router_identity": [], "router_deaths": []}
     try:
         for w in [int(x) for x in a.workers.split(",")]:
             cases = [(n, CASES[n]) for n in a.cases.split(",")]
@@ -373,6 +374,14 @@ def main():
                     doc["cases"].append(c)
                     print("linerate: %s w%d: zero loss %.0f req/s (load %.1f)" % (
                         name, w, c["zero_loss_rps"], c["loadavg_1min"]), file=sys.stderr)
+                    if router.p.poll() is not None:
+                        # DPDK 22.11's memif PMD unmaps a peer's rings on disconnect while
+                        # workers may be polling them: record it and go on with a new router.
+                        c["router_exit"] = router.p.returncode
+                        doc["router_deaths"].append({"workers": w, "after": name,
+                                                     "exit": router.p.returncode})
+                        router.stop()
+                        router = Router(a, tmp, w, raw)
             finally:
                 text = router.stop()
             ident = [l.split()[1] for l in text.splitlines() if l.startswith("identity ")]
