@@ -677,6 +677,21 @@ void lg_gen_preload(struct lg_gen *g, unsigned int passes, struct lg_phase_resul
 	progress(g, rte_rdtsc());
 }
 
+void lg_gen_settle(struct lg_gen *g, uint32_t ms)
+{
+	struct lg_phase_result *scratch = calloc(1, sizeof(*scratch));
+	uint64_t end = rte_rdtsc() + (uint64_t)ms * g->e.hz / 1000;
+
+	if (scratch == NULL)
+		return;
+	phase_begin(g, MODE_RUN, scratch);
+	while (!*g->e.stop && rte_rdtsc() < end)
+		rx_poll(g);
+	free(scratch);
+	g->r = NULL;
+	g->ctr = NULL;
+}
+
 uint32_t lg_gen_preload_missing(const struct lg_gen *g)
 {
 	uint32_t missing = 0;

@@ -78,6 +78,7 @@ struct lg_opts {
 	uint32_t search_repeat; /* trials per rate; all must pass */
 	double search_res;	/* stop when (hi - lo) / hi is below it */
 	double lat_trial_s;	/* latency trials at 10 / 50 / 90 % of the zero-loss rate */
+	uint32_t trial_gap_ms;	/* between trials: the router's slots and contexts drain */
 };
 
 /* ---------------------------------------------------------------- latency histogram */
@@ -287,6 +288,8 @@ int lg_gen_resolve(struct lg_gen *g, struct lg_env *env, uint32_t timeout_ms);
 void lg_gen_preload(struct lg_gen *g, unsigned int passes, struct lg_phase_result *r);
 /* The timed run. */
 void lg_gen_run(struct lg_gen *g, struct lg_phase_result *r);
+/* Keep answering (as the nodes) and polling for @p ms, sending nothing. */
+void lg_gen_settle(struct lg_gen *g, uint32_t ms);
 /* One timed trial at @p rate requests per second (0: unpaced) for @p seconds. */
 void lg_gen_trial(struct lg_gen *g, double rate, double seconds, struct lg_phase_result *r);
 /* Keys the preload could not store. */

@@ -126,6 +126,9 @@ static void usage(FILE *f)
 		"  --search-repeat N      trials per rate, all must pass (default 1)\n"
 		"  --search-res F         stop when (hi - lo) / hi < F (default 0.02)\n"
 		"  --lat-trial S          seconds per latency trial (default --trial)\n"
+		"  --trial-gap-ms MS      answer and poll MS between trials, sending nothing, so\n"
+		"                         what an overloaded trial left in the router times out\n"
+		"                         (default 0)\n"
 		"\n"
 		"Output:\n"
 		"  --json FILE            write the JSON report to FILE instead of stdout\n"
@@ -316,6 +319,7 @@ enum {
 	OPT_SEARCH_REPEAT,
 	OPT_SEARCH_RES,
 	OPT_LAT_TRIAL,
+	OPT_TRIAL_GAP,
 };
 
 static const struct option long_opts[] = {
@@ -360,6 +364,7 @@ static const struct option long_opts[] = {
 	{"search-repeat", required_argument, NULL, OPT_SEARCH_REPEAT},
 	{"search-res", required_argument, NULL, OPT_SEARCH_RES},
 	{"lat-trial", required_argument, NULL, OPT_LAT_TRIAL},
+	{"trial-gap-ms", required_argument, NULL, OPT_TRIAL_GAP},
 	{NULL, 0, NULL, 0},
 };
 
@@ -553,6 +558,9 @@ static void parse_one(int c, const char *arg, struct lg_opts *o, bool *have_src,
 		break;
 	case OPT_LAT_TRIAL:
 		o->lat_trial_s = parse_double("--lat-trial", arg, 0.05, 3600);
+		break;
+	case OPT_TRIAL_GAP:
+		o->trial_gap_ms = (uint32_t)parse_uint("--trial-gap-ms", arg, 0, 60000);
 		break;
 	default:
 		bad_usage("unknown option");
@@ -781,6 +789,8 @@ static bool try_rate(struct lg_gen *g, const struct lg_opts *o, double rate)
 
 		if (r == NULL)
 			fatal("out of memory");
+		if (srch.n > 0 && o->trial_gap_ms > 0)
+			lg_gen_settle(g, o->trial_gap_ms);
 		lg_gen_trial(g, rate, o->trial_s, r);
 		srch.r[i] = r;
 		srch.rate[i] = rate;
@@ -828,6 +838,8 @@ static void run_search(struct lg_gen *g, const struct lg_opts *o)
 		if (srch.lat[i] == NULL)
 			fatal("out of memory");
 		srch.lat_rate[i] = srch.zero_loss * lat_fraction[i];
+		if (o->trial_gap_ms > 0)
+			lg_gen_settle(g, o->trial_gap_ms);
 		lg_gen_trial(g, srch.lat_rate[i], o->lat_trial_s, srch.lat[i]);
 	}
 }
