@@ -16,6 +16,9 @@
 #     (rounds of the four memcaslap runs, median taken; default 3), RINGWAY_BENCH_PREFIX
 #     (sandbox prefix, default bench), RINGWAY_BENCH_CONCURRENCY (memcaslap -c, default 8),
 #     RINGWAY_BENCH_RATE (ringway-loadgen paced rate, default 5000/s)
+#   linerate: RINGWAY_BENCH_LR_TRIAL (seconds per trial, default 1), RINGWAY_BENCH_LR_REPEAT
+#     (trials per rate, all must pass; default 1), RINGWAY_BENCH_LR_WORKERS (default 1,2),
+#     RINGWAY_BENCH_LR_CASES (default: every case of tests/bench/linerate/linerate.py)
 # Figures on a shared 2-core machine move by 10-25% between runs: compare ratios within a run.
 set -euo pipefail
 
@@ -25,7 +28,7 @@ build=${RINGWAY_BENCH_BUILD:-build-bench}
 results=$top/bench-results
 
 # --- sections ------------------------------------------------------------------------------
-SECTIONS=(placement dataplane sandbox)
+SECTIONS=(placement dataplane sandbox linerate)
 
 # Placement lookups (ns, index vs binary search vs libmemcached), build time and memory at
 # 10 / 100 / 1,000 / 10,000 members for every algorithm.
@@ -331,6 +334,24 @@ EOF
 	python3 tests/bench/dataplane/report.py sandbox --raw "$raw" --rounds "$rounds" \
 		--clk-tck "$(getconf CLK_TCK)" --out "$results/sandbox.json" \
 		--png "$results/sandbox.png"
+}
+# The real binary over net_memif (tests/bench/linerate): ringway with a 1,000-node config and
+# one ringway-loadgen as clients and nodes; RFC 2544 zero-loss search per case (single-key
+# ASCII/meta/binary GETs with 100 and 1,400-byte values, 90/10 GET/SET, 10-key multi-gets) for
+# 1 and 2 workers, latency at 10/50/90% of it, replies steered across workers; next to
+# bench_dataplane's cycles (dataplane.json when that section ran, else a short run).
+targets_linerate=(app/ringway/ringway app/ringway-loadgen/ringway-loadgen app/ringwayctl/ringwayctl
+	tests/bench/dataplane/bench_dataplane)
+section_linerate() {
+	local raw=$results/raw/linerate dp=()
+	rm -rf "$raw"
+	mkdir -p "$raw"
+	[ ! -f "$results/dataplane.json" ] || dp=(--dataplane-json "$results/dataplane.json")
+	python3 tests/bench/linerate/linerate.py --build "$build" --raw "$raw" \
+		--out "$results/linerate.json" --png "$results/linerate.png" \
+		--trial "${RINGWAY_BENCH_LR_TRIAL:-1}" --repeat "${RINGWAY_BENCH_LR_REPEAT:-1}" \
+		--workers "${RINGWAY_BENCH_LR_WORKERS:-1,2}" \
+		${RINGWAY_BENCH_LR_CASES:+--cases "$RINGWAY_BENCH_LR_CASES"} "${dp[@]}"
 }
 # --- end of sections -----------------------------------------------------------------------
 

@@ -62,6 +62,7 @@ struct lg_gen {
 	uint64_t *ctr;
 	uint64_t t0;
 	uint64_t issued; /* requests built in this phase (the rate schedule counts these) */
+	uint64_t limit;	 /* paced trial: requests it offers in all (0: no limit) */
 	double rate;	 /* requests per second, 0: unpaced */
 
 	/* Preload: which keys are stored, where the current pass is. */
@@ -73,6 +74,10 @@ struct lg_gen {
 	uint64_t last_progress;
 	uint64_t last_ctr[LG_CTR_COUNT];
 	struct lg_hist ival;
+
+	struct lg_node *node; /* the node emulator, with --nodes */
+	uint16_t pending_q;   /* the queue the pending requests go to */
+	uint16_t next_q;      /* the queue the next burst of requests goes to */
 
 	uint32_t idle_turns; /* loop turns in a row without work */
 	bool resolving;
@@ -186,14 +191,17 @@ static bool rx_arp(struct lg_gen *g, struct rte_mbuf *m)
 		rte_ether_addr_copy(&d->arp_sha, &g->e.dst_mac);
 		g->resolved = true;
 	}
-	if (a->arp_opcode != rte_cpu_to_be_16(RTE_ARP_OP_REQUEST) || d->arp_tip != g->o->src_ip)
+	if (a->arp_opcode != rte_cpu_to_be_16(RTE_ARP_OP_REQUEST) ||
+	    (d->arp_tip != g->o->src_ip && !lg_node_owns(g->node, d->arp_tip)))
 		return false;
-	/* Turn the request into the reply, in place. */
+	/* Turn the request into the reply, in place (for us or an emulated node). */
+	uint32_t tip = d->arp_tip;
+
 	a->arp_opcode = rte_cpu_to_be_16(RTE_ARP_OP_REPLY);
 	rte_ether_addr_copy(&d->arp_sha, &d->arp_tha);
 	d->arp_tip = d->arp_sip;
 	rte_ether_addr_copy(&g->e.src_mac, &d->arp_sha);
-	d->arp_sip = g->o->src_ip;
+	d->arp_sip = tip;
 	rte_ether_addr_copy(&eth->src_addr, &eth->dst_addr);
 	rte_ether_addr_copy(&g->e.src_mac, &eth->src_addr);
 	m->data_len = (uint16_t)(sizeof(*eth) + sizeof(*a));
@@ -307,8 +315,8 @@ static void rx_reply(struct lg_gen *g, const uint8_t *p, uint32_t len, uint16_t 
 		complete(g, s, now);
 }
 
-/* One received frame; returns true when it was reused (ARP reply). */
-static bool rx_one(struct lg_gen *g, struct rte_mbuf *m, uint64_t now)
+/* One received frame (queue @p q); returns true when it was reused (ARP reply). */
+static bool rx_one(struct lg_gen *g, struct rte_mbuf *m, uint16_t q, uint64_t now)
 {
 	struct rte_ether_hdr *eth = rte_pktmbuf_mtod(m, struct rte_ether_hdr *);
 	struct rte_ipv4_hdr *ip = (struct rte_ipv4_hdr *)(eth + 1);
@@ -331,6 +339,15 @@ static bool rx_one(struct lg_gen *g, struct rte_mbuf *m, uint64_t now)
 	len -= (uint32_t)sizeof(*eth);
 	ihl = (uint32_t)(ip->version_ihl & 0x0f) * 4;
 	tot = rte_be_to_cpu_16(ip->total_length);
+	if (g->node != NULL && lg_node_owns(g->node, ip->dst_addr) && ihl == sizeof(*ip) &&
+	    tot <= len && tot >= ihl + sizeof(*udp) && ip->next_proto_id == IPPROTO_UDP) {
+		udp = (struct rte_udp_hdr *)(ip + 1);
+		ulen = rte_be_to_cpu_16(udp->dgram_len);
+		if (udp->dst_port == rte_cpu_to_be_16(g->o->node_port) && ulen >= sizeof(*udp) &&
+		    ulen <= tot - ihl)
+			return lg_node_rx(g->node, m, (const uint8_t *)(udp + 1),
+					  ulen - (uint32_t)sizeof(*udp), q, now, g->ctr);
+	}
 	if ((ip->version_ihl >> 4) != 4 || ihl < sizeof(*ip) || tot > len ||
 	    tot < ihl + sizeof(*udp) || ip->dst_addr != g->o->src_ip ||
 	    ip->next_proto_id != IPPROTO_UDP ||
@@ -352,10 +369,10 @@ static bool rx_one(struct lg_gen *g, struct rte_mbuf *m, uint64_t now)
 	return false;
 }
 
-static uint16_t rx_poll(struct lg_gen *g)
+static uint16_t rx_poll_queue(struct lg_gen *g, uint16_t q)
 {
 	struct rte_mbuf *pkts[MAX_BURST];
-	uint16_t n = rte_eth_rx_burst(g->o->port_id, 0, pkts, MAX_BURST);
+	uint16_t n = rte_eth_rx_burst(g->o->port_id, q, pkts, MAX_BURST);
 	uint64_t now;
 
 	if (n == 0)
@@ -363,11 +380,24 @@ static uint16_t rx_poll(struct lg_gen *g)
 	now = rte_rdtsc();
 	g->ctr[LG_CTR_RX_PACKETS] += n;
 	for (uint16_t i = 0; i < n; i++) {
+		g->ctr[LG_CTR_RX_BYTES] += pkts[i]->data_len;
 		if (i + 1 < n)
 			rte_prefetch0(rte_pktmbuf_mtod(pkts[i + 1], void *));
-		if (!rx_one(g, pkts[i], now))
+		if (!rx_one(g, pkts[i], q, now))
 			rte_pktmbuf_free(pkts[i]);
 	}
+	return n;
+}
+
+/* Every RX queue, then the node emulator's replies out (those due after their delay). */
+static uint32_t rx_poll(struct lg_gen *g)
+{
+	uint32_t n = 0;
+
+	for (uint16_t q = 0; q < g->o->queues; q++)
+		n += rx_poll_queue(g, q);
+	if (g->node != NULL)
+		n += lg_node_poll(g->node, rte_rdtsc(), g->ctr);
 	return n;
 }
 
@@ -395,16 +425,20 @@ static void expire(struct lg_gen *g, uint64_t now, bool all)
 static void tx_flush(struct lg_gen *g)
 {
 	uint64_t now = rte_rdtsc();
-	uint16_t sent;
+	uint16_t sent, len[MAX_BURST];
 
-	for (uint16_t i = 0; i < g->npending; i++)
+	/* Lengths first: the port owns (and may free) what it takes. */
+	for (uint16_t i = 0; i < g->npending; i++) {
 		g->slots[(uint16_t)g->pending_id[i]].tsc = now;
-	sent = rte_eth_tx_burst(g->o->port_id, 0, g->pending, g->npending);
+		len[i] = g->pending[i]->data_len;
+	}
+	sent = rte_eth_tx_burst(g->o->port_id, g->pending_q, g->pending, g->npending);
 	for (uint16_t i = 0; i < sent; i++) {
 		struct lg_slot *s = &g->slots[(uint16_t)g->pending_id[i]];
 
 		g->ctr[LG_CTR_SENT]++;
 		g->ctr[s->op == LG_OP_GET ? LG_CTR_SENT_GET : LG_CTR_SENT_SET]++;
+		g->ctr[LG_CTR_TX_BYTES] += len[i];
 	}
 	if (sent < g->npending) {
 		g->ctr[LG_CTR_TX_RETRIES]++;
@@ -448,6 +482,8 @@ static uint32_t tx_due(struct lg_gen *g, uint64_t now)
 	if (g->rate > 0) {
 		uint64_t target = (uint64_t)((double)(now - g->t0) * g->rate / (double)g->e.hz) + 1;
 
+		if (g->limit != 0 && target > g->limit)
+			target = g->limit;
 		if (target <= g->issued)
 			return 0;
 		if (target - g->issued < due)
@@ -502,6 +538,9 @@ static uint32_t tx_step(struct lg_gen *g, uint64_t now)
 		rte_pktmbuf_free_bulk(m + n, due - n);
 	g->issued += n;
 	g->npending = (uint16_t)n;
+	/* Bursts go to the queues in turn (net_memif has no RSS: the sender picks the queue). */
+	g->pending_q = g->next_q;
+	g->next_q = (uint16_t)((g->next_q + 1) % g->o->queues);
 	if (n > 0)
 		tx_flush(g);
 	return n;
@@ -563,7 +602,8 @@ static void phase_drain(struct lg_gen *g)
 
 	tx_discard(g);
 	end = rte_rdtsc() + g->timeout_tsc;
-	while (g->inflight > 0) { /* also after SIGINT: bounded by the timeout */
+	while (g->inflight > 0 || (g->node != NULL && lg_node_pending(g->node) > 0)) {
+		/* also after SIGINT: bounded by the timeout */
 		uint64_t now = rte_rdtsc();
 
 		if (now >= end)
@@ -594,14 +634,26 @@ static void step(struct lg_gen *g, uint64_t now)
 
 void lg_gen_run(struct lg_gen *g, struct lg_phase_result *r)
 {
+	lg_gen_trial(g, g->o->rate, g->o->duration_s, r);
+}
+
+void lg_gen_trial(struct lg_gen *g, double rate, double seconds, struct lg_phase_result *r)
+{
 	uint64_t end, now;
 
 	phase_begin(g, MODE_RUN, r);
-	g->rate = g->o->rate;
+	g->rate = rate;
 	g->window = g->o->window;
-	end = g->t0 + (uint64_t)(g->o->duration_s * (double)g->e.hz);
+	end = g->t0 + (uint64_t)(seconds * (double)g->e.hz);
+	/* Paced: exactly rate x seconds requests are offered (RFC 2544 offers a fixed count); a
+	 * generator descheduled near the end catches up, for at most as long again. */
+	g->limit = rate > 0 ? (uint64_t)(rate * seconds) : 0;
 	while (!*g->e.stop && (now = rte_rdtsc()) < end)
 		step(g, now);
+	while (!*g->e.stop && g->limit != 0 && g->issued < g->limit &&
+	       (now = rte_rdtsc()) < end + (end - g->t0))
+		step(g, now);
+	g->limit = 0;
 	r->elapsed_s = (double)(rte_rdtsc() - g->t0) / (double)g->e.hz;
 	phase_drain(g);
 	progress(g, rte_rdtsc());
@@ -623,6 +675,21 @@ void lg_gen_preload(struct lg_gen *g, unsigned int passes, struct lg_phase_resul
 	}
 	r->elapsed_s = (double)(rte_rdtsc() - g->t0) / (double)g->e.hz;
 	progress(g, rte_rdtsc());
+}
+
+void lg_gen_settle(struct lg_gen *g, uint32_t ms)
+{
+	struct lg_phase_result *scratch = calloc(1, sizeof(*scratch));
+	uint64_t end = rte_rdtsc() + (uint64_t)ms * g->e.hz / 1000;
+
+	if (scratch == NULL)
+		return;
+	phase_begin(g, MODE_RUN, scratch);
+	while (!*g->e.stop && rte_rdtsc() < end)
+		rx_poll(g);
+	free(scratch);
+	g->r = NULL;
+	g->ctr = NULL;
 }
 
 uint32_t lg_gen_preload_missing(const struct lg_gen *g)
@@ -685,6 +752,14 @@ struct lg_gen *lg_gen_create(const struct lg_env *env)
 	g->rng.s = g->o->seed ? g->o->seed : 0x9e3779b97f4a7c15ULL;
 	g->window = g->o->window;
 	build_template(g);
+	if (g->o->nodes) {
+		g->node = lg_node_create(&g->e);
+		if (g->node == NULL) {
+			lg_gen_free(g);
+			errno = ENOMEM;
+			return NULL;
+		}
+	}
 	return g;
 }
 
@@ -692,6 +767,7 @@ void lg_gen_free(struct lg_gen *g)
 {
 	if (g == NULL)
 		return;
+	lg_node_free(g->node);
 	free(g->slots);
 	free(g->stored);
 	free(g);

@@ -59,6 +59,26 @@ struct lg_opts {
 	uint64_t seed;
 	uint32_t idle_us; /* sleep after idle turns; 0: spin */
 	bool quiet;
+	uint16_t queues;   /* queue pairs on the port: requests leave on each in turn per burst */
+	uint16_t multiget; /* keys per GET (ASCII only); 1: single-key */
+	/* Node emulator (--nodes): answers requests to node_net/node_mask:node_port. */
+	bool nodes;
+	uint32_t node_net, node_mask; /* network order */
+	uint16_t node_port;
+	uint32_t node_value_size;
+	double node_hit_ratio;
+	uint32_t node_delay_us;
+	double node_cross; /* share of replies sent on the next queue */
+	/* RFC 2544 search (--search): binary search on the rate for zero loss. */
+	bool search;
+	double search_lo, search_hi; /* requests per second */
+	double trial_s;
+	double loss_max;	/* largest loss ratio that passes */
+	uint32_t search_steps;	/* trials of the search at most */
+	uint32_t search_repeat; /* trials per rate; all must pass */
+	double search_res;	/* stop when (hi - lo) / hi is below it */
+	double lat_trial_s;	/* latency trials at 10 / 50 / 90 % of the zero-loss rate */
+	uint32_t trial_gap_ms;	/* between trials: the router's slots and contexts drain */
 };
 
 /* ---------------------------------------------------------------- latency histogram */
@@ -142,7 +162,8 @@ struct lg_req {
 	const struct lg_keys *keys;
 	enum mc_proto proto;
 	uint32_t value_size;
-	uint8_t *value; /* value_size bytes of a fixed pattern */
+	uint32_t multiget; /* keys per GET, >= 1 (ASCII only) */
+	uint8_t *value;	   /* value_size bytes of a fixed pattern */
 	char value_len_text[12];
 	uint8_t value_len_text_len;
 	/* Parsed examples of a GET and a SET, so the reply parser knows what to expect. */
@@ -181,9 +202,20 @@ uint32_t lg_req_write(const struct lg_req *q, enum lg_op op, uint32_t idx, uint3
 	_(RX_STRAY, "rx_stray")		/* UDP not from --dst or not to our ports */             \
 	_(RX_OTHER, "rx_other")		/* not ARP, not IPv4/UDP for us */                       \
 	_(ARP_REPLIES_SENT, "arp_replies_sent")                                                  \
-	_(TX_RETRIES, "tx_retries")	/* bursts the port took only partly */                   \
-	_(ALLOC_FAILED, "alloc_failed") /* mbuf pool empty */                                    \
-	_(WINDOW_FULL, "window_full")	/* a due request waited for the in-flight window */
+	_(TX_RETRIES, "tx_retries")	  /* bursts the port took only partly */                 \
+	_(ALLOC_FAILED, "alloc_failed")	  /* mbuf pool empty */                                  \
+	_(WINDOW_FULL, "window_full")	  /* a due request waited for the in-flight window */    \
+	_(NODE_REQUESTS, "node_requests") /* datagrams to an emulated node */                    \
+	_(NODE_HITS, "node_hits")                                                                \
+	_(NODE_MISSES, "node_misses")                                                            \
+	_(NODE_SETS, "node_sets")                                                                \
+	_(NODE_DATAGRAMS, "node_datagrams") /* reply datagrams the port took */                  \
+	_(NODE_CROSS, "node_cross")	    /* replies steered to the next queue */              \
+	_(NODE_BAD_REQUEST, "node_bad_request")                                                  \
+	_(NODE_TX_DROPPED, "node_tx_dropped")                                                    \
+	_(TX_BYTES, "tx_bytes")	    /* Ethernet frame bytes of the requests sent */              \
+	_(RX_BYTES, "rx_bytes")	    /* of every frame polled */                                  \
+	_(NODE_BYTES, "node_bytes") /* of the emulated nodes' reply datagrams sent */
 
 enum lg_ctr {
 #define LG_CTR_ENUM(e, s) LG_CTR_##e,
@@ -231,6 +263,22 @@ struct lg_env {
 	volatile int *stop; /* set by SIGINT / SIGTERM */
 };
 
+/* The node emulator (node.c): replies to requests sent to --nodes addresses. */
+struct lg_node;
+
+struct lg_node *lg_node_create(const struct lg_env *env);
+void lg_node_free(struct lg_node *nd);
+/* @p ip (network order) is an emulated node's address. */
+bool lg_node_owns(const struct lg_node *nd, uint32_t ip);
+/* Answer the request datagram (UDP payload @p payload) in @p m, received on queue @p q; the
+ * caller still owns @p m. Counts into @p ctr. */
+bool lg_node_rx(struct lg_node *nd, struct rte_mbuf *m, const uint8_t *payload, uint32_t plen,
+		uint16_t q, uint64_t now, uint64_t *ctr);
+/* Send delayed replies that are due and flush the TX buffers; returns datagrams handled. */
+uint32_t lg_node_poll(struct lg_node *nd, uint64_t now, uint64_t *ctr);
+/* Replies waiting for their delay. */
+uint32_t lg_node_pending(const struct lg_node *nd);
+
 struct lg_gen *lg_gen_create(const struct lg_env *env);
 void lg_gen_free(struct lg_gen *g);
 /* ARP for the next hop until answered or @p timeout_ms pass; 0 and env->dst_mac set, or
@@ -240,6 +288,10 @@ int lg_gen_resolve(struct lg_gen *g, struct lg_env *env, uint32_t timeout_ms);
 void lg_gen_preload(struct lg_gen *g, unsigned int passes, struct lg_phase_result *r);
 /* The timed run. */
 void lg_gen_run(struct lg_gen *g, struct lg_phase_result *r);
+/* Keep answering (as the nodes) and polling for @p ms, sending nothing. */
+void lg_gen_settle(struct lg_gen *g, uint32_t ms);
+/* One timed trial at @p rate requests per second (0: unpaced) for @p seconds. */
+void lg_gen_trial(struct lg_gen *g, double rate, double seconds, struct lg_phase_result *r);
 /* Keys the preload could not store. */
 uint32_t lg_gen_preload_missing(const struct lg_gen *g);
 

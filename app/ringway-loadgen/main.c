@@ -97,6 +97,39 @@ static void usage(FILE *f)
 		"but\n"
 		"                         adds up to US to measured latencies\n"
 		"\n"
+		"Ports and queues:\n"
+		"  --queues N             queue pairs, 1..8 (default 1); bursts of requests leave "
+		"on\n"
+		"                         each in turn (net_memif has no RSS: the sender picks)\n"
+		"  --multiget N           keys per GET, 1..100 (default 1; ASCII only)\n"
+		"\n"
+		"Node emulator (answers for memcached nodes on the same port):\n"
+		"  --nodes PREFIX[:PORT]  answer memcached UDP requests to any address in PREFIX\n"
+		"                         (e.g. 198.18.16.0/22; port 11211 by default) like a\n"
+		"                         node, and ARP for them; every key is held except a\n"
+		"                         share by hash, SETs are answered STORED\n"
+		"  --node-value-size B    bytes of every value held (default --value-size)\n"
+		"  --node-hit-ratio F     share of keys held, 0..1 (default 1)\n"
+		"  --node-delay-us US     hold each reply US microseconds (default 0)\n"
+		"  --node-cross F         share of replies sent on the next queue, not the one\n"
+		"                         their request came in on (default 0)\n"
+		"\n"
+		"RFC 2544 search (instead of one run):\n"
+		"  --search               binary search on --rate for the highest rate whose\n"
+		"                         trials all lose at most --loss-max, then latency trials\n"
+		"                         at 10, 50 and 90%% of it\n"
+		"  --search-lo PPS        lower bound (default 1000)\n"
+		"  --search-hi PPS        upper bound, tried first (default 2000000)\n"
+		"  --trial S              seconds per trial (default 2)\n"
+		"  --loss-max F           loss ratio a trial may have (default 0.00001: 0.001%%)\n"
+		"  --search-steps N       rates tried at most (default 12)\n"
+		"  --search-repeat N      trials per rate, all must pass (default 1)\n"
+		"  --search-res F         stop when (hi - lo) / hi < F (default 0.02)\n"
+		"  --lat-trial S          seconds per latency trial (default --trial)\n"
+		"  --trial-gap-ms MS      answer and poll MS between trials, sending nothing, so\n"
+		"                         what an overloaded trial left in the router times out\n"
+		"                         (default 0)\n"
+		"\n"
 		"Output:\n"
 		"  --json FILE            write the JSON report to FILE instead of stdout\n"
 		"  --quiet                no progress lines\n"
@@ -270,6 +303,23 @@ enum {
 	OPT_JSON,
 	OPT_QUIET,
 	OPT_HELP,
+	OPT_QUEUES,
+	OPT_MULTIGET,
+	OPT_NODES,
+	OPT_NODE_VALUE_SIZE,
+	OPT_NODE_HIT_RATIO,
+	OPT_NODE_DELAY_US,
+	OPT_NODE_CROSS,
+	OPT_SEARCH,
+	OPT_SEARCH_LO,
+	OPT_SEARCH_HI,
+	OPT_TRIAL,
+	OPT_LOSS_MAX,
+	OPT_SEARCH_STEPS,
+	OPT_SEARCH_REPEAT,
+	OPT_SEARCH_RES,
+	OPT_LAT_TRIAL,
+	OPT_TRIAL_GAP,
 };
 
 static const struct option long_opts[] = {
@@ -298,6 +348,23 @@ static const struct option long_opts[] = {
 	{"json", required_argument, NULL, OPT_JSON},
 	{"quiet", no_argument, NULL, OPT_QUIET},
 	{"help", no_argument, NULL, OPT_HELP},
+	{"queues", required_argument, NULL, OPT_QUEUES},
+	{"multiget", required_argument, NULL, OPT_MULTIGET},
+	{"nodes", required_argument, NULL, OPT_NODES},
+	{"node-value-size", required_argument, NULL, OPT_NODE_VALUE_SIZE},
+	{"node-hit-ratio", required_argument, NULL, OPT_NODE_HIT_RATIO},
+	{"node-delay-us", required_argument, NULL, OPT_NODE_DELAY_US},
+	{"node-cross", required_argument, NULL, OPT_NODE_CROSS},
+	{"search", no_argument, NULL, OPT_SEARCH},
+	{"search-lo", required_argument, NULL, OPT_SEARCH_LO},
+	{"search-hi", required_argument, NULL, OPT_SEARCH_HI},
+	{"trial", required_argument, NULL, OPT_TRIAL},
+	{"loss-max", required_argument, NULL, OPT_LOSS_MAX},
+	{"search-steps", required_argument, NULL, OPT_SEARCH_STEPS},
+	{"search-repeat", required_argument, NULL, OPT_SEARCH_REPEAT},
+	{"search-res", required_argument, NULL, OPT_SEARCH_RES},
+	{"lat-trial", required_argument, NULL, OPT_LAT_TRIAL},
+	{"trial-gap-ms", required_argument, NULL, OPT_TRIAL_GAP},
 	{NULL, 0, NULL, 0},
 };
 
@@ -317,6 +384,50 @@ static void opts_defaults(struct lg_opts *o)
 	o->proto = MC_PROTO_ASCII;
 	strcpy(o->key_prefix, "lg:");
 	o->burst = 32;
+	o->queues = 1;
+	o->multiget = 1;
+	o->node_port = 11211;
+	o->node_value_size = UINT32_MAX; /* = value_size */
+	o->node_hit_ratio = 1.0;
+	o->search_lo = 1000;
+	o->search_hi = 2000000;
+	o->trial_s = 2;
+	o->loss_max = 0.00001;
+	o->search_steps = 12;
+	o->search_repeat = 1;
+	o->search_res = 0.02;
+}
+
+/* "A.B.C.D/LEN[:PORT]": the emulated nodes' prefix. */
+static void parse_nodes(const char *s, struct lg_opts *o)
+{
+	char buf[64];
+	const char *slash = strchr(s, '/'), *colon;
+	size_t n = slash ? (size_t)(slash - s) : 0;
+	struct in_addr a;
+	uint64_t len;
+	char lenbuf[8];
+
+	if (slash == NULL || n >= sizeof(buf))
+		bad_usage("--nodes: '%s' is not PREFIX/LEN[:PORT]", s);
+	memcpy(buf, s, n);
+	buf[n] = '\0';
+	if (inet_pton(AF_INET, buf, &a) != 1)
+		bad_usage("--nodes: '%s' is not an IPv4 address", buf);
+	colon = strchr(slash, ':');
+	n = colon ? (size_t)(colon - slash - 1) : strlen(slash + 1);
+	if (n == 0 || n >= sizeof(lenbuf))
+		bad_usage("--nodes: bad prefix length in '%s'", s);
+	memcpy(lenbuf, slash + 1, n);
+	lenbuf[n] = '\0';
+	len = parse_uint("--nodes", lenbuf, 1, 32);
+	o->node_mask = rte_cpu_to_be_32(len == 32 ? 0xffffffffu : ~(0xffffffffu >> len));
+	o->node_net = a.s_addr & o->node_mask;
+	if (o->node_net != a.s_addr)
+		bad_usage("--nodes: '%s' has host bits set", s);
+	if (colon != NULL)
+		o->node_port = (uint16_t)parse_uint("--nodes", colon + 1, 1, 65535);
+	o->nodes = true;
 }
 
 static void parse_one(int c, const char *arg, struct lg_opts *o, bool *have_src, bool *have_dst)
@@ -400,6 +511,57 @@ static void parse_one(int c, const char *arg, struct lg_opts *o, bool *have_src,
 	case OPT_HELP:
 		usage(stdout);
 		exit(0);
+	case OPT_QUEUES:
+		o->queues = (uint16_t)parse_uint("--queues", arg, 1, 8);
+		break;
+	case OPT_MULTIGET:
+		o->multiget = (uint16_t)parse_uint("--multiget", arg, 1, 100);
+		break;
+	case OPT_NODES:
+		parse_nodes(arg, o);
+		break;
+	case OPT_NODE_VALUE_SIZE:
+		o->node_value_size = (uint32_t)parse_uint("--node-value-size", arg, 0, 65536);
+		break;
+	case OPT_NODE_HIT_RATIO:
+		o->node_hit_ratio = parse_double("--node-hit-ratio", arg, 0, 1);
+		break;
+	case OPT_NODE_DELAY_US:
+		o->node_delay_us = (uint32_t)parse_uint("--node-delay-us", arg, 0, 1000000);
+		break;
+	case OPT_NODE_CROSS:
+		o->node_cross = parse_double("--node-cross", arg, 0, 1);
+		break;
+	case OPT_SEARCH:
+		o->search = true;
+		break;
+	case OPT_SEARCH_LO:
+		o->search_lo = parse_double("--search-lo", arg, 1, 1e9);
+		break;
+	case OPT_SEARCH_HI:
+		o->search_hi = parse_double("--search-hi", arg, 1, 1e9);
+		break;
+	case OPT_TRIAL:
+		o->trial_s = parse_double("--trial", arg, 0.05, 3600);
+		break;
+	case OPT_LOSS_MAX:
+		o->loss_max = parse_double("--loss-max", arg, 0, 1);
+		break;
+	case OPT_SEARCH_STEPS:
+		o->search_steps = (uint32_t)parse_uint("--search-steps", arg, 1, 100);
+		break;
+	case OPT_SEARCH_REPEAT:
+		o->search_repeat = (uint32_t)parse_uint("--search-repeat", arg, 1, 100);
+		break;
+	case OPT_SEARCH_RES:
+		o->search_res = parse_double("--search-res", arg, 0.0001, 1);
+		break;
+	case OPT_LAT_TRIAL:
+		o->lat_trial_s = parse_double("--lat-trial", arg, 0.05, 3600);
+		break;
+	case OPT_TRIAL_GAP:
+		o->trial_gap_ms = (uint32_t)parse_uint("--trial-gap-ms", arg, 0, 60000);
+		break;
 	default:
 		bad_usage("unknown option");
 	}
@@ -454,6 +616,16 @@ static void parse_args(int argc, char **argv, struct lg_opts *o)
 	if ((uint32_t)o->sport_base + o->sport_count > 65536)
 		bad_usage("--src port base %u + --src-ports %u runs past 65535", o->sport_base,
 			  o->sport_count);
+	if (o->node_value_size == UINT32_MAX)
+		o->node_value_size = o->value_size;
+	if (o->lat_trial_s == 0)
+		o->lat_trial_s = o->trial_s;
+	if (o->multiget > 1 && o->proto != MC_PROTO_ASCII)
+		bad_usage("--multiget: ASCII only (--proto ascii)");
+	if (o->search && o->search_lo >= o->search_hi)
+		bad_usage("--search-lo must be below --search-hi");
+	if (o->sport_count % o->queues != 0)
+		bad_usage("--src-ports must be a multiple of --queues");
 	if (o->dist == LG_DIST_ZIPF && o->keys > 50000000)
 		bad_usage("--dist zipf: at most 50000000 keys (the CDF table takes 8 bytes a key)");
 }
@@ -466,7 +638,8 @@ static void on_signal(int sig)
 	stop = 1;
 }
 
-static struct rte_mempool *port_setup(uint16_t port, struct rte_ether_addr *mac, uint32_t *mtu)
+static struct rte_mempool *port_setup(uint16_t port, uint16_t nq, struct rte_ether_addr *mac,
+				      uint32_t *mtu)
 {
 	struct rte_eth_conf conf;
 	struct rte_mempool *pool;
@@ -479,18 +652,19 @@ static struct rte_mempool *port_setup(uint16_t port, struct rte_ether_addr *mac,
 	socket = rte_eth_dev_socket_id(port);
 	if (socket < 0)
 		socket = (int)rte_socket_id();
-	pool = rte_pktmbuf_pool_create("loadgen_pool", 8191, 256, 0, RTE_MBUF_DEFAULT_BUF_SIZE,
-				       socket);
+	pool = rte_pktmbuf_pool_create("loadgen_pool", 8191 + 8192u * nq, 256, 0,
+				       RTE_MBUF_DEFAULT_BUF_SIZE, socket);
 	if (pool == NULL)
 		fatal("cannot create the mbuf pool: %s", rte_strerror(rte_errno));
 	memset(&conf, 0, sizeof(conf));
-	rc = rte_eth_dev_configure(port, 1, 1, &conf);
+	rc = rte_eth_dev_configure(port, nq, nq, &conf);
 	if (rc == 0)
 		rc = rte_eth_dev_adjust_nb_rx_tx_desc(port, &nrx, &ntx);
-	if (rc == 0)
-		rc = rte_eth_rx_queue_setup(port, 0, nrx, (unsigned int)socket, NULL, pool);
-	if (rc == 0)
-		rc = rte_eth_tx_queue_setup(port, 0, ntx, (unsigned int)socket, NULL);
+	for (uint16_t q = 0; rc == 0 && q < nq; q++) {
+		rc = rte_eth_rx_queue_setup(port, q, nrx, (unsigned int)socket, NULL, pool);
+		if (rc == 0)
+			rc = rte_eth_tx_queue_setup(port, q, ntx, (unsigned int)socket, NULL);
+	}
 	if (rc == 0)
 		rc = rte_eth_macaddr_get(port, mac);
 	if (rc == 0)
@@ -501,6 +675,19 @@ static struct rte_mempool *port_setup(uint16_t port, struct rte_ether_addr *mac,
 	if (rte_eth_dev_get_mtu(port, &m) == 0 && m >= 576)
 		*mtu = m;
 	return pool;
+}
+
+/* A net_memif port is up once its peer connected: wait for it (5 s at most; others are up). */
+static void wait_link(uint16_t port)
+{
+	struct rte_eth_link link;
+
+	for (int i = 0; i < 500 && !stop; i++) {
+		if (rte_eth_link_get_nowait(port, &link) == 0 && link.link_status)
+			return;
+		rte_delay_us_sleep(10000);
+	}
+	fatal("port %u: link down after 5 s (memif peer not connected?)", port);
 }
 
 /* Requests must fit one datagram on this port's MTU. */
@@ -555,6 +742,140 @@ static void json_phase(FILE *f, const char *name, const struct lg_phase_result *
 	fprintf(f, "  }");
 }
 
+/* ---------------------------------------------------------------- RFC 2544 search */
+
+#define SEARCH_MAX 100
+
+static struct {
+	uint32_t n;
+	double rate[SEARCH_MAX];
+	bool pass[SEARCH_MAX];
+	bool gen_limited[SEARCH_MAX];
+	struct lg_phase_result *r[SEARCH_MAX];
+	double zero_loss;
+	struct lg_phase_result *lat[3];
+	double lat_rate[3];
+} srch;
+
+static const double lat_fraction[3] = {0.1, 0.5, 0.9};
+
+/* A trial passes when at most loss_max of its requests were lost (or answered with an error)
+ * and the generator kept the schedule (offered rate x seconds requests, 99% of them at least,
+ * taking at most 5% longer: it catches up after a stall): a generator that cannot offer the
+ * rate has not shown the router carries it. */
+static bool trial_pass(const struct lg_opts *o, double rate, const struct lg_phase_result *r,
+		       bool *gen_limited)
+{
+	const uint64_t *c = r->ctr;
+	/* An error reply (e.g. SERVER_ERROR when the router is out of multi-get contexts) is a
+	 * request not served: it counts as lost. */
+	double loss = c[LG_CTR_SENT]
+			      ? (double)(c[LG_CTR_LOST] + c[LG_CTR_ERRORS]) / (double)c[LG_CTR_SENT]
+			      : 1.0;
+
+	*gen_limited = (double)c[LG_CTR_SENT] < 0.99 * rate * o->trial_s ||
+		       r->elapsed_s > 1.05 * o->trial_s;
+	return !*gen_limited && c[LG_CTR_SENT] > 0 && loss <= o->loss_max;
+}
+
+/* The rate passes when every one of search_repeat trials passes (stops at the first failure). */
+static bool try_rate(struct lg_gen *g, const struct lg_opts *o, double rate)
+{
+	bool pass = true;
+
+	for (uint32_t t = 0; t < o->search_repeat && pass && srch.n < SEARCH_MAX && !stop; t++) {
+		struct lg_phase_result *r = calloc(1, sizeof(*r));
+		uint32_t i = srch.n;
+
+		if (r == NULL)
+			fatal("out of memory");
+		if (srch.n > 0 && o->trial_gap_ms > 0)
+			lg_gen_settle(g, o->trial_gap_ms);
+		lg_gen_trial(g, rate, o->trial_s, r);
+		srch.r[i] = r;
+		srch.rate[i] = rate;
+		srch.pass[i] = trial_pass(o, rate, r, &srch.gen_limited[i]);
+		pass = srch.pass[i];
+		srch.n++;
+		if (!o->quiet)
+			fprintf(stderr,
+				PROG ": search: %.0f/s %s (lost %" PRIu64 " of %" PRIu64 "%s)\n",
+				rate, pass ? "passes" : "fails", r->ctr[LG_CTR_LOST],
+				r->ctr[LG_CTR_SENT],
+				srch.gen_limited[i] ? ", generator behind schedule" : "");
+	}
+	return pass && !stop;
+}
+
+/* Binary search: hi first (done if it passes), then halve [lo, hi) until the steps run out or
+ * the interval is narrower than search_res; then the latency trials. */
+static void run_search(struct lg_gen *g, const struct lg_opts *o)
+{
+	double lo = o->search_lo, hi = o->search_hi;
+	uint32_t steps = 0;
+
+	srch.zero_loss = 0;
+	if (try_rate(g, o, hi)) {
+		srch.zero_loss = hi;
+	} else {
+		steps++;
+		if (try_rate(g, o, lo))
+			srch.zero_loss = lo;
+		steps++;
+		while (srch.zero_loss > 0 && steps < o->search_steps &&
+		       (hi - lo) / hi >= o->search_res && !stop) {
+			double mid = (lo + hi) / 2;
+
+			if (try_rate(g, o, mid))
+				lo = srch.zero_loss = mid;
+			else
+				hi = mid;
+			steps++;
+		}
+	}
+	for (int i = 0; i < 3 && srch.zero_loss > 0 && !stop; i++) {
+		srch.lat[i] = calloc(1, sizeof(*srch.lat[i]));
+		if (srch.lat[i] == NULL)
+			fatal("out of memory");
+		srch.lat_rate[i] = srch.zero_loss * lat_fraction[i];
+		if (o->trial_gap_ms > 0)
+			lg_gen_settle(g, o->trial_gap_ms);
+		lg_gen_trial(g, srch.lat_rate[i], o->lat_trial_s, srch.lat[i]);
+	}
+}
+
+static void json_search(FILE *f, uint64_t hz)
+{
+	fprintf(f, "  \"search\": {\n    \"zero_loss_pps\": %.1f,\n    \"trials\": [\n",
+		srch.zero_loss);
+	for (uint32_t i = 0; i < srch.n; i++) {
+		const struct lg_phase_result *r = srch.r[i];
+		const uint64_t *c = r->ctr;
+
+		fprintf(f,
+			"      {\"rate\": %.1f, \"pass\": %s, \"generator_limited\": %s, "
+			"\"elapsed_s\": %.4f, \"p50_us\": %.2f, \"p99_us\": %.2f",
+			srch.rate[i], srch.pass[i] ? "true" : "false",
+			srch.gen_limited[i] ? "true" : "false", r->elapsed_s,
+			us(lg_hist_quantile(&r->lat, 0.5), hz),
+			us(lg_hist_quantile(&r->lat, 0.99), hz));
+		for (int k = 0; k < LG_CTR_COUNT; k++)
+			fprintf(f, ", \"%s\": %" PRIu64, lg_ctr_names[k], c[k]);
+		fprintf(f, "}%s\n", i + 1 < srch.n ? "," : "");
+	}
+	fprintf(f, "    ],\n    \"latency\": [");
+	for (int i = 0; i < 3 && srch.lat[i] != NULL; i++) {
+		char name[32];
+
+		snprintf(name, sizeof(name), "at_%d_percent", (int)(lat_fraction[i] * 100 + 0.5));
+		fprintf(f, "%s\n  {\"fraction\": %.2f, \"rate\": %.1f,\n", i ? "," : "",
+			lat_fraction[i], srch.lat_rate[i]);
+		json_phase(f, name, srch.lat[i], hz);
+		fprintf(f, "}");
+	}
+	fprintf(f, "\n    ]\n  }");
+}
+
 static void json_report(FILE *f, const struct lg_opts *o, const struct lg_env *env,
 			const struct lg_phase_result *pre, uint32_t pre_missing,
 			const struct lg_phase_result *run)
@@ -584,13 +905,21 @@ static void json_report(FILE *f, const struct lg_opts *o, const struct lg_env *e
 	fprintf(f,
 		"    \"key_size\": %u, \"value_size\": %u, \"proto\": \"%s\", \"preload\": %s,\n",
 		env->keys->key_len, o->value_size, protos[o->proto], o->preload ? "true" : "false");
+	fprintf(f,
+		"    \"queues\": %u, \"multiget\": %u, \"nodes\": %s, \"node_value_size\": %u, "
+		"\"node_hit_ratio\": %.4f, \"node_delay_us\": %u, \"node_cross\": %.4f,\n",
+		o->queues, o->multiget, o->nodes ? "true" : "false", o->node_value_size,
+		o->node_hit_ratio, o->node_delay_us, o->node_cross);
 	fprintf(f, "    \"idle_us\": %u, \"tsc_hz\": %" PRIu64 ", \"lcores\": 1\n  },\n",
 		o->idle_us, env->hz);
 	if (pre != NULL) {
 		json_phase(f, "preload", pre, env->hz);
 		fprintf(f, ",\n  \"preload_keys_missing\": %u,\n", pre_missing);
 	}
-	json_phase(f, "run", run, env->hz);
+	if (run != NULL)
+		json_phase(f, "run", run, env->hz);
+	else
+		json_search(f, env->hz);
 	fprintf(f, "\n}\n");
 }
 
@@ -653,8 +982,9 @@ int main(int argc, char **argv)
 	env.req = &req;
 	env.hz = rte_get_tsc_hz();
 	env.stop = &stop;
-	env.pool = port_setup(o.port_id, &env.src_mac, &env.mtu);
+	env.pool = port_setup(o.port_id, o.queues, &env.src_mac, &env.mtu);
 	check_sizes(&o, &req, env.mtu);
+	wait_link(o.port_id);
 	env.dst_mac = o.dst_mac;
 	g = lg_gen_create(&env);
 	run = calloc(1, sizeof(*run));
@@ -672,13 +1002,18 @@ int main(int argc, char **argv)
 			fprintf(stderr, PROG ": preload: %u of %u keys not stored\n", pre_missing,
 				o.keys);
 	}
-	if (!stop)
+	if (!stop && o.search)
+		run_search(g, &o);
+	else if (!stop)
 		lg_gen_run(g, run);
 
-	json_report(out, &o, &env, pre, pre_missing, run);
+	json_report(out, &o, &env, pre, pre_missing, o.search ? NULL : run);
 	if (out != stdout)
 		fclose(out);
-	rc = run->ctr[LG_CTR_REPLIES] > 0 ? 0 : EXIT_NO_REPLY;
+	if (o.search)
+		rc = srch.zero_loss > 0 ? 0 : EXIT_NO_REPLY;
+	else
+		rc = run->ctr[LG_CTR_REPLIES] > 0 ? 0 : EXIT_NO_REPLY;
 	if (rc != 0)
 		fprintf(stderr, PROG ": no reply arrived\n");
 

@@ -149,6 +149,12 @@ static uint32_t write_text(const struct lg_req *q, enum lg_op op, uint32_t idx, 
 		p = meta ? PUT_LIT(p, "ms ") : PUT_LIT(p, "set ");
 	lg_key_write(k, idx, p);
 	p += k->key_len;
+	/* A multi-get (ASCII): the other keys spread over the key space from the first. */
+	for (uint32_t j = 1; op == LG_OP_GET && j < q->multiget; j++) {
+		p = PUT_LIT(p, " ");
+		lg_key_write(k, (uint32_t)(((uint64_t)idx + (uint64_t)j * 7919u) % k->n), p);
+		p += k->key_len;
+	}
 	if (op == LG_OP_GET) {
 		p = meta ? PUT_LIT(p, " v\r\n") : PUT_LIT(p, "\r\n");
 		return (uint32_t)(p - s);
@@ -200,8 +206,8 @@ uint32_t lg_req_max_len(const struct lg_req *q, enum lg_op op)
 
 	if (q->proto == MC_PROTO_BINARY)
 		return MC_BIN_HDR_LEN + k + (op == LG_OP_SET ? 8 + v : 0);
-	if (op == LG_OP_GET)
-		return 4 + k + 4; /* "get " / "mg " + key + "\r\n" / " v\r\n" */
+	if (op == LG_OP_GET) /* "get " / "mg " + keys with spaces + "\r\n" / " v\r\n" */
+		return 4 + q->multiget * (k + 1) + 4;
 	return 4 + k + 5 + t + 2 + v + 2;
 }
 
@@ -214,6 +220,9 @@ int lg_req_init(struct lg_req *q, const struct lg_keys *k, const struct lg_opts 
 	q->keys = k;
 	q->proto = o->proto;
 	q->value_size = o->value_size;
+	q->multiget = o->multiget > 1 ? o->multiget : 1;
+	if (q->multiget > 1 && o->proto != MC_PROTO_ASCII)
+		return -EPROTONOSUPPORT;
 	q->value_len_text_len = (uint8_t)snprintf(q->value_len_text, sizeof(q->value_len_text),
 						  "%u", o->value_size);
 	q->value = malloc(o->value_size + 1);

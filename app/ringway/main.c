@@ -339,11 +339,13 @@ static int ops_health(void *ctx, const char *name, enum ctl_health what, char *e
 }
 
 /* af_packet (qpairs=N: a PACKET_FANOUT_HASH group) and af_xdp (queue_count=N: the NIC's
- * own RSS feeds each XSK) spread flows over their queues without reporting RSS offloads. */
+ * own RSS feeds each XSK) spread flows over their queues without reporting RSS offloads;
+ * on net_memif the peer picks the queue each packet arrives on. */
 static bool kernel_spreads_queues(const struct rte_eth_dev_info *info)
 {
 	return info->driver_name != NULL && (strcmp(info->driver_name, "net_af_packet") == 0 ||
-					     strcmp(info->driver_name, "net_af_xdp") == 0);
+					     strcmp(info->driver_name, "net_af_xdp") == 0 ||
+					     strcmp(info->driver_name, "net_memif") == 0);
 }
 
 /* Configure and start the port with @p nq queue pairs; sets *offload when the port computes

@@ -135,6 +135,16 @@ static inline uint16_t dp_csum_apply(uint16_t csum, uint32_t delta)
 				       (delta >> 16));
 }
 
+/* dp_csum_apply() for a delta summed as whole 32-bit words in 64 bits (at most a few dozen
+ * words: no overflow); folds to the same checksum as the 16-bit deltas would. */
+static inline uint16_t dp_csum_apply64(uint16_t csum, uint64_t delta)
+{
+	delta += (uint16_t)~csum;
+	delta = (delta & 0xffffffff) + (delta >> 32);
+	delta = (delta & 0xffffffff) + (delta >> 32);
+	return (uint16_t)~dp_csum_fold((uint32_t)(delta & 0xffff) + (uint32_t)(delta >> 16));
+}
+
 /*
  * Leave the IPv4 header and UDP checksums of @p m to the NIC (w->tx_offload): the offsets it
  * needs (@p l2_len, @p l3_len), the flags, the IPv4 checksum field 0 and the UDP checksum field

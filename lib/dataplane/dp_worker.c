@@ -47,17 +47,21 @@ static void rewrite_udp(struct dp_worker *w, struct rte_mbuf *m, struct dp_pkt *
 		udp->dst_port = dport;
 		return dp_tx_cksum_offload(m, ip, udp, pk->l2_len, pk->l3_len);
 	}
-	/* One sum of the changes, applied to both checksums: the addresses are in the IP header
-	 * and in the UDP pseudo-header. */
-	uint32_t addr = dp_csum_delta4(ip->src_addr, sip) + dp_csum_delta4(ip->dst_addr, dip);
+	/* One sum of the changes (RFC 1624: ~old + new for each field), applied to both
+	 * checksums: the addresses are in the IP header and in the UDP pseudo-header. Whole
+	 * 32-bit words added in 64 bits fold to the same ones' complement sum as their 16-bit
+	 * halves (2^16 = 1 mod 0xffff), in fewer steps. */
+	uint32_t old_ports, new_ports = (uint32_t)sport | (uint32_t)dport << 16;
+	uint64_t addr = (uint64_t)(uint32_t)~ip->src_addr + sip + (uint32_t)~ip->dst_addr + dip;
+	uint64_t ports;
 
-	ip->hdr_checksum = dp_csum_apply(ip->hdr_checksum,
-					 addr + dp_csum_delta2(old_ttl_proto, new_ttl_proto));
+	memcpy(&old_ports, &udp->src_port, 4);
+	ip->hdr_checksum =
+		dp_csum_apply64(ip->hdr_checksum, addr + (uint16_t)~old_ttl_proto + new_ttl_proto);
 	if (udp->dgram_cksum != 0) {
-		uint16_t c = dp_csum_apply(udp->dgram_cksum,
-					   addr + dp_csum_delta2(udp->src_port, sport) +
-						   dp_csum_delta2(udp->dst_port, dport) +
-						   dp_csum_delta2(old_reqid, new_reqid));
+		ports = (uint64_t)(uint32_t)~old_ports + new_ports + (uint16_t)~old_reqid +
+			new_reqid;
+		uint16_t c = dp_csum_apply64(udp->dgram_cksum, addr + ports);
 
 		udp->dgram_cksum = c == 0 ? 0xffff : c;
 	}
@@ -248,18 +252,25 @@ static int32_t request_owner(const struct dp_worker *w, const struct dp_pkt *pk,
 
 /* What a parsed request datagram asks of the router. */
 struct req_class {
-	bool version;	 /* has `version` (answered here) */
-	bool quiet;	 /* every request is a noreply/quiet write: no reply expected */
-	bool no_end;	 /* a quiet read (or write) not followed by mn / NOOP: nothing says when
-			    the reply is complete (a miss sends nothing or an empty message) */
-	int32_t refused; /* index of a refused keyless command, or -1 */
+	bool version;	  /* has `version` (answered here) */
+	bool quiet;	  /* every request is a noreply/quiet write: no reply expected */
+	bool no_end;	  /* a quiet read (or write) not followed by mn / NOOP: nothing says when
+			     the reply is complete (a miss sends nothing or an empty message) */
+	int32_t refused;  /* index of a refused keyless command, or -1 */
+	bool one_message; /* mc_reply_is_one_message(): the reply needs no parser */
 };
 
 static struct req_class classify(const struct mc_requests *r)
 {
-	struct req_class c = {false, true, false, -1};
+	struct req_class c = {false, true, false, -1, false};
 	bool any_quiet = false;
 	uint8_t last = r->nreq > 0 ? r->req[r->nreq - 1].cmd : 0;
+
+	/* The common case at once: one read that expects its reply (one message when it has
+	 * one key, as mc_reply_is_one_message() says of a read). */
+	if (likely(r->nreq == 1 && r->req[0].kind == MC_KIND_READ &&
+		   !(r->req[0].flags & MC_REQ_F_QUIET)))
+		return (struct req_class){false, false, false, -1, r->req[0].key_count <= 1};
 
 	for (uint16_t i = 0; i < r->nreq && c.refused < 0; i++) {
 		const struct mc_request *rq = &r->req[i];
@@ -277,6 +288,7 @@ static struct req_class classify(const struct mc_requests *r)
 		c.version |= pol == 2;
 	}
 	c.no_end = any_quiet && !c.quiet && last != MC_CMD_MN && last != MC_CMD_NOOP;
+	c.one_message = mc_reply_is_one_message(r);
 	return c;
 }
 
@@ -293,7 +305,7 @@ static __rte_always_inline void forward_request(struct dp_worker *w, struct rte_
 	uint32_t s = dp_slot_take(w, pk, ep, &port, &reqid);
 	struct dp_slot *sl = &w->slots[s];
 
-	slot_expect(w, sl, r, !c.quiet && !mc_reply_is_one_message(r), c.no_end);
+	slot_expect(w, sl, r, !c.quiet && !c.one_message, c.no_end);
 	if (unlikely(c.no_end))
 		quiet_track(w, s);
 	memcpy(&pk->eth->dst_addr, &mac, 6); /* little-endian: bytes 0..5 of the word */
@@ -417,8 +429,10 @@ static void handle_request(struct dp_worker *w, struct rte_mbuf *m, struct dp_pk
 	why = client_check(w, pk);
 	if (unlikely(why != DP_DROP_COUNT))
 		return dp_count_drop(w, m, why);
-	/* memcached's own key rule: control characters allowed (memcaslap sends them). */
-	e = mc_parse_datagram_flags(pk->payload, pk->plen, MC_PARSE_CTL_KEYS, r);
+	/* memcached's own key rule: control characters allowed (memcaslap sends them). The
+	 * look-ahead's key scan, when it made one, is the parse's for `get <key>` / `mg <key>`. */
+	e = mc_parse_datagram_peeked(pk->payload, pk->plen, MC_PARSE_CTL_KEYS, pk->hint.off,
+				     pk->hint.len, r);
 	if (unlikely(e != MC_OK))
 		return dp_count_drop(w, m, mc_drop_reason(e));
 	c = classify(r);

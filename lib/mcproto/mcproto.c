@@ -699,10 +699,12 @@ static enum mc_err parse_text(struct pctx *c, uint32_t pos, uint32_t *next)
  * The commonest datagrams in one pass over the key: exactly `get <key>\r\n`, or one
  * `mg <key>[ <flags>]\r\n` line. True with @p out as parse_text() fills it for them; false
  * (out->nreq and nkeys still 0) for anything else, including keys the flags decide on
- * (control bytes), so that the full parser gives the answer and the error.
+ * (control bytes), so that the full parser gives the answer and the error. @p known_end: where
+ * scan_plain(p, key start, len) stops when the caller knows it already (mc_peek_key() ran it
+ * on the same bytes), else 0.
  */
 static bool parse_fast(const uint8_t *p, uint32_t start, uint32_t len, unsigned flags,
-		       struct mc_requests *out)
+		       struct mc_requests *out, uint32_t known_end)
 {
 	struct pctx c = {.p = p, .len = len, .flags = flags, .out = out};
 	bool mg = p[start] == 'm';
@@ -713,7 +715,7 @@ static bool parse_fast(const uint8_t *p, uint32_t start, uint32_t len, unsigned 
 	if (mg ? p[start + 1] != 'g' || p[start + 2] != ' '
 	       : p[start + 1] != 'e' || p[start + 2] != 't' || p[start + 3] != ' ')
 		return false;
-	e = scan_plain(p, k, len);
+	e = known_end != 0 ? known_end : scan_plain(p, k, len);
 	if (e == k || e - k > MC_KEY_MAX)
 		return false;
 	struct mc_request *r = &out->req[0];
@@ -747,9 +749,9 @@ static bool parse_fast(const uint8_t *p, uint32_t start, uint32_t len, unsigned 
 	return true;
 }
 
-/* Parse [start, len) of @p p; offsets stay relative to @p p. */
+/* Parse [start, len) of @p p; offsets stay relative to @p p. @p known_end: parse_fast()'s. */
 static enum mc_err parse_from(const uint8_t *p, uint32_t start, uint32_t len, unsigned flags,
-			      struct mc_requests *out)
+			      struct mc_requests *out, uint32_t known_end)
 {
 	struct pctx c = {.p = p, .len = len, .flags = flags, .out = out};
 	uint32_t pos = start;
@@ -760,7 +762,8 @@ static enum mc_err parse_from(const uint8_t *p, uint32_t start, uint32_t len, un
 	out->err_off = start;
 	if (start >= len)
 		return MC_E_EMPTY;
-	if ((p[start] == 'g' || p[start] == 'm') && parse_fast(p, start, len, flags, out))
+	if ((p[start] == 'g' || p[start] == 'm') &&
+	    parse_fast(p, start, len, flags, out, known_end))
 		return MC_OK;
 	bool binary = p[start] == MC_BIN_REQ_MAGIC;
 	out->proto = binary ? MC_PROTO_BINARY : MC_PROTO_ASCII;
@@ -789,7 +792,7 @@ enum mc_err mc_parse_requests_flags(const uint8_t *p, size_t len, unsigned flags
 		out->err_off = 0;
 		return MC_E_TOO_MANY_REQUESTS;
 	}
-	return parse_from(p, 0, (uint32_t)len, flags, out);
+	return parse_from(p, 0, (uint32_t)len, flags, out, 0);
 }
 
 enum mc_err mc_parse_requests(const uint8_t *p, size_t len, struct mc_requests *out)
@@ -800,6 +803,13 @@ enum mc_err mc_parse_requests(const uint8_t *p, size_t len, struct mc_requests *
 enum mc_err mc_parse_datagram_flags(const uint8_t *p, size_t len, unsigned flags,
 				    struct mc_requests *out)
 {
+	return mc_parse_datagram_peeked(p, len, flags, 0, 0, out);
+}
+
+enum mc_err mc_parse_datagram_peeked(const uint8_t *p, size_t len, unsigned flags, uint32_t key_off,
+				     uint32_t key_len, struct mc_requests *out)
+{
+	uint32_t known_end = 0;
 	enum mc_err e;
 
 	out->err_off = 0;
@@ -813,7 +823,13 @@ enum mc_err mc_parse_datagram_flags(const uint8_t *p, size_t len, unsigned flags
 		return MC_E_FRAME_SEQ;
 	if (len > UINT32_MAX)
 		return MC_E_TOO_MANY_REQUESTS;
-	return parse_from(p, MC_FRAME_HDR_LEN, (uint32_t)len, flags, out);
+	/* mc_peek_key() scanned a text key at the place parse_fast() starts its scan (the
+	 * second token, right after `get ` or `mg `): where that scan stopped is known. */
+	if (key_len != 0 && key_off == MC_FRAME_HDR_LEN + (p[MC_FRAME_HDR_LEN] == 'm' ? 3u : 4u) &&
+	    (p[MC_FRAME_HDR_LEN] == 'g' || p[MC_FRAME_HDR_LEN] == 'm') && key_off + key_len < len &&
+	    key_len <= MC_KEY_MAX)
+		known_end = key_off + key_len;
+	return parse_from(p, MC_FRAME_HDR_LEN, (uint32_t)len, flags, out, known_end);
 }
 
 enum mc_err mc_parse_datagram(const uint8_t *p, size_t len, struct mc_requests *out)

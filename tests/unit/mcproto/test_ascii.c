@@ -99,9 +99,11 @@ static void test_get_errors(void **state)
 static void test_control_keys_as_memcached(void **state)
 {
 	(void)state;
-	static const char get[] = "get \x10\x10\x10\x10\x10\x10\x10\x10" "abc k2\r\n";
+	static const char get[] = "get \x10\x10\x10\x10\x10\x10\x10\x10"
+				  "abc k2\r\n";
 	static const char set[] = "set \x10\x01\x7fz 0 0 1 noreply\r\nx\r\n";
-	static const char mg[] = "mg a\x10" "b v\r\n";
+	static const char mg[] = "mg a\x10"
+				 "b v\r\n";
 
 	assert_int_equal(mc_parse_requests((const uint8_t *)get, sizeof(get) - 1, &r),
 			 MC_E_KEY_BAD_CHAR);
@@ -116,16 +118,16 @@ static void test_control_keys_as_memcached(void **state)
 						 MC_PARSE_CTL_KEYS, &r),
 			 MC_OK);
 	assert_int_equal(r.keys[0].len, 4);
-	assert_int_equal(mc_parse_requests_flags((const uint8_t *)mg, sizeof(mg) - 1,
-						 MC_PARSE_CTL_KEYS, &r),
-			 MC_OK);
+	assert_int_equal(
+		mc_parse_requests_flags((const uint8_t *)mg, sizeof(mg) - 1, MC_PARSE_CTL_KEYS, &r),
+		MC_OK);
 	assert_int_equal(r.keys[0].len, 3);
 	/* Spaces still split keys and length limits still hold. */
 	char big[300];
 	int n = snprintf(big, sizeof(big), "get \x10%0250d\r\n", 0);
-	assert_int_equal(mc_parse_requests_flags((const uint8_t *)big, (size_t)n,
-						 MC_PARSE_CTL_KEYS, &r),
-			 MC_E_KEY_TOO_LONG);
+	assert_int_equal(
+		mc_parse_requests_flags((const uint8_t *)big, (size_t)n, MC_PARSE_CTL_KEYS, &r),
+		MC_E_KEY_TOO_LONG);
 }
 
 static void test_key_length_limits(void **state)
@@ -408,6 +410,88 @@ static void test_request_count_limit(void **state)
 	assert_int_equal(mc_parse_requests((uint8_t *)buf, n, &r), MC_E_TOO_MANY_REQUESTS);
 }
 
+/* The same datagram parsed plainly and with mc_peek_key()'s result (and with wrong hints):
+ * the same result, field for field, whatever the shape. */
+static void assert_same_parse(const char *body, size_t blen, uint32_t off, uint32_t klen)
+{
+	uint8_t d[512];
+	struct mc_requests *a = calloc(1, sizeof(*a)), *b = calloc(1, sizeof(*b));
+	const struct mc_frame f = {7, 0, 1, 0};
+	enum mc_err ea, eb;
+
+	assert_non_null(a);
+	assert_non_null(b);
+	assert_true(blen + MC_FRAME_HDR_LEN <= sizeof(d));
+	mc_frame_write(d, &f);
+	memcpy(d + MC_FRAME_HDR_LEN, body, blen);
+	ea = mc_parse_datagram_flags(d, blen + MC_FRAME_HDR_LEN, MC_PARSE_CTL_KEYS, a);
+	eb = mc_parse_datagram_peeked(d, blen + MC_FRAME_HDR_LEN, MC_PARSE_CTL_KEYS, off, klen, b);
+	assert_int_equal(ea, eb);
+	if (ea == MC_OK) {
+		assert_int_equal(a->nreq, b->nreq);
+		assert_int_equal(a->nkeys, b->nkeys);
+		assert_int_equal(a->proto, b->proto);
+		for (unsigned i = 0; i < a->nreq; i++) {
+			const struct mc_request *x = &a->req[i], *y = &b->req[i];
+
+			assert_int_equal(x->off, y->off);
+			assert_int_equal(x->len, y->len);
+			assert_int_equal(x->line_len, y->line_len);
+			assert_int_equal(x->args_off, y->args_off);
+			assert_int_equal(x->args_len, y->args_len);
+			assert_int_equal(x->cmd, y->cmd);
+			assert_int_equal(x->kind, y->kind);
+			assert_int_equal(x->flags, y->flags);
+			assert_int_equal(x->key_first, y->key_first);
+			assert_int_equal(x->key_count, y->key_count);
+		}
+		for (unsigned i = 0; i < a->nkeys; i++) {
+			assert_int_equal(a->keys[i].off, b->keys[i].off);
+			assert_int_equal(a->keys[i].len, b->keys[i].len);
+			assert_int_equal(a->keys[i].base64, b->keys[i].base64);
+		}
+	}
+	free(a);
+	free(b);
+}
+
+static void test_parse_with_peeked_key(void **state)
+{
+	static const char *const bodies[] = {
+		"get foo\r\n",
+		"get foo bar\r\n",
+		"get foo\r\nget bar\r\n",
+		"get fo\x01o\r\n",
+		"get foo\n",
+		"get foo \r\n",
+		"gets foo\r\n",
+		"mg foo\r\n",
+		"mg foo v f t\r\n",
+		"mg foo v\nf\r\n",
+		"mg Zm9v b v\r\n",
+		"ma foo\r\n",
+		"mn\r\n",
+		"set foo 0 0 1\r\nx\r\n",
+		"get \r\n",
+		"get\r\n",
+		"version\r\n",
+	};
+	uint8_t d[512];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(bodies) / sizeof(bodies[0]); i++) {
+		size_t n = strlen(bodies[i]);
+		uint32_t off = 0, klen = 0;
+		const struct mc_frame f = {7, 0, 1, 0};
+
+		mc_frame_write(d, &f);
+		memcpy(d + MC_FRAME_HDR_LEN, bodies[i], n);
+		if (mc_peek_key(d, n + MC_FRAME_HDR_LEN, &off, &klen))
+			assert_same_parse(bodies[i], n, off, klen);
+		assert_same_parse(bodies[i], n, 0, 0);
+	}
+}
+
 int main(void)
 {
 	/* clang-format off */
@@ -428,6 +512,7 @@ int main(void)
 		cmocka_unit_test(test_keyless),
 		cmocka_unit_test(test_pipeline),
 		cmocka_unit_test(test_request_count_limit),
+		cmocka_unit_test(test_parse_with_peeked_key),
 	};
 	/* clang-format on */
 	return cmocka_run_group_tests(tests, NULL, NULL);

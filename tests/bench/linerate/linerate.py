@@ -1,0 +1,442 @@
+#!/usr/bin/env python3
+"""RFC 2544-style line-rate measurements of the real ringway binary over net_memif.
+
+One ringway-loadgen process is the clients and every memcached node (--nodes: it answers for
+1,000 node addresses like memcached would); ringway runs with a real config (1,000-node ring,
+static node MACs) on a net_memif port; nothing but DPDK is on the path (both processes
+--no-pci --no-huge, their own --file-prefix, the memif socket in a temporary directory).
+
+For each worker count and case the load generator binary-searches the highest offered rate
+whose trials lose at most --loss-max of their requests (--search), then measures latency at 10,
+50 and 90% of it. Writes a JSON report (and a PNG chart with gnuplot) and prints a table.
+
+  linerate.py --build DIR --out FILE [--png FILE] [--raw DIR] [--quick] [--workers 1,2]
+              [--cases a,b] [--trial S] [--dataplane-json FILE]
+
+--quick: one worker, single-key ASCII GETs with short trials (the bench suite's smoke run);
+exit 1 when the harness does not work (no reply, a wrong answer, the router's identity broken);
+never on a figure.
+"""
+import argparse
+import ipaddress
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+ROUTER_MAC = "02:00:c6:12:00:01"
+NODE_MAC = "02:00:c6:12:10:02"
+ROUTER_IP = "198.18.0.1"
+CLIENT_IP = "198.18.0.20"
+NODE_NET = "198.18.16.0/22"
+NODES = 1000
+WIRE_OVERHEAD = 24  # preamble 8 + FCS 4 + inter-frame gap 12 bytes per frame
+
+# name -> (loadgen arguments, what it is). Multi-gets wait out the router's request timeout
+# (1 s) between trials: after an overloaded trial its merge contexts stay taken until then,
+# and the next trial's multi-gets would be refused (SERVER_ERROR) for the last one's load.
+CASES = {
+    "ascii_100": (["--proto", "ascii", "--get-ratio", "1", "--value-size", "100"],
+                  "single-key ASCII get, 100-byte values"),
+    "meta_100": (["--proto", "meta", "--get-ratio", "1", "--value-size", "100"],
+                 "single-key meta mg, 100-byte values"),
+    "binary_100": (["--proto", "binary", "--get-ratio", "1", "--value-size", "100"],
+                   "single-key binary GET, 100-byte values"),
+    "ascii_1400": (["--proto", "ascii", "--get-ratio", "1", "--value-size", "1400"],
+                   "single-key ASCII get, 1,400-byte values (2-datagram replies)"),
+    "meta_1400": (["--proto", "meta", "--get-ratio", "1", "--value-size", "1400"],
+                  "single-key meta mg, 1,400-byte values"),
+    "binary_1400": (["--proto", "binary", "--get-ratio", "1", "--value-size", "1400"],
+                    "single-key binary GET, 1,400-byte values"),
+    "mix_90_10": (["--proto", "ascii", "--get-ratio", "0.9", "--value-size", "100"],
+                  "ASCII 90% get / 10% set, 100-byte values"),
+    "multiget_10": (["--proto", "ascii", "--get-ratio", "1", "--value-size", "100",
+                     "--multiget", "10", "--trial-gap-ms", "1100"],
+                    "ASCII 10-key get (split over the nodes, merged), 100-byte values"),
+}
+# Two workers only: replies steered to the other worker's queue (its hand-off ring).
+HANDOFF = {
+    "handoff_0": (["--proto", "ascii", "--get-ratio", "1", "--value-size", "100",
+                   "--node-cross", "0"], "ASCII get, every reply on its worker's queue"),
+    "handoff_50": (["--proto", "ascii", "--get-ratio", "1", "--value-size", "100",
+                    "--node-cross", "0.5"], "ASCII get, half the replies on the other queue"),
+}
+
+
+def write_config(path, tmp, workers):
+    lines = [
+        "[router]", "port = 0", "address = %s" % ROUTER_IP, "mac = %s" % ROUTER_MAC,
+        "listen_ports = 11211", "reply_port_base = 32768", "reply_port_count = 16384",
+        "allowed_clients = 198.18.0.0/24", "idle = poll", "mtu = 1500",
+        "[placement]", "algorithm = ring", "vnodes = 160",
+        "[tables]", "request_slots = 32768", "client_slots_max = 0", "mbufs = 65535",
+        "multiget_inflight = 1024",
+        "rx_desc = 1024", "tx_desc = 1024",
+        "[control]", "socket = %s/ctl.sock" % tmp, "state_file = %s/state" % tmp,
+        "[log]", "level = notice",
+    ]
+    base = int(ipaddress.IPv4Address(NODE_NET.split("/")[0])) + 1
+    for i in range(NODES):
+        lines += ["[node n%d]" % i, "address = %s:11211" % ipaddress.IPv4Address(base + i),
+                  "mac = %s" % NODE_MAC]
+    with open(path, "w") as f:
+        f.write("\n".join(lines) + "\n")
+
+
+def loadavg():
+    with open("/proc/loadavg") as f:
+        return float(f.read().split()[0])
+
+
+def cpu_ticks(pid):
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            rest = f.read().rsplit(")", 1)[1].split()
+        return int(rest[11]) + int(rest[12])
+    except OSError:
+        return 0
+
+
+class Router:
+    def __init__(self, a, tmp, workers, raw):
+        self.prefix = "%s-rw" % a.prefix
+        self.tmp = tmp
+        conf = os.path.join(tmp, "ringway.conf")
+        write_config(conf, tmp, workers)
+        # 2 vCPUs here: the control lcore and worker 1 share CPU 0 with the load generator,
+        # worker 0 has CPU 1 (the control lcore sleeps in its poll).
+        lcores = ["-l", "0,1"] if workers == 1 else ["--lcores", "0@0,1@1,2@0"]
+        self.cmd = [os.path.join(a.build, "app/ringway/ringway")] + lcores + [
+            "--no-pci", "--no-huge", "-m", "1024", "--file-prefix", self.prefix,
+            "--vdev", "net_memif0,role=server,socket=%s/memif.sock,mac=%s,rsize=%d"
+            % (tmp, ROUTER_MAC, a.rsize), "--", "--config", conf]
+        self.log = open(os.path.join(raw, "ringway.w%d.log" % workers), "a+")
+        self.p = subprocess.Popen(self.cmd, stdout=self.log, stderr=subprocess.STDOUT)
+        self.ctl = os.path.join(a.build, "app/ringwayctl/ringwayctl")
+        for _ in range(200):
+            self.log.flush()
+            with open(self.log.name) as f:
+                if "serving on port" in f.read():
+                    return
+            if self.p.poll() is not None:
+                break
+            time.sleep(0.05)
+        self.stop()
+        raise RuntimeError("ringway did not start: see %s" % self.log.name)
+
+    def stats(self):
+        if self.p.poll() is not None:
+            return {}
+        out = subprocess.run([self.ctl, "--socket", os.path.join(self.tmp, "ctl.sock"),
+                              "stats"], capture_output=True, text=True, timeout=10).stdout
+        s = {}
+        for line in out.splitlines():
+            k, _, v = line.partition(" ")
+            try:
+                s[k] = int(v)
+            except ValueError:
+                s[k] = v
+        return s
+
+    def stop(self):
+        if self.p.poll() is None:
+            self.p.send_signal(signal.SIGINT)
+            try:
+                self.p.wait(20)
+            except subprocess.TimeoutExpired:
+                self.p.kill()
+                self.p.wait()
+        shutil.rmtree("/var/run/dpdk/%s" % self.prefix, ignore_errors=True)
+        self.log.flush()
+        with open(self.log.name) as f:
+            return f.read()
+
+
+def run_case(a, tmp, raw, workers, name, args, router):
+    out = os.path.join(raw, "%s.w%d.json" % (name, workers))
+    prefix = "%s-lg" % a.prefix
+    cmd = [os.path.join(a.build, "app/ringway-loadgen/ringway-loadgen"), "-l", "0", "--no-pci",
+           "--no-huge", "-m", "1024", "--file-prefix", prefix, "--vdev",
+           "net_memif0,role=client,socket=%s/memif.sock,mac=%s,rsize=%d"
+           % (tmp, NODE_MAC, a.rsize), "--",
+           "--src", CLIENT_IP, "--dst", ROUTER_IP + ":11211", "--dst-mac", ROUTER_MAC,
+           "--nodes", NODE_NET, "--keys", "100000", "--queues", str(workers),
+           "--search", "--search-lo", str(a.search_lo), "--search-hi", str(a.search_hi),
+           "--trial", str(a.trial), "--search-steps", str(a.steps),
+           "--search-repeat", str(a.repeat), "--loss-max", str(a.loss_max),
+           "--timeout-ms", "1000", "--quiet", "--json", out] + args
+    la = loadavg()
+    before = router.stats()
+    t0 = cpu_ticks(router.p.pid)
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    shutil.rmtree("/var/run/dpdk/%s" % prefix, ignore_errors=True)
+    time.sleep(0.5)  # a router that dies of the disconnect does so now
+    with open(os.path.join(raw, "%s.w%d.log" % (name, workers)), "w") as f:
+        f.write(" ".join(cmd) + "\n" + r.stdout + r.stderr)
+    after = router.stats()
+    if r.returncode not in (0, 3):
+        raise RuntimeError("%s: loadgen exit %d: %s" % (name, r.returncode, r.stderr[-500:]))
+    with open(out) as f:
+        doc = json.load(f)
+    delta = {k: after[k] - before.get(k, 0) for k in after
+             if isinstance(after[k], int) and after[k] != before.get(k, 0)}
+    return summarise(doc, workers, name, la, delta, cpu_ticks(router.p.pid) - t0)
+
+
+def summarise(doc, workers, name, la, router_delta, router_ticks):
+    s = doc["search"]
+    zl = s["zero_loss_pps"]
+    best = None
+    for t in s["trials"]:
+        if t["pass"] and t["rate"] == zl:
+            best = t
+    res = {"case": name, "workers": workers, "loadavg_1min": la, "zero_loss_rps": zl,
+           "trials": len(s["trials"]), "router_counters": router_delta,
+           "router_cpu_ticks": router_ticks,
+           "generator_limited_trials": sum(1 for t in s["trials"] if t["generator_limited"]),
+           # Over every trial of the search: what the answers were.
+           "all_trials": {k: sum(t[k] for t in s["trials"]) for k in (
+               "sent", "replies", "lost", "hits", "misses", "errors", "rx_bad_reply",
+               "value_size_mismatch", "rx_stray", "node_bad_request")}}
+    if best is not None:
+        e = best["elapsed_s"]
+        rx_pkts = best["sent"] + best["node_datagrams"]  # what the router received
+        tx_pkts = best["rx_packets"]  # what it sent
+        rx_bits = (best["tx_bytes"] + best["node_bytes"] + WIRE_OVERHEAD * rx_pkts) * 8 / e
+        tx_bits = (best["rx_bytes"] + WIRE_OVERHEAD * tx_pkts) * 8 / e
+        res.update({
+            "rps_per_worker": zl / workers,
+            "router_rx_pps": rx_pkts / e, "router_tx_pps": tx_pkts / e,
+            "pps_per_worker": (rx_pkts + tx_pkts) / e / workers,
+            "router_rx_bits_per_s": rx_bits, "router_tx_bits_per_s": tx_bits,
+            "fraction_of_10gbe_per_worker": max(rx_bits, tx_bits) / 1e10 / workers,
+            "hits": best["hits"], "misses": best["misses"], "errors": best["errors"],
+            "node_cross": best["node_cross"], "replies": best["replies"],
+            "sent": best["sent"],
+        })
+    res["latency"] = []
+    for lat in s["latency"]:
+        ph = [v for k, v in lat.items() if k.startswith("at_")][0]
+        res["latency"].append({"fraction": lat["fraction"], "rate": lat["rate"],
+                               "lost": ph["lost"], "sent": ph["sent"],
+                               "p50_us": ph["latency_us"]["p50"],
+                               "p99_us": ph["latency_us"]["p99"],
+                               "p99.9_us": ph["latency_us"]["p99.9"]})
+    return res
+
+
+def dataplane_figures(a):
+    """Forward + reply cycles of bench_dataplane (mixed protocols, 100-byte replies): from
+    --dataplane-json, else a short run of the bench itself when it is built."""
+    doc = None
+    if a.dataplane_json and os.path.exists(a.dataplane_json):
+        with open(a.dataplane_json) as f:
+            doc = json.load(f)
+    else:
+        b = os.path.join(a.build, "tests/bench/dataplane/bench_dataplane")
+        if os.path.exists(b):
+            r = subprocess.run([b, "--packets", "32768"], capture_output=True, text=True,
+                               timeout=300)
+            if r.returncode == 0:
+                doc = json.loads(r.stdout)
+    if not doc or "summary" not in doc or "forward_cycles" not in doc["summary"]:
+        return None
+    s = doc["summary"]
+    fwd, rep = s["forward_cycles"], s["reply_100_cycles"]
+    hz = doc["tsc_hz"]
+    return {"forward_cycles": fwd, "reply_cycles": rep, "tsc_hz": hz,
+            "requests_per_s_per_core": hz / (fwd + rep),
+            "loadavg_1min": doc.get("loadavg_1min")}
+
+
+def chart(doc, png, base):
+    rows = [c for c in doc["cases"] if not c["case"].startswith("handoff")]
+    names = sorted({c["case"] for c in rows}, key=list(CASES).index)
+    with open(base + ".tput.dat", "w") as f:
+        f.write("# case w1 w2\n")
+        for n in names:
+            v = {c["workers"]: c["zero_loss_rps"] for c in rows if c["case"] == n}
+            f.write('"%s" %s %s\n' % (n, v.get(1, "NaN"), v.get(2, "NaN")))
+    with open(base + ".lat.dat", "w") as f:
+        f.write("# case p50@10 p50@50 p50@90 p99@90\n")
+        for n in names:
+            c = [c for c in rows if c["case"] == n and c["workers"] == 1] or \
+                [c for c in rows if c["case"] == n]
+            lat = c[0]["latency"] if c else []
+            get = (lambda i, k: lat[i][k] if len(lat) > i else "NaN")
+            f.write('"%s" %s %s %s %s\n' % (n, get(0, "p50_us"), get(1, "p50_us"),
+                                            get(2, "p50_us"), get(2, "p99_us")))
+    script = """
+set terminal pngcairo size 1400,560 font ",10" noenhanced
+set output '%(png)s'
+set multiplot layout 1,2 title "ringway over net_memif (real binary, 1,000-node ring; 2 vCPUs shared with the load generator)"
+set style data histograms
+set style histogram clustered gap 1
+set style fill solid 0.8 border -1
+set boxwidth 0.9
+set key below horizontal
+set grid ytics
+set xtics nomirror rotate by -25 font ",9"
+set title "zero-loss throughput (requests/s, loss <= %(loss)s)"
+set yrange [0:*]
+plot '%(base)s.tput.dat' using 2:xtic(1) title "1 worker", '' using 3 title "2 workers"
+set title "latency, 1 worker (us, log scale)"
+set logscale y
+set yrange [1:*]
+plot '%(base)s.lat.dat' using 2:xtic(1) title "p50 at 10%%", '' using 3 title "p50 at 50%%", '' using 4 title "p50 at 90%%", '' using 5 title "p99 at 90%%"
+unset multiplot
+""" % {"png": png, "base": base, "loss": doc["loss_max"]}
+    with open(base + ".gp", "w") as f:
+        f.write(script)
+    subprocess.run(["gnuplot", base + ".gp"], check=True)
+
+
+def table(doc):
+    print("%-12s %2s %12s %10s %10s %7s %9s %9s %9s %9s" % (
+        "case", "w", "zero-loss/s", "pps/worker", "Gb/s rx", "10GbE", "p50@10%",
+        "p50@50%", "p50@90%", "p99@90%"))
+    for c in doc["cases"]:
+        lat = {round(x["fraction"] * 100): x for x in c["latency"]}
+        g = (lambda f, k: "%.1f" % lat[f][k] if f in lat else "-")
+        print("%-12s %2d %12.0f %10.0f %10.3f %6.1f%% %9s %9s %9s %9s" % (
+            c["case"], c["workers"], c["zero_loss_rps"], c.get("pps_per_worker", 0),
+            c.get("router_rx_bits_per_s", 0) / 1e9,
+            100 * c.get("fraction_of_10gbe_per_worker", 0), g(10, "p50_us"),
+            g(50, "p50_us"), g(90, "p50_us"), g(90, "p99_us")))
+    if doc.get("handoff"):
+        print("hand-off: %s" % json.dumps(doc["handoff"]))
+    if doc.get("dataplane"):
+        print("bench_dataplane: %s" % json.dumps(doc["dataplane"]))
+
+
+def check(doc):
+    """The smoke run's assertions, on correctness only (a benchmark never fails on time): the
+    harness got answers, every answer was a hit of the right size, the router's identity held."""
+    bad = []
+    for c in doc["cases"]:
+        t = c["all_trials"]
+        if t["replies"] == 0:
+            bad.append("%s: no reply at all" % c["case"])
+        for k in ("misses", "errors", "rx_bad_reply", "value_size_mismatch", "rx_stray",
+                  "node_bad_request"):
+            if t[k]:
+                bad.append("%s: %s %d" % (c["case"], k, t[k]))
+        if t["hits"] != t["replies"]:
+            bad.append("%s: %d hits of %d replies" % (c["case"], t["hits"], t["replies"]))
+    ids = doc.get("router_identity") or ["missing"]
+    if any(i != "ok" for i in ids):
+        bad.append("router identity: %s" % ids)
+    return bad
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--build", required=True)
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--png")
+    ap.add_argument("--raw")
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--workers", default="1,2")
+    ap.add_argument("--cases", default=",".join(CASES))
+    ap.add_argument("--handoff", action="store_true", default=True)
+    ap.add_argument("--no-handoff", dest="handoff", action="store_false")
+    ap.add_argument("--trial", type=float, default=1.0)
+    ap.add_argument("--steps", type=int, default=10)
+    ap.add_argument("--repeat", type=int, default=1)
+    ap.add_argument("--loss-max", type=float, default=0.00001)
+    ap.add_argument("--search-lo", type=float, default=10000)
+    ap.add_argument("--search-hi", type=float, default=2000000)
+    ap.add_argument("--rsize", type=int, default=14)
+    ap.add_argument("--prefix", default="rwlr%d" % os.getpid())
+    ap.add_argument("--dataplane-json")
+    a = ap.parse_args()
+    if a.quick:
+        a.workers, a.cases, a.handoff = "1", "ascii_100", False
+        # A smoke run: short trials on a shared machine, so a scheduling stall may lose a
+        # few requests; it checks the harness and the answers, not the figure.
+        a.trial, a.steps, a.search_hi, a.search_lo, a.loss_max = 0.3, 4, 300000, 5000, 0.001
+    tmp = tempfile.mkdtemp(prefix="ringway-linerate.")
+    raw = a.raw or tmp
+    os.makedirs(raw, exist_ok=True)
+    doc = {"benchmark": "linerate", "quick": a.quick, "trial_s": a.trial,
+           "loss_max": a.loss_max, "search_steps": a.steps, "search_repeat": a.repeat,
+           "nodes": NODES, "online_cpus": os.cpu_count(), "memif_rsize": a.rsize,
+           "cases": [], "router_identity": [], "router_deaths": []}
+    try:
+        for w in [int(x) for x in a.workers.split(",")]:
+            cases = [(n, CASES[n]) for n in a.cases.split(",")]
+            if w == 2 and a.handoff:
+                cases += list(HANDOFF.items())
+            router = Router(a, tmp, w, raw)
+            try:
+                for name, (args, what) in cases:
+                    if router.p.poll() is not None:
+                        router.stop()
+                        router = Router(a, tmp, w, raw)
+                    c = run_case(a, tmp, raw, w, name, args, router)
+                    c["what"] = what
+                    doc["cases"].append(c)
+                    print("linerate: %s w%d: zero loss %.0f req/s (load %.1f)" % (
+                        name, w, c["zero_loss_rps"], c["loadavg_1min"]), file=sys.stderr)
+                    if router.p.poll() is not None:
+                        # DPDK 22.11's memif PMD unmaps a peer's rings on disconnect while
+                        # workers may be polling them: record it and go on with a new router.
+                        c["router_exit"] = router.p.returncode
+                        doc["router_deaths"].append({"workers": w, "after": name,
+                                                     "exit": router.p.returncode})
+                        router.stop()
+                        router = Router(a, tmp, w, raw)
+            finally:
+                text = router.stop()
+            ident = [l.split()[1] for l in text.splitlines() if l.startswith("identity ")]
+            # Every router that exited by SIGINT printed its identity (one per start).
+            doc["router_identity"] += ident or ["missing"]
+        h = {c["case"]: c for c in doc["cases"] if c["case"].startswith("handoff")}
+        if "handoff_0" in h and "handoff_50" in h and h["handoff_50"]["zero_loss_rps"] > 0:
+            r0, r50 = h["handoff_0"]["zero_loss_rps"], h["handoff_50"]["zero_loss_rps"]
+            hz = None
+            dp = dataplane_figures(a)
+            doc["dataplane"] = dp
+            hz = dp["tsc_hz"] if dp else None
+            # Two workers: each request costs 2 / rate core-seconds; half the replies crossed.
+            extra = (2.0 / r50 - 2.0 / r0) / 0.5
+            doc["handoff"] = {"zero_loss_rps_no_cross": r0, "zero_loss_rps_half_cross": r50,
+                              "handed_over": h["handoff_50"]["router_counters"].get(
+                                  "handed_over", 0),
+                              "taken_over": h["handoff_50"]["router_counters"].get(
+                                  "taken_over", 0),
+                              "derived_cost_ns_per_handed_reply": extra * 1e9,
+                              "derived_cost_cycles": extra * hz if hz else None}
+        elif not a.quick:
+            doc["dataplane"] = dataplane_figures(a)
+        dp = doc.get("dataplane")
+        if dp:
+            one = [c["zero_loss_rps"] for c in doc["cases"] if c["workers"] == 1 and
+                   c["case"] in ("ascii_100", "meta_100", "binary_100")]
+            if one:
+                m = sum(one) / len(one)
+                doc["binary_vs_dataplane"] = {
+                    "memif_single_key_100_rps_1_worker": m,
+                    "dataplane_rps_per_core": dp["requests_per_s_per_core"],
+                    "ratio": m / dp["requests_per_s_per_core"]}
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    with open(a.out, "w") as f:
+        json.dump(doc, f, indent=1)
+    if a.png and shutil.which("gnuplot"):
+        chart(doc, a.png, os.path.splitext(a.out)[0])
+    table(doc)
+    if a.quick:
+        bad = check(doc)
+        for b in bad:
+            print("linerate: FAIL %s" % b, file=sys.stderr)
+        return 1 if bad else 0
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
