@@ -41,7 +41,8 @@
 	_(LOG, "log")             \
 	_(HEALTH, "health")       \
 	_(METRICS, "metrics")     \
-	_(FAILOVER, "failover")
+	_(FAILOVER, "failover")   \
+	_(WARMUP, "warmup")
 
 enum sec_id {
 #define SEC_ENUM(e, s) SEC_##e,
@@ -229,7 +230,14 @@ enum key_kind {
 	  "a down node's keys: next (the next live member in the algorithm's replica order) or "   \
 	  "fast (the protocol's error at once)")                                                   \
 	_(FAILOVER, "failover_ttl_s", K_U32, C(failover.ttl_s), 0, 1, 2592000, 0, "60",            \
-	  "writes sent to a stand-in expire within this (their expiry is capped)")
+	  "writes sent to a stand-in expire within this (their expiry is capped)")                \
+	_(WARMUP, "window_s", K_U32, C(warmup.window_s), 0, 0, 86400, 0, "0",                      \
+	  "after a membership change, reads of moved keys that miss at the new owner are asked "  \
+	  "of the previous one (and its hit written to the new owner with add) for this long; "    \
+	  "0 = off")                                                                               \
+	_(WARMUP, "ttl_s", K_U32, C(warmup.ttl_s), 0, 1, 2592000, 0, "300",                        \
+	  "expiry of a warm copy written to the new owner when the reply does not say its TTL "    \
+	  "(meta mg ... t does)")
 
 struct key_def {
 	enum sec_id sec;

@@ -17,6 +17,7 @@
  *   [log]        log level
  *   [health]     node health: failure threshold and window, probe intervals, dirty-key bound
  *   [failover]   what a down node's keys get: next live member or an error at once
+ *   [warmup]     warm-up window after membership changes, TTL of warm copies
  *
  * Comments start with '#' (anywhere on a line). A key may appear once per section, except
  * the list keys `listen_ports`, `allowed_clients` and `allowed_client_macs`, whose lines
@@ -167,6 +168,12 @@ struct rw_cfg_health {
 	uint32_t probe_port; /**< 0: one below the reply range; else no listen port, outside it */
 };
 
+/** [warmup]: `window_s` (0 = off), `ttl_s`. */
+struct rw_cfg_warmup {
+	uint32_t window_s;
+	uint32_t ttl_s;
+};
+
 /** [failover]: `mode`, `failover_ttl_s`. */
 struct rw_cfg_failover {
 	enum dp_failover mode;
@@ -188,6 +195,7 @@ struct rw_config {
 	struct rw_cfg_health health;
 	struct rw_cfg_metrics metrics;
 	struct rw_cfg_failover failover;
+	struct rw_cfg_warmup warmup;
 };
 
 /** Fill @p cfg with every default; required values (router address, allowed clients,

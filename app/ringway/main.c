@@ -296,6 +296,7 @@ static void ops_member_status(void *ctx, uint32_t idx, const struct ctl_member *
 			      struct ctl_text *out)
 {
 	struct dp_node_stats n;
+	struct dp_warm_state ws;
 	char text[64];
 	uint64_t v;
 
@@ -310,9 +311,29 @@ static void ops_member_status(void *ctx, uint32_t idx, const struct ctl_member *
 	ctl_text_appendf(out, " health %s", text);
 	dp_node_field(&n, DP_NODE_F_failover, text, sizeof(text), &v);
 	ctl_text_appendf(out, " failover %s", text);
+	ctl_text_appendf(out, " warmup %s", dp_warm_get(the_dp, &ws) == 0 && ws.open ? "open" : "off");
 	for (int f = 0; f < DP_NODE_FIELD_COUNT; f++)
 		if (dp_node_field(&n, (enum dp_node_field)f, text, sizeof(text), &v) == 0)
 			ctl_text_appendf(out, " %s %" PRIu64, dp_node_field_name(f), v);
+}
+
+/* `warmup [end]`: the warm-up window's state, or end it now. */
+static int ops_warmup(void *ctx, bool end, struct ctl_text *out, char *err, size_t errlen)
+{
+	struct dp_warm_state ws;
+
+	(void)ctx;
+	if (end && dp_warm_end(the_dp) != 0) {
+		snprintf(err, errlen, "no warm-up window open");
+		return -ENOENT;
+	}
+	dp_warm_get(the_dp, &ws);
+	ctl_text_appendf(out,
+			 "OK warmup %s window_s %u ttl_s %u ms_left %" PRIu64
+			 " prev_epoch %" PRIu64 " bytes %" PRIu64 "\n",
+			 ws.open ? "open" : (end ? "ended" : "off"), ws.window_s, ws.ttl_s,
+			 ws.ms_left, ws.prev_epoch, ws.bytes);
+	return 0;
 }
 
 /* `health NAME down|up [--flush|--accept-stale]`: the data plane's health of one node. */
@@ -447,6 +468,8 @@ static void dp_config_from(struct dp_config *d, uint16_t nw, const unsigned int 
 	d->probe_port = (uint16_t)cfg.health.probe_port;
 	d->failover = cfg.failover.mode;
 	d->failover_ttl_s = cfg.failover.ttl_s;
+	d->warm_window_s = cfg.warmup.window_s;
+	d->warm_ttl_s = cfg.warmup.ttl_s;
 	d->arp_retry_ms = cfg.timeouts.arp_retry_ms;
 	d->arp_attempts = cfg.timeouts.arp_attempts;
 	d->arp_lifetime_s = cfg.timeouts.arp_lifetime_s;
@@ -738,7 +761,8 @@ static void shut_down(const struct start *st, struct ctl_engine *engine)
 
 int main(int argc, char **argv)
 {
-	struct ctl_ops ops = {ops_publish, ops_stats, ops_member_status, NULL, ops_health};
+	struct ctl_ops ops = {ops_publish, ops_stats, ops_member_status, NULL, ops_health,
+				 ops_warmup};
 	struct start st = {0};
 	struct args a = {0};
 	struct ctl_engine *engine;

@@ -257,6 +257,14 @@ static int parse_args(const char *cur, const char *end, struct ctl_cmd *cmd, cha
 				return usage_error(cmd, err, errlen);
 		}
 		break;
+	case CTL_CMD_WARMUP:
+		cmd->warm_end = false;
+		if (word(&cur, end, &w)) {
+			if (!span_is(&w, "end"))
+				return usage_error(cmd, err, errlen);
+			cmd->warm_end = true;
+		}
+		break;
 	case CTL_CMD_FLEET:
 		cmd->fleet = -1;
 		if (word(&cur, end, &w)) {
@@ -912,6 +920,20 @@ static int do_health(struct ctl_session *s, const struct ctl_cmd *cmd, struct ct
 				what[cmd->health], ctl_state_epoch(s->e->st));
 }
 
+/* `warmup [end]`: the data plane's warm-up window; the membership is not touched. */
+static int do_warmup(struct ctl_session *s, const struct ctl_cmd *cmd, struct ctl_text *r)
+{
+	char why[REASON_MAX] = "";
+	int rc;
+
+	if (s->e->ops.warmup == NULL)
+		return reply_error(s, r, "no data plane to warm up");
+	rc = s->e->ops.warmup(s->e->ops.ctx, cmd->warm_end, r, why, sizeof(why));
+	if (rc < 0)
+		return reply_error(s, r, "%s", why[0] ? why : strerror(-rc));
+	return 0;
+}
+
 /* Run a parsed command; 1 when a reply was appended, 0 when a replace block began. */
 static int run(struct ctl_session *s, struct ctl_cmd *cmd, struct ctl_text *r)
 {
@@ -951,6 +973,9 @@ static int run(struct ctl_session *s, struct ctl_cmd *cmd, struct ctl_text *r)
 		break;
 	case CTL_CMD_HEALTH:
 		do_health(s, cmd, r);
+		break;
+	case CTL_CMD_WARMUP:
+		do_warmup(s, cmd, r);
 		break;
 	case CTL_CMD_BEGIN:
 		do_begin(s, r);

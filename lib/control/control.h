@@ -215,6 +215,12 @@ struct ctl_ops {
 	 * `ERROR <reason>`). NULL: the command is refused (no data plane).
 	 */
 	int (*health)(void *ctx, const char *name, enum ctl_health what, char *err, size_t errlen);
+	/**
+	 * `warmup [end]`: append the warm-up window's state as one `OK warmup ...` line to
+	 * @p out, after ending the window when @p end. Return 0, or a negative errno with the
+	 * reason in @p err. NULL: the command is refused (no data plane).
+	 */
+	int (*warmup)(void *ctx, bool end, struct ctl_text *out, char *err, size_t errlen);
 };
 
 struct ctl_engine;

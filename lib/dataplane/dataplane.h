@@ -102,6 +102,22 @@ extern "C" {
 	_(FAILOVER_TTL, "failover_ttl_capped")	    /* stand-in writes whose expiry was capped */  \
 	_(DIRTY_KEYS, "dirty_keys")	 /* keys written or deleted for a down node, recorded */   \
 	_(DIRTY_LOST, "dirty_keys_lost") /* ... not recorded: the worker's ring was full */        \
+	_(WARM_MOVED_READS, "warm_moved_reads") /* reads of keys moved by the last change, in \
+						   a warm-up window */                      \
+	_(WARM_UNMOVED, "warm_unmoved") /* keys in a window that did not move: no warm path */     \
+	_(WARM_NOT_FOLLOWED, "warm_not_followed") /* moved reads not single-key gets (misses  \
+						     stay misses) */                          \
+	_(WARM_ABSORBED, "warm_absorbed") /* new owners' misses absorbed to ask the previous     \
+					     owner: their own accounting term */                 \
+	_(WARM_REQUESTS, "warm_requests") /* reads sent to previous owners (the NIC took) */     \
+	_(WARM_HITS, "warm_hits")	  /* ... answered with a hit: the client got it */        \
+	_(WARM_MISSES, "warm_misses")	  /* ... answered with a miss */                          \
+	_(WARM_FILLS, "warm_fills")	  /* `add`s of those hits sent to the new owners */       \
+	_(WARM_NOT_FILLED, "warm_not_filled") /* hits not written back (value over a datagram, \
+						 meta without f, expired) */                \
+	_(WARM_DELETES, "warm_deletes") /* deletes sent to previous owners of written keys */   \
+	_(WARM_UNSAFE_KEYS, "warm_unsafe_keys") /* keys ASCII cannot carry: no add / delete */   \
+	_(WARM_TX_FAILED, "warm_tx_failed") /* warm-up packets without mbuf or TX room */       \
 	_(POLLS, "polls")               /* loop iterations */                                     \
 	_(IDLE_POLLS, "idle_polls")     /* iterations that found no packet */                     \
 	_(PUBLISH_SEEN, "epochs_seen")  /* placement replicas picked up */
@@ -261,6 +277,10 @@ struct dp_config {
 	uint16_t probe_port;	   /**< UDP source port of the router's probes (host order):
 					no listen port, outside the reply range; 0: one below the
 					reply range */
+	uint32_t warm_window_s;	   /**< warm-up: seconds each worker keeps the placement before
+					a membership change next to the new one (0: off) */
+	uint32_t warm_ttl_s;	   /**< expiry of a warm copy written to a new owner when the
+					previous owner's reply does not say its TTL */
 };
 
 /** Fewest generation bits a request id keeps (the bits the reply port cannot name a slot
@@ -439,7 +459,9 @@ uint16_t dp_forward_burst(struct dp_worker *w, struct rte_mbuf **pkts, uint16_t 
 	_(uint64_t, router_p99_ns, "router_p99_ns")                                               \
 	_(uint64_t, router_p999_ns, "router_p999_ns")                                             \
 	_(uint32_t, slow_nodes, "slow_nodes")           /* nodes flagged slow now */ \
-	_(uint64_t, dirty_bytes, "dirty_keys_bytes") /* memory of the down nodes' key records */
+	_(uint64_t, dirty_bytes, "dirty_keys_bytes") /* memory of the down nodes' key records */ \
+	_(uint32_t, warm_open, "warmup_open")	      /* a warm-up window is open (0/1) */         \
+	_(uint64_t, warm_bytes, "warmup_bytes") /* memory of the previous placements it holds */
 
 /** Totals over all workers (or one). */
 struct dp_stats {
@@ -562,8 +584,33 @@ int dp_member_node(const struct dp *dp, uint32_t idx, struct dp_node_stats *out)
  */
 int dp_stats_print(const struct dp *dp, FILE *out);
 
-/** True when rx == forwarded + returned + answered + dropped + probe_replies in @p s (probe
- *  replies answer packets the router originated, not a client's). */
+/** A warm-up window's state (dp_warm_get()). */
+struct dp_warm_state {
+	bool open;	     /**< a previous placement is held */
+	uint64_t ms_left;    /**< until the window ends */
+	uint64_t prev_epoch; /**< epoch of the previous placement held */
+	uint64_t bytes;	     /**< memory of the previous placements (all workers) */
+	uint32_t window_s;   /**< [warmup] window_s, 0: off */
+	uint32_t ttl_s;	     /**< [warmup] ttl_s */
+};
+
+/**
+ * Warm-up routing (dp_warm.c): for window_s after each dp_publish_placement() that replaces a
+ * placement, workers keep the previous one; a moved key's read that misses at its new owner
+ * is asked of its previous owner (a hit is answered and written to the new owner with `add`),
+ * a moved key's write also deletes it at its previous owner. A change during an open window
+ * keeps the window's previous placement (the oldest, which holds the warm copies) and restarts
+ * the window. dp_warm_poll() ends the window on time (dp_control_poll() calls it; it waits
+ * for RCU then), dp_warm_end() at once (-ENOENT: none open). Lcore: control.
+ */
+void dp_warm_poll(struct dp *dp);
+int dp_warm_end(struct dp *dp);
+/** The window's state. Lcore: control. @return 0. */
+int dp_warm_get(const struct dp *dp, struct dp_warm_state *out);
+
+/** True when rx == forwarded + returned + answered + dropped + probe_replies + warm_absorbed
+ *  in @p s (probe replies answer packets the router originated, not a client's; a new owner's
+ *  miss absorbed by warm-up is answered by the previous owner's reply instead). */
 bool dp_stats_identity(const struct dp_stats *s);
 
 /**

@@ -43,6 +43,10 @@ enum dp_tx_tag {
 	DP_TX_CTL, /* control lcore's packet: not part of the rx accounting */
 	DP_TX_MGET_SUB, /* multi-get sub-request the router built (not an rx packet) */
 	DP_TX_MGET_OUT, /* merged multi-get reply datagram the router built (not an rx packet) */
+	/* Warm-up (dp_warm.c), built by the router (not rx packets): */
+	DP_TX_WARM_GET,	   /* a read sent to a moved key's previous owner (holds a slot) */
+	DP_TX_WARM_FILL,   /* `add` of its hit to the new owner */
+	DP_TX_WARM_DELETE, /* `delete` at the previous owner of a key written meanwhile */
 };
 
 /*
@@ -91,6 +95,8 @@ struct dp_endpoint {
 	char name[PL_NAME_MAX + 1];
 	struct dp_ep_health *hs; /* control lcore: the health state (dp_health.c), NULL until
 				    first judged */
+	bool warm_hold; /* control lcore: a previous placement held for the warm-up window
+			   names it (dp_warm.c): never reclaimed for another node meanwhile */
 } __rte_cache_aligned;
 
 #define DP_EP_SERVING  0u
@@ -397,6 +403,16 @@ struct dp_worker {
 	uint16_t probe_port;
 	uint8_t failover; /* enum dp_failover */
 
+	/* Warm-up (dp_warm.c): contexts of moved keys' reads, reused round robin (a context
+	 * outlived by its slot's use is told apart by the slot's tsc and generation), each
+	 * slot's context (DP_NO_WARM: none), and until when a reply may find one. */
+	struct dp_warm_ctx *warm;
+	uint16_t *warm_of_slot;
+	uint32_t warm_next;
+	uint32_t warm_ttl_s;
+	uint64_t warm_gate;
+	const struct dp_view *prev_cur; /* the previous placement loaded for this burst */
+
 	struct rte_ring *handoff; /* MP/SC: replies for this worker's slots from others */
 	struct rte_ring *ctl_ring; /* SP/SC: packets the control lcore wants sent (worker 0) */
 
@@ -423,6 +439,9 @@ struct dp_worker {
 
 	/* Written by the control lcore (release), read by this worker once per burst (acquire). */
 	_Atomic(struct dp_view *) view __rte_cache_aligned;
+	/* Warm-up: the placement before the last membership change while its window is open,
+	 * else NULL; published and retired by the control lcore like view (dp_warm.c). */
+	_Atomic(struct dp_view *) prev_view;
 } __rte_cache_aligned;
 
 struct dp {
@@ -438,6 +457,13 @@ struct dp {
 	uint64_t client_macs[DP_CLIENT_MACS_MAX]; /* cfg.client_macs as MAC words */
 	struct dp_obs *obs; /* latency: control-side state (dp_observe.c) */
 	struct dp_health *health;		  /* control lcore (dp_health.c) */
+	/* Warm-up window (control lcore, dp_warm.c): TSC it ends at (0: none open), the epoch
+	 * of the placement held as previous; memory of each worker's current view and its
+	 * placement clone (set at publication) and of the previous one it holds (a gauge). */
+	uint64_t warm_until;
+	uint64_t warm_prev_epoch;
+	size_t view_bytes[DP_WORKERS_MAX];
+	size_t warm_bytes[DP_WORKERS_MAX];
 };
 
 /* dp_mget.c: multi-gets over several nodes. Each consumes @p m. */
@@ -492,6 +518,41 @@ void dp_health_free(struct dp *dp);
 void dp_health_reset(struct dp *dp, struct dp_endpoint *e);
 void dp_health_fill(const struct dp *dp, uint32_t i, struct dp_node_stats *o);
 uint64_t dp_health_bytes(const struct dp *dp);
+
+/* dp_warm.c: warm-up routing on membership changes. */
+#define DP_WARM_CTX	256 /* contexts per worker, a power of two */
+#define DP_WARM_REQ_MAX 384 /* request bytes (after the frame header) a context keeps */
+#define DP_NO_WARM	UINT16_MAX
+/* A moved key's read in flight: stage 1 at its new owner, 2 at its previous owner. */
+struct dp_warm_ctx {
+	uint64_t tsc;  /* the bound slot's tsc and generation */
+	uint32_t slot; /* DP_NO_SLOT: free */
+	uint32_t new_ep;
+	uint32_t prev_ep;
+	uint16_t gen;
+	uint16_t req_len;
+	uint8_t stage;
+	uint8_t proto;
+	uint8_t key_len;
+	uint8_t key[MC_KEY_MAX]; /* decoded */
+	uint8_t req[DP_WARM_REQ_MAX];
+};
+/* Worker lcore, window open (w->prev_cur): for request @p r of @p pk going to endpoint @p ep,
+ * send deletes to the previous owners of moved keys it writes, and, for a single-key read of
+ * a moved key, prepare a context: @return its index (bind it to the request's slot with
+ * dp_warm_bind), or -1. */
+int dp_warm_request(struct dp_worker *w, const struct dp_pkt *pk, const struct mc_requests *r,
+		    uint32_t ep);
+void dp_warm_bind(struct dp_worker *w, uint32_t ctx, uint32_t s);
+/* Worker lcore: a reply datagram for slot @p s (checked). @return true when it consumed @p m
+ * (a new owner's miss absorbed, the previous owner asked); false: pass it on as usual. */
+bool dp_warm_reply(struct dp_worker *w, struct rte_mbuf *m, const struct dp_pkt *pk, uint32_t s);
+/* Control lcore: contexts (creation / teardown); at publication, before dp->epoch moves on,
+ * keep @p old[k] (each worker's replaced view) as the previous placement, or leave it in
+ * old[] to be freed (window off, first publication, a window open already). */
+int dp_warm_init(struct dp_worker *w, const struct dp_config *c, int socket);
+void dp_warm_free(struct dp_worker *w);
+void dp_warm_rotate(struct dp *dp, struct dp_view **old);
 
 /* dp_local.c: each consumes @p m (answers, absorbs or drops it). */
 void dp_local_arp(struct dp_worker *w, struct rte_mbuf *m, struct dp_pkt *pk);

@@ -186,6 +186,7 @@ void dp_config_defaults(struct dp_config *cfg)
 	hl_config_defaults(&cfg->health);
 	cfg->failover = DP_FAILOVER_NEXT;
 	cfg->failover_ttl_s = 60;
+	cfg->warm_ttl_s = 300; /* warm_window_s 0: warm-up off */
 	cfg->dirty_keys_max = 10000;
 	cfg->probe_port = 0; /* one below the reply range */
 }
@@ -262,6 +263,7 @@ static void worker_free(struct dp_worker *w)
 		rte_ring_free(w->ctl_ring);
 	}
 	dp_mget_free(w);
+	dp_warm_free(w);
 	dp_obs_worker_free(w);
 	rte_free(w->slots);
 	rte_free(w->free_fifo);
@@ -371,7 +373,8 @@ static struct dp_worker *worker_new(struct dp *dp, uint16_t id, uint32_t inst)
 	    (w->client_max != 0 && w->clients == NULL) || w->node_fwd == NULL ||
 	    w->node_tmo == NULL || w->node_lost == NULL || w->dirty == NULL ||
 	    w->node_ret == NULL || w->handoff == NULL || (id == 0 && w->ctl_ring == NULL) ||
-	    dp_mget_init(w, c, socket) != 0 || dp_obs_worker_init(w, c, socket) != 0) {
+	    dp_mget_init(w, c, socket) != 0 || dp_obs_worker_init(w, c, socket) != 0 ||
+	    dp_warm_init(w, c, socket) != 0) {
 		worker_free(w);
 		return NULL;
 	}
@@ -468,9 +471,18 @@ uint64_t dp_epoch(const struct dp *dp)
 
 /* ---- publication ---------------------------------------------------------------------- */
 
+/* A clone's allocations on one socket, counted (the warm-up gauge reports held views). */
+struct socket_ctx {
+	int socket;
+	size_t bytes;
+};
+
 static void *socket_alloc(size_t size, size_t align, void *ctx)
 {
-	return rte_malloc_socket("dp_pl", size, (unsigned int)align, (int)(intptr_t)ctx);
+	struct socket_ctx *c = ctx;
+
+	c->bytes += size;
+	return rte_malloc_socket("dp_pl", size, (unsigned int)align, c->socket);
 }
 
 static void socket_free(void *ptr, void *ctx)
@@ -549,7 +561,7 @@ static int32_t ep_claimable(const struct dp *dp, const uint8_t *taken, uint32_t 
 	for (; *cursor < dp->cfg.neighbours; (*cursor)++) {
 		uint32_t i = *cursor;
 
-		if (!taken[i] && (!dp->eps[i].used || !dp->eps[i].in_ring))
+		if (!taken[i] && !dp->eps[i].warm_hold && (!dp->eps[i].used || !dp->eps[i].in_ring))
 			return (int32_t)i;
 	}
 	return -ENOSPC;
@@ -772,6 +784,7 @@ int dp_publish_placement(struct dp *dp, const struct pl_placement *pl,
 	uint8_t *taken = calloc(dp->cfg.neighbours, 1);
 	struct dp_view *nv[DP_WORKERS_MAX] = {0};
 	struct dp_view *old[DP_WORKERS_MAX] = {0};
+	size_t vb[DP_WORKERS_MAX] = {0};
 	uint16_t nw = dp->cfg.n_workers;
 	uint32_t nsrc;
 	int rc;
@@ -786,7 +799,8 @@ int dp_publish_placement(struct dp *dp, const struct pl_placement *pl,
 	nsrc = n + view_src_extra(dp, taken);
 	for (uint16_t k = 0; k < nw; k++) {
 		intptr_t socket = (intptr_t)dp->cfg.worker_socket[k];
-		struct pl_allocator a = {socket_alloc, socket_free, (void *)socket};
+		struct socket_ctx sc = {(int)socket, 0};
+		struct pl_allocator a = {socket_alloc, socket_free, &sc};
 
 		nv[k] = rte_malloc_socket("dp_view", view_size(n, nsrc), RTE_CACHE_LINE_SIZE,
 					  (int)socket);
@@ -801,6 +815,7 @@ int dp_publish_placement(struct dp *dp, const struct pl_placement *pl,
 			goto out;
 		}
 		nv[k]->epoch = epoch;
+		vb[k] = view_size(n, nsrc) + sc.bytes;
 		nv[k]->n = n;
 		memcpy(nv[k]->ep, map, n * sizeof(uint32_t));
 	}
@@ -810,6 +825,8 @@ int dp_publish_placement(struct dp *dp, const struct pl_placement *pl,
 	 * load its pointer (acquire, once per burst). */
 	for (uint16_t k = 0; k < nw; k++)
 		old[k] = atomic_exchange_explicit(&dp->w[k]->view, nv[k], memory_order_acq_rel);
+	dp_warm_rotate(dp, old); /* the replaced views may stay for the warm-up window */
+	memcpy(dp->view_bytes, vb, sizeof(vb));
 	/* After this no worker can hold a pointer to an old replica. */
 	rte_rcu_qsbr_synchronize(dp->rcu, RTE_QSBR_THRID_INVALID);
 	views_free(old, nw);
@@ -884,6 +901,7 @@ void dp_control_poll(struct dp *dp)
 	uint32_t n = atomic_load_explicit(&dp->n_eps_hwm, memory_order_relaxed);
 	struct rte_ring *ring = dp->w[0]->ctl_ring;
 
+	dp_warm_poll(dp); /* the warm-up window ends on time */
 	for (uint32_t i = 0; i < n; i++) {
 		struct dp_endpoint *e = &dp->eps[i];
 		uint32_t seen = atomic_load_explicit(&e->arp_seen, memory_order_relaxed);
@@ -958,6 +976,13 @@ int dp_stats_get(const struct dp *dp, int worker, struct dp_stats *out)
 	out->epoch = dp_epoch(dp);
 	dp_obs_stats(dp, worker, out);
 	out->dirty_bytes = dp_health_bytes(dp);
+	if (worker < 0) {
+		struct dp_warm_state ws;
+
+		dp_warm_get(dp, &ws);
+		out->warm_open = ws.open;
+		out->warm_bytes = ws.bytes;
+	}
 	return 0;
 }
 
@@ -970,7 +995,8 @@ bool dp_stats_identity(const struct dp_stats *s)
 	return drops == s->ctr[DP_CTR_DROPPED] &&
 	       s->ctr[DP_CTR_RX] == s->ctr[DP_CTR_FORWARDED] + s->ctr[DP_CTR_RETURNED] +
 					    s->ctr[DP_CTR_ANSWERED] + s->ctr[DP_CTR_DROPPED] +
-					    s->ctr[DP_CTR_PROBE_REPLIES];
+					    s->ctr[DP_CTR_PROBE_REPLIES] +
+					    s->ctr[DP_CTR_WARM_ABSORBED];
 }
 
 static void node_fill(const struct dp *dp, uint32_t i, struct dp_node_stats *o)

@@ -64,6 +64,16 @@ static inline void count_sent(struct dp_worker *w, enum dp_tx_tag tag, uint32_t 
 	case DP_TX_MGET_OUT:
 		w->ctr[DP_CTR_MGET_DATAGRAMS]++;
 		break;
+	case DP_TX_WARM_GET:
+		w->ctr[DP_CTR_WARM_REQUESTS]++;
+		w->node_fwd[ep]++;
+		break;
+	case DP_TX_WARM_FILL:
+		w->ctr[DP_CTR_WARM_FILLS]++;
+		break;
+	case DP_TX_WARM_DELETE:
+		w->ctr[DP_CTR_WARM_DELETES]++;
+		break;
 	}
 }
 
@@ -87,6 +97,14 @@ void dp_tx_flush(struct dp_worker *w)
 		case DP_TX_MGET_SUB: /* built here, not received: no drop in the identity */
 		case DP_TX_MGET_OUT:
 			w->ctr[DP_CTR_MGET_TX_FAILED]++;
+			rte_pktmbuf_free(w->tx[i]);
+			break;
+		case DP_TX_WARM_GET: /* built here: no drop; its slot is free now */
+			dp_slot_free(w, w->tx_slot[i]);
+			/* fall through */
+		case DP_TX_WARM_FILL:
+		case DP_TX_WARM_DELETE:
+			w->ctr[DP_CTR_WARM_TX_FAILED]++;
 			rte_pktmbuf_free(w->tx[i]);
 			break;
 		case DP_TX_FORWARDED:

@@ -197,18 +197,24 @@ static inline void dp_tx_push(struct dp_worker *w, struct rte_mbuf *m, enum dp_t
 	w->ntx++;
 }
 
-/* Buffer request @p m forwarded to endpoint @p ep for slot @p s (DP_NO_SLOT: it keeps none):
- * the one way to push DP_TX_FORWARDED, so that a request the TX queue refuses frees its slot
- * at once instead of pinning it until the timeout. */
-static inline void dp_tx_push_fwd(struct dp_worker *w, struct rte_mbuf *m, uint32_t ep, uint32_t s)
+/* Buffer request @p m forwarded to endpoint @p ep for slot @p s (DP_NO_SLOT: it keeps none),
+ * tagged FORWARDED (or WARM_GET, dp_warm.c): the one way to push those, so that a request the TX
+ * queue refuses frees its slot at once instead of pinning it until the timeout. */
+static inline void dp_tx_push_fwd_tag(struct dp_worker *w, struct rte_mbuf *m, uint32_t ep,
+				      uint32_t s, enum dp_tx_tag tag)
 {
 	if (unlikely(w->ntx == DP_TX_CAP))
 		dp_tx_flush(w);
 	w->tx[w->ntx] = m;
-	w->tx_tag[w->ntx] = (uint8_t)DP_TX_FORWARDED;
+	w->tx_tag[w->ntx] = (uint8_t)tag;
 	w->tx_ep[w->ntx] = ep;
 	w->tx_slot[w->ntx] = s;
 	w->ntx++;
+}
+
+static inline void dp_tx_push_fwd(struct dp_worker *w, struct rte_mbuf *m, uint32_t ep, uint32_t s)
+{
+	dp_tx_push_fwd_tag(w, m, ep, s, DP_TX_FORWARDED);
 }
 
 /* ---- slots per client address ----------------------------------------------------------- */

@@ -297,9 +297,9 @@ static struct req_class classify(const struct mc_requests *r)
  * the port and request id naming the slot, and queue it. Always inlined: the forward path
  * must not pay a call because failover_request() is a second caller (measured: +35
  * instructions per forwarded request as a call, +6.5 inlined). */
-static __rte_always_inline void forward_request(struct dp_worker *w, struct rte_mbuf *m,
-						struct dp_pkt *pk, const struct mc_requests *r,
-						uint32_t ep, uint64_t mac, struct req_class c)
+static __rte_always_inline uint32_t forward_request(struct dp_worker *w, struct rte_mbuf *m,
+						    struct dp_pkt *pk, const struct mc_requests *r,
+						    uint32_t ep, uint64_t mac, struct req_class c)
 {
 	uint16_t port, reqid;
 	uint32_t s = dp_slot_take(w, pk, ep, &port, &reqid);
@@ -319,6 +319,7 @@ static __rte_always_inline void forward_request(struct dp_worker *w, struct rte_
 		w->ctr[DP_CTR_QUIET]++;
 		dp_slot_put(w, s);
 	}
+	return s;
 }
 
 /* The error a request of a down node's keys gets at once, without a slot ([failover] fast, or
@@ -411,7 +412,7 @@ static __rte_noinline void failover_request(struct dp_worker *w, struct rte_mbuf
 		if (r->req[r->keys[k].req].kind != MC_KIND_READ)
 			dp_fo_dirty(w, down, buf, mc_key_decode(pk->payload, &r->keys[k], buf));
 	w->ctr[DP_CTR_FAILOVER_NEXT]++;
-	forward_request(w, m, pk, r, ep, mac, c);
+	(void)forward_request(w, m, pk, r, ep, mac, c);
 }
 
 /* Client -> router: serve, refuse or drop; on success the packet leaves towards the node. The
@@ -422,9 +423,10 @@ static void handle_request(struct dp_worker *w, struct rte_mbuf *m, struct dp_pk
 	struct req_class c;
 	enum dp_drop why;
 	int32_t owner;
-	uint32_t ep;
+	uint32_t ep, s;
 	uint64_t mac;
 	enum mc_err e;
+	int warm = -1;
 
 	why = client_check(w, pk);
 	if (unlikely(why != DP_DROP_COUNT))
@@ -468,7 +470,14 @@ static void handle_request(struct dp_worker *w, struct rte_mbuf *m, struct dp_pk
 		return dp_count_drop(w, m, DP_DROP_NO_SLOT);
 	if (!c.quiet && unlikely(!dp_client_take(w, pk->ip->src_addr, 1)))
 		return dp_count_drop(w, m, DP_DROP_CLIENT_SLOTS);
-	forward_request(w, m, pk, r, ep, mac, c);
+	/* A warm-up window is open: moved keys' writes delete at their previous owner, a moved
+	 * key's read may ask it after a miss (dp_warm.c). Before the rewrite: it reads the
+	 * request's bytes. */
+	if (unlikely(w->prev_cur != NULL))
+		warm = dp_warm_request(w, pk, r, ep);
+	s = forward_request(w, m, pk, r, ep, mac, c);
+	if (unlikely(warm >= 0) && !c.quiet)
+		dp_warm_bind(w, (uint32_t)warm, s);
 }
 
 /* The Ethernet source of a reply is the MAC the router knows for node endpoint @p ep. */
@@ -548,6 +557,10 @@ static void handle_reply_owned(struct dp_worker *w, struct rte_mbuf *m, struct d
 		return dp_count_drop(w, m, DP_DROP_VLAN_MISMATCH);
 	if (sl->multi == DP_MULTI_MGET)
 		return dp_mget_reply(w, m, pk, s);
+	/* A warm-up read's reply (only while one may be in flight): a new owner's miss goes no
+	 * further, the previous owner is asked (dp_warm.c). */
+	if (unlikely(w->now < w->warm_gate) && dp_warm_reply(w, m, pk, s))
+		return;
 	if (sl->multi == DP_MULTI_NONE) {
 		enum dp_drop why = reply_seq_mark(sl, seq);
 
@@ -889,6 +902,8 @@ uint16_t dp_forward_burst(struct dp_worker *w, struct rte_mbuf **pkts, uint16_t 
 	 * replica's contents are visible before its pointer. Loaded once per burst; the worker
 	 * reports quiescence only after the burst, so the replica outlives every use. */
 	w->cur = atomic_load_explicit(&w->view, memory_order_acquire);
+	/* The same for the warm-up window's previous placement (dp_warm_rotate / dp_warm_end). */
+	w->prev_cur = atomic_load_explicit(&w->prev_view, memory_order_acquire);
 	if (unlikely(w->cur != NULL && w->cur->epoch != w->epoch_seen)) {
 		w->epoch_seen = w->cur->epoch;
 		w->ctr[DP_CTR_PUBLISH_SEEN]++;

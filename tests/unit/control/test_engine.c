@@ -504,6 +504,37 @@ static void test_health(void **state)
 	ctl_engine_free(e);
 }
 
+static int warmup_cb(void *ctx, bool end, struct ctl_text *out, char *err, size_t errlen)
+{
+	int *ends = ctx;
+
+	if (end && (*ends)++ > 0) {
+		snprintf(err, errlen, "no warm-up window open");
+		return -ENOENT;
+	}
+	ctl_text_appendf(out, "OK warmup %s\n", end ? "ended" : "open");
+	return 0;
+}
+
+/* `warmup [end]` reaches the router's hook, membership untouched; other words are refused. */
+static void test_warmup(void **state)
+{
+	int ends = 0;
+	struct ctl_ops ops = {.warmup = warmup_cb, .ctx = &ends};
+	struct ctl_engine *e = test_engine(3, NULL, &ops);
+	struct ctl_session *s = ctl_session_new(e);
+
+	(void)state;
+	test_ok(s, "warmup", "OK warmup open");
+	test_ok(s, "warmup end", "OK warmup ended");
+	free(test_expect(s, "warmup end", "ERROR no warm-up window open\n"));
+	free(test_expect(s, "warmup later", "ERROR usage: warmup [end]"));
+	assert_int_equal(ends, 2);
+	test_ok(s, "epoch", "OK epoch 1");
+	ctl_session_free(s);
+	ctl_engine_free(e);
+}
+
 static char *slurp(const char *path, size_t *len)
 {
 	FILE *f = fopen(path, "rb");
@@ -641,6 +672,7 @@ int main(void)
 		cmocka_unit_test(test_plan_matches_placement),
 		cmocka_unit_test(test_list_ring_stats),
 		cmocka_unit_test(test_health),
+		cmocka_unit_test(test_warmup),
 		cmocka_unit_test(test_persist_and_publish_failure),
 		cmocka_unit_test(test_engine_refuses_bad_initial),
 		cmocka_unit_test(test_every_algorithm),

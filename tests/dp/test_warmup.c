@@ -1,0 +1,328 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Warm-up routing on membership changes (issue 14), on real mbufs: 3 nodes grow to 4 with a
+ * window open. A moved key's read that misses at its new owner is asked of its previous
+ * owner with the client's very bytes; its hit reaches the client as the node sent it and the
+ * new owner gets `add` (the reply's TTL when meta `t` says it, ttl_s otherwise); a write of a
+ * moved key deletes it at the previous owner; keys that did not move never take the path;
+ * after the window no second request leaves. The accounting identity holds throughout.
+ */
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dp_test.h"
+
+#define TTL_S 300
+
+static void warm_on(struct dp_config *c)
+{
+	c->warm_window_s = 60;
+	c->warm_ttl_s = TTL_S;
+}
+
+/* 3 nodes, then 4 (n4 joins): the window opens. */
+static void grow(void)
+{
+	struct dp_node_mac macs[4];
+
+	t_dp_start(1, 3, warm_on);
+	pl_free(rig.pl);
+	rig.pl = t_fleet(4);
+	rig.n_nodes = 4;
+	memset(macs, 0, sizeof(macs));
+	for (int i = 0; i < 4; i++) {
+		uint8_t mac[6] = {0x02, 0, 0, 0, 0x01, (uint8_t)(i + 1)};
+
+		memcpy(macs[i].mac, mac, 6);
+		macs[i].has_mac = true;
+	}
+	assert_int_equal(dp_publish_placement(rig.dp, rig.pl, macs, 2), 0);
+}
+
+/* A key moved to n4 (member 3); *prev: its member before. */
+static const char *moved_key(int32_t *prev)
+{
+	static char k[32];
+	struct pl_placement *old = t_fleet(3);
+
+	for (int i = 0;; i++) {
+		snprintf(k, sizeof(k), "key%d", i);
+		if (t_owner(k) == 3) {
+			*prev = pl_lookup(old, k, strlen(k));
+			pl_free(old);
+			return k;
+		}
+	}
+}
+
+static const char *unmoved_key(void)
+{
+	static char k[32];
+
+	for (int i = 0;; i++) {
+		snprintf(k, sizeof(k), "key%d", i);
+		if (t_owner(k) != 3)
+			return k;
+	}
+}
+
+static void ip_of(int32_t member, char *ip)
+{
+	sprintf(ip, "198.18.1.%d", member + 1);
+}
+
+/* The next packet sent: to member @p member with payload (after the frame header) @p body. */
+static struct rte_mbuf *expect_sent(int32_t member, const char *body, struct t_view *v)
+{
+	struct rte_mbuf *m = t_sent(0);
+	char ip[24];
+
+	assert_non_null(m);
+	t_view_udp(m, v, true);
+	ip_of(member, ip);
+	assert_int_equal(v->ip->dst_addr, t_ip(ip));
+	assert_int_equal(v->plen, 8 + strlen(body));
+	assert_memory_equal(v->payload + 8, body, strlen(body));
+	return m;
+}
+
+/* Node @p member answers the request @p req (as it left the router) with @p body. */
+static void node_answers(int32_t member, const struct t_view *req, const char *body)
+{
+	char ip[24];
+
+	ip_of(member, ip);
+	t_inject(0, t_reply(ip, 11211, rte_be_to_cpu_16(req->udp->src_port), req->reqid, 0, 1, body,
+			    strlen(body)));
+	t_poll(0);
+}
+
+/* The client's reply: to it, its request id, @p body byte for byte. */
+static void expect_client(const char *body)
+{
+	struct rte_mbuf *m = t_sent(0);
+	struct t_view v;
+
+	assert_non_null(m);
+	t_view_udp(m, &v, true);
+	assert_int_equal(v.ip->dst_addr, t_ip(T_CLIENT_IP));
+	assert_int_equal(v.reqid, 0x4242);
+	assert_int_equal(v.plen, 8 + strlen(body));
+	assert_memory_equal(v.payload + 8, body, strlen(body));
+	rte_pktmbuf_free(m);
+}
+
+static void client_asks(const char *text)
+{
+	t_inject(0, t_request(5000, 0x4242, text, strlen(text)));
+	t_poll(0);
+}
+
+/* miss at n4 -> the same get at the previous owner -> hit -> client gets it, n4 gets `add`. */
+static void run_warm_hit(const char *req_fmt, const char *hit_fmt, const char *add_fmt)
+{
+	char req[128], hit[128], add[128];
+	struct rte_mbuf *a, *b, *f;
+	struct t_view va, vb, vf;
+	struct dp_stats s;
+	int32_t prev;
+	const char *k;
+
+	grow();
+	k = moved_key(&prev);
+	snprintf(req, sizeof(req), req_fmt, k);
+	snprintf(hit, sizeof(hit), hit_fmt, k);
+	snprintf(add, sizeof(add), add_fmt, k);
+	client_asks(req);
+	a = expect_sent(3, req, &va);
+	node_answers(3, &va, strstr(req, "mg ") == req ? "EN\r\n" : "END\r\n");
+	b = expect_sent(prev, req, &vb); /* the client's bytes, to the previous owner */
+	assert_null(t_sent(0));		 /* the miss went nowhere */
+	node_answers(prev, &vb, hit);
+	f = expect_sent(3, add, &vf); /* the warm copy to the new owner */
+	assert_int_equal(vf.reqid, 0);
+	expect_client(hit);
+	assert_null(t_sent(0));
+	s = t_stats();
+	assert_int_equal(s.ctr[DP_CTR_WARM_MOVED_READS], 1);
+	assert_int_equal(s.ctr[DP_CTR_WARM_ABSORBED], 1);
+	assert_int_equal(s.ctr[DP_CTR_WARM_REQUESTS], 1);
+	assert_int_equal(s.ctr[DP_CTR_WARM_HITS], 1);
+	assert_int_equal(s.ctr[DP_CTR_WARM_FILLS], 1);
+	assert_int_equal(s.slots_live, 0);
+	assert_int_equal(s.warm_open, 1);
+	assert_true(s.warm_bytes > 0);
+	rte_pktmbuf_free(a);
+	rte_pktmbuf_free(b);
+	rte_pktmbuf_free(f);
+	t_dp_stop();
+}
+
+static void test_ascii_hit(void **state)
+{
+	(void)state;
+	run_warm_hit("get %s\r\n", "VALUE %s 5 3\r\nabc\r\nEND\r\n",
+		     "add %s 5 "
+		     "300"
+		     " 3 noreply\r\nabc\r\n");
+}
+
+/* meta `t`: the remaining TTL comes from the previous owner's reply. */
+static void test_meta_ttl(void **state)
+{
+	(void)state;
+	run_warm_hit("mg %s v f t\r\n", "VA 3 f7 t120\r\nxyz\r\n",
+		     "add %s 7 120 3 noreply\r\nxyz\r\n");
+}
+
+/* Both miss: the client gets the previous owner's miss, nothing is written. */
+static void test_both_miss(void **state)
+{
+	struct rte_mbuf *a, *b;
+	struct t_view va, vb;
+	char req[64];
+	struct dp_stats s;
+	int32_t prev;
+	const char *k;
+
+	(void)state;
+	grow();
+	k = moved_key(&prev);
+	snprintf(req, sizeof(req), "get %s\r\n", k);
+	client_asks(req);
+	a = expect_sent(3, req, &va);
+	node_answers(3, &va, "END\r\n");
+	b = expect_sent(prev, req, &vb);
+	node_answers(prev, &vb, "END\r\n");
+	expect_client("END\r\n");
+	assert_null(t_sent(0));
+	s = t_stats();
+	assert_int_equal(s.ctr[DP_CTR_WARM_MISSES], 1);
+	assert_int_equal(s.ctr[DP_CTR_WARM_FILLS], 0);
+	rte_pktmbuf_free(a);
+	rte_pktmbuf_free(b);
+	t_dp_stop();
+}
+
+/* A write of a moved key: to n4 as usual, and `delete KEY noreply` to the previous owner. */
+static void test_write_deletes_previous(void **state)
+{
+	struct rte_mbuf *d, *w;
+	struct t_view vd, vw;
+	char req[64], del[64];
+	int32_t prev;
+	const char *k;
+
+	(void)state;
+	grow();
+	k = moved_key(&prev);
+	snprintf(req, sizeof(req), "set %s 0 0 1\r\nx\r\n", k);
+	snprintf(del, sizeof(del), "delete %s noreply\r\n", k);
+	client_asks(req);
+	d = expect_sent(prev, del, &vd);
+	w = expect_sent(3, req, &vw);
+	assert_null(t_sent(0));
+	assert_int_equal(t_stats().ctr[DP_CTR_WARM_DELETES], 1);
+	/* ... and a delete too goes to both. */
+	rte_pktmbuf_free(d);
+	rte_pktmbuf_free(w);
+	snprintf(req, sizeof(req), "delete %s\r\n", k);
+	client_asks(req);
+	d = expect_sent(prev, del, &vd);
+	w = expect_sent(3, req, &vw);
+	assert_int_equal(t_stats().ctr[DP_CTR_WARM_DELETES], 2);
+	rte_pktmbuf_free(d);
+	rte_pktmbuf_free(w);
+	t_dp_stop();
+}
+
+/* A key that did not move never takes the warm path: its miss is the client's. */
+static void test_unmoved(void **state)
+{
+	struct rte_mbuf *a;
+	struct t_view va;
+	char req[64];
+	const char *k;
+	struct dp_stats s;
+
+	(void)state;
+	grow();
+	k = unmoved_key();
+	snprintf(req, sizeof(req), "get %s\r\n", k);
+	client_asks(req);
+	a = expect_sent(t_owner(k), req, &va);
+	node_answers(t_owner(k), &va, "END\r\n");
+	expect_client("END\r\n");
+	assert_null(t_sent(0));
+	s = t_stats();
+	assert_int_equal(s.ctr[DP_CTR_WARM_UNMOVED], 1);
+	assert_int_equal(s.ctr[DP_CTR_WARM_REQUESTS], 0);
+	rte_pktmbuf_free(a);
+	t_dp_stop();
+}
+
+/* After the window (ended early): a moved key's miss is the client's, no second request, no
+ * delete; the memory is given back. */
+static void test_window_end(void **state)
+{
+	struct rte_mbuf *a;
+	struct t_view va;
+	char req[64];
+	int32_t prev;
+	const char *k;
+	struct dp_stats s;
+
+	(void)state;
+	grow();
+	k = moved_key(&prev);
+	assert_int_equal(dp_warm_end(rig.dp), 0);
+	assert_int_equal(dp_warm_end(rig.dp), -ENOENT);
+	snprintf(req, sizeof(req), "get %s\r\n", k);
+	client_asks(req);
+	a = expect_sent(3, req, &va);
+	node_answers(3, &va, "END\r\n");
+	expect_client("END\r\n");
+	assert_null(t_sent(0));
+	rte_pktmbuf_free(a);
+	snprintf(req, sizeof(req), "set %s 0 0 1\r\nx\r\n", k);
+	client_asks(req);
+	a = expect_sent(3, req, &va);
+	assert_null(t_sent(0));
+	rte_pktmbuf_free(a);
+	s = t_stats();
+	assert_int_equal(s.ctr[DP_CTR_WARM_REQUESTS] + s.ctr[DP_CTR_WARM_DELETES], 0);
+	assert_int_equal(s.warm_open, 0);
+	assert_int_equal(s.warm_bytes, 0);
+	t_dp_stop();
+}
+
+/* With window_s 0 nothing is kept. */
+static void test_off(void **state)
+{
+	struct dp_warm_state ws;
+
+	(void)state;
+	t_dp_start(1, 3, NULL);
+	pl_free(rig.pl);
+	rig.pl = t_fleet(4);
+	assert_int_equal(dp_publish_placement(rig.dp, rig.pl, NULL, 2), 0);
+	dp_warm_get(rig.dp, &ws);
+	assert_false(ws.open);
+	t_dp_stop();
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_ascii_hit), cmocka_unit_test(test_meta_ttl),
+		cmocka_unit_test(test_both_miss), cmocka_unit_test(test_write_deletes_previous),
+		cmocka_unit_test(test_unmoved),	  cmocka_unit_test(test_window_end),
+		cmocka_unit_test(test_off),
+	};
+
+	t_eal_setup("dp_warmup", "0", 1);
+	return t_eal_teardown(cmocka_run_group_tests(tests, NULL, NULL));
+}
