@@ -40,7 +40,8 @@
 	_(CONTROL, "control")     \
 	_(LOG, "log")             \
 	_(HEALTH, "health")       \
-	_(METRICS, "metrics")
+	_(METRICS, "metrics")     \
+	_(ROUTE, "route")
 
 enum sec_id {
 #define SEC_ENUM(e, s) SEC_##e,
@@ -72,6 +73,9 @@ enum key_kind {
 	K_NODE_ADDR, /* IPv4[:port] -> struct pl_member addr/port; off2: uint32_t ip */
 	K_LISTEN,    /* empty (off) or IPv4:port, loopback allowed -> uint32_t address (network
 			order); off2: uint32_t port (0 = off) */
+	K_GATEWAY,   /* empty (none) or a unicast IPv4 address -> uint32_t, network order */
+	K_ROUTES,    /* empty or a list of `PREFIX via GW` / `PREFIX direct` -> struct rt_table
+			(off); off2: its uint32_t count */
 };
 
 #define F_REQUIRED 0x1u /* no default: the file must give it */
@@ -201,7 +205,16 @@ enum key_kind {
 	  "replies a node needs in a window to be judged (and 3 nodes with that many)")            \
 	_(METRICS, "listen", K_LISTEN, C(metrics.address), C(metrics.port), 0, 0, 0, "",           \
 	  "Prometheus /metrics on this IPv4:port (HTTP, a thread of its own, not a worker); "     \
-	  "empty = off. Loopback unless the scrapers need more")
+	  "empty = off. Loopback unless the scrapers need more")                                   \
+	_(ROUTE, "default_gateway", K_GATEWAY, C(route.default_gw), 0, 0, 0, 0, "",               \
+	  "next hop of every node no other route holds (the route `default via GW`); empty = "    \
+	  "none")                                                                                  \
+	_(ROUTE, "static", K_ROUTES, C(route.table), C(route.table.n), 0, RT_ROUTES_MAX - 1,       \
+	  F_LIST, "",                                                                              \
+	  "routes to nodes off the router's segment: `PREFIX via GW` (a gateway on the segment) "  \
+	  "or `PREFIX direct` (on the segment); the longest prefix wins. With no direct route "    \
+	  "every node no route holds is on the segment; with one, such a node is refused. "       \
+	  "Changed live with `ringwayctl route`")
 
 struct key_def {
 	enum sec_id sec;
@@ -301,6 +314,14 @@ static void describe(const struct key_def *d, char *buf, size_t len)
 		break;
 	case K_LISTEN:
 		snprintf(buf, len, "empty (off) or an IPv4 address and port like 127.0.0.1:9150");
+		break;
+	case K_GATEWAY:
+		snprintf(buf, len, "empty or a unicast IPv4 address");
+		break;
+	case K_ROUTES:
+		snprintf(buf, len,
+			 "empty or a comma-separated list of routes like 198.18.2.0/24 via "
+			 "198.18.0.254 or 198.18.0.0/24 direct");
 		break;
 	}
 }
@@ -510,6 +531,37 @@ static int parse_prefixes(const struct key_def *d, const char *val, struct rw_cf
 	return 0;
 }
 
+/* Empty: none. Routes are checked together (and with default_gateway) in check_routes. */
+static int parse_routes(const struct key_def *d, const char *val, struct rt_table *t, char *why,
+			size_t wlen)
+{
+	const char *item;
+	size_t len;
+	struct rt_route r;
+
+	if (*val == '\0')
+		return 0;
+	if (val[strlen(val) - 1] == ',')
+		return expected(d, why, wlen);
+	while (next_item(&val, &item, &len)) {
+		if (rt_parse(item, len, &r, why, wlen) < 0)
+			return -EINVAL;
+		for (uint32_t i = 0; i < t->n; i++) {
+			if (t->r[i].addr == r.addr && t->r[i].len == r.len) {
+				snprintf(why, wlen, "route '%.*s': its prefix is listed twice",
+					 (int)len, item);
+				return -EINVAL;
+			}
+		}
+		if (t->n >= d->max) {
+			snprintf(why, wlen, "at most %u routes", d->max);
+			return -EINVAL;
+		}
+		t->r[t->n++] = r;
+	}
+	return 0;
+}
+
 /* Empty: none (any MAC). */
 static int parse_macs(const struct key_def *d, const char *val, uint8_t (*list)[6], uint32_t *n,
 		      char *why, size_t wlen)
@@ -681,6 +733,13 @@ static int parse_value(const struct key_def *d, const char *val, void *base, cha
 	case K_LISTEN:
 		return parse_listen(d, val, (uint32_t *)p, (uint32_t *)((char *)base + d->off2), why,
 				    wlen);
+	case K_GATEWAY:
+		*(uint32_t *)p = 0;
+		if (*val != '\0' && parse_ipv4_text(val, strlen(val), (uint32_t *)p) < 0)
+			return expected(d, why, wlen);
+		return 0;
+	case K_ROUTES:
+		return parse_routes(d, val, (struct rt_table *)p, why, wlen);
 	}
 	return expected(d, why, wlen);
 }
@@ -1340,6 +1399,39 @@ static int check_nodes(struct loader *l)
 	return 0;
 }
 
+void rw_config_routes(const struct rw_config *cfg, struct rt_table *out)
+{
+	*out = cfg->route.table;
+	if (cfg->route.default_gw != 0 && out->n < RT_ROUTES_MAX)
+		out->r[out->n++] = (struct rt_route){0, 0, cfg->route.default_gw, 0};
+}
+
+/* The routes with the default gateway: one route per prefix, gateways on the segment, a route
+ * for every node. */
+static int check_routes(struct loader *l)
+{
+	const struct rw_config *c = l->cfg;
+	struct rt_table t;
+	char why[200];
+	uint32_t nh;
+
+	for (uint32_t i = 0; c->route.default_gw != 0 && i < c->route.table.n; i++)
+		if (c->route.table.r[i].len == 0)
+			return fail(l, line_of(l, SEC_ROUTE, "default_gateway"),
+				    "key 'default_gateway' in [route]: 'static' has a default "
+				    "route already; give one of them");
+	rw_config_routes(c, &t);
+	if (rt_check(&t, why, sizeof(why)) < 0)
+		return fail(l, line_of(l, SEC_ROUTE, "static"), "section [route]: %s", why);
+	for (uint32_t i = 0; i < c->n_nodes; i++)
+		if (rt_lookup(&t, c->nodes[i].ip, &nh) < 0)
+			return fail(l, l->node_addr_line[i],
+				    "key 'address' in [node %s]: no route to %s (add a 'static' "
+				    "route or 'default_gateway' in [route])",
+				    c->nodes[i].member.name, c->nodes[i].member.addr);
+	return 0;
+}
+
 int rw_config_load(const char *path, struct rw_config *cfg, char *err, size_t errlen)
 {
 	struct loader *l = calloc(1, sizeof(*l));
@@ -1365,6 +1457,8 @@ int rw_config_load(const char *path, struct rw_config *cfg, char *err, size_t er
 		ret = check_tables(l);
 	if (ret == 0)
 		ret = check_nodes(l);
+	if (ret == 0)
+		ret = check_routes(l);
 	if (ret == -ENOMEM && errlen > 0)
 		snprintf(err, errlen, "%s: out of memory", path);
 	free(l->sections);
@@ -1455,6 +1549,18 @@ static void print_value(FILE *out, const struct key_def *d, const void *base)
 
 			inet_ntop(AF_INET, p, a, sizeof(a));
 			fprintf(out, "%s:%u", a, *(const uint32_t *)p2);
+		}
+		break;
+	case K_GATEWAY:
+		if (*(const uint32_t *)p != 0)
+			print_ipv4(out, *(const uint32_t *)p);
+		break;
+	case K_ROUTES:
+		for (uint32_t i = 0; i < ((const struct rt_table *)p)->n; i++) {
+			char text[RT_TEXT_MAX];
+
+			rt_format(&((const struct rt_table *)p)->r[i], text);
+			fprintf(out, "%s%s", i ? ", " : "", text);
 		}
 		break;
 	}

@@ -15,6 +15,7 @@
  *   [tables]     request slots, mbufs, burst size, descriptor and hand-off ring sizes
  *   [control]    management socket, state file, optional 127.0.0.1 TCP port
  *   [log]        log level
+ *   [route]      static routes and the default gateway towards nodes off the segment
  *
  * Comments start with '#' (anywhere on a line). A key may appear once per section, except
  * the list keys `listen_ports`, `allowed_clients` and `allowed_client_macs`, whose lines
@@ -33,6 +34,7 @@
 
 #include "dataplane.h"
 #include "placement.h"
+#include "route.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -155,6 +157,12 @@ struct rw_cfg_metrics {
 	uint32_t port;	  /**< `listen`'s port; 0 = no /metrics endpoint */
 };
 
+/** [route]: how nodes off the router's segment are reached (see route.h). */
+struct rw_cfg_route {
+	uint32_t default_gw;	/**< `default_gateway`, network order; 0 = none */
+	struct rt_table table; /**< `static`, in file order (the default gateway apart) */
+};
+
 /** The whole configuration. About 150 KB: keep it static or on the heap, not the stack. */
 struct rw_config {
 	struct rw_cfg_router router;
@@ -169,6 +177,7 @@ struct rw_config {
 	struct rw_cfg_log log;
 	struct rw_cfg_health health;
 	struct rw_cfg_metrics metrics;
+	struct rw_cfg_route route;
 };
 
 /** Fill @p cfg with every default; required values (router address, allowed clients,
@@ -192,6 +201,9 @@ int rw_config_load(const char *path, struct rw_config *cfg, char *err, size_t er
  * @return 0, or -EIO when writing failed.
  */
 int rw_config_dump(const struct rw_config *cfg, FILE *out);
+
+/** The routes of @p cfg: `static` plus `default_gateway` as `default via GW`. */
+void rw_config_routes(const struct rw_config *cfg, struct rt_table *out);
 
 /**
  * Copy the nodes' placement members into @p out (cfg->n_nodes entries), for pl_build().

@@ -253,6 +253,21 @@ static int ops_publish(void *ctx, const struct ctl_state *next, const struct pl_
 	return rc;
 }
 
+/* `route add|remove`: the engine checked every member keeps a route; re-resolve next hops. */
+static int ops_routes(void *ctx, const struct rt_table *next)
+{
+	unsigned int moved;
+
+	(void)ctx;
+	moved = dp_set_routes(the_dp, next);
+	/* AF_XDP: ask the kernel for the new next hops now rather than at its next poll. */
+	rw_xdp_neigh_poll(the_xdp, the_dp, cfg.tables.neighbours, true);
+	printf("ringway: routes changed (%u routes): %u node(s) moved to another next hop\n",
+	       next->n, moved);
+	fflush(stdout);
+	return 0;
+}
+
 /* /ringway/control: live changes (publish latency) and the mbuf pool's use. */
 static int tel_control(const char *cmd, const char *params, struct rte_tel_data *d)
 {
@@ -306,6 +321,8 @@ static void ops_member_status(void *ctx, uint32_t idx, const struct ctl_member *
 	dp_node_field(&n, DP_NODE_F_mac, text, sizeof(text), &v);
 	ctl_text_appendf(out, " nexthop %s",
 			 n.mac_known ? text : (n.arp_failures ? "unresolved" : "resolving"));
+	dp_node_field(&n, DP_NODE_F_via, text, sizeof(text), &v);
+	ctl_text_appendf(out, " via %s", text);
 	for (int f = 0; f < DP_NODE_FIELD_COUNT; f++)
 		if (dp_node_field(&n, (enum dp_node_field)f, text, sizeof(text), &v) == 0)
 			ctl_text_appendf(out, " %s %" PRIu64, dp_node_field_name(f), v);
@@ -536,6 +553,7 @@ static void start_dataplane(const struct start *st, const struct ctl_engine *eng
 	the_dp = dp_create(&dcfg);
 	if (the_dp == NULL)
 		fatal("cannot create the data plane: %s", strerror(errno));
+	dp_set_routes(the_dp, ctl_engine_routes(engine)); /* before any node is resolved */
 	rc = publish_state(ctl_engine_state(engine), ctl_engine_placement(engine));
 	if (rc != 0)
 		fatal("cannot publish the initial placement: %s", strerror(-rc));
@@ -665,7 +683,13 @@ static void shut_down(const struct start *st, struct ctl_engine *engine)
 
 int main(int argc, char **argv)
 {
-	struct ctl_ops ops = {ops_publish, ops_stats, ops_member_status, NULL};
+	struct ctl_ops ops = {
+		.publish = ops_publish,
+		.stats = ops_stats,
+		.member_status = ops_member_status,
+		.routes = ops_routes,
+	};
+	struct rt_table routes;
 	struct start st = {0};
 	struct args a = {0};
 	struct ctl_engine *engine;
@@ -685,6 +709,14 @@ int main(int argc, char **argv)
 	}
 	inet_ntop(AF_INET, &cfg.router.address, err, sizeof(err));
 	ctl_engine_set_router_address(engine, err); /* as the config refuses a node there */
+	/* The config's nodes have routes (its loader checked); a state file's may not. */
+	rw_config_routes(&cfg, &routes);
+	if (ctl_engine_set_routes(engine, &routes, err, sizeof(err)) != 0) {
+		fprintf(stderr, "ringway: %s: %s in [route] of %s\n", cfg.control.state_file, err,
+			a.config);
+		ctl_engine_free(engine);
+		return 1;
+	}
 	if (a.check) {
 		rc = check_only(a.config, engine);
 		ctl_engine_free(engine);

@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "control.h"
+#include "route.h"
 
 /*
  * Every command of the protocol, one row each: enum suffix, name, arguments (usage text; ""
@@ -36,7 +37,8 @@
 	_(BEGIN, "begin", "", 0)                                                         \
 	_(COMMIT, "commit", "", 0)                                                       \
 	_(ABORT, "abort", "", 0)                                                         \
-	_(FLEET, "fleet", "[managed|local]", 0)
+	_(FLEET, "fleet", "[managed|local]", 0)                                          \
+	_(ROUTE, "route", "add PREFIX via GW|direct | remove PREFIX | list", 0)
 
 /* Prefixes that may stand before a command: enum suffix, name, what follows. */
 #define CTL_FOREACH_PREFIX(_)                \
@@ -65,6 +67,15 @@ struct ctl_cmd {
 	bool has_fleet_epoch; /* `replace epoch E`: publish at E (the fleet's revision) */
 	uint64_t fleet_epoch;
 	int fleet;		/* fleet: -1 show, 0 local, 1 managed */
+	int route_op;		/* route: CTL_ROUTE_* */
+	struct rt_route route;	/* route add / remove (prefix only) */
+};
+
+/* `route` sub-commands. */
+enum {
+	CTL_ROUTE_LIST = 0,
+	CTL_ROUTE_ADD,
+	CTL_ROUTE_REMOVE,
 };
 
 /* True for the commands flagged CTL_CMD_F_CHANGE (add, remove, weight, replace). */

@@ -29,6 +29,7 @@
 #include "dataplane.h"
 #include "mcproto.h"
 #include "observe.h"
+#include "route.h"
 
 /* Bit 48 of a neighbour's MAC word: the MAC is known. */
 #define DP_MAC_VALID (UINT64_C(1) << 48)
@@ -50,13 +51,17 @@ enum dp_tx_tag {
  * reply, with a relaxed atomic 64-bit store: any writer stores a complete, valid value),
  * arp_seen and mac_changes (relaxed atomic add by workers) and arp_until (a worker that
  * accepts the reply to the outstanding request swaps it to 0, so one request teaches at most
- * one MAC). Workers read ip (relaxed atomic), mac and arp_until.
+ * one MAC). Workers read ip (relaxed atomic), nh_ip (relaxed atomic), mac and arp_until.
+ * mac is the next hop's: the node's own when it is on the router's segment, else its
+ * gateway's (nh_ip, resolved by dp_route.c at claim and on every route change); ARP asks for
+ * nh_ip, and one reply teaches every endpoint behind that next hop.
  */
 struct dp_endpoint {
 	_Atomic uint64_t mac;         /* DP_MAC_VALID | MAC bytes 0..5 in bits 0..47 */
 	_Atomic uint64_t arp_until;   /* TSC until which the router's ARP request for ip is
 				       * outstanding (set before it is sent); 0: none */
 	_Atomic uint32_t ip;          /* network order; 0 = unused */
+	_Atomic uint32_t nh_ip;       /* next hop: ip, or its gateway; 0 = no route */
 	_Atomic uint32_t arp_seen;    /* ARP replies from ip accepted by workers */
 	_Atomic uint32_t mac_changes; /* ... of them that replaced another known MAC */
 	uint16_t port;             /* host order */
@@ -66,6 +71,7 @@ struct dp_endpoint {
 	/* control lcore only */
 	bool pending; /* claimed by dp_prepare_placement() for a member not yet published */
 	bool resolving;
+	bool nh_moved; /* dp_set_routes: the next hop changed, the MAC is being replaced */
 	uint32_t tries;
 	uint32_t seen_snapshot;
 	uint64_t next_tsc;
@@ -402,6 +408,7 @@ struct dp {
 	struct rte_ring *handoff_rings[DP_WORKERS_MAX];
 	uint64_t client_macs[DP_CLIENT_MACS_MAX]; /* cfg.client_macs as MAC words */
 	struct dp_obs *obs; /* latency: control-side state (dp_observe.c) */
+	struct rt_table routes; /* control lcore: what next hops resolve with (dp_route.c) */
 };
 
 /* dp_mget.c: multi-gets over several nodes. Each consumes @p m. */
@@ -434,6 +441,12 @@ void dp_obs_stats(const struct dp *dp, int worker, struct dp_stats *out);
 void dp_obs_node_fill(const struct dp *dp, uint32_t ep, struct dp_node_stats *o);
 /* /ringway/latency telemetry. */
 int dp_obs_telemetry_register(struct dp *dp);
+
+/* dp_route.c (control lcore): the next hop of @p ip under dp->routes (0: no route); and
+ * endpoint @p i, just (re)claimed for a node, takes the MAC another endpoint behind the same
+ * next hop learned (a new node behind a known gateway needs no ARP of its own). */
+uint32_t dp_route_nexthop(const struct dp *dp, uint32_t ip);
+void dp_route_share_mac(struct dp *dp, uint32_t i);
 
 /* dp_local.c: each consumes @p m (answers, absorbs or drops it). */
 void dp_local_arp(struct dp_worker *w, struct rte_mbuf *m, struct dp_pkt *pk);

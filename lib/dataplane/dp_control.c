@@ -77,6 +77,16 @@ static void node_text(const struct dp_node_stats *n, enum dp_node_field f, char 
 		inet_ntop(AF_INET, &n->ip, a, sizeof(a));
 		snprintf(text, len, "%s:%u", a, n->port);
 		break;
+	case DP_NODE_F_via:
+		if (n->nh_ip == 0) {
+			snprintf(text, len, "none");
+		} else if (n->nh_ip == n->ip) {
+			snprintf(text, len, "direct");
+		} else {
+			inet_ntop(AF_INET, &n->nh_ip, a, sizeof(a));
+			snprintf(text, len, "%s", a);
+		}
+		break;
 	case DP_NODE_F_mac:
 		if (n->mac_known)
 			rte_ether_format_addr(text, len, (const struct rte_ether_addr *)n->mac);
@@ -532,6 +542,7 @@ static void ep_commit(struct dp *dp, uint32_t i, const struct pl_member *pm, uin
 		dp_obs_ep_claimed(dp, i);
 		e->seen_snapshot = atomic_load_explicit(&e->arp_seen, memory_order_relaxed);
 		e->used = true;
+		atomic_store_explicit(&e->nh_ip, dp_route_nexthop(dp, ip), memory_order_relaxed);
 		/* Release: a worker that sees the ip sees the entry reset. */
 		atomic_store_explicit(&e->ip, ip, memory_order_release);
 		hwm = atomic_load_explicit(&dp->n_eps_hwm, memory_order_relaxed);
@@ -545,6 +556,8 @@ static void ep_commit(struct dp *dp, uint32_t i, const struct pl_member *pm, uin
 
 		memcpy(&word, mac->mac, 6);
 		atomic_store_explicit(&e->mac, word, memory_order_relaxed);
+	} else if (fresh) {
+		dp_route_share_mac(dp, i); /* behind a gateway already resolved: no ARP */
 	}
 }
 
@@ -745,7 +758,7 @@ unsigned int dp_neigh_update(struct dp *dp, uint32_t ip, const uint8_t mac[6])
 		uint64_t old;
 
 		if (!e->used || e->mac_static ||
-		    atomic_load_explicit(&e->ip, memory_order_relaxed) != ip)
+		    atomic_load_explicit(&e->nh_ip, memory_order_relaxed) != ip)
 			continue;
 		old = atomic_exchange_explicit(&e->mac, word, memory_order_relaxed);
 		if ((old & DP_MAC_VALID) && old != word)
@@ -780,6 +793,32 @@ uint32_t dp_mac_changes(struct dp *dp, struct dp_mac_change *out, uint32_t max)
 	return k;
 }
 
+/*
+ * Endpoint @p i wants to ask for next hop @p nh: when another endpoint behind the same next
+ * hop has a request out already, share its window instead of sending another (the reply
+ * teaches every endpoint whose window is open). @return true when joined.
+ */
+static bool arp_join(struct dp *dp, uint32_t i, uint32_t nh, uint64_t now, uint64_t retry)
+{
+	uint32_t n = atomic_load_explicit(&dp->n_eps_hwm, memory_order_relaxed);
+	struct dp_endpoint *e = &dp->eps[i];
+
+	for (uint32_t k = 0; k < n; k++) {
+		const struct dp_endpoint *o = &dp->eps[k];
+		uint64_t until = atomic_load_explicit(&o->arp_until, memory_order_relaxed);
+
+		if (k == i || !o->used || until <= now ||
+		    atomic_load_explicit(&o->nh_ip, memory_order_relaxed) != nh)
+			continue;
+		atomic_store_explicit(&e->arp_until, until, memory_order_relaxed);
+		e->tries++;
+		e->resolving = true;
+		e->next_tsc = now + retry;
+		return true;
+	}
+	return false;
+}
+
 void dp_control_poll(struct dp *dp)
 {
 	uint64_t now = rte_rdtsc();
@@ -793,6 +832,7 @@ void dp_control_poll(struct dp *dp)
 		uint32_t seen = atomic_load_explicit(&e->arp_seen, memory_order_relaxed);
 		uint64_t mac = atomic_load_explicit(&e->mac, memory_order_relaxed);
 		struct rte_mbuf *m;
+		uint32_t nh;
 
 		/* Settled: what a later change is reported against. */
 		if (e->used && atomic_load_explicit(&e->mac_changes, memory_order_relaxed) ==
@@ -819,7 +859,12 @@ void dp_control_poll(struct dp *dp)
 			e->next_tsc = now + retry * dp->cfg.arp_attempts;
 			continue;
 		}
-		m = dp_arp_request(dp, atomic_load_explicit(&e->ip, memory_order_relaxed));
+		nh = atomic_load_explicit(&e->nh_ip, memory_order_relaxed);
+		if (nh == 0)
+			continue; /* no route: nothing to ask */
+		if (arp_join(dp, i, nh, now, retry))
+			continue;
+		m = dp_arp_request(dp, nh);
 		if (m == NULL)
 			return;
 		/* Open the window before the request can leave: the enqueue (release) orders
@@ -884,6 +929,7 @@ static void node_fill(const struct dp *dp, uint32_t i, struct dp_node_stats *o)
 	snprintf(o->name, sizeof(o->name), "%s", e->name);
 	o->ip = atomic_load_explicit(&e->ip, memory_order_relaxed);
 	o->port = e->port;
+	o->nh_ip = atomic_load_explicit(&e->nh_ip, memory_order_relaxed);
 	memcpy(o->mac, &mac, 6);
 	o->mac_known = (mac & DP_MAC_VALID) != 0;
 	o->mac_static = e->mac_static;

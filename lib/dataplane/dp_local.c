@@ -32,9 +32,11 @@ static void eth_back(struct dp_worker *w, struct rte_ether_hdr *eth)
  * address, from the address of a node that is not static, while the control lcore's request
  * for it is outstanding (arp_until); the first such reply takes the request (swap to 0), so
  * one request teaches at most one MAC and a node's MAC moves at most once per arp_retry_ms.
- * A gratuitous ARP or an unsolicited reply claiming a node's address moves nothing.
- * @return the non-static endpoints at the sender's address (0: not a node's address);
- * *learned: how many of them took this reply.
+ * A gratuitous ARP or an unsolicited reply claiming a node's address moves nothing. The
+ * address asked for is the endpoint's next hop (nh_ip: the node, or its gateway), so one
+ * gateway's reply teaches every node behind it whose window is open.
+ * @return the non-static endpoints whose next hop is the sender's address (0: not a node's
+ * address); *learned: how many of them took this reply.
  */
 static unsigned int learn_solicited(struct dp_worker *w, const struct dp_pkt *pk,
 				    const struct rte_arp_hdr *a, unsigned int *learned)
@@ -58,7 +60,7 @@ static unsigned int learn_solicited(struct dp_worker *w, const struct dp_pkt *pk
 		struct dp_endpoint *e = &w->eps[i];
 		uint64_t until, old;
 
-		if (atomic_load_explicit(&e->ip, memory_order_relaxed) != d->arp_sip ||
+		if (atomic_load_explicit(&e->nh_ip, memory_order_relaxed) != d->arp_sip ||
 		    e->mac_static)
 			continue;
 		nodes++;

@@ -422,6 +422,27 @@ static const struct bad_case bad_cases[] = {
 	 "got 'verbose'"},
 	{"log_level_number", MINIMAL "[log]\nlevel = 7 #!\n",
 	 "key 'level' in [log]: expected emerg"},
+	/* [route] */
+	{"route_bad", MINIMAL "[route]\nstatic = 198.18.2.0/24 by 198.18.0.254 #!\n",
+	 "key 'static' in [route]: expected 'via GW' or 'direct' after the prefix"},
+	{"route_host_bits", MINIMAL "[route]\nstatic = 198.18.2.1/24 direct #!\n",
+	 "key 'static' in [route]: prefix 198.18.2.1/24 has host bits set"},
+	{"route_twice",
+	 MINIMAL "[route]\nstatic = 198.18.2.0/24 direct\n"
+		 "static = 198.18.2.0/24 via 198.18.0.9 #!\n",
+	 "key 'static' in [route]: route '198.18.2.0/24 via 198.18.0.9': its prefix is listed"},
+	{"route_gateway_off_segment",
+	 MINIMAL
+	 "[route]\nstatic = 198.18.0.0/24 direct #!\nstatic = 198.18.1.0/24 via 198.18.5.1\n",
+	 "section [route]: route 198.18.1.0/24 via 198.18.5.1: gateway 198.18.5.1 is in no direct"},
+	{"route_node_unreachable",
+	 ROUTER "[node a]\naddress = 198.18.1.1 #!\n[route]\nstatic = 198.18.0.0/24 direct\n",
+	 "key 'address' in [node a]: no route to 198.18.1.1 (add a 'static' route"},
+	{"route_two_defaults",
+	 MINIMAL "[route]\nstatic = default via 198.18.0.9\ndefault_gateway = 198.18.0.8 #!\n",
+	 "key 'default_gateway' in [route]: 'static' has a default route already"},
+	{"route_gateway_bad", MINIMAL "[route]\ndefault_gateway = 127.0.0.1 #!\n",
+	 "key 'default_gateway' in [route]: expected empty or a unicast IPv4 address"},
 };
 
 static void test_bad(void **state)
@@ -771,6 +792,30 @@ static void test_crlf_and_empty_optional(void **state)
 	free(c);
 }
 
+/* Routes: the nodes' next hops as the router resolves them. */
+static void test_routes(void **state)
+{
+	struct rw_config *cfg = load_ok(ROUTER "[node a]\naddress = 198.18.2.7\n"
+					       "[node b]\naddress = 198.18.0.7\n"
+					       "[node c]\naddress = 198.19.0.7\n"
+					       "[route]\nstatic = 198.18.0.0/24 direct, "
+					       "198.18.2.0/24 via 198.18.0.254\n"
+					       "default_gateway = 198.18.0.253\n");
+	struct rt_table t;
+	uint32_t nh;
+
+	(void)state;
+	rw_config_routes(cfg, &t);
+	assert_int_equal(t.n, 3);
+	assert_int_equal(rt_lookup(&t, cfg->nodes[0].ip, &nh), 0);
+	assert_int_equal(nh, htonl(0xc61200fe));
+	assert_int_equal(rt_lookup(&t, cfg->nodes[1].ip, &nh), 0);
+	assert_int_equal(nh, cfg->nodes[1].ip);
+	assert_int_equal(rt_lookup(&t, cfg->nodes[2].ip, &nh), 0);
+	assert_int_equal(nh, htonl(0xc61200fd));
+	free(cfg);
+}
+
 static void test_max_nodes(void **state)
 {
 	char *text = many_nodes(RW_CFG_NODES_MAX);
@@ -1007,6 +1052,7 @@ int main(void)
 		cmocka_unit_test(test_every_value),
 		cmocka_unit_test(test_crlf_and_empty_optional),
 		cmocka_unit_test(test_max_nodes),
+		cmocka_unit_test(test_routes),
 		cmocka_unit_test(test_sample_loads),
 		cmocka_unit_test(test_sample_covers_every_key),
 		cmocka_unit_test(test_doc_matches_table),
