@@ -9,6 +9,11 @@
 #        each with its own DPDK file prefix rw-<prefix>-rI, control socket and state file;
 #        router-start, router-stop and config take --router I for them)
 #       --routed: nodes behind a gateway instead of on the router's segment (see below)
+#       --vlan N: the segment is VLAN N (1..4094): the client's and the nodes' frames are
+#       tagged N on the wire (tc BPF on their veth0, scripts/sandbox-vlan.bpf.c: untag on
+#       ingress, tag on egress, as a switch's access port; the kernel needs no 802.1Q), the
+#       router's veth0 carries the tags, and `config` writes `vlan = N` in [router].
+#       Not with --routed.
 #   scripts/sandbox.sh down   [--prefix NAME]
 #   scripts/sandbox.sh status [--prefix NAME]
 #   scripts/sandbox.sh exec   [--prefix NAME] ROLE CMD...      ROLE: client router fabric nodeI
@@ -64,6 +69,7 @@ client_outside_ip=198.18.0.200
 client_prefix=198.18.0.0/25
 mc_port=11211
 routed=0
+vlan=0
 gw_seg_ip=198.18.0.254
 gw_node_ip=198.18.2.254
 gw_rclient_ip=198.18.3.254
@@ -121,6 +127,23 @@ attach() {
 	no_offload "$ns" "$ifn"
 	ip -n "$fab" link set "$port" up
 	ip -n "$ns" link set "$ifn" up
+}
+
+# vlan_access ROLE: with --vlan N, ROLE's veth0 behaves as a switch's access port on VLAN N
+# (frames tagged N on the wire); the tagging program is built once per sandbox.
+vlan_access() {
+	local ns obj
+	[ "$vlan" != 0 ] || return 0
+	ns=$(ns_name "$1")
+	obj=$(state_dir)/vlan.bpf.o
+	if [ ! -f "$obj" ]; then
+		clang -O2 -g -target bpf -DVID="$vlan" -I/usr/include/"$(uname -m)"-linux-gnu \
+			-c "$(dirname "$0")/sandbox-vlan.bpf.c" -o "$obj" ||
+			die "--vlan: cannot build scripts/sandbox-vlan.bpf.c (clang, libbpf-dev)"
+	fi
+	ip netns exec "$ns" tc qdisc add dev veth0 clsact
+	ip netns exec "$ns" tc filter add dev veth0 ingress bpf da obj "$obj" sec tc/ingress
+	ip netns exec "$ns" tc filter add dev veth0 egress bpf da obj "$obj" sec tc/egress
 }
 
 # routed_up: the node and remote-client bridges, the gateway between them and the segment
@@ -208,6 +231,8 @@ cmd_up() {
 	[ "$nodes" -ge 1 ] && [ "$nodes" -le 200 ] || die "--nodes must be 1..200"
 	[ "$routers" -ge 1 ] && [ "$routers" -le 9 ] || die "--routers must be 1..9"
 	[ "$routed" = 0 ] || subnet_len=24
+	[[ $vlan =~ ^[0-9]+$ ]] && [ "$vlan" -le 4094 ] || die "--vlan must be 1..4094"
+	[ "$vlan" = 0 ] || [ "$routed" = 0 ] || die "--vlan and --routed do not combine (yet)"
 	if [ -d "$(state_dir)" ] || ip netns list | grep -q "^$prefix-"; then
 		note "removing a leftover sandbox of the same prefix"
 		cmd_down
@@ -232,6 +257,7 @@ cmd_up() {
 		echo "FILE_PREFIX=rw-$prefix"
 		echo "STATE_DIR=$(state_dir)"
 		echo "SUBNET_LEN=$subnet_len"
+		echo "VLAN=$vlan"
 	} >"$(state_dir)/env"
 
 	make_ns fabric
@@ -247,6 +273,7 @@ cmd_up() {
 	attach client c0
 	ip -n "$(ns_name client)" addr add "$client_ip/$subnet_len" dev veth0
 	ip -n "$(ns_name client)" addr add "$client_outside_ip/$subnet_len" dev veth0
+	vlan_access client
 	echo "CLIENT_MAC=$(cat_mac client)" >>"$(state_dir)/env"
 
 	# The router's veth carries no kernel address: DPDK's af_packet port owns 198.18.0.1.
@@ -278,6 +305,7 @@ cmd_up() {
 		else
 			attach "node$i" "n$i"
 			ip -n "$(ns_name "node$i")" addr add "$(node_ip "$i")/$subnet_len" dev veth0
+			vlan_access "node$i"
 		fi
 		echo "NODE${i}_IP=$(node_ip "$i")" >>"$(state_dir)/env"
 		echo "NODE${i}_MAC=$(cat_mac "node$i")" >>"$(state_dir)/env"
@@ -539,6 +567,7 @@ cmd_config() {
 	# shellcheck disable=SC1091
 	. "$sd/env"
 	routed=${ROUTED:-0}
+	vlan=${VLAN:-0}
 	local rs
 	rs=$(rsuf "$router_sel")
 	if [ -n "$rs" ]; then
@@ -552,6 +581,7 @@ cmd_config() {
 port = 0
 address = $ROUTER_IP
 listen_ports = $mc_port
+$([ "$vlan" = 0 ] || echo "vlan = $vlan")
 allowed_clients = $CLIENT_PREFIX${RCLIENT_PREFIX:+, $RCLIENT_PREFIX}
 idle = backoff
 backoff_us = 50
@@ -602,6 +632,7 @@ while [ $# -gt 0 ]; do
 	--no-huge) force_nohuge=1; shift ;;
 	--hugepages) huge_pages=$2; shift 2 ;;
 	--routed) routed=1; shift ;;
+	--vlan) vlan=$2; shift 2 ;;
 	*) args+=("$1"); shift ;;
 	esac
 done

@@ -74,6 +74,7 @@ enum key_kind {
 	K_LISTEN,    /* empty (off) or IPv4:port, loopback allowed -> uint32_t address (network
 			order); off2: uint32_t port (0 = off) */
 	K_GATEWAY,   /* empty (none) or a unicast IPv4 address -> uint32_t, network order */
+	K_VLAN,	     /* empty (any) or a VLAN id 0..4094 -> uint32_t; off2: the bool "given" */
 	K_ROUTES,    /* empty or a list of `PREFIX via GW` / `PREFIX direct` -> struct rt_table
 			(off); off2: its uint32_t count */
 };
@@ -122,6 +123,10 @@ enum key_kind {
 	  "backoff: microseconds slept per empty poll")                                            \
 	_(ROUTER, "backoff_after", K_U32, C(router.backoff_after), 0, 1, 1000000, 0, "1024",       \
 	  "backoff: empty polls in a row before sleeping")                                         \
+	_(ROUTER, "vlan", K_VLAN, C(router.vlan), C(router.has_vlan), 0, 4094, 0, "",              \
+	  "the port's VLAN: only frames on this VLAN id are served (0 = untagged only), the "      \
+	  "router's ARP goes out and is learned there; empty = any VLAN (a reply must come on "    \
+	  "its request's), ARP untagged")                                                          \
 	_(ROUTER, "mtu", K_U32, C(router.mtu), 0, 576, 9000, 0, "1500",                            \
 	  "IP MTU of the port; merged multi-get replies use datagrams of min(1400, mtu - 28) "     \
 	  "bytes")                                                                                 \
@@ -317,6 +322,9 @@ static void describe(const struct key_def *d, char *buf, size_t len)
 		break;
 	case K_GATEWAY:
 		snprintf(buf, len, "empty or a unicast IPv4 address");
+		break;
+	case K_VLAN:
+		snprintf(buf, len, "empty or a VLAN id 0..4094");
 		break;
 	case K_ROUTES:
 		snprintf(buf, len,
@@ -740,6 +748,14 @@ static int parse_value(const struct key_def *d, const char *val, void *base, cha
 		return 0;
 	case K_ROUTES:
 		return parse_routes(d, val, (struct rt_table *)p, why, wlen);
+	case K_VLAN:
+		*(bool *)((char *)base + d->off2) = *val != '\0';
+		*(uint32_t *)p = 0;
+		if (*val != '\0')
+			return parse_u32(d, val, (uint32_t *)p, why, wlen) < 0
+				       ? expected(d, why, wlen)
+				       : 0;
+		return 0;
 	}
 	return expected(d, why, wlen);
 }
@@ -1554,6 +1570,10 @@ static void print_value(FILE *out, const struct key_def *d, const void *base)
 	case K_GATEWAY:
 		if (*(const uint32_t *)p != 0)
 			print_ipv4(out, *(const uint32_t *)p);
+		break;
+	case K_VLAN:
+		if (*(const bool *)p2)
+			fprintf(out, "%u", *(const uint32_t *)p);
 		break;
 	case K_ROUTES:
 		for (uint32_t i = 0; i < ((const struct rt_table *)p)->n; i++) {

@@ -93,6 +93,8 @@ struct rw_cfg_router {
 	uint32_t backoff_us;	/**< `backoff_us` */
 	uint32_t backoff_after; /**< `backoff_after` */
 	uint32_t mtu;		/**< `mtu`: IP MTU of the port */
+	bool has_vlan;		/**< `vlan` was given: the port serves that VLAN only */
+	uint32_t vlan;		/**< `vlan`: 0 (untagged) .. 4094 */
 };
 
 /** [node NAME]: one initial cache node. */

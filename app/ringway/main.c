@@ -421,6 +421,8 @@ static void dp_config_from(struct dp_config *d, uint16_t nw, const unsigned int 
 	d->handoff_ring = cfg.tables.handoff_ring;
 	d->neighbours = cfg.tables.neighbours;
 	d->mtu = cfg.router.mtu;
+	d->vlan_fixed = cfg.router.has_vlan;
+	d->vlan_id = (uint16_t)cfg.router.vlan;
 	d->mget_max = cfg.tables.multiget_inflight;
 	d->mget_bytes = cfg.tables.multiget_buffer_kb * 1024u;
 	d->mget_send_burst = cfg.tables.multiget_send_burst;
@@ -485,6 +487,15 @@ static void start_eal(int eal_argc, char **argv, struct start *st)
 		printf("ringway: %s: removed XDP program id %u that an earlier ringway left "
 		       "attached (killed or crashed)\n",
 		       rw_xdp_ifname(the_xdp), rw_xdp_stale_removed(the_xdp));
+	if (the_xdp != NULL && cfg.router.has_vlan && cfg.router.vlan != 0) {
+		fprintf(stderr,
+			"ringway: [router] vlan %u with an AF_XDP port: the kernel resolves "
+			"the nodes there, and its neighbours on a VLAN interface are not read "
+			"yet; use a DPDK-owned port or leave vlan unset\n",
+			cfg.router.vlan);
+		rw_xdp_close(the_xdp);
+		exit(1);
+	}
 	if (rte_eal_init(eal_argc, argv) < 0) {
 		fprintf(stderr, "ringway: EAL initialisation failed: %s\n",
 			rte_strerror(rte_errno));

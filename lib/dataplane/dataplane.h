@@ -140,6 +140,7 @@ enum dp_counter {
 	_(REPLY_DUPLICATE, "reply_duplicate")   /* datagram seq of a reply that already passed */ \
 	_(REPLY_SEQ_AHEAD, "reply_seq_ahead")   /* seq 64+ past the reply's first missing one */  \
 	_(VLAN_MISMATCH, "vlan_mismatch")       /* reply's VLAN id unlike the client's request */ \
+	_(WRONG_VLAN, "wrong_vlan")             /* VLAN id other than the port's (vlan_fixed) */ \
 	_(HANDOFF_FULL, "handoff_full")         /* owner worker's hand-off ring full */           \
 	_(BAD_ARP, "bad_arp")                   /* malformed ARP, or ARP not for the router */    \
 	_(ARP_UNSOLICITED, "arp_unsolicited")   /* ARP from a node's address that answers no  \
@@ -205,6 +206,13 @@ struct dp_config {
 	uint32_t backoff_us;
 	uint32_t backoff_after;
 	bool tx_cksum_offload;     /**< the port computes IPv4 and UDP checksums on TX */
+	/** The port's VLAN: with vlan_fixed, only frames on VLAN vlan_id (0: untagged, a
+	 *  priority tag counts as untagged) are served, anything else is dropped (wrong_vlan),
+	 *  and the router's own ARP requests go out on it (tagged unless 0) and are answered
+	 *  only there. Without: any VLAN is served (a reply must come on its request's) and
+	 *  the router's ARP is untagged. */
+	bool vlan_fixed;
+	uint16_t vlan_id;          /**< 0..4094 */
 	bool no_arp_requests;      /**< never send ARP requests (AF_XDP mode: the kernel owns
 				        ARP; feed MACs with dp_neigh_update()) */
 	struct rte_mempool *pool;  /**< mbufs for packets the router builds (ARP requests,

@@ -31,6 +31,9 @@
 #include "observe.h"
 #include "route.h"
 
+/* dp_worker.vlan_want: frames on any VLAN are served. */
+#define DP_VLAN_ANY UINT16_MAX
+
 /* Bit 48 of a neighbour's MAC word: the MAC is known. */
 #define DP_MAC_VALID (UINT64_C(1) << 48)
 
@@ -283,6 +286,7 @@ struct dp_pkt {
 	uint16_t l2_len; /* 14 or 18 */
 	uint16_t l3_len; /* IPv4 header length */
 	bool vlan;
+	uint16_t vid; /* VLAN id (0: untagged or priority-tagged) */
 	struct rte_ipv4_hdr *ip;
 	struct rte_udp_hdr *udp;
 	uint8_t *payload; /* UDP payload */
@@ -309,6 +313,7 @@ struct dp_worker {
 	uint32_t slot_lo_bits; /* slot bits carried in the request id (the rest: in the port) */
 	uint32_t slot_mask;
 	uint32_t router_ip;
+	uint16_t vlan_want; /* the port's VLAN id, or DP_VLAN_ANY */
 	struct rte_ether_addr router_mac;
 	bool tx_offload;
 	uint16_t listen[DP_LISTEN_MAX];

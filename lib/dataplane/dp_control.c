@@ -195,7 +195,7 @@ static int config_check(const struct dp_config *c)
 	if (c->burst == 0 || c->burst > DP_BURST_MAX || !is_pow2(c->handoff_ring) ||
 	    c->neighbours == 0 || c->arp_attempts == 0)
 		return -EINVAL;
-	if (c->slow_window_ms == 0)
+	if (c->slow_window_ms == 0 || (c->vlan_fixed && c->vlan_id > 4094))
 		return -EINVAL;
 	if (c->mget_max >= DP_NO_MGET || (c->mtu != 0 && (c->mtu < 576 || c->mtu > 9000)))
 		return -EINVAL;
@@ -272,6 +272,7 @@ static struct dp_worker *worker_new(struct dp *dp, uint16_t id, uint32_t inst)
 		log2_floor(c->slots) > w->port_shift ? log2_floor(c->slots) - w->port_shift : 0;
 	w->slot_mask = c->slots - 1;
 	w->router_ip = c->router_ip;
+	w->vlan_want = c->vlan_fixed ? c->vlan_id : DP_VLAN_ANY;
 	memcpy(&w->router_mac, c->router_mac, 6);
 	w->tx_offload = c->tx_cksum_offload;
 	w->eps = dp->eps;

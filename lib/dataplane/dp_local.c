@@ -28,8 +28,8 @@ static void eth_back(struct dp_worker *w, struct rte_ether_hdr *eth)
 
 /*
  * Node MACs come only from answers to the router's own questions: an ARP reply (op 2),
- * untagged (the VLAN the control lcore's request went out on), to the router's MAC and
- * address, from the address of a node that is not static, while the control lcore's request
+ * on the VLAN the control lcore's request went out on (the port's, else untagged), to the router's
+ * MAC and address, from the address of a node that is not static, while the control lcore's request
  * for it is outstanding (arp_until); the first such reply takes the request (swap to 0), so
  * one request teaches at most one MAC and a node's MAC moves at most once per arp_retry_ms.
  * A gratuitous ARP or an unsolicited reply claiming a node's address moves nothing. The
@@ -44,7 +44,9 @@ static unsigned int learn_solicited(struct dp_worker *w, const struct dp_pkt *pk
 	const struct rte_arp_ipv4 *d = &a->arp_data;
 	struct dp *dp = w->dp;
 	uint32_t n = atomic_load_explicit(&dp->n_eps_hwm, memory_order_acquire);
-	bool answer = a->arp_opcode == rte_cpu_to_be_16(RTE_ARP_OP_REPLY) && !pk->vlan &&
+	/* The VLAN the request went out on: the port's (handle_packet checked it), else none. */
+	bool answer = a->arp_opcode == rte_cpu_to_be_16(RTE_ARP_OP_REPLY) &&
+		      (w->vlan_want != DP_VLAN_ANY || !pk->vlan) &&
 		      rte_is_same_ether_addr(&pk->eth->dst_addr, &w->router_mac) &&
 		      rte_is_same_ether_addr(&d->arp_tha, &w->router_mac) &&
 		      d->arp_tip == w->router_ip && rte_is_unicast_ether_addr(&d->arp_sha) &&
@@ -239,7 +241,9 @@ struct rte_mbuf *dp_arp_request(const struct dp *dp, uint32_t target_ip)
 	struct rte_mbuf *m = dp->cfg.pool ? rte_pktmbuf_alloc(dp->cfg.pool) : NULL;
 	struct rte_ether_hdr *eth;
 	struct rte_arp_hdr *a;
-	const uint32_t len = RTE_ETHER_MIN_LEN - RTE_ETHER_CRC_LEN;
+	bool tag = dp->cfg.vlan_fixed && dp->cfg.vlan_id != 0;
+	const uint32_t len =
+		RTE_ETHER_MIN_LEN - RTE_ETHER_CRC_LEN + (tag ? sizeof(struct rte_vlan_hdr) : 0);
 
 	if (m == NULL)
 		return NULL;
@@ -253,6 +257,14 @@ struct rte_mbuf *dp_arp_request(const struct dp *dp, uint32_t target_ip)
 	memcpy(&eth->src_addr, dp->cfg.router_mac, 6);
 	eth->ether_type = rte_cpu_to_be_16(RTE_ETHER_TYPE_ARP);
 	a = (struct rte_arp_hdr *)(eth + 1);
+	if (tag) { /* on the port's VLAN */
+		struct rte_vlan_hdr *vh = (struct rte_vlan_hdr *)(eth + 1);
+
+		eth->ether_type = rte_cpu_to_be_16(RTE_ETHER_TYPE_VLAN);
+		vh->vlan_tci = rte_cpu_to_be_16(dp->cfg.vlan_id);
+		vh->eth_proto = rte_cpu_to_be_16(RTE_ETHER_TYPE_ARP);
+		a = (struct rte_arp_hdr *)(vh + 1);
+	}
 	a->arp_hardware = rte_cpu_to_be_16(RTE_ARP_HRD_ETHER);
 	a->arp_protocol = rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4);
 	a->arp_hlen = 6;

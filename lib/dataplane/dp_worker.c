@@ -631,15 +631,20 @@ static void handle_packet(struct dp_worker *w, struct rte_mbuf *m, const struct 
 	pk.eth = rte_pktmbuf_mtod(m, struct rte_ether_hdr *);
 	pk.l2_len = sizeof(struct rte_ether_hdr);
 	pk.vlan = false;
+	pk.vid = 0;
 	pk.hint = *hint;
 	etype = pk.eth->ether_type;
 	if (etype == rte_cpu_to_be_16(RTE_ETHER_TYPE_VLAN)) {
 		if (unlikely(len < sizeof(struct rte_ether_hdr) + sizeof(struct rte_vlan_hdr)))
 			return dp_count_drop(w, m, DP_DROP_TRUNC_ETH);
 		etype = ((struct rte_vlan_hdr *)(pk.eth + 1))->eth_proto;
+		pk.vid = rte_be_to_cpu_16(((struct rte_vlan_hdr *)(pk.eth + 1))->vlan_tci) & 0xfff;
 		pk.l2_len += sizeof(struct rte_vlan_hdr);
 		pk.vlan = true;
 	}
+	/* A port on one VLAN serves nothing from another (nor untagged frames, unless 0). */
+	if (unlikely(w->vlan_want != DP_VLAN_ANY) && pk.vid != w->vlan_want)
+		return dp_count_drop(w, m, DP_DROP_WRONG_VLAN);
 	if (unlikely(!rte_is_same_ether_addr(&pk.eth->dst_addr, &w->router_mac)) &&
 	    !(etype == rte_cpu_to_be_16(RTE_ETHER_TYPE_ARP) &&
 	      rte_is_broadcast_ether_addr(&pk.eth->dst_addr)))

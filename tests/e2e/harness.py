@@ -111,7 +111,7 @@ class Sandbox:
     """One sandbox (unique prefix), up for the life of the object; down on exit, on
     SIGTERM/SIGINT (meson's timeout) and on any exception."""
 
-    def __init__(self, tag, nodes=4, no_huge=False, port=None, routed=False):
+    def __init__(self, tag, nodes=4, no_huge=False, port=None, routed=False, vlan=0):
         self.port = port or PORT
         self.xdp = self.port == "af_xdp"
         self.prefix = ("e%s%s%d" % (tag, "x" if self.xdp else "", os.getpid() % 100000))[:12]
@@ -123,6 +123,8 @@ class Sandbox:
             args.append("--no-huge")
         if routed:
             args.append("--routed")  # nodes (and a remote client) behind a gateway
+        if vlan:
+            args += ["--vlan", str(vlan)]  # the segment's frames tagged on the wire
         atexit.register(self.down)
         for sig in (signal.SIGTERM, signal.SIGINT):
             signal.signal(sig, self._on_signal)

@@ -422,6 +422,10 @@ static const struct bad_case bad_cases[] = {
 	 "got 'verbose'"},
 	{"log_level_number", MINIMAL "[log]\nlevel = 7 #!\n",
 	 "key 'level' in [log]: expected emerg"},
+	{"vlan_big", ROUTER "vlan = 4095 #!\n" NODE_A,
+	 "key 'vlan' in [router]: expected empty or a VLAN id 0..4094, got '4095'"},
+	{"vlan_word", ROUTER "vlan = ten #!\n" NODE_A,
+	 "key 'vlan' in [router]: expected empty or a VLAN id 0..4094"},
 	/* [route] */
 	{"route_bad", MINIMAL "[route]\nstatic = 198.18.2.0/24 by 198.18.0.254 #!\n",
 	 "key 'static' in [route]: expected 'via GW' or 'direct' after the prefix"},
@@ -807,12 +811,27 @@ static void test_routes(void **state)
 	(void)state;
 	rw_config_routes(cfg, &t);
 	assert_int_equal(t.n, 3);
+	assert_false(cfg->router.has_vlan); /* unset: any VLAN */
 	assert_int_equal(rt_lookup(&t, cfg->nodes[0].ip, &nh), 0);
 	assert_int_equal(nh, htonl(0xc61200fe));
 	assert_int_equal(rt_lookup(&t, cfg->nodes[1].ip, &nh), 0);
 	assert_int_equal(nh, cfg->nodes[1].ip);
 	assert_int_equal(rt_lookup(&t, cfg->nodes[2].ip, &nh), 0);
 	assert_int_equal(nh, htonl(0xc61200fd));
+	free(cfg);
+}
+
+static void test_vlan(void **state)
+{
+	struct rw_config *cfg = load_ok(ROUTER "vlan = 0\n" NODE_A);
+
+	(void)state;
+	assert_true(cfg->router.has_vlan);
+	assert_int_equal(cfg->router.vlan, 0);
+	free(cfg);
+	cfg = load_ok(ROUTER "vlan = 4094\n" NODE_A);
+	assert_true(cfg->router.has_vlan);
+	assert_int_equal(cfg->router.vlan, 4094);
 	free(cfg);
 }
 
@@ -1053,6 +1072,7 @@ int main(void)
 		cmocka_unit_test(test_crlf_and_empty_optional),
 		cmocka_unit_test(test_max_nodes),
 		cmocka_unit_test(test_routes),
+		cmocka_unit_test(test_vlan),
 		cmocka_unit_test(test_sample_loads),
 		cmocka_unit_test(test_sample_covers_every_key),
 		cmocka_unit_test(test_doc_matches_table),
