@@ -213,6 +213,18 @@ struct dp_config {
 	 *  the router's ARP is untagged. */
 	bool vlan_fixed;
 	uint16_t vlan_id;          /**< 0..4094 */
+	/** Two ports: clients on port_id (router_ip, router_mac, vlan_*), nodes on node_port_id
+	 *  with addresses of their own (node_router_ip, node_router_mac, node_vlan_*): requests
+	 *  are served only from the client port and leave on the node port, replies only from
+	 *  the node port and leave on the client port; ARP for next hops, on the node port.
+	 *  Worker w has RX/TX queue w on both. Without two_ports the node_* fields are ignored
+	 *  (one port, the client fields serve both sides). */
+	bool two_ports;
+	uint16_t node_port_id;     /**< != port_id */
+	uint32_t node_router_ip;   /**< the router's IPv4 on the node network (network order) */
+	uint8_t node_router_mac[6];
+	bool node_vlan_fixed;
+	uint16_t node_vlan_id;
 	bool no_arp_requests;      /**< never send ARP requests (AF_XDP mode: the kernel owns
 				        ARP; feed MACs with dp_neigh_update()) */
 	struct rte_mempool *pool;  /**< mbufs for packets the router builds (ARP requests,

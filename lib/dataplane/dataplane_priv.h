@@ -18,6 +18,7 @@
  */
 
 #include <stdatomic.h>
+#include <string.h>
 
 #include <rte_common.h>
 #include <rte_ether.h>
@@ -45,7 +46,15 @@ enum dp_tx_tag {
 	DP_TX_CTL, /* control lcore's packet: not part of the rx accounting */
 	DP_TX_MGET_SUB, /* multi-get sub-request the router built (not an rx packet) */
 	DP_TX_MGET_OUT, /* merged multi-get reply datagram the router built (not an rx packet) */
+	DP_TX_ANSWERED_NODE, /* ANSWERED, to the node port (two ports: an answer to a node) */
 };
+
+/* With two ports: whether a TX tag leaves on the node port (else on the client port). */
+static inline bool dp_tx_to_node(uint8_t tag)
+{
+	return tag == DP_TX_FORWARDED || tag == DP_TX_MGET_SUB || tag == DP_TX_CTL ||
+	       tag == DP_TX_ANSWERED_NODE;
+}
 
 /*
  * A node endpoint (address:port) with its neighbour state. The table is allocated once;
@@ -312,9 +321,27 @@ struct dp_worker {
 	uint32_t port_shift;   /* log2(reply ports per worker) */
 	uint32_t slot_lo_bits; /* slot bits carried in the request id (the rest: in the port) */
 	uint32_t slot_mask;
+	/* The port being received on (per burst; fixed with one port): its address, MAC, VLAN
+	 * (DP_VLAN_ANY: any), what it serves, and the tag of the router's answers there. */
 	uint32_t router_ip;
-	uint16_t vlan_want; /* the port's VLAN id, or DP_VLAN_ANY */
+	uint16_t vlan_want;
 	struct rte_ether_addr router_mac;
+	bool rx_clients;
+	bool rx_nodes;
+	uint8_t answer_tag;
+	/* Sources of what leaves towards the clients / the nodes (equal with one port). */
+	uint32_t client_src_ip;
+	struct rte_ether_addr client_src_mac;
+	uint32_t node_src_ip;
+	struct rte_ether_addr node_src_mac;
+	bool two_ports;
+	uint16_t node_port_id;
+	/* The node port's VLAN is fixed (vlan_fixed / node_vlan_fixed): what goes to nodes is
+	 * tagged node_vlan_tci (network order) when node_vlan_tagged, else untagged, and replies
+	 * were checked against it on arrival. Not fixed: requests keep the client's tag. */
+	bool node_vlan_fixed;
+	bool node_vlan_tagged;
+	uint16_t node_vlan_tci;
 	bool tx_offload;
 	uint16_t listen[DP_LISTEN_MAX];
 	const struct dp_prefix *allowed;
@@ -415,6 +442,23 @@ struct dp {
 	struct dp_obs *obs; /* latency: control-side state (dp_observe.c) */
 	struct rt_table routes; /* control lcore: what next hops resolve with (dp_route.c) */
 };
+
+/* Worker @p w receives from the node port (@p node) or the client port next: the addresses,
+ * VLAN and roles the packets of that burst are checked against. With one port both roles
+ * stay on (set once at creation). */
+static inline void dp_rx_side(struct dp_worker *w, bool node)
+{
+	const struct dp_config *c = &w->dp->cfg;
+
+	w->router_ip = node ? c->node_router_ip : c->router_ip;
+	memcpy(&w->router_mac, node ? c->node_router_mac : c->router_mac, 6);
+	w->vlan_want = (node ? c->node_vlan_fixed : c->vlan_fixed)
+			       ? (node ? c->node_vlan_id : c->vlan_id)
+			       : DP_VLAN_ANY;
+	w->rx_clients = !c->two_ports || !node;
+	w->rx_nodes = !c->two_ports || node;
+	w->answer_tag = c->two_ports && node ? DP_TX_ANSWERED_NODE : DP_TX_ANSWERED;
+}
 
 /* dp_mget.c: multi-gets over several nodes. Each consumes @p m. */
 /* Split @p r, the parsed request of @p pk (whose keys live on several nodes), or refuse it. */

@@ -197,6 +197,9 @@ static int config_check(const struct dp_config *c)
 		return -EINVAL;
 	if (c->slow_window_ms == 0 || (c->vlan_fixed && c->vlan_id > 4094))
 		return -EINVAL;
+	if (c->two_ports && (c->node_port_id == c->port_id || c->node_router_ip == 0 ||
+			     (c->node_vlan_fixed && c->node_vlan_id > 4094)))
+		return -EINVAL;
 	if (c->mget_max >= DP_NO_MGET || (c->mtu != 0 && (c->mtu < 576 || c->mtu > 9000)))
 		return -EINVAL;
 	if (dp_generation_bits(c->slots, c->reply_port_count, c->n_workers) < DP_GEN_BITS_MIN ||
@@ -271,9 +274,16 @@ static struct dp_worker *worker_new(struct dp *dp, uint16_t id, uint32_t inst)
 	w->slot_lo_bits =
 		log2_floor(c->slots) > w->port_shift ? log2_floor(c->slots) - w->port_shift : 0;
 	w->slot_mask = c->slots - 1;
-	w->router_ip = c->router_ip;
-	w->vlan_want = c->vlan_fixed ? c->vlan_id : DP_VLAN_ANY;
-	memcpy(&w->router_mac, c->router_mac, 6);
+	w->two_ports = c->two_ports;
+	w->node_port_id = c->node_port_id;
+	w->client_src_ip = c->router_ip;
+	memcpy(&w->client_src_mac, c->router_mac, 6);
+	w->node_src_ip = dp->cfg.node_router_ip;
+	w->node_vlan_fixed = dp->cfg.node_vlan_fixed;
+	w->node_vlan_tagged = dp->cfg.node_vlan_fixed && dp->cfg.node_vlan_id != 0;
+	w->node_vlan_tci = rte_cpu_to_be_16(dp->cfg.node_vlan_id);
+	memcpy(&w->node_src_mac, dp->cfg.node_router_mac, 6);
+	dp_rx_side(w, false);
 	w->tx_offload = c->tx_cksum_offload;
 	w->eps = dp->eps;
 	w->timeout_tsc = (uint64_t)c->request_timeout_ms * dp->tsc_hz / 1000;
@@ -352,6 +362,13 @@ struct dp *dp_create(const struct dp_config *cfg)
 	if (dp == NULL)
 		goto nomem;
 	dp->cfg = *cfg;
+	if (!cfg->two_ports) { /* one port: the node side is the client side */
+		dp->cfg.node_port_id = cfg->port_id;
+		dp->cfg.node_router_ip = cfg->router_ip;
+		memcpy(dp->cfg.node_router_mac, cfg->router_mac, 6);
+		dp->cfg.node_vlan_fixed = cfg->vlan_fixed;
+		dp->cfg.node_vlan_id = cfg->vlan_id;
+	}
 	dp->tsc_hz = rte_get_tsc_hz();
 	for (uint16_t i = 0; i < cfg->n_client_macs; i++)
 		memcpy(&dp->client_macs[i], cfg->client_macs[i], 6); /* little-endian, as eps */

@@ -113,7 +113,7 @@ void dp_local_arp(struct dp_worker *w, struct rte_mbuf *m, struct dp_pkt *pk)
 	d->arp_sip = w->router_ip;
 	eth_back(w, pk->eth);
 	w->ctr[DP_CTR_ARP_REPLIED]++;
-	dp_tx_push(w, m, DP_TX_ANSWERED, 0);
+	dp_tx_push(w, m, (enum dp_tx_tag)w->answer_tag, 0);
 }
 
 /* Finish a reply built in place: IPv4 back to the sender with @p l4_len bytes after the IP
@@ -151,7 +151,7 @@ void dp_local_icmp(struct dp_worker *w, struct rte_mbuf *m, struct dp_pkt *pk)
 	ic->icmp_cksum = dp_csum_replace2(ic->icmp_cksum, old, new);
 	ip_back(w, m, pk, ilen);
 	w->ctr[DP_CTR_ICMP_ECHOED]++;
-	dp_tx_push(w, m, DP_TX_ANSWERED, 0);
+	dp_tx_push(w, m, (enum dp_tx_tag)w->answer_tag, 0);
 }
 
 /* Append a binary response (header and @p body) for request @p rq to @p out. */
@@ -233,7 +233,7 @@ void dp_local_mc_reply(struct dp_worker *w, struct rte_mbuf *m, struct dp_pkt *p
 		dp_tx_cksum_offload(m, pk->ip, pk->udp, pk->l2_len, pk->l3_len);
 	else
 		pk->udp->dgram_cksum = rte_ipv4_udptcp_cksum(pk->ip, pk->udp);
-	dp_tx_push(w, m, DP_TX_ANSWERED, 0);
+	dp_tx_push(w, m, (enum dp_tx_tag)w->answer_tag, 0);
 }
 
 struct rte_mbuf *dp_arp_request(const struct dp *dp, uint32_t target_ip)
@@ -241,7 +241,7 @@ struct rte_mbuf *dp_arp_request(const struct dp *dp, uint32_t target_ip)
 	struct rte_mbuf *m = dp->cfg.pool ? rte_pktmbuf_alloc(dp->cfg.pool) : NULL;
 	struct rte_ether_hdr *eth;
 	struct rte_arp_hdr *a;
-	bool tag = dp->cfg.vlan_fixed && dp->cfg.vlan_id != 0;
+	bool tag = dp->cfg.node_vlan_fixed && dp->cfg.node_vlan_id != 0;
 	const uint32_t len =
 		RTE_ETHER_MIN_LEN - RTE_ETHER_CRC_LEN + (tag ? sizeof(struct rte_vlan_hdr) : 0);
 
@@ -254,14 +254,14 @@ struct rte_mbuf *dp_arp_request(const struct dp *dp, uint32_t target_ip)
 	}
 	memset(eth, 0, len);
 	memset(&eth->dst_addr, 0xff, sizeof(eth->dst_addr));
-	memcpy(&eth->src_addr, dp->cfg.router_mac, 6);
+	memcpy(&eth->src_addr, dp->cfg.node_router_mac, 6);
 	eth->ether_type = rte_cpu_to_be_16(RTE_ETHER_TYPE_ARP);
 	a = (struct rte_arp_hdr *)(eth + 1);
 	if (tag) { /* on the port's VLAN */
 		struct rte_vlan_hdr *vh = (struct rte_vlan_hdr *)(eth + 1);
 
 		eth->ether_type = rte_cpu_to_be_16(RTE_ETHER_TYPE_VLAN);
-		vh->vlan_tci = rte_cpu_to_be_16(dp->cfg.vlan_id);
+		vh->vlan_tci = rte_cpu_to_be_16(dp->cfg.node_vlan_id);
 		vh->eth_proto = rte_cpu_to_be_16(RTE_ETHER_TYPE_ARP);
 		a = (struct rte_arp_hdr *)(vh + 1);
 	}
@@ -270,8 +270,8 @@ struct rte_mbuf *dp_arp_request(const struct dp *dp, uint32_t target_ip)
 	a->arp_hlen = 6;
 	a->arp_plen = 4;
 	a->arp_opcode = rte_cpu_to_be_16(RTE_ARP_OP_REQUEST);
-	memcpy(&a->arp_data.arp_sha, dp->cfg.router_mac, 6);
-	a->arp_data.arp_sip = dp->cfg.router_ip;
+	memcpy(&a->arp_data.arp_sha, dp->cfg.node_router_mac, 6);
+	a->arp_data.arp_sip = dp->cfg.node_router_ip;
 	a->arp_data.arp_tip = target_ip;
 	return m;
 }
