@@ -14,6 +14,10 @@
 #       ingress, tag on egress, as a switch's access port; the kernel needs no 802.1Q), the
 #       router's veth0 carries the tags, and `config` writes `vlan = N` in [router].
 #       Not with --routed.
+#       --two-ports: the router gets a second veth (veth1, DPDK port 1) on a bridge of its own
+#       (br1) with the nodes, 198.18.1.0/24, the router there 198.18.1.254 (node_address);
+#       the client's segment 198.18.0.0/24 keeps veth0 (port 0). The client cannot reach the
+#       nodes directly (checks run inside the node namespaces). Not with --routed or --vlan.
 #   scripts/sandbox.sh down   [--prefix NAME]
 #   scripts/sandbox.sh status [--prefix NAME]
 #   scripts/sandbox.sh exec   [--prefix NAME] ROLE CMD...      ROLE: client router fabric nodeI
@@ -70,6 +74,8 @@ client_prefix=198.18.0.0/25
 mc_port=11211
 routed=0
 vlan=0
+two_ports=0
+node_side_ip=198.18.1.254
 gw_seg_ip=198.18.0.254
 gw_node_ip=198.18.2.254
 gw_rclient_ip=198.18.3.254
@@ -214,11 +220,13 @@ start_node() {
 		-P "$sd/node$i.pid"
 }
 
-# wait_node I: memcached answers `version` over TCP at its address.
+# wait_node I: memcached answers `version` over TCP at its address (from the client, or
+# with --two-ports from the node's own namespace: the client cannot reach it).
 wait_node() {
-	local i=$1 ip tries=0
+	local i=$1 ip tries=0 from=client
 	ip=$(node_ip "$i")
-	until nsx client bash -c "exec 3<>/dev/tcp/$ip/$mc_port && printf 'version\r\n' >&3 &&
+	[ "$two_ports" = 0 ] || from="node$i"
+	until nsx "$from" bash -c "exec 3<>/dev/tcp/$ip/$mc_port && printf 'version\r\n' >&3 &&
 		read -r -t 2 l <&3 && [[ \$l == VERSION* ]]" 2>/dev/null; do
 		tries=$((tries + 1))
 		[ $tries -lt 50 ] || die "node$i ($ip) does not answer over TCP"
@@ -233,6 +241,9 @@ cmd_up() {
 	[ "$routed" = 0 ] || subnet_len=24
 	[[ $vlan =~ ^[0-9]+$ ]] && [ "$vlan" -le 4094 ] || die "--vlan must be 1..4094"
 	[ "$vlan" = 0 ] || [ "$routed" = 0 ] || die "--vlan and --routed do not combine (yet)"
+	[ "$two_ports" = 0 ] || { [ "$vlan" = 0 ] && [ "$routed" = 0 ]; } ||
+		die "--two-ports does not combine with --routed or --vlan (yet)"
+	[ "$two_ports" = 0 ] || subnet_len=24
 	if [ -d "$(state_dir)" ] || ip netns list | grep -q "^$prefix-"; then
 		note "removing a leftover sandbox of the same prefix"
 		cmd_down
@@ -279,6 +290,16 @@ cmd_up() {
 	# The router's veth carries no kernel address: DPDK's af_packet port owns 198.18.0.1.
 	make_ns router
 	attach router r0
+	if [ "$two_ports" = 1 ]; then
+		ip -n "$(ns_name fabric)" link add br1 type bridge forward_delay 0 stp_state 0
+		ip -n "$(ns_name fabric)" link set br1 up
+		attach router rn0 veth1 br1
+		{
+			echo "TWO_PORTS=1"
+			echo "NODE_SIDE_IP=$node_side_ip"
+			echo "NODE_SIDE_MAC=$(ip netns exec "$(ns_name router)" cat /sys/class/net/veth1/address)"
+		} >>"$(state_dir)/env"
+	fi
 	echo "ROUTER_MAC=$(cat_mac router)" >>"$(state_dir)/env"
 	echo "ROUTERS=$routers" >>"$(state_dir)/env"
 	local r
@@ -302,6 +323,9 @@ cmd_up() {
 			attach "node$i" "n$i" veth0 br1
 			ip -n "$(ns_name "node$i")" addr add "$(node_ip "$i")/24" dev veth0
 			ip -n "$(ns_name "node$i")" route add default via "$gw_node_ip"
+		elif [ "$two_ports" = 1 ]; then
+			attach "node$i" "n$i" veth0 br1
+			ip -n "$(ns_name "node$i")" addr add "$(node_ip "$i")/24" dev veth0
 		else
 			attach "node$i" "n$i"
 			ip -n "$(ns_name "node$i")" addr add "$(node_ip "$i")/$subnet_len" dev veth0
@@ -470,6 +494,9 @@ cmd_router_start() {
 		# DPDK alone owns the router address (a leftover from an af_xdp run goes).
 		ip -n "$NS_ROUTER" addr del "$ROUTER_IP/$subnet_len" dev "$ROUTER_IF" 2>/dev/null || true
 		vdev="net_af_packet0,iface=$ROUTER_IF${pmd_args:+,$pmd_args}"
+		# Two ports: the node side is port 1 (veth1), same queue pairs.
+		[ "${TWO_PORTS:-0}" = 0 ] ||
+			extra=(--vdev "net_af_packet1,iface=veth1${pmd_args:+,$pmd_args}" "${extra[@]}")
 		;;
 	af_xdp)
 		# The kernel shares the veth: it owns ARP, ICMP and TCP for the router address.
@@ -582,6 +609,7 @@ port = 0
 address = $ROUTER_IP
 listen_ports = $mc_port
 $([ "$vlan" = 0 ] || echo "vlan = $vlan")
+$([ "${TWO_PORTS:-0}" = 0 ] || printf 'node_port = 1\nnode_address = %s' "$NODE_SIDE_IP")
 allowed_clients = $CLIENT_PREFIX${RCLIENT_PREFIX:+, $RCLIENT_PREFIX}
 idle = backoff
 backoff_us = 50
@@ -602,6 +630,9 @@ EOF
 	if [ "$routed" = 1 ]; then
 		printf '\n[route]\nstatic = 198.18.0.0/24 direct\nstatic = %s via %s\n' \
 			"$NODE_PREFIX" "$GW_IP"
+	fi
+	if [ "${TWO_PORTS:-0}" = 1 ]; then
+		printf '\n[route]\nstatic = 198.18.1.0/24 direct\n'
 	fi
 	members=${members:-$NODES}
 	[[ $members =~ ^[0-9]+$ ]] && [ "$members" -ge 1 ] && [ "$members" -le "$NODES" ] ||
@@ -633,6 +664,7 @@ while [ $# -gt 0 ]; do
 	--hugepages) huge_pages=$2; shift 2 ;;
 	--routed) routed=1; shift ;;
 	--vlan) vlan=$2; shift 2 ;;
+	--two-ports) two_ports=1; shift ;;
 	*) args+=("$1"); shift ;;
 	esac
 done

@@ -73,8 +73,8 @@ enum key_kind {
 	K_NODE_ADDR, /* IPv4[:port] -> struct pl_member addr/port; off2: uint32_t ip */
 	K_LISTEN,    /* empty (off) or IPv4:port, loopback allowed -> uint32_t address (network
 			order); off2: uint32_t port (0 = off) */
-	K_GATEWAY,   /* empty (none) or a unicast IPv4 address -> uint32_t, network order */
-	K_VLAN,	     /* empty (any) or a VLAN id 0..4094 -> uint32_t; off2: the bool "given" */
+	K_OPT_IPV4,  /* empty (none) or a unicast IPv4 address -> uint32_t, network order (0) */
+	K_OPT_U32,   /* empty (unset) or an integer min..max -> uint32_t; off2: bool "given" */
 	K_ROUTES,    /* empty or a list of `PREFIX via GW` / `PREFIX direct` -> struct rt_table
 			(off); off2: its uint32_t count */
 };
@@ -123,10 +123,21 @@ enum key_kind {
 	  "backoff: microseconds slept per empty poll")                                            \
 	_(ROUTER, "backoff_after", K_U32, C(router.backoff_after), 0, 1, 1000000, 0, "1024",       \
 	  "backoff: empty polls in a row before sleeping")                                         \
-	_(ROUTER, "vlan", K_VLAN, C(router.vlan), C(router.has_vlan), 0, 4094, 0, "",              \
+	_(ROUTER, "vlan", K_OPT_U32, C(router.vlan), C(router.has_vlan), 0, 4094, 0, "",              \
 	  "the port's VLAN: only frames on this VLAN id are served (0 = untagged only), the "      \
 	  "router's ARP goes out and is learned there; empty = any VLAN (a reply must come on "    \
 	  "its request's), ARP untagged")                                                          \
+	_(ROUTER, "node_port", K_OPT_U32, C(router.node_port), C(router.has_node_port), 0,         \
+	  RTE_MAX_ETHPORTS - 1, 0, "",                                                             \
+	  "two ports: DPDK ethdev port id facing the nodes (`port` then faces the clients only); " \
+	  "empty = one port for both")                                                             \
+	_(ROUTER, "node_address", K_OPT_IPV4, C(router.node_address), 0, 0, 0, 0, "",              \
+	  "two ports: the router's IPv4 on the node network (nodes reply there, ARP asks from "    \
+	  "it); required with node_port")                                                          \
+	_(ROUTER, "node_vlan", K_OPT_U32, C(router.node_vlan), C(router.has_node_vlan), 0, 4094,   \
+	  0, "",                                                                                   \
+	  "two ports: the node port's VLAN, as `vlan` is the client port's; empty = requests "     \
+	  "keep the client's tag")                                                                 \
 	_(ROUTER, "mtu", K_U32, C(router.mtu), 0, 576, 9000, 0, "1500",                            \
 	  "IP MTU of the port; merged multi-get replies use datagrams of min(1400, mtu - 28) "     \
 	  "bytes")                                                                                 \
@@ -211,7 +222,7 @@ enum key_kind {
 	_(METRICS, "listen", K_LISTEN, C(metrics.address), C(metrics.port), 0, 0, 0, "",           \
 	  "Prometheus /metrics on this IPv4:port (HTTP, a thread of its own, not a worker); "     \
 	  "empty = off. Loopback unless the scrapers need more")                                   \
-	_(ROUTE, "default_gateway", K_GATEWAY, C(route.default_gw), 0, 0, 0, 0, "",               \
+	_(ROUTE, "default_gateway", K_OPT_IPV4, C(route.default_gw), 0, 0, 0, 0, "",               \
 	  "next hop of every node no other route holds (the route `default via GW`); empty = "    \
 	  "none")                                                                                  \
 	_(ROUTE, "static", K_ROUTES, C(route.table), C(route.table.n), 0, RT_ROUTES_MAX - 1,       \
@@ -320,11 +331,11 @@ static void describe(const struct key_def *d, char *buf, size_t len)
 	case K_LISTEN:
 		snprintf(buf, len, "empty (off) or an IPv4 address and port like 127.0.0.1:9150");
 		break;
-	case K_GATEWAY:
+	case K_OPT_IPV4:
 		snprintf(buf, len, "empty or a unicast IPv4 address");
 		break;
-	case K_VLAN:
-		snprintf(buf, len, "empty or a VLAN id 0..4094");
+	case K_OPT_U32:
+		snprintf(buf, len, "empty or an integer %u..%u", d->min, d->max);
 		break;
 	case K_ROUTES:
 		snprintf(buf, len,
@@ -741,14 +752,14 @@ static int parse_value(const struct key_def *d, const char *val, void *base, cha
 	case K_LISTEN:
 		return parse_listen(d, val, (uint32_t *)p, (uint32_t *)((char *)base + d->off2), why,
 				    wlen);
-	case K_GATEWAY:
+	case K_OPT_IPV4:
 		*(uint32_t *)p = 0;
 		if (*val != '\0' && parse_ipv4_text(val, strlen(val), (uint32_t *)p) < 0)
 			return expected(d, why, wlen);
 		return 0;
 	case K_ROUTES:
 		return parse_routes(d, val, (struct rt_table *)p, why, wlen);
-	case K_VLAN:
+	case K_OPT_U32:
 		*(bool *)((char *)base + d->off2) = *val != '\0';
 		*(uint32_t *)p = 0;
 		if (*val != '\0')
@@ -1424,6 +1435,36 @@ void rw_config_routes(const struct rw_config *cfg, struct rt_table *out)
 
 /* The routes with the default gateway: one route per prefix, gateways on the segment, a route
  * for every node. */
+/* Two ports: node_port with its own address; the node_* keys only with it. */
+static int check_node_port(struct loader *l)
+{
+	const struct rw_cfg_router *r = &l->cfg->router;
+
+	if (!r->has_node_port) {
+		if (r->node_address != 0 || r->has_node_vlan)
+			return fail(l,
+				    line_of(l, SEC_ROUTER,
+					    r->node_address != 0 ? "node_address" : "node_vlan"),
+				    "section [router]: node_address and node_vlan need node_port "
+				    "(two ports)");
+		return 0;
+	}
+	if (r->node_port == r->port)
+		return fail(l, line_of(l, SEC_ROUTER, "node_port"),
+			    "key 'node_port' in [router]: %u is also 'port'; leave node_port "
+			    "empty for one port",
+			    r->node_port);
+	if (r->node_address == 0)
+		return fail(l, line_of(l, SEC_ROUTER, "node_port"),
+			    "key 'node_port' in [router]: two ports need 'node_address', the "
+			    "router's IPv4 on the node network");
+	if (r->node_address == r->address)
+		return fail(l, line_of(l, SEC_ROUTER, "node_address"),
+			    "key 'node_address' in [router]: the node port needs an address of "
+			    "its own (it is 'address')");
+	return 0;
+}
+
 static int check_routes(struct loader *l)
 {
 	const struct rw_config *c = l->cfg;
@@ -1475,6 +1516,8 @@ int rw_config_load(const char *path, struct rw_config *cfg, char *err, size_t er
 		ret = check_nodes(l);
 	if (ret == 0)
 		ret = check_routes(l);
+	if (ret == 0)
+		ret = check_node_port(l);
 	if (ret == -ENOMEM && errlen > 0)
 		snprintf(err, errlen, "%s: out of memory", path);
 	free(l->sections);
@@ -1567,11 +1610,11 @@ static void print_value(FILE *out, const struct key_def *d, const void *base)
 			fprintf(out, "%s:%u", a, *(const uint32_t *)p2);
 		}
 		break;
-	case K_GATEWAY:
+	case K_OPT_IPV4:
 		if (*(const uint32_t *)p != 0)
 			print_ipv4(out, *(const uint32_t *)p);
 		break;
-	case K_VLAN:
+	case K_OPT_U32:
 		if (*(const bool *)p2)
 			fprintf(out, "%u", *(const uint32_t *)p);
 		break;

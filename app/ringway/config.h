@@ -95,6 +95,12 @@ struct rw_cfg_router {
 	uint32_t mtu;		/**< `mtu`: IP MTU of the port */
 	bool has_vlan;		/**< `vlan` was given: the port serves that VLAN only */
 	uint32_t vlan;		/**< `vlan`: 0 (untagged) .. 4094 */
+	bool has_node_port;	/**< `node_port` was given: two ports */
+	uint32_t node_port;	/**< `node_port`: ethdev port facing the nodes */
+	uint32_t node_address;	/**< `node_address`: network byte order; 0 = unset */
+	uint8_t node_mac[6];	/**< the node port's own MAC (filled at start) */
+	bool has_node_vlan;	/**< `node_vlan` was given */
+	uint32_t node_vlan;	/**< `node_vlan` */
 };
 
 /** [node NAME]: one initial cache node. */

@@ -53,6 +53,8 @@ struct start {
 	uint16_t port;
 	uint16_t n_workers; /* queue pairs the port runs: at most n_lcores */
 	bool offload;	    /* the port computes IPv4/UDP checksums */
+	bool two_ports;	    /* [router] node_port: nodes on a port of their own */
+	uint16_t node_port;
 };
 
 static struct rw_config cfg; /* ~170 KB: not on the stack */
@@ -423,6 +425,12 @@ static void dp_config_from(struct dp_config *d, uint16_t nw, const unsigned int 
 	d->mtu = cfg.router.mtu;
 	d->vlan_fixed = cfg.router.has_vlan;
 	d->vlan_id = (uint16_t)cfg.router.vlan;
+	d->two_ports = cfg.router.has_node_port;
+	d->node_port_id = (uint16_t)cfg.router.node_port;
+	d->node_router_ip = cfg.router.node_address;
+	memcpy(d->node_router_mac, cfg.router.node_mac, 6);
+	d->node_vlan_fixed = cfg.router.has_node_vlan;
+	d->node_vlan_id = (uint16_t)cfg.router.node_vlan;
 	d->mget_max = cfg.tables.multiget_inflight;
 	d->mget_bytes = cfg.tables.multiget_buffer_kb * 1024u;
 	d->mget_send_burst = cfg.tables.multiget_send_burst;
@@ -487,6 +495,12 @@ static void start_eal(int eal_argc, char **argv, struct start *st)
 		printf("ringway: %s: removed XDP program id %u that an earlier ringway left "
 		       "attached (killed or crashed)\n",
 		       rw_xdp_ifname(the_xdp), rw_xdp_stale_removed(the_xdp));
+	if (the_xdp != NULL && cfg.router.has_node_port) {
+		fprintf(stderr, "ringway: [router] node_port with an AF_XDP port: two ports need "
+				"DPDK-owned ports\n");
+		rw_xdp_close(the_xdp);
+		exit(1);
+	}
 	if (the_xdp != NULL && cfg.router.has_vlan && cfg.router.vlan != 0) {
 		fprintf(stderr,
 			"ringway: [router] vlan %u with an AF_XDP port: the kernel resolves "
@@ -514,6 +528,31 @@ static void start_eal(int eal_argc, char **argv, struct start *st)
 	if (st->n_lcores == 0)
 		fatal("need at least two lcores (-l 0,1): the main lcore is the control lcore, "
 		      "the others are workers");
+}
+
+/* Two ports: the node port with as many queue pairs (RSS) as the client port, its MAC. */
+static void start_node_port(struct start *st)
+{
+	struct rte_ether_addr mac;
+	bool offload = false;
+	uint16_t nq;
+
+	st->node_port = (uint16_t)cfg.router.node_port;
+	if (!rte_eth_dev_is_valid_port(st->node_port))
+		fatal("node_port %u does not exist (%u ports probed)", st->node_port,
+		      rte_eth_dev_count_avail());
+	nq = port_setup(st->node_port, st->n_workers, the_pool, &offload);
+	if (nq != st->n_workers)
+		fatal("node_port %u runs %u queue pairs, port %u runs %u: each worker needs one on "
+		      "both",
+		      st->node_port, nq, st->port, st->n_workers);
+	st->offload = st->offload && offload; /* one setting for both sides */
+	st->two_ports = true;
+	if (rte_eth_macaddr_get(st->node_port, &mac) != 0)
+		fatal("node_port %u: cannot read its MAC", st->node_port);
+	memcpy(cfg.router.node_mac, &mac, 6);
+	printf("ringway: nodes on port %u (%u queue pairs), clients on port %u\n", st->node_port,
+	       nq, st->port);
 }
 
 /* The mbuf pool and the port, started; the AF_XDP program checked; the router's MAC. */
@@ -544,6 +583,8 @@ static void start_port(struct start *st)
 	} else {
 		rte_eth_promiscuous_enable(st->port); /* the configured MAC may not be the port's */
 	}
+	if (cfg.router.has_node_port)
+		start_node_port(st);
 }
 
 /* The data plane with the engine's membership published, telemetry, workers launched. */
@@ -686,6 +727,10 @@ static void shut_down(const struct start *st, struct ctl_engine *engine)
 	ctl_engine_free(engine);
 	rte_eth_dev_stop(st->port);
 	rte_eth_dev_close(st->port);
+	if (st->two_ports) {
+		rte_eth_dev_stop(st->node_port);
+		rte_eth_dev_close(st->node_port);
+	}
 	rw_xdp_close(the_xdp); /* after the PMD detached: removes our program if still there */
 	dp_free(the_dp);
 	rte_mempool_free(the_pool);

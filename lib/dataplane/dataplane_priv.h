@@ -295,7 +295,6 @@ struct dp_pkt {
 	uint16_t l2_len; /* 14 or 18 */
 	uint16_t l3_len; /* IPv4 header length */
 	bool vlan;
-	uint16_t vid; /* VLAN id (0: untagged or priority-tagged) */
 	struct rte_ipv4_hdr *ip;
 	struct rte_udp_hdr *udp;
 	uint8_t *payload; /* UDP payload */
@@ -322,12 +321,12 @@ struct dp_worker {
 	uint32_t slot_lo_bits; /* slot bits carried in the request id (the rest: in the port) */
 	uint32_t slot_mask;
 	/* The port being received on (per burst; fixed with one port): its address, MAC, VLAN
-	 * (DP_VLAN_ANY: any), what it serves, and the tag of the router's answers there. */
+	 * (DP_VLAN_ANY: any) and the tag of the router's answers there. What it serves is in
+	 * n_listen and reply_count below: with two ports the client port has no reply range and
+	 * the node port no listen port, so the dispatch needs no test of its own. */
 	uint32_t router_ip;
 	uint16_t vlan_want;
 	struct rte_ether_addr router_mac;
-	bool rx_clients;
-	bool rx_nodes;
 	uint8_t answer_tag;
 	/* Sources of what leaves towards the clients / the nodes (equal with one port). */
 	uint32_t client_src_ip;
@@ -455,8 +454,8 @@ static inline void dp_rx_side(struct dp_worker *w, bool node)
 	w->vlan_want = (node ? c->node_vlan_fixed : c->vlan_fixed)
 			       ? (node ? c->node_vlan_id : c->vlan_id)
 			       : DP_VLAN_ANY;
-	w->rx_clients = !c->two_ports || !node;
-	w->rx_nodes = !c->two_ports || node;
+	w->n_listen = c->two_ports && node ? 0 : c->n_listen;
+	w->reply_count = c->two_ports && !node ? 0 : c->reply_port_count;
 	w->answer_tag = c->two_ports && node ? DP_TX_ANSWERED_NODE : DP_TX_ANSWERED;
 }
 

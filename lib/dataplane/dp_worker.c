@@ -328,8 +328,15 @@ static void forward_request(struct dp_worker *w, struct rte_mbuf *m, struct dp_p
 	slot_expect(w, sl, r, !c.quiet && !mc_reply_is_one_message(r), c.no_end);
 	if (unlikely(c.no_end))
 		quiet_track(w, s);
-	if (unlikely(w->two_ports) && w->node_vlan_fixed)
-		l2_retag(m, pk, w->node_vlan_tagged, w->node_vlan_tci); /* room: handle_request */
+	if (unlikely(w->two_ports) && w->node_vlan_fixed &&
+	    unlikely(!l2_retag(m, pk, w->node_vlan_tagged, w->node_vlan_tci))) {
+		/* No headroom for the tag (PMDs leave RTE_PKTMBUF_HEADROOM): never sent. */
+		if (c.quiet)
+			dp_slot_put(w, s); /* a quiet write holds no client count */
+		else
+			dp_slot_free(w, s);
+		return dp_count_drop(w, m, DP_DROP_TRUNC_ETH);
+	}
 	memcpy(&pk->eth->dst_addr, &mac, 6); /* little-endian: bytes 0..5 of the word */
 	rte_ether_addr_copy(&w->node_src_mac, &pk->eth->src_addr);
 	rewrite_udp(w, m, pk, w->node_src_ip, sl->node_ip, rte_cpu_to_be_16(port), sl->node_port,
@@ -391,9 +398,6 @@ static void handle_request(struct dp_worker *w, struct rte_mbuf *m, struct dp_pk
 		return dp_count_drop(w, m, DP_DROP_NODE_NO_MAC);
 	if (unlikely(w->free_head == w->free_tail))
 		return dp_count_drop(w, m, DP_DROP_NO_SLOT);
-	/* Two ports: room for the node port's tag (forward_request may insert one). */
-	if (unlikely(w->two_ports) && rte_pktmbuf_headroom(m) < sizeof(struct rte_vlan_hdr))
-		return dp_count_drop(w, m, DP_DROP_TRUNC_ETH);
 	if (!c.quiet && unlikely(!dp_client_take(w, pk->ip->src_addr, 1)))
 		return dp_count_drop(w, m, DP_DROP_CLIENT_SLOTS);
 	forward_request(w, m, pk, r, ep, mac, c);
@@ -655,10 +659,11 @@ static void handle_ipv4(struct dp_worker *w, struct rte_mbuf *m, struct dp_pkt *
 	pk->plen = ulen - (uint32_t)sizeof(struct rte_udp_hdr);
 	dport = rte_be_to_cpu_16(pk->udp->dst_port);
 	k = (uint32_t)(uint16_t)(dport - w->reply_base);
-	/* Two ports: replies only from the node port, requests only from the client port. */
-	if (dport >= w->reply_base && k < w->reply_count && likely(w->rx_nodes))
+	/* Two ports: replies only from the node port, requests only from the client port (the
+	 * other port's reply_count / n_listen is 0, dp_rx_side). */
+	if (dport >= w->reply_base && k < w->reply_count)
 		return handle_reply(w, m, pk, k);
-	if (likely(is_listen_port(w, dport)) && likely(w->rx_clients))
+	if (likely(is_listen_port(w, dport)))
 		return handle_request(w, m, pk);
 	dp_count_drop(w, m, DP_DROP_BAD_PORT);
 }
@@ -668,7 +673,7 @@ static void handle_packet(struct dp_worker *w, struct rte_mbuf *m, const struct 
 {
 	struct dp_pkt pk;
 	uint32_t len = rte_pktmbuf_data_len(m);
-	uint16_t etype;
+	uint16_t etype, vid = 0;
 
 	if (unlikely(m->nb_segs != 1))
 		return dp_count_drop(w, m, DP_DROP_MULTI_SEGMENT);
@@ -677,19 +682,18 @@ static void handle_packet(struct dp_worker *w, struct rte_mbuf *m, const struct 
 	pk.eth = rte_pktmbuf_mtod(m, struct rte_ether_hdr *);
 	pk.l2_len = sizeof(struct rte_ether_hdr);
 	pk.vlan = false;
-	pk.vid = 0;
 	pk.hint = *hint;
 	etype = pk.eth->ether_type;
 	if (etype == rte_cpu_to_be_16(RTE_ETHER_TYPE_VLAN)) {
 		if (unlikely(len < sizeof(struct rte_ether_hdr) + sizeof(struct rte_vlan_hdr)))
 			return dp_count_drop(w, m, DP_DROP_TRUNC_ETH);
 		etype = ((struct rte_vlan_hdr *)(pk.eth + 1))->eth_proto;
-		pk.vid = rte_be_to_cpu_16(((struct rte_vlan_hdr *)(pk.eth + 1))->vlan_tci) & 0xfff;
+		vid = rte_be_to_cpu_16(((struct rte_vlan_hdr *)(pk.eth + 1))->vlan_tci) & 0xfff;
 		pk.l2_len += sizeof(struct rte_vlan_hdr);
 		pk.vlan = true;
 	}
 	/* A port on one VLAN serves nothing from another (nor untagged frames, unless 0). */
-	if (unlikely(w->vlan_want != DP_VLAN_ANY) && pk.vid != w->vlan_want)
+	if (unlikely(w->vlan_want != DP_VLAN_ANY) && vid != w->vlan_want)
 		return dp_count_drop(w, m, DP_DROP_WRONG_VLAN);
 	if (unlikely(!rte_is_same_ether_addr(&pk.eth->dst_addr, &w->router_mac)) &&
 	    !(etype == rte_cpu_to_be_16(RTE_ETHER_TYPE_ARP) &&

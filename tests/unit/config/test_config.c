@@ -423,9 +423,17 @@ static const struct bad_case bad_cases[] = {
 	{"log_level_number", MINIMAL "[log]\nlevel = 7 #!\n",
 	 "key 'level' in [log]: expected emerg"},
 	{"vlan_big", ROUTER "vlan = 4095 #!\n" NODE_A,
-	 "key 'vlan' in [router]: expected empty or a VLAN id 0..4094, got '4095'"},
+	 "key 'vlan' in [router]: expected empty or an integer 0..4094, got '4095'"},
 	{"vlan_word", ROUTER "vlan = ten #!\n" NODE_A,
-	 "key 'vlan' in [router]: expected empty or a VLAN id 0..4094"},
+	 "key 'vlan' in [router]: expected empty or an integer 0..4094"},
+	{"node_port_alone", ROUTER "node_port = 1 #!\n" NODE_A,
+	 "key 'node_port' in [router]: two ports need 'node_address'"},
+	{"node_port_same", ROUTER "node_port = 0 #!\nnode_address = 198.18.1.254\n" NODE_A,
+	 "key 'node_port' in [router]: 0 is also 'port'"},
+	{"node_address_same", ROUTER "node_port = 1\nnode_address = 198.18.0.1 #!\n" NODE_A,
+	 "key 'node_address' in [router]: the node port needs an address of its own"},
+	{"node_vlan_one_port", ROUTER "node_vlan = 5 #!\n" NODE_A,
+	 "section [router]: node_address and node_vlan need node_port"},
 	/* [route] */
 	{"route_bad", MINIMAL "[route]\nstatic = 198.18.2.0/24 by 198.18.0.254 #!\n",
 	 "key 'static' in [route]: expected 'via GW' or 'direct' after the prefix"},
@@ -835,6 +843,20 @@ static void test_vlan(void **state)
 	free(cfg);
 }
 
+static void test_two_ports(void **state)
+{
+	struct rw_config *cfg = load_ok(ROUTER "node_port = 1\nnode_address = 198.18.1.254\n"
+					       "node_vlan = 7\n" NODE_A);
+
+	(void)state;
+	assert_true(cfg->router.has_node_port);
+	assert_int_equal(cfg->router.node_port, 1);
+	assert_int_equal(cfg->router.node_address, htonl(0xc61201fe));
+	assert_true(cfg->router.has_node_vlan);
+	assert_int_equal(cfg->router.node_vlan, 7);
+	free(cfg);
+}
+
 static void test_max_nodes(void **state)
 {
 	char *text = many_nodes(RW_CFG_NODES_MAX);
@@ -1073,6 +1095,7 @@ int main(void)
 		cmocka_unit_test(test_max_nodes),
 		cmocka_unit_test(test_routes),
 		cmocka_unit_test(test_vlan),
+		cmocka_unit_test(test_two_ports),
 		cmocka_unit_test(test_sample_loads),
 		cmocka_unit_test(test_sample_covers_every_key),
 		cmocka_unit_test(test_doc_matches_table),
