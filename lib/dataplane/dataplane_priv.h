@@ -3,10 +3,13 @@
 #define RINGWAY_DATAPLANE_PRIV_H
 
 /*
- * Internal layout of the data plane, shared by its five files, in layers (a file calls only
+ * Internal layout of the data plane, shared by its files, in layers (a file calls only
  * the files below it, never one that calls it):
  *   dp_control.c  creation, publication (RCU), neighbour timers, counters and telemetry
- *                 (control lcore; calls dp_mget_init / dp_mget_free and dp_arp_request)
+ *                 (control lcore; calls dp_mget_init / dp_mget_free, dp_arp_request and
+ *                 dp_route.c)
+ *   dp_route.c    each node's next hop (lib/route), at claim and on route changes (control
+ *                 lcore)
  *   dp_worker.c   the worker loop: parse, request path, reply path; calls dp_mget.c and
  *                 dp_local.c for what it does not forward or return itself
  *   dp_mget.c     multi-gets over several nodes: split into sub-requests, merge the replies

@@ -420,12 +420,12 @@ static inline bool reply_mac_ok(const struct dp_worker *w, uint32_t ep,
 static inline bool reply_vlan_ok(const struct dp_worker *w, const struct dp_slot *sl,
 				 const struct dp_pkt *pk)
 {
-	if (w->node_vlan_fixed)
-		return true;
-	if (pk->vlan != (bool)sl->has_vlan)
-		return false;
-	return !pk->vlan || ((((struct rte_vlan_hdr *)(pk->eth + 1))->vlan_tci ^ sl->vlan_tci) &
-			     rte_cpu_to_be_16(0x0fff)) == 0;
+	bool same =
+		pk->vlan == (bool)sl->has_vlan &&
+		(!pk->vlan || ((((struct rte_vlan_hdr *)(pk->eth + 1))->vlan_tci ^ sl->vlan_tci) &
+			       rte_cpu_to_be_16(0x0fff)) == 0);
+
+	return likely(same) || w->node_vlan_fixed;
 }
 
 /* Mark datagram @p seq of a one-message reply as passed: DP_DROP_COUNT (none), or the drop it
@@ -492,7 +492,9 @@ static void handle_reply_owned(struct dp_worker *w, struct rte_mbuf *m, struct d
 	}
 	bool done = sl->multi ? reply_track(w, sl, pk) : sl->seq_base == total;
 
-	if (unlikely(w->two_ports) && !l2_retag(m, pk, sl->has_vlan, sl->vlan_tci))
+	/* The node port's VLAN is fixed and unlike the client's tagging: give the client's. */
+	if (unlikely(pk->vlan != (bool)sl->has_vlan) &&
+	    !l2_retag(m, pk, sl->has_vlan, sl->vlan_tci))
 		return dp_count_drop(w, m, DP_DROP_TRUNC_ETH);
 	memcpy(&pk->eth->dst_addr, sl->client_mac, 6);
 	rte_ether_addr_copy(&w->client_src_mac, &pk->eth->src_addr);
