@@ -1462,6 +1462,11 @@ static int check_node_port(struct loader *l)
 		return fail(l, line_of(l, SEC_ROUTER, "node_address"),
 			    "key 'node_address' in [router]: the node port needs an address of "
 			    "its own (it is 'address')");
+	for (uint32_t i = 0; i < l->cfg->n_nodes; i++)
+		if (l->cfg->nodes[i].ip == r->node_address)
+			return fail(l, l->node_addr_line[i],
+				    "key 'address' in [node %s]: %s is the router's node_address",
+				    l->cfg->nodes[i].member.name, l->cfg->nodes[i].member.addr);
 	return 0;
 }
 

@@ -34,6 +34,7 @@
 #define ROUTER	"[router]\naddress = 198.18.0.1\nallowed_clients = 198.18.0.0/24\n"
 #define NODE_A	"[node a]\naddress = 198.18.1.1\n"
 #define MINIMAL ROUTER NODE_A
+#define NODE_A_MARKED "[node a]\naddress = 198.18.1.1 #!\n"
 
 static char tmp_path[64];
 
@@ -432,6 +433,8 @@ static const struct bad_case bad_cases[] = {
 	 "key 'node_port' in [router]: 0 is also 'port'"},
 	{"node_address_same", ROUTER "node_port = 1\nnode_address = 198.18.0.1 #!\n" NODE_A,
 	 "key 'node_address' in [router]: the node port needs an address of its own"},
+	{"node_at_node_address", ROUTER "node_port = 1\nnode_address = 198.18.1.1\n" NODE_A_MARKED,
+	 "key 'address' in [node a]: 198.18.1.1 is the router's node_address"},
 	{"node_vlan_one_port", ROUTER "node_vlan = 5 #!\n" NODE_A,
 	 "section [router]: node_address and node_vlan need node_port"},
 	/* [route] */
