@@ -8,6 +8,16 @@
 #       (--routers R, default 1: routers 2..R in namespaces <prefix>-router2.. at 198.18.0.2..,
 #        each with its own DPDK file prefix rw-<prefix>-rI, control socket and state file;
 #        router-start, router-stop and config take --router I for them)
+#       --routed: nodes behind a gateway instead of on the router's segment (see below)
+#       --vlan N: the segment is VLAN N (1..4094): the client's and the nodes' frames are
+#       tagged N on the wire (tc BPF on their veth0, scripts/sandbox-vlan.bpf.c: untag on
+#       ingress, tag on egress, as a switch's access port; the kernel needs no 802.1Q), the
+#       router's veth0 carries the tags, and `config` writes `vlan = N` in [router].
+#       Not with --routed.
+#       --two-ports: the router gets a second veth (veth1, DPDK port 1) on a bridge of its own
+#       (br1) with the nodes, 198.18.1.0/24, the router there 198.18.1.254 (node_address);
+#       the client's segment 198.18.0.0/24 keeps veth0 (port 0). The client cannot reach the
+#       nodes directly (checks run inside the node namespaces). Not with --routed or --vlan.
 #   scripts/sandbox.sh down   [--prefix NAME]
 #   scripts/sandbox.sh status [--prefix NAME]
 #   scripts/sandbox.sh exec   [--prefix NAME] ROLE CMD...      ROLE: client router fabric nodeI
@@ -30,6 +40,14 @@
 #   on its veth, so only ringway answers ARP and ICMP for it; af_xdp: the kernel holds it too
 #   and answers ARP and ICMP, ringway gets only its memcached UDP), client 198.18.0.10 (and 198.18.0.200, an
 #   address outside the allowed client prefix 198.18.0.0/25), node i 198.18.1.i.
+# Routed (`up --routed`): three subnets joined by a gateway namespace <prefix>-gw, the only
+# namespace with IP forwarding on:
+#   segment 198.18.0.0/24 (bridge br0): router 198.18.0.1, client 198.18.0.10 (+ .200),
+#       gateway 198.18.0.254
+#   nodes   198.18.2.0/24 (bridge br1): node i 198.18.2.i, gateway 198.18.2.254
+#   remote clients 198.18.3.0/24 (bridge br2): rclient 198.18.3.10, gateway 198.18.3.254
+# The nodes and the remote client route through the gateway; `config` then writes a [route]
+# section (198.18.0.0/24 direct, 198.18.2.0/24 via 198.18.0.254) and allows 198.18.3.0/24.
 # Each memcached node: `memcached -U 11211 -p 11211 -l 198.18.1.i -u root` (UDP for the
 # router, TCP for direct checks).
 #
@@ -54,6 +72,14 @@ client_ip=198.18.0.10
 client_outside_ip=198.18.0.200
 client_prefix=198.18.0.0/25
 mc_port=11211
+routed=0
+vlan=0
+two_ports=0
+node_side_ip=198.18.1.254
+gw_seg_ip=198.18.0.254
+gw_node_ip=198.18.2.254
+gw_rclient_ip=198.18.3.254
+rclient_ip=198.18.3.10
 
 die() {
 	echo "$prog: $*" >&2
@@ -61,7 +87,7 @@ die() {
 }
 note() { echo "sandbox[$prefix]: $*" >&2; }
 
-node_ip() { echo "198.18.1.$1"; }
+node_ip() { if [ "$routed" = 1 ]; then echo "198.18.2.$1"; else echo "198.18.1.$1"; fi; }
 # rsuf I: the suffix of router I's names ("" for router 1, which keeps the old ones).
 rsuf() { [ "$1" = 1 ] && echo "" || echo "$1"; }
 ns_name() { echo "$prefix-$1"; }
@@ -95,17 +121,73 @@ no_offload() {
 		>/dev/null 2>&1 || ip netns exec "$1" ethtool -K "$2" tx off >/dev/null
 }
 
-# attach ROLE PORT: a veth pair, PORT on the fabric bridge, veth0 inside ROLE's namespace.
+# attach ROLE PORT [IF [BRIDGE]]: a veth pair, PORT on the fabric bridge (br0), IF (veth0)
+# inside ROLE's namespace.
 attach() {
-	local role=$1 port=$2 fab ns
+	local role=$1 port=$2 ifn=${3:-veth0} br=${4:-br0} fab ns
 	fab=$(ns_name fabric)
 	ns=$(ns_name "$role")
-	ip -n "$fab" link add "$port" type veth peer name veth0 netns "$ns"
-	ip -n "$fab" link set "$port" master br0
+	ip -n "$fab" link add "$port" type veth peer name "$ifn" netns "$ns"
+	ip -n "$fab" link set "$port" master "$br"
 	no_offload "$fab" "$port"
-	no_offload "$ns" veth0
+	no_offload "$ns" "$ifn"
 	ip -n "$fab" link set "$port" up
-	ip -n "$ns" link set veth0 up
+	ip -n "$ns" link set "$ifn" up
+}
+
+# vlan_access ROLE: with --vlan N, ROLE's veth0 behaves as a switch's access port on VLAN N
+# (frames tagged N on the wire); the tagging program is built once per sandbox.
+vlan_access() {
+	local ns obj
+	[ "$vlan" != 0 ] || return 0
+	ns=$(ns_name "$1")
+	obj=$(state_dir)/vlan.bpf.o
+	if [ ! -f "$obj" ]; then
+		clang -O2 -g -target bpf -DVID="$vlan" -I/usr/include/"$(uname -m)"-linux-gnu \
+			-c "$(dirname "$0")/sandbox-vlan.bpf.c" -o "$obj" ||
+			die "--vlan: cannot build scripts/sandbox-vlan.bpf.c (clang, libbpf-dev)"
+	fi
+	ip netns exec "$ns" tc qdisc add dev veth0 clsact
+	ip netns exec "$ns" tc filter add dev veth0 ingress bpf da obj "$obj" sec tc/ingress
+	ip netns exec "$ns" tc filter add dev veth0 egress bpf da obj "$obj" sec tc/egress
+}
+
+# routed_up: the node and remote-client bridges, the gateway between them and the segment
+# (forwarding on there only), the remote client. Before the nodes are attached.
+routed_up() {
+	local fab gw br
+	fab=$(ns_name fabric)
+	for br in br1 br2; do
+		ip -n "$fab" link add "$br" type bridge forward_delay 0 stp_state 0
+		ip -n "$fab" link set "$br" up
+	done
+	make_ns gw
+	gw=$(ns_name gw)
+	attach gw g0 seg br0
+	attach gw g1 nodes br1
+	attach gw g2 rclients br2
+	ip -n "$gw" addr add "$gw_seg_ip/24" dev seg
+	ip -n "$gw" addr add "$gw_node_ip/24" dev nodes
+	ip -n "$gw" addr add "$gw_rclient_ip/24" dev rclients
+	ip netns exec "$gw" sysctl -qw net.ipv4.ip_forward=1 net.ipv4.conf.all.rp_filter=0 \
+		net.ipv4.conf.default.rp_filter=0
+	make_ns rclient
+	attach rclient rc0 veth0 br2
+	ip -n "$(ns_name rclient)" addr add "$rclient_ip/24" dev veth0
+	ip -n "$(ns_name rclient)" route add default via "$gw_rclient_ip"
+	# The segment's client reaches the nodes (direct checks) through the gateway too.
+	ip -n "$(ns_name client)" route add 198.18.2.0/24 via "$gw_seg_ip"
+	ip -n "$(ns_name client)" route add 198.18.3.0/24 via "$gw_seg_ip"
+	{
+		echo "ROUTED=1"
+		echo "GW_IP=$gw_seg_ip"
+		echo "GW_MAC=$(ip netns exec "$gw" cat /sys/class/net/seg/address)"
+		echo "NS_GW=$gw"
+		echo "NS_RCLIENT=$(ns_name rclient)"
+		echo "RCLIENT_IP=$rclient_ip"
+		echo "RCLIENT_PREFIX=198.18.3.0/24"
+		echo "NODE_PREFIX=198.18.2.0/24"
+	} >>"$(state_dir)/env"
 }
 
 reserve_hugepages() {
@@ -138,11 +220,13 @@ start_node() {
 		-P "$sd/node$i.pid"
 }
 
-# wait_node I: memcached answers `version` over TCP at its address.
+# wait_node I: memcached answers `version` over TCP at its address (from the client, or
+# with --two-ports from the node's own namespace: the client cannot reach it).
 wait_node() {
-	local i=$1 ip tries=0
+	local i=$1 ip tries=0 from=client
 	ip=$(node_ip "$i")
-	until nsx client bash -c "exec 3<>/dev/tcp/$ip/$mc_port && printf 'version\r\n' >&3 &&
+	[ "$two_ports" = 0 ] || from="node$i"
+	until nsx "$from" bash -c "exec 3<>/dev/tcp/$ip/$mc_port && printf 'version\r\n' >&3 &&
 		read -r -t 2 l <&3 && [[ \$l == VERSION* ]]" 2>/dev/null; do
 		tries=$((tries + 1))
 		[ $tries -lt 50 ] || die "node$i ($ip) does not answer over TCP"
@@ -154,6 +238,12 @@ cmd_up() {
 	[ "$(id -u)" -eq 0 ] || die "must run as root"
 	[ "$nodes" -ge 1 ] && [ "$nodes" -le 200 ] || die "--nodes must be 1..200"
 	[ "$routers" -ge 1 ] && [ "$routers" -le 9 ] || die "--routers must be 1..9"
+	[ "$routed" = 0 ] || subnet_len=24
+	[[ $vlan =~ ^[0-9]+$ ]] && [ "$vlan" -le 4094 ] || die "--vlan must be 1..4094"
+	[ "$vlan" = 0 ] || [ "$routed" = 0 ] || die "--vlan and --routed do not combine (yet)"
+	[ "$two_ports" = 0 ] || { [ "$vlan" = 0 ] && [ "$routed" = 0 ]; } ||
+		die "--two-ports does not combine with --routed or --vlan (yet)"
+	[ "$two_ports" = 0 ] || subnet_len=24
 	if [ -d "$(state_dir)" ] || ip netns list | grep -q "^$prefix-"; then
 		note "removing a leftover sandbox of the same prefix"
 		cmd_down
@@ -177,6 +267,8 @@ cmd_up() {
 		echo "CLIENT_IF=veth0"
 		echo "FILE_PREFIX=rw-$prefix"
 		echo "STATE_DIR=$(state_dir)"
+		echo "SUBNET_LEN=$subnet_len"
+		echo "VLAN=$vlan"
 	} >"$(state_dir)/env"
 
 	make_ns fabric
@@ -192,11 +284,22 @@ cmd_up() {
 	attach client c0
 	ip -n "$(ns_name client)" addr add "$client_ip/$subnet_len" dev veth0
 	ip -n "$(ns_name client)" addr add "$client_outside_ip/$subnet_len" dev veth0
+	vlan_access client
 	echo "CLIENT_MAC=$(cat_mac client)" >>"$(state_dir)/env"
 
 	# The router's veth carries no kernel address: DPDK's af_packet port owns 198.18.0.1.
 	make_ns router
 	attach router r0
+	if [ "$two_ports" = 1 ]; then
+		ip -n "$(ns_name fabric)" link add br1 type bridge forward_delay 0 stp_state 0
+		ip -n "$(ns_name fabric)" link set br1 up
+		attach router rn0 veth1 br1
+		{
+			echo "TWO_PORTS=1"
+			echo "NODE_SIDE_IP=$node_side_ip"
+			echo "NODE_SIDE_MAC=$(ip netns exec "$(ns_name router)" cat /sys/class/net/veth1/address)"
+		} >>"$(state_dir)/env"
+	fi
 	echo "ROUTER_MAC=$(cat_mac router)" >>"$(state_dir)/env"
 	echo "ROUTERS=$routers" >>"$(state_dir)/env"
 	local r
@@ -211,12 +314,23 @@ cmd_up() {
 		} >>"$(state_dir)/env"
 	done
 
+	[ "$routed" = 0 ] || routed_up
 	: >"$(state_dir)/nodes"
 	local i
 	for i in $(seq 1 "$nodes"); do
 		make_ns "node$i"
-		attach "node$i" "n$i"
-		ip -n "$(ns_name "node$i")" addr add "$(node_ip "$i")/$subnet_len" dev veth0
+		if [ "$routed" = 1 ]; then
+			attach "node$i" "n$i" veth0 br1
+			ip -n "$(ns_name "node$i")" addr add "$(node_ip "$i")/24" dev veth0
+			ip -n "$(ns_name "node$i")" route add default via "$gw_node_ip"
+		elif [ "$two_ports" = 1 ]; then
+			attach "node$i" "n$i" veth0 br1
+			ip -n "$(ns_name "node$i")" addr add "$(node_ip "$i")/24" dev veth0
+		else
+			attach "node$i" "n$i"
+			ip -n "$(ns_name "node$i")" addr add "$(node_ip "$i")/$subnet_len" dev veth0
+			vlan_access "node$i"
+		fi
 		echo "NODE${i}_IP=$(node_ip "$i")" >>"$(state_dir)/env"
 		echo "NODE${i}_MAC=$(cat_mac "node$i")" >>"$(state_dir)/env"
 		echo "NODE${i}_NS=$(ns_name "node$i")" >>"$(state_dir)/env"
@@ -228,8 +342,10 @@ cmd_up() {
 		wait_node "$i"
 	done
 	trap - EXIT
+	local where="on the segment"
+	[ "$routed" = 0 ] || where="behind gateway $gw_seg_ip, remote client $rclient_ip"
 	note "up: client $client_ip, router $router_ip (DPDK on $(ns_name router)/veth0)," \
-		"$nodes memcached nodes 198.18.1.1..$nodes; state in $(state_dir)"
+		"$nodes memcached nodes $(node_ip 1)..$nodes $where; state in $(state_dir)"
 }
 
 cat_mac() { ip netns exec "$(ns_name "$1")" cat /sys/class/net/veth0/address; }
@@ -280,7 +396,7 @@ cmd_down() {
 	fi
 	{
 		[ -f "$sd/namespaces" ] && cat "$sd/namespaces"
-		ip netns list 2>/dev/null | awk '{print $1}' | grep -E "^$prefix-(fabric|client|router[0-9]*|node[0-9]+)\$" || true
+		ip netns list 2>/dev/null | awk '{print $1}' | grep -E "^$prefix-(fabric|client|rclient|gw|router[0-9]*|node[0-9]+)\$" || true
 	} | sort -u | while read -r ns; do
 		[ -n "$ns" ] || continue
 		kill_ns_pids "$ns"
@@ -313,7 +429,8 @@ cmd_status() {
 	fi
 	# shellcheck disable=SC1091
 	. "$sd/env"
-	echo "sandbox $prefix: $NODES nodes, state in $sd"
+	routed=${ROUTED:-0}
+	echo "sandbox $prefix: $NODES nodes$([ "$routed" = 0 ] || echo " behind $GW_IP"), state in $sd"
 	echo "  namespaces: $(tr '\n' ' ' <"$sd/namespaces")"
 	echo "  client $CLIENT_IP ($CLIENT_MAC), router $ROUTER_IP ($ROUTER_MAC) EAL memory: $EAL_MEM"
 	for i in $(seq 1 "$NODES"); do
@@ -361,6 +478,7 @@ cmd_router_start() {
 	[ -f "$conf" ] || die "router-start: --config FILE needed"
 	# shellcheck disable=SC1091
 	. "$sd/env"
+	subnet_len=${SUBNET_LEN:-$subnet_len}
 	local rs
 	rs=$(rsuf "$router_sel")
 	if [ -n "$rs" ]; then
@@ -376,6 +494,9 @@ cmd_router_start() {
 		# DPDK alone owns the router address (a leftover from an af_xdp run goes).
 		ip -n "$NS_ROUTER" addr del "$ROUTER_IP/$subnet_len" dev "$ROUTER_IF" 2>/dev/null || true
 		vdev="net_af_packet0,iface=$ROUTER_IF${pmd_args:+,$pmd_args}"
+		# Two ports: the node side is port 1 (veth1), same queue pairs.
+		[ "${TWO_PORTS:-0}" = 0 ] ||
+			extra=(--vdev "net_af_packet1,iface=veth1${pmd_args:+,$pmd_args}" "${extra[@]}")
 		;;
 	af_xdp)
 		# The kernel shares the veth: it owns ARP, ICMP and TCP for the router address.
@@ -472,6 +593,8 @@ cmd_config() {
 	done
 	# shellcheck disable=SC1091
 	. "$sd/env"
+	routed=${ROUTED:-0}
+	vlan=${VLAN:-0}
 	local rs
 	rs=$(rsuf "$router_sel")
 	if [ -n "$rs" ]; then
@@ -485,7 +608,9 @@ cmd_config() {
 port = 0
 address = $ROUTER_IP
 listen_ports = $mc_port
-allowed_clients = $CLIENT_PREFIX
+$([ "$vlan" = 0 ] || echo "vlan = $vlan")
+$([ "${TWO_PORTS:-0}" = 0 ] || printf 'node_port = 1\nnode_address = %s' "$NODE_SIDE_IP")
+allowed_clients = $CLIENT_PREFIX${RCLIENT_PREFIX:+, $RCLIENT_PREFIX}
 idle = backoff
 backoff_us = 50
 
@@ -502,6 +627,13 @@ arp_attempts = 5
 socket = $sd/control$rs.sock
 state_file = $sd/state$rs
 EOF
+	if [ "$routed" = 1 ]; then
+		printf '\n[route]\nstatic = 198.18.0.0/24 direct\nstatic = %s via %s\n' \
+			"$NODE_PREFIX" "$GW_IP"
+	fi
+	if [ "${TWO_PORTS:-0}" = 1 ]; then
+		printf '\n[route]\nstatic = 198.18.1.0/24 direct\n'
+	fi
 	members=${members:-$NODES}
 	[[ $members =~ ^[0-9]+$ ]] && [ "$members" -ge 1 ] && [ "$members" -le "$NODES" ] ||
 		die "config: --members must be 1..$NODES"
@@ -530,6 +662,9 @@ while [ $# -gt 0 ]; do
 	--prefix) prefix=$2; shift 2 ;;
 	--no-huge) force_nohuge=1; shift ;;
 	--hugepages) huge_pages=$2; shift 2 ;;
+	--routed) routed=1; shift ;;
+	--vlan) vlan=$2; shift 2 ;;
+	--two-ports) two_ports=1; shift ;;
 	*) args+=("$1"); shift ;;
 	esac
 done

@@ -42,7 +42,8 @@
 	_(HEALTH, "health")       \
 	_(METRICS, "metrics")     \
 	_(FAILOVER, "failover")   \
-	_(WARMUP, "warmup")
+	_(WARMUP, "warmup") \
+	_(ROUTE, "route")
 
 enum sec_id {
 #define SEC_ENUM(e, s) SEC_##e,
@@ -75,6 +76,10 @@ enum key_kind {
 	K_NODE_ADDR, /* IPv4[:port] -> struct pl_member addr/port; off2: uint32_t ip */
 	K_LISTEN,    /* empty (off) or IPv4:port, loopback allowed -> uint32_t address (network
 			order); off2: uint32_t port (0 = off) */
+	K_OPT_IPV4,  /* empty (none) or a unicast IPv4 address -> uint32_t, network order (0) */
+	K_OPT_U32,   /* empty (unset) or an integer min..max -> uint32_t; off2: bool "given" */
+	K_ROUTES,    /* empty or a list of `PREFIX via GW` / `PREFIX direct` -> struct rt_table
+			(off); off2: its uint32_t count */
 };
 
 #define F_REQUIRED 0x1u /* no default: the file must give it */
@@ -121,6 +126,21 @@ enum key_kind {
 	  "backoff: microseconds slept per empty poll")                                            \
 	_(ROUTER, "backoff_after", K_U32, C(router.backoff_after), 0, 1, 1000000, 0, "1024",       \
 	  "backoff: empty polls in a row before sleeping")                                         \
+	_(ROUTER, "vlan", K_OPT_U32, C(router.vlan), C(router.has_vlan), 0, 4094, 0, "",              \
+	  "the port's VLAN: only frames on this VLAN id are served (0 = untagged only), the "      \
+	  "router's ARP goes out and is learned there; empty = any VLAN (a reply must come on "    \
+	  "its request's), ARP untagged")                                                          \
+	_(ROUTER, "node_port", K_OPT_U32, C(router.node_port), C(router.has_node_port), 0,         \
+	  RTE_MAX_ETHPORTS - 1, 0, "",                                                             \
+	  "two ports: DPDK ethdev port id facing the nodes (`port` then faces the clients only); " \
+	  "empty = one port for both")                                                             \
+	_(ROUTER, "node_address", K_OPT_IPV4, C(router.node_address), 0, 0, 0, 0, "",              \
+	  "two ports: the router's IPv4 on the node network (nodes reply there, ARP asks from "    \
+	  "it); required with node_port")                                                          \
+	_(ROUTER, "node_vlan", K_OPT_U32, C(router.node_vlan), C(router.has_node_vlan), 0, 4094,   \
+	  0, "",                                                                                   \
+	  "two ports: the node port's VLAN, as `vlan` is the client port's; empty = requests "     \
+	  "keep the client's tag")                                                                 \
 	_(ROUTER, "mtu", K_U32, C(router.mtu), 0, 576, 9000, 0, "1500",                            \
 	  "IP MTU of the port; merged multi-get replies use datagrams of min(1400, mtu - 28) "     \
 	  "bytes")                                                                                 \
@@ -237,7 +257,16 @@ enum key_kind {
 	  "0 = off")                                                                               \
 	_(WARMUP, "ttl_s", K_U32, C(warmup.ttl_s), 0, 1, 2592000, 0, "300",                        \
 	  "expiry of a warm copy written to the new owner when the reply does not say its TTL "    \
-	  "(meta mg ... t does)")
+	  "(meta mg ... t does)") \
+	_(ROUTE, "default_gateway", K_OPT_IPV4, C(route.default_gw), 0, 0, 0, 0, "",               \
+	  "next hop of every node no other route holds (the route `default via GW`); empty = "    \
+	  "none")                                                                                  \
+	_(ROUTE, "static", K_ROUTES, C(route.table), C(route.table.n), 0, RT_ROUTES_MAX - 1,       \
+	  F_LIST, "",                                                                              \
+	  "routes to nodes off the router's segment: `PREFIX via GW` (a gateway on the segment) "  \
+	  "or `PREFIX direct` (on the segment); the longest prefix wins. With no direct route "    \
+	  "every node no route holds is on the segment; with one, such a node is refused. "       \
+	  "Changed live with `ringwayctl route`")
 
 struct key_def {
 	enum sec_id sec;
@@ -346,6 +375,17 @@ static void describe(const struct key_def *d, char *buf, size_t len)
 		break;
 	case K_LISTEN:
 		snprintf(buf, len, "empty (off) or an IPv4 address and port like 127.0.0.1:9150");
+		break;
+	case K_OPT_IPV4:
+		snprintf(buf, len, "empty or a unicast IPv4 address");
+		break;
+	case K_OPT_U32:
+		snprintf(buf, len, "empty or an integer %u..%u", d->min, d->max);
+		break;
+	case K_ROUTES:
+		snprintf(buf, len,
+			 "empty or a comma-separated list of routes like 198.18.2.0/24 via "
+			 "198.18.0.254 or 198.18.0.0/24 direct");
 		break;
 	}
 }
@@ -555,6 +595,37 @@ static int parse_prefixes(const struct key_def *d, const char *val, struct rw_cf
 	return 0;
 }
 
+/* Empty: none. Routes are checked together (and with default_gateway) in check_routes. */
+static int parse_routes(const struct key_def *d, const char *val, struct rt_table *t, char *why,
+			size_t wlen)
+{
+	const char *item;
+	size_t len;
+	struct rt_route r;
+
+	if (*val == '\0')
+		return 0;
+	if (val[strlen(val) - 1] == ',')
+		return expected(d, why, wlen);
+	while (next_item(&val, &item, &len)) {
+		if (rt_parse(item, len, &r, why, wlen) < 0)
+			return -EINVAL;
+		for (uint32_t i = 0; i < t->n; i++) {
+			if (t->r[i].addr == r.addr && t->r[i].len == r.len) {
+				snprintf(why, wlen, "route '%.*s': its prefix is listed twice",
+					 (int)len, item);
+				return -EINVAL;
+			}
+		}
+		if (t->n >= d->max) {
+			snprintf(why, wlen, "at most %u routes", d->max);
+			return -EINVAL;
+		}
+		t->r[t->n++] = r;
+	}
+	return 0;
+}
+
 /* Empty: none (any MAC). */
 static int parse_macs(const struct key_def *d, const char *val, uint8_t (*list)[6], uint32_t *n,
 		      char *why, size_t wlen)
@@ -731,6 +802,21 @@ static int parse_value(const struct key_def *d, const char *val, void *base, cha
 	case K_LISTEN:
 		return parse_listen(d, val, (uint32_t *)p, (uint32_t *)((char *)base + d->off2), why,
 				    wlen);
+	case K_OPT_IPV4:
+		*(uint32_t *)p = 0;
+		if (*val != '\0' && parse_ipv4_text(val, strlen(val), (uint32_t *)p) < 0)
+			return expected(d, why, wlen);
+		return 0;
+	case K_ROUTES:
+		return parse_routes(d, val, (struct rt_table *)p, why, wlen);
+	case K_OPT_U32:
+		*(bool *)((char *)base + d->off2) = *val != '\0';
+		*(uint32_t *)p = 0;
+		if (*val != '\0')
+			return parse_u32(d, val, (uint32_t *)p, why, wlen) < 0
+				       ? expected(d, why, wlen)
+				       : 0;
+		return 0;
 	}
 	return expected(d, why, wlen);
 }
@@ -1406,6 +1492,74 @@ static int check_nodes(struct loader *l)
 	return 0;
 }
 
+void rw_config_routes(const struct rw_config *cfg, struct rt_table *out)
+{
+	*out = cfg->route.table;
+	if (cfg->route.default_gw != 0 && out->n < RT_ROUTES_MAX)
+		out->r[out->n++] = (struct rt_route){0, 0, cfg->route.default_gw, 0};
+}
+
+/* The routes with the default gateway: one route per prefix, gateways on the segment, a route
+ * for every node. */
+/* Two ports: node_port with its own address; the node_* keys only with it. */
+static int check_node_port(struct loader *l)
+{
+	const struct rw_cfg_router *r = &l->cfg->router;
+
+	if (!r->has_node_port) {
+		if (r->node_address != 0 || r->has_node_vlan)
+			return fail(l,
+				    line_of(l, SEC_ROUTER,
+					    r->node_address != 0 ? "node_address" : "node_vlan"),
+				    "section [router]: node_address and node_vlan need node_port "
+				    "(two ports)");
+		return 0;
+	}
+	if (r->node_port == r->port)
+		return fail(l, line_of(l, SEC_ROUTER, "node_port"),
+			    "key 'node_port' in [router]: %u is also 'port'; leave node_port "
+			    "empty for one port",
+			    r->node_port);
+	if (r->node_address == 0)
+		return fail(l, line_of(l, SEC_ROUTER, "node_port"),
+			    "key 'node_port' in [router]: two ports need 'node_address', the "
+			    "router's IPv4 on the node network");
+	if (r->node_address == r->address)
+		return fail(l, line_of(l, SEC_ROUTER, "node_address"),
+			    "key 'node_address' in [router]: the node port needs an address of "
+			    "its own (it is 'address')");
+	for (uint32_t i = 0; i < l->cfg->n_nodes; i++)
+		if (l->cfg->nodes[i].ip == r->node_address)
+			return fail(l, l->node_addr_line[i],
+				    "key 'address' in [node %s]: %s is the router's node_address",
+				    l->cfg->nodes[i].member.name, l->cfg->nodes[i].member.addr);
+	return 0;
+}
+
+static int check_routes(struct loader *l)
+{
+	const struct rw_config *c = l->cfg;
+	struct rt_table t;
+	char why[200];
+	uint32_t nh;
+
+	for (uint32_t i = 0; c->route.default_gw != 0 && i < c->route.table.n; i++)
+		if (c->route.table.r[i].len == 0)
+			return fail(l, line_of(l, SEC_ROUTE, "default_gateway"),
+				    "key 'default_gateway' in [route]: 'static' has a default "
+				    "route already; give one of them");
+	rw_config_routes(c, &t);
+	if (rt_check(&t, why, sizeof(why)) < 0)
+		return fail(l, line_of(l, SEC_ROUTE, "static"), "section [route]: %s", why);
+	for (uint32_t i = 0; i < c->n_nodes; i++)
+		if (rt_lookup(&t, c->nodes[i].ip, &nh) < 0)
+			return fail(l, l->node_addr_line[i],
+				    "key 'address' in [node %s]: no route to %s (add a 'static' "
+				    "route or 'default_gateway' in [route])",
+				    c->nodes[i].member.name, c->nodes[i].member.addr);
+	return 0;
+}
+
 int rw_config_load(const char *path, struct rw_config *cfg, char *err, size_t errlen)
 {
 	struct loader *l = calloc(1, sizeof(*l));
@@ -1431,6 +1585,10 @@ int rw_config_load(const char *path, struct rw_config *cfg, char *err, size_t er
 		ret = check_tables(l);
 	if (ret == 0)
 		ret = check_nodes(l);
+	if (ret == 0)
+		ret = check_routes(l);
+	if (ret == 0)
+		ret = check_node_port(l);
 	if (ret == -ENOMEM && errlen > 0)
 		snprintf(err, errlen, "%s: out of memory", path);
 	free(l->sections);
@@ -1524,6 +1682,22 @@ static void print_value(FILE *out, const struct key_def *d, const void *base)
 
 			inet_ntop(AF_INET, p, a, sizeof(a));
 			fprintf(out, "%s:%u", a, *(const uint32_t *)p2);
+		}
+		break;
+	case K_OPT_IPV4:
+		if (*(const uint32_t *)p != 0)
+			print_ipv4(out, *(const uint32_t *)p);
+		break;
+	case K_OPT_U32:
+		if (*(const bool *)p2)
+			fprintf(out, "%u", *(const uint32_t *)p);
+		break;
+	case K_ROUTES:
+		for (uint32_t i = 0; i < ((const struct rt_table *)p)->n; i++) {
+			char text[RT_TEXT_MAX];
+
+			rt_format(&((const struct rt_table *)p)->r[i], text);
+			fprintf(out, "%s%s", i ? ", " : "", text);
 		}
 		break;
 	}

@@ -18,6 +18,7 @@
  *   [health]     node health: failure threshold and window, probe intervals, dirty-key bound
  *   [failover]   what a down node's keys get: next live member or an error at once
  *   [warmup]     warm-up window after membership changes, TTL of warm copies
+ *   [route]      static routes and the default gateway towards nodes off the segment
  *
  * Comments start with '#' (anywhere on a line). A key may appear once per section, except
  * the list keys `listen_ports`, `allowed_clients` and `allowed_client_macs`, whose lines
@@ -36,6 +37,7 @@
 
 #include "dataplane.h"
 #include "placement.h"
+#include "route.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -94,6 +96,14 @@ struct rw_cfg_router {
 	uint32_t backoff_us;	/**< `backoff_us` */
 	uint32_t backoff_after; /**< `backoff_after` */
 	uint32_t mtu;		/**< `mtu`: IP MTU of the port */
+	bool has_vlan;		/**< `vlan` was given: the port serves that VLAN only */
+	uint32_t vlan;		/**< `vlan`: 0 (untagged) .. 4094 */
+	bool has_node_port;	/**< `node_port` was given: two ports */
+	uint32_t node_port;	/**< `node_port`: ethdev port facing the nodes */
+	uint32_t node_address;	/**< `node_address`: network byte order; 0 = unset */
+	uint8_t node_mac[6];	/**< the node port's own MAC (filled at start) */
+	bool has_node_vlan;	/**< `node_vlan` was given */
+	uint32_t node_vlan;	/**< `node_vlan` */
 };
 
 /** [node NAME]: one initial cache node. */
@@ -180,6 +190,12 @@ struct rw_cfg_failover {
 	uint32_t ttl_s;
 };
 
+/** [route]: how nodes off the router's segment are reached (see route.h). */
+struct rw_cfg_route {
+	uint32_t default_gw;	/**< `default_gateway`, network order; 0 = none */
+	struct rt_table table; /**< `static`, in file order (the default gateway apart) */
+};
+
 /** The whole configuration. About 150 KB: keep it static or on the heap, not the stack. */
 struct rw_config {
 	struct rw_cfg_router router;
@@ -196,6 +212,7 @@ struct rw_config {
 	struct rw_cfg_metrics metrics;
 	struct rw_cfg_failover failover;
 	struct rw_cfg_warmup warmup;
+	struct rw_cfg_route route;
 };
 
 /** Fill @p cfg with every default; required values (router address, allowed clients,
@@ -219,6 +236,9 @@ int rw_config_load(const char *path, struct rw_config *cfg, char *err, size_t er
  * @return 0, or -EIO when writing failed.
  */
 int rw_config_dump(const struct rw_config *cfg, FILE *out);
+
+/** The routes of @p cfg: `static` plus `default_gateway` as `default via GW`. */
+void rw_config_routes(const struct rw_config *cfg, struct rt_table *out);
 
 /**
  * Copy the nodes' placement members into @p out (cfg->n_nodes entries), for pl_build().

@@ -53,6 +53,8 @@ struct start {
 	uint16_t port;
 	uint16_t n_workers; /* queue pairs the port runs: at most n_lcores */
 	bool offload;	    /* the port computes IPv4/UDP checksums */
+	bool two_ports;	    /* [router] node_port: nodes on a port of their own */
+	uint16_t node_port;
 };
 
 static struct rw_config cfg; /* ~170 KB: not on the stack */
@@ -253,6 +255,21 @@ static int ops_publish(void *ctx, const struct ctl_state *next, const struct pl_
 	return rc;
 }
 
+/* `route add|remove`: the engine checked every member keeps a route; re-resolve next hops. */
+static int ops_routes(void *ctx, const struct rt_table *next)
+{
+	unsigned int moved;
+
+	(void)ctx;
+	moved = dp_set_routes(the_dp, next);
+	/* AF_XDP: ask the kernel for the new next hops now rather than at its next poll. */
+	rw_xdp_neigh_poll(the_xdp, the_dp, cfg.tables.neighbours, true);
+	printf("ringway: routes changed (%u routes): %u node(s) moved to another next hop\n",
+	       next->n, moved);
+	fflush(stdout);
+	return 0;
+}
+
 /* /ringway/control: live changes (publish latency) and the mbuf pool's use. */
 static int tel_control(const char *cmd, const char *params, struct rte_tel_data *d)
 {
@@ -312,6 +329,8 @@ static void ops_member_status(void *ctx, uint32_t idx, const struct ctl_member *
 	dp_node_field(&n, DP_NODE_F_failover, text, sizeof(text), &v);
 	ctl_text_appendf(out, " failover %s", text);
 	ctl_text_appendf(out, " warmup %s", dp_warm_get(the_dp, &ws) == 0 && ws.open ? "open" : "off");
+	dp_node_field(&n, DP_NODE_F_via, text, sizeof(text), &v);
+	ctl_text_appendf(out, " via %s", text);
 	for (int f = 0; f < DP_NODE_FIELD_COUNT; f++)
 		if (dp_node_field(&n, (enum dp_node_field)f, text, sizeof(text), &v) == 0)
 			ctl_text_appendf(out, " %s %" PRIu64, dp_node_field_name(f), v);
@@ -454,6 +473,14 @@ static void dp_config_from(struct dp_config *d, uint16_t nw, const unsigned int 
 	d->handoff_ring = cfg.tables.handoff_ring;
 	d->neighbours = cfg.tables.neighbours;
 	d->mtu = cfg.router.mtu;
+	d->vlan_fixed = cfg.router.has_vlan;
+	d->vlan_id = (uint16_t)cfg.router.vlan;
+	d->two_ports = cfg.router.has_node_port;
+	d->node_port_id = (uint16_t)cfg.router.node_port;
+	d->node_router_ip = cfg.router.node_address;
+	memcpy(d->node_router_mac, cfg.router.node_mac, 6);
+	d->node_vlan_fixed = cfg.router.has_node_vlan;
+	d->node_vlan_id = (uint16_t)cfg.router.node_vlan;
 	d->mget_max = cfg.tables.multiget_inflight;
 	d->mget_bytes = cfg.tables.multiget_buffer_kb * 1024u;
 	d->mget_send_burst = cfg.tables.multiget_send_burst;
@@ -531,6 +558,21 @@ static void start_eal(int eal_argc, char **argv, struct start *st)
 		printf("ringway: %s: removed XDP program id %u that an earlier ringway left "
 		       "attached (killed or crashed)\n",
 		       rw_xdp_ifname(the_xdp), rw_xdp_stale_removed(the_xdp));
+	if (the_xdp != NULL && cfg.router.has_node_port) {
+		fprintf(stderr, "ringway: [router] node_port with an AF_XDP port: two ports need "
+				"DPDK-owned ports\n");
+		rw_xdp_close(the_xdp);
+		exit(1);
+	}
+	if (the_xdp != NULL && cfg.router.has_vlan && cfg.router.vlan != 0) {
+		fprintf(stderr,
+			"ringway: [router] vlan %u with an AF_XDP port: the kernel resolves "
+			"the nodes there, and its neighbours on a VLAN interface are not read "
+			"yet; use a DPDK-owned port or leave vlan unset\n",
+			cfg.router.vlan);
+		rw_xdp_close(the_xdp);
+		exit(1);
+	}
 	if (rte_eal_init(eal_argc, argv) < 0) {
 		fprintf(stderr, "ringway: EAL initialisation failed: %s\n",
 			rte_strerror(rte_errno));
@@ -549,6 +591,31 @@ static void start_eal(int eal_argc, char **argv, struct start *st)
 	if (st->n_lcores == 0)
 		fatal("need at least two lcores (-l 0,1): the main lcore is the control lcore, "
 		      "the others are workers");
+}
+
+/* Two ports: the node port with as many queue pairs (RSS) as the client port, its MAC. */
+static void start_node_port(struct start *st)
+{
+	struct rte_ether_addr mac;
+	bool offload = false;
+	uint16_t nq;
+
+	st->node_port = (uint16_t)cfg.router.node_port;
+	if (!rte_eth_dev_is_valid_port(st->node_port))
+		fatal("node_port %u does not exist (%u ports probed)", st->node_port,
+		      rte_eth_dev_count_avail());
+	nq = port_setup(st->node_port, st->n_workers, the_pool, &offload);
+	if (nq != st->n_workers)
+		fatal("node_port %u runs %u queue pairs, port %u runs %u: each worker needs one on "
+		      "both",
+		      st->node_port, nq, st->port, st->n_workers);
+	st->offload = st->offload && offload; /* one setting for both sides */
+	st->two_ports = true;
+	if (rte_eth_macaddr_get(st->node_port, &mac) != 0)
+		fatal("node_port %u: cannot read its MAC", st->node_port);
+	memcpy(cfg.router.node_mac, &mac, 6);
+	printf("ringway: nodes on port %u (%u queue pairs), clients on port %u\n", st->node_port,
+	       nq, st->port);
 }
 
 /* The mbuf pool and the port, started; the AF_XDP program checked; the router's MAC. */
@@ -579,6 +646,8 @@ static void start_port(struct start *st)
 	} else {
 		rte_eth_promiscuous_enable(st->port); /* the configured MAC may not be the port's */
 	}
+	if (cfg.router.has_node_port)
+		start_node_port(st);
 }
 
 /* The data plane with the engine's membership published, telemetry, workers launched. */
@@ -599,6 +668,7 @@ static void start_dataplane(const struct start *st, const struct ctl_engine *eng
 	the_dp = dp_create(&dcfg);
 	if (the_dp == NULL)
 		fatal("cannot create the data plane: %s", strerror(errno));
+	dp_set_routes(the_dp, ctl_engine_routes(engine)); /* before any node is resolved */
 	rc = publish_state(ctl_engine_state(engine), ctl_engine_placement(engine));
 	if (rc != 0)
 		fatal("cannot publish the initial placement: %s", strerror(-rc));
@@ -753,6 +823,10 @@ static void shut_down(const struct start *st, struct ctl_engine *engine)
 	ctl_engine_free(engine);
 	rte_eth_dev_stop(st->port);
 	rte_eth_dev_close(st->port);
+	if (st->two_ports) {
+		rte_eth_dev_stop(st->node_port);
+		rte_eth_dev_close(st->node_port);
+	}
 	rw_xdp_close(the_xdp); /* after the PMD detached: removes our program if still there */
 	dp_free(the_dp);
 	rte_mempool_free(the_pool);
@@ -761,8 +835,15 @@ static void shut_down(const struct start *st, struct ctl_engine *engine)
 
 int main(int argc, char **argv)
 {
-	struct ctl_ops ops = {ops_publish, ops_stats, ops_member_status, NULL, ops_health,
-				 ops_warmup};
+	struct ctl_ops ops = {
+		.publish = ops_publish,
+		.stats = ops_stats,
+		.member_status = ops_member_status,
+		.health = ops_health,
+		.warmup = ops_warmup,
+		.routes = ops_routes,
+	};
+	struct rt_table routes;
 	struct start st = {0};
 	struct args a = {0};
 	struct ctl_engine *engine;
@@ -782,6 +863,14 @@ int main(int argc, char **argv)
 	}
 	inet_ntop(AF_INET, &cfg.router.address, err, sizeof(err));
 	ctl_engine_set_router_address(engine, err); /* as the config refuses a node there */
+	/* The config's nodes have routes (its loader checked); a state file's may not. */
+	rw_config_routes(&cfg, &routes);
+	if (ctl_engine_set_routes(engine, &routes, err, sizeof(err)) != 0) {
+		fprintf(stderr, "ringway: %s: %s in [route] of %s\n", cfg.control.state_file, err,
+			a.config);
+		ctl_engine_free(engine);
+		return 1;
+	}
 	if (a.check) {
 		rc = check_only(a.config, engine);
 		ctl_engine_free(engine);

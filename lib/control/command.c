@@ -214,6 +214,36 @@ static int parse_name_arg(const char **cur, const char *end, struct ctl_cmd *cmd
 	return 0;
 }
 
+/* route add PREFIX via GW|direct, route remove PREFIX, route list. */
+static int parse_route(const char *cur, const char *end, struct ctl_cmd *cmd, char *err,
+		       size_t errlen)
+{
+	char why[REASON_MAX];
+	struct span w;
+
+	if (!word(&cur, end, &w))
+		return usage_error(cmd, err, errlen);
+	if (span_is(&w, "list")) {
+		cmd->route_op = CTL_ROUTE_LIST;
+		if (!rest_empty(cur, end))
+			return ctl_fail(err, errlen, "route list: unexpected arguments");
+		return 0;
+	}
+	if (span_is(&w, "add")) {
+		cmd->route_op = CTL_ROUTE_ADD;
+		if (rt_parse(cur, (size_t)(end - cur), &cmd->route, why, sizeof(why)) < 0)
+			return ctl_fail(err, errlen, "route add: %s", why);
+		return 0;
+	}
+	if (span_is(&w, "remove")) {
+		cmd->route_op = CTL_ROUTE_REMOVE;
+		if (rt_parse_prefix(cur, (size_t)(end - cur), &cmd->route, why, sizeof(why)) < 0)
+			return ctl_fail(err, errlen, "route remove: %s", why);
+		return 0;
+	}
+	return usage_error(cmd, err, errlen);
+}
+
 static int parse_args(const char *cur, const char *end, struct ctl_cmd *cmd, char *err,
 		      size_t errlen)
 {
@@ -265,6 +295,8 @@ static int parse_args(const char *cur, const char *end, struct ctl_cmd *cmd, cha
 			cmd->warm_end = true;
 		}
 		break;
+	case CTL_CMD_ROUTE:
+		return parse_route(cur, end, cmd, err, errlen);
 	case CTL_CMD_FLEET:
 		cmd->fleet = -1;
 		if (word(&cur, end, &w)) {
@@ -374,6 +406,7 @@ struct ctl_engine {
 	struct ctl_counters cnt;
 	bool fleet;	 /* fleet-managed: only `replace epoch E` changes the membership */
 	uint64_t digest; /* ctl_state_digest(st) */
+	struct rt_table routes;
 };
 
 struct ctl_engine *ctl_engine_new(struct ctl_state *initial, const char *state_path,
@@ -446,6 +479,46 @@ static int check_router_address(const struct ctl_engine *e, const struct ctl_cmd
 			return ctl_fail(err, errlen, "node %s: %s is the router's own address",
 					m[i].pl.name, m[i].pl.addr);
 	return 0;
+}
+
+/* Members @p m[0..n) all have a route in @p t: 0, or -EINVAL naming the first without. */
+static int check_routes(const struct rt_table *t, const struct ctl_member *m, uint32_t n, char *err,
+			size_t errlen)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		struct in_addr a;
+		uint32_t nh;
+
+		if (inet_pton(AF_INET, m[i].pl.addr, &a) == 1 && rt_lookup(t, a.s_addr, &nh) < 0)
+			return ctl_fail(err, errlen,
+					"node %s: no route to %s (add one with `route add PREFIX "
+					"via GW`, or a default gateway)",
+					m[i].pl.name, m[i].pl.addr);
+	}
+	return 0;
+}
+
+/* Every member of @p st has a route in @p t. */
+static int check_state_routes(const struct rt_table *t, const struct ctl_state *st, char *err,
+			      size_t errlen)
+{
+	for (uint32_t i = 0; i < ctl_state_count(st); i++)
+		if (check_routes(t, ctl_state_member(st, i), 1, err, errlen) < 0)
+			return -EINVAL;
+	return 0;
+}
+
+int ctl_engine_set_routes(struct ctl_engine *e, const struct rt_table *t, char *err, size_t errlen)
+{
+	if (check_state_routes(t, e->st, err, errlen) < 0)
+		return -EINVAL;
+	e->routes = *t;
+	return 0;
+}
+
+const struct rt_table *ctl_engine_routes(const struct ctl_engine *e)
+{
+	return &e->routes;
 }
 
 void ctl_engine_set_fleet_managed(struct ctl_engine *e, bool managed)
@@ -554,6 +627,11 @@ static int commit_state(struct ctl_session *s, struct ctl_state *next, uint64_t 
 	int rc, saved;
 
 	ctl_state_set_epoch(next, epoch);
+	/* A transaction may have queued a member whose route was removed since. */
+	if (check_state_routes(&e->routes, next, why, sizeof(why)) < 0) {
+		ctl_state_free(next);
+		return reply_error(s, r, "%s; nothing changed", why);
+	}
 	pl = ctl_state_build(next, why, sizeof(why));
 	if (pl == NULL) {
 		ctl_state_free(next);
@@ -734,7 +812,12 @@ static int do_change(struct ctl_session *s, const struct ctl_cmd *cmd, struct ct
 				   "epoch is %" PRIu64 ": replace epoch %" PRIu64
 				   " must be above it; nothing changed",
 				   live, cmd->fleet_epoch);
-	if (check_router_address(s->e, cmd, why, sizeof(why)) < 0)
+	if (check_router_address(s->e, cmd, why, sizeof(why)) < 0 ||
+	    check_routes(&s->e->routes, cmd->type == CTL_CMD_ADD ? &cmd->member : cmd->members,
+			 cmd->type == CTL_CMD_ADD	? 1
+			 : cmd->type == CTL_CMD_REPLACE ? cmd->nmembers
+							: 0,
+			 why, sizeof(why)) < 0)
 		return reply_error(s, r, "%s%s", why, s->txn ? " (transaction still open)" : "");
 	if (cmd->plan)
 		return do_plan(s, cmd, r);
@@ -934,6 +1017,52 @@ static int do_warmup(struct ctl_session *s, const struct ctl_cmd *cmd, struct ct
 	return 0;
 }
 
+static int route_list(struct ctl_session *s, struct ctl_text *r)
+{
+	const struct rt_table *t = &s->e->routes;
+	char text[RT_TEXT_MAX];
+
+	ctl_text_appendf(r, "OK lines %u routes %u\n", t->n, t->n);
+	for (uint32_t i = 0; i < t->n; i++) {
+		rt_format(&t->r[i], text);
+		ctl_text_appendf(r, "%s\n", text);
+	}
+	return 0;
+}
+
+/* route add / remove: on a copy; every live member keeps a route; the router re-resolves. */
+static int do_route(struct ctl_session *s, const struct ctl_cmd *cmd, struct ctl_text *r)
+{
+	struct ctl_engine *e = s->e;
+	char why[REASON_MAX], text[RT_TEXT_MAX];
+	struct rt_table next = e->routes;
+	const char *done = "removed";
+	int rc;
+
+	if (cmd->route_op == CTL_ROUTE_LIST)
+		return route_list(s, r);
+	rt_format(&cmd->route, text);
+	if (cmd->route_op == CTL_ROUTE_REMOVE)
+		*strchr(text, ' ') = '\0'; /* the prefix alone */
+	if (cmd->route_op == CTL_ROUTE_ADD) {
+		rc = rt_add(&next, &cmd->route, why, sizeof(why));
+		done = rc == 2 ? "replaced" : "added";
+	} else {
+		rc = rt_remove(&next, &cmd->route, why, sizeof(why));
+	}
+	if (rc < 0)
+		return reply_error(s, r, "route %s: %s; nothing changed",
+				   cmd->route_op == CTL_ROUTE_ADD ? "add" : "remove", why);
+	if (check_state_routes(&next, e->st, why, sizeof(why)) < 0)
+		return reply_error(s, r, "route %s %s would leave %s; nothing changed",
+				   cmd->route_op == CTL_ROUTE_ADD ? "add" : "remove", text, why);
+	rc = e->ops.routes ? e->ops.routes(e->ops.ctx, &next) : 0;
+	if (rc < 0)
+		return reply_error(s, r, "routes not applied: %s; nothing changed", strerror(-rc));
+	e->routes = next;
+	return ctl_text_appendf(r, "OK route %s routes %u\n", done, next.n);
+}
+
 /* Run a parsed command; 1 when a reply was appended, 0 when a replace block began. */
 static int run(struct ctl_session *s, struct ctl_cmd *cmd, struct ctl_text *r)
 {
@@ -985,6 +1114,9 @@ static int run(struct ctl_session *s, struct ctl_cmd *cmd, struct ctl_text *r)
 		break;
 	case CTL_CMD_ABORT:
 		do_abort(s, r);
+		break;
+	case CTL_CMD_ROUTE:
+		do_route(s, cmd, r);
 		break;
 	default:
 		do_change(s, cmd, r);

@@ -36,6 +36,8 @@
 
 #include "placement.h"
 
+struct rt_table;
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -221,6 +223,13 @@ struct ctl_ops {
 	 * reason in @p err. NULL: the command is refused (no data plane).
 	 */
 	int (*warmup)(void *ctx, bool end, struct ctl_text *out, char *err, size_t errlen);
+	/**
+	 * Make @p next the routes the router resolves its nodes' next hops with (`route add`,
+	 * `route remove`): re-resolve every node now. Every live member has a route in
+	 * @p next (the engine checked). Return a negative errno to refuse (the engine keeps
+	 * the previous routes and replies ERROR). NULL: nothing to apply (tests, tools).
+	 */
+	int (*routes)(void *ctx, const struct rt_table *next);
 };
 
 struct ctl_engine;
@@ -242,6 +251,18 @@ void ctl_engine_free(struct ctl_engine *e);
  * @return 0, or -EINVAL when @p addr is no IPv4 address.
  */
 int ctl_engine_set_router_address(struct ctl_engine *e, const char *addr);
+/**
+ * The static routes members are reached through (see route.h): every later change refuses a
+ * member whose address has no route, and `route remove` / `route add` refuse to leave a
+ * member without one. Routes are the router's own (from its config, changed with `route`),
+ * not part of the membership, the state file or the digest.
+ * @return 0, or -EINVAL when a live member has no route in @p t (reason in @p err; the
+ * routes are unchanged then).
+ */
+int ctl_engine_set_routes(struct ctl_engine *e, const struct rt_table *t, char *err,
+			  size_t errlen);
+/** The routes in force (an empty table until ctl_engine_set_routes). */
+const struct rt_table *ctl_engine_routes(const struct ctl_engine *e);
 /**
  * Fleet-managed: the membership comes from the fleet's store. Local changes (add, remove,
  * weight, replace, transactions of them) are then refused with an ERROR that names the

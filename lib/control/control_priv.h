@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "control.h"
+#include "route.h"
 
 /*
  * Every command of the protocol, one row each: enum suffix, name, arguments (usage text; ""
@@ -38,7 +39,8 @@
 	_(ABORT, "abort", "", 0)                                                         \
 	_(FLEET, "fleet", "[managed|local]", 0)                                          \
 	_(HEALTH, "health", "NAME down|up [--flush|--accept-stale]", 0)                 \
-	_(WARMUP, "warmup", "[end]", 0)
+	_(WARMUP, "warmup", "[end]", 0) \
+	_(ROUTE, "route", "add PREFIX via GW|direct | remove PREFIX | list", 0)
 
 /* Prefixes that may stand before a command: enum suffix, name, what follows. */
 #define CTL_FOREACH_PREFIX(_)                \
@@ -69,6 +71,15 @@ struct ctl_cmd {
 	int fleet;		/* fleet: -1 show, 0 local, 1 managed */
 	enum ctl_health health;	/* health: what the operator asks of NAME's health */
 	bool warm_end;		/* warmup: `end` given */
+	int route_op;		/* route: CTL_ROUTE_* */
+	struct rt_route route;	/* route add / remove (prefix only) */
+};
+
+/* `route` sub-commands. */
+enum {
+	CTL_ROUTE_LIST = 0,
+	CTL_ROUTE_ADD,
+	CTL_ROUTE_REMOVE,
 };
 
 /* True for the commands flagged CTL_CMD_F_CHANGE (add, remove, weight, replace). */

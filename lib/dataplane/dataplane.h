@@ -165,6 +165,7 @@ enum dp_counter {
 	_(REPLY_DUPLICATE, "reply_duplicate")   /* datagram seq of a reply that already passed */ \
 	_(REPLY_SEQ_AHEAD, "reply_seq_ahead")   /* seq 64+ past the reply's first missing one */  \
 	_(VLAN_MISMATCH, "vlan_mismatch")       /* reply's VLAN id unlike the client's request */ \
+	_(WRONG_VLAN, "wrong_vlan")             /* VLAN id other than the port's (vlan_fixed) */ \
 	_(HANDOFF_FULL, "handoff_full")         /* owner worker's hand-off ring full */           \
 	_(BAD_ARP, "bad_arp")                   /* malformed ARP, or ARP not for the router */    \
 	_(ARP_UNSOLICITED, "arp_unsolicited")   /* ARP from a node's address that answers no  \
@@ -250,6 +251,25 @@ struct dp_config {
 	uint32_t backoff_us;
 	uint32_t backoff_after;
 	bool tx_cksum_offload;     /**< the port computes IPv4 and UDP checksums on TX */
+	/** The port's VLAN: with vlan_fixed, only frames on VLAN vlan_id (0: untagged, a
+	 *  priority tag counts as untagged) are served, anything else is dropped (wrong_vlan),
+	 *  and the router's own ARP requests go out on it (tagged unless 0) and are answered
+	 *  only there. Without: any VLAN is served (a reply must come on its request's) and
+	 *  the router's ARP is untagged. */
+	bool vlan_fixed;
+	uint16_t vlan_id;          /**< 0..4094 */
+	/** Two ports: clients on port_id (router_ip, router_mac, vlan_*), nodes on node_port_id
+	 *  with addresses of their own (node_router_ip, node_router_mac, node_vlan_*): requests
+	 *  are served only from the client port and leave on the node port, replies only from
+	 *  the node port and leave on the client port; ARP for next hops, on the node port.
+	 *  Worker w has RX/TX queue w on both. Without two_ports the node_* fields are ignored
+	 *  (one port, the client fields serve both sides). */
+	bool two_ports;
+	uint16_t node_port_id;     /**< != port_id */
+	uint32_t node_router_ip;   /**< the router's IPv4 on the node network (network order) */
+	uint8_t node_router_mac[6];
+	bool node_vlan_fixed;
+	uint16_t node_vlan_id;
 	bool no_arp_requests;      /**< never send ARP requests (AF_XDP mode: the kernel owns
 				        ARP; feed MACs with dp_neigh_update()) */
 	struct rte_mempool *pool;  /**< mbufs for packets the router builds (ARP requests,
@@ -389,11 +409,27 @@ uint64_t dp_epoch(const struct dp *dp);
 void dp_control_poll(struct dp *dp);
 
 /**
- * Set the MAC of every node at @p ip (network order) that has no static MAC, as if an ARP
- * packet had taught it (e.g. from the kernel's neighbour table in AF_XDP mode).
+ * Set the MAC of every node whose next hop is @p ip (network order: the node's own address,
+ * or the gateway it is reached through) and that has no static MAC, as if an ARP packet had
+ * taught it (e.g. from the kernel's neighbour table in AF_XDP mode).
  * Lcore: control. @return the number of nodes updated (0: no node has that address).
  */
 unsigned int dp_neigh_update(struct dp *dp, uint32_t ip, const uint8_t mac[6]);
+
+struct rt_table;
+
+/**
+ * Route the nodes through @p t (see route.h; dp_create starts with an empty table: every node
+ * is a neighbour): copy it, resolve every node endpoint's next hop again, and for each whose
+ * next hop changed wait until no worker can still be learning the old next hop's MAC
+ * (rte_rcu_qsbr_synchronize), then give it the MAC another endpoint knows for the new next
+ * hop, or none (the control lcore ARPs for it at its next dp_control_poll; meanwhile requests
+ * to that node are dropped as node_no_mac). Nodes publications claim later resolve through
+ * @p t too. Never per packet: the workers read the next hop's MAC from the endpoint.
+ * A node without a route is never resolved (the control plane refuses such members).
+ * Lcore: control. @return endpoints whose next hop changed.
+ */
+unsigned int dp_set_routes(struct dp *dp, const struct rt_table *t);
 
 /** A node whose learned MAC moved (dp_mac_changes()). */
 struct dp_mac_change {
@@ -479,7 +515,8 @@ int dp_stats_get(const struct dp *dp, int worker, struct dp_stats *out);
 
 /**
  * Per-node fields, in telemetry, exit-print and `list` order: kind, member, name.
- * TEXT: formatted by dp_node_field() (name; address "ip:port"; mac, "unknown" until known).
+ * TEXT: formatted by dp_node_field() (name; address "ip:port"; mac, "unknown" until known;
+ * via: "direct", the gateway, or "none" without a route).
  * U64: the member of struct dp_node_stats of that name (a count or a 0/1 flag).
  * A new numeric field is a row here, a member in struct dp_node_stats, and the line that fills
  * it in node_fill() (dp_control.c); telemetry, the exit print and `list` loop over this list.
@@ -488,6 +525,7 @@ int dp_stats_get(const struct dp *dp, int worker, struct dp_stats *out);
 	_(TEXT, name, "name")                                                                    \
 	_(TEXT, address, "address")                                                              \
 	_(TEXT, mac, "mac")                                                                      \
+	_(TEXT, via, "via")                  /* "direct", the gateway it is reached through, "none" */ \
 	_(U64, mac_known, "mac_known")       /* the next hop's MAC is resolved */               \
 	_(U64, mac_static, "mac_static")     /* ... and given by configuration, not ARP */       \
 	_(U64, in_ring, "in_ring")           /* a member of the current placement */             \
@@ -529,6 +567,7 @@ struct dp_node_stats {
 	bool mac_known;
 	bool mac_static;
 	bool in_ring;       /**< a member of the current placement */
+	uint32_t nh_ip;     /**< next hop (network order): ip when direct; 0 = no route */
 	uint64_t forwarded;
 	uint64_t returned;
 	uint64_t mget_partial; /**< multi-get sub-replies missing (timeout, error) */

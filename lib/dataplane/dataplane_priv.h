@@ -3,10 +3,13 @@
 #define RINGWAY_DATAPLANE_PRIV_H
 
 /*
- * Internal layout of the data plane, shared by its five files, in layers (a file calls only
+ * Internal layout of the data plane, shared by its files, in layers (a file calls only
  * the files below it, never one that calls it):
  *   dp_control.c  creation, publication (RCU), neighbour timers, counters and telemetry
- *                 (control lcore; calls dp_mget_init / dp_mget_free and dp_arp_request)
+ *                 (control lcore; calls dp_mget_init / dp_mget_free, dp_arp_request and
+ *                 dp_route.c)
+ *   dp_route.c    each node's next hop (lib/route), at claim and on route changes (control
+ *                 lcore)
  *   dp_health.c   node health (control lcore): passive signals, probes, dirty-key clean-up
  *   dp_worker.c   the worker loop: parse, request path, reply path; calls dp_mget.c and
  *                 dp_local.c for what it does not forward or return itself
@@ -20,6 +23,7 @@
  */
 
 #include <stdatomic.h>
+#include <string.h>
 
 #include <rte_common.h>
 #include <rte_ether.h>
@@ -31,6 +35,10 @@
 #include "dataplane.h"
 #include "mcproto.h"
 #include "observe.h"
+#include "route.h"
+
+/* dp_worker.vlan_want: frames on any VLAN are served. */
+#define DP_VLAN_ANY UINT16_MAX
 
 /* Bit 48 of a neighbour's MAC word: the MAC is known. */
 #define DP_MAC_VALID (UINT64_C(1) << 48)
@@ -47,7 +55,16 @@ enum dp_tx_tag {
 	DP_TX_WARM_GET,	   /* a read sent to a moved key's previous owner (holds a slot) */
 	DP_TX_WARM_FILL,   /* `add` of its hit to the new owner */
 	DP_TX_WARM_DELETE, /* `delete` at the previous owner of a key written meanwhile */
+	DP_TX_ANSWERED_NODE, /* ANSWERED, to the node port (two ports: an answer to a node) */
 };
+
+/* With two ports: whether a TX tag leaves on the node port (else on the client port). */
+static inline bool dp_tx_to_node(uint8_t tag)
+{
+	return tag == DP_TX_FORWARDED || tag == DP_TX_MGET_SUB || tag == DP_TX_CTL ||
+	       tag == DP_TX_ANSWERED_NODE || tag == DP_TX_WARM_GET || tag == DP_TX_WARM_FILL ||
+	       tag == DP_TX_WARM_DELETE;
+}
 
 /*
  * A node endpoint (address:port) with its neighbour state. The table is allocated once;
@@ -56,13 +73,17 @@ enum dp_tx_tag {
  * reply, with a relaxed atomic 64-bit store: any writer stores a complete, valid value),
  * arp_seen and mac_changes (relaxed atomic add by workers) and arp_until (a worker that
  * accepts the reply to the outstanding request swaps it to 0, so one request teaches at most
- * one MAC). Workers read ip (relaxed atomic), mac and arp_until.
+ * one MAC). Workers read ip (relaxed atomic), nh_ip (relaxed atomic), mac and arp_until.
+ * mac is the next hop's: the node's own when it is on the router's segment, else its
+ * gateway's (nh_ip, resolved by dp_route.c at claim and on every route change); ARP asks for
+ * nh_ip, and one reply teaches every endpoint behind that next hop.
  */
 struct dp_endpoint {
 	_Atomic uint64_t mac;         /* DP_MAC_VALID | MAC bytes 0..5 in bits 0..47 */
 	_Atomic uint64_t arp_until;   /* TSC until which the router's ARP request for ip is
 				       * outstanding (set before it is sent); 0: none */
 	_Atomic uint32_t ip;          /* network order; 0 = unused */
+	_Atomic uint32_t nh_ip;       /* next hop: ip, or its gateway; 0 = no route */
 	_Atomic uint32_t arp_seen;    /* ARP replies from ip accepted by workers */
 	_Atomic uint32_t mac_changes; /* ... of them that replaced another known MAC */
 	/* Health, published by the control lcore (relaxed: a word on its own, read once per
@@ -81,6 +102,7 @@ struct dp_endpoint {
 	/* control lcore only */
 	bool pending; /* claimed by dp_prepare_placement() for a member not yet published */
 	bool resolving;
+	bool nh_moved; /* dp_set_routes: the next hop changed, the MAC is being replaced */
 	uint32_t tries;
 	uint32_t seen_snapshot;
 	uint64_t next_tsc;
@@ -335,8 +357,27 @@ struct dp_worker {
 	uint32_t port_shift;   /* log2(reply ports per worker) */
 	uint32_t slot_lo_bits; /* slot bits carried in the request id (the rest: in the port) */
 	uint32_t slot_mask;
+	/* The port being received on (per burst; fixed with one port): its address, MAC, VLAN
+	 * (DP_VLAN_ANY: any) and the tag of the router's answers there. What it serves is in
+	 * n_listen and reply_count below: with two ports the client port has no reply range and
+	 * the node port no listen port, so the dispatch needs no test of its own. */
 	uint32_t router_ip;
+	uint16_t vlan_want;
 	struct rte_ether_addr router_mac;
+	uint8_t answer_tag;
+	/* Sources of what leaves towards the clients / the nodes (equal with one port). */
+	uint32_t client_src_ip;
+	struct rte_ether_addr client_src_mac;
+	uint32_t node_src_ip;
+	struct rte_ether_addr node_src_mac;
+	bool two_ports;
+	uint16_t node_port_id;
+	/* The node port's VLAN is fixed (vlan_fixed / node_vlan_fixed): what goes to nodes is
+	 * tagged node_vlan_tci (network order) when node_vlan_tagged, else untagged, and replies
+	 * were checked against it on arrival. Not fixed: requests keep the client's tag. */
+	bool node_vlan_fixed;
+	bool node_vlan_tagged;
+	uint16_t node_vlan_tci;
 	bool tx_offload;
 	uint16_t listen[DP_LISTEN_MAX];
 	const struct dp_prefix *allowed;
@@ -464,7 +505,25 @@ struct dp {
 	uint64_t warm_prev_epoch;
 	size_t view_bytes[DP_WORKERS_MAX];
 	size_t warm_bytes[DP_WORKERS_MAX];
+	struct rt_table routes; /* control lcore: what next hops resolve with (dp_route.c) */
 };
+
+/* Worker @p w receives from the node port (@p node) or the client port next: the addresses,
+ * VLAN and roles the packets of that burst are checked against. With one port both roles
+ * stay on (set once at creation). */
+static inline void dp_rx_side(struct dp_worker *w, bool node)
+{
+	const struct dp_config *c = &w->dp->cfg;
+
+	w->router_ip = node ? c->node_router_ip : c->router_ip;
+	memcpy(&w->router_mac, node ? c->node_router_mac : c->router_mac, 6);
+	w->vlan_want = (node ? c->node_vlan_fixed : c->vlan_fixed)
+			       ? (node ? c->node_vlan_id : c->vlan_id)
+			       : DP_VLAN_ANY;
+	w->n_listen = c->two_ports && node ? 0 : c->n_listen;
+	w->reply_count = c->two_ports && !node ? 0 : c->reply_port_count;
+	w->answer_tag = c->two_ports && node ? DP_TX_ANSWERED_NODE : DP_TX_ANSWERED;
+}
 
 /* dp_mget.c: multi-gets over several nodes. Each consumes @p m. */
 /* Split @p r, the parsed request of @p pk (whose keys live on several nodes), or refuse it. */
@@ -553,6 +612,12 @@ bool dp_warm_reply(struct dp_worker *w, struct rte_mbuf *m, const struct dp_pkt 
 int dp_warm_init(struct dp_worker *w, const struct dp_config *c, int socket);
 void dp_warm_free(struct dp_worker *w);
 void dp_warm_rotate(struct dp *dp, struct dp_view **old);
+
+/* dp_route.c (control lcore): the next hop of @p ip under dp->routes (0: no route); and
+ * endpoint @p i, just (re)claimed for a node, takes the MAC another endpoint behind the same
+ * next hop learned (a new node behind a known gateway needs no ARP of its own). */
+uint32_t dp_route_nexthop(const struct dp *dp, uint32_t ip);
+void dp_route_share_mac(struct dp *dp, uint32_t i);
 
 /* dp_local.c: each consumes @p m (answers, absorbs or drops it). */
 void dp_local_arp(struct dp_worker *w, struct rte_mbuf *m, struct dp_pkt *pk);

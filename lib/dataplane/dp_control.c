@@ -87,6 +87,16 @@ static void node_text(const struct dp_node_stats *n, enum dp_node_field f, char 
 				 ? "-"
 				 : dp_failover_name(n->failover_mode));
 		break;
+	case DP_NODE_F_via:
+		if (n->nh_ip == 0) {
+			snprintf(text, len, "none");
+		} else if (n->nh_ip == n->ip) {
+			snprintf(text, len, "direct");
+		} else {
+			inet_ntop(AF_INET, &n->nh_ip, a, sizeof(a));
+			snprintf(text, len, "%s", a);
+		}
+		break;
 	case DP_NODE_F_mac:
 		if (n->mac_known)
 			rte_ether_format_addr(text, len, (const struct rte_ether_addr *)n->mac);
@@ -222,7 +232,10 @@ static int config_check(const struct dp_config *c)
 	if (c->burst == 0 || c->burst > DP_BURST_MAX || !is_pow2(c->handoff_ring) ||
 	    c->neighbours == 0 || c->arp_attempts == 0)
 		return -EINVAL;
-	if (c->slow_window_ms == 0)
+	if (c->slow_window_ms == 0 || (c->vlan_fixed && c->vlan_id > 4094))
+		return -EINVAL;
+	if (c->two_ports && (c->node_port_id == c->port_id || c->node_router_ip == 0 ||
+			     (c->node_vlan_fixed && c->node_vlan_id > 4094)))
 		return -EINVAL;
 	if (c->mget_max >= DP_NO_MGET || (c->mtu != 0 && (c->mtu < 576 || c->mtu > 9000)))
 		return -EINVAL;
@@ -312,8 +325,16 @@ static struct dp_worker *worker_new(struct dp *dp, uint16_t id, uint32_t inst)
 	w->slot_lo_bits =
 		log2_floor(c->slots) > w->port_shift ? log2_floor(c->slots) - w->port_shift : 0;
 	w->slot_mask = c->slots - 1;
-	w->router_ip = c->router_ip;
-	memcpy(&w->router_mac, c->router_mac, 6);
+	w->two_ports = c->two_ports;
+	w->node_port_id = c->node_port_id;
+	w->client_src_ip = c->router_ip;
+	memcpy(&w->client_src_mac, c->router_mac, 6);
+	w->node_src_ip = dp->cfg.node_router_ip;
+	w->node_vlan_fixed = dp->cfg.node_vlan_fixed;
+	w->node_vlan_tagged = dp->cfg.node_vlan_fixed && dp->cfg.node_vlan_id != 0;
+	w->node_vlan_tci = rte_cpu_to_be_16(dp->cfg.node_vlan_id);
+	memcpy(&w->node_src_mac, dp->cfg.node_router_mac, 6);
+	dp_rx_side(w, false);
 	w->tx_offload = c->tx_cksum_offload;
 	w->eps = dp->eps;
 	w->timeout_tsc = (uint64_t)c->request_timeout_ms * dp->tsc_hz / 1000;
@@ -413,6 +434,13 @@ struct dp *dp_create(const struct dp_config *cfg)
 	if (dp == NULL)
 		goto nomem;
 	dp->cfg = *cfg;
+	if (!cfg->two_ports) { /* one port: the node side is the client side */
+		dp->cfg.node_port_id = cfg->port_id;
+		dp->cfg.node_router_ip = cfg->router_ip;
+		memcpy(dp->cfg.node_router_mac, cfg->router_mac, 6);
+		dp->cfg.node_vlan_fixed = cfg->vlan_fixed;
+		dp->cfg.node_vlan_id = cfg->vlan_id;
+	}
 	dp->tsc_hz = rte_get_tsc_hz();
 	for (uint16_t i = 0; i < cfg->n_client_macs; i++)
 		memcpy(&dp->client_macs[i], cfg->client_macs[i], 6); /* little-endian, as eps */
@@ -615,6 +643,7 @@ static void ep_commit(struct dp *dp, uint32_t i, const struct pl_member *pm, uin
 		dp_obs_ep_claimed(dp, i);
 		e->seen_snapshot = atomic_load_explicit(&e->arp_seen, memory_order_relaxed);
 		e->used = true;
+		atomic_store_explicit(&e->nh_ip, dp_route_nexthop(dp, ip), memory_order_relaxed);
 		/* Release: a worker that sees the ip sees the entry reset. */
 		atomic_store_explicit(&e->ip, ip, memory_order_release);
 		hwm = atomic_load_explicit(&dp->n_eps_hwm, memory_order_relaxed);
@@ -628,6 +657,8 @@ static void ep_commit(struct dp *dp, uint32_t i, const struct pl_member *pm, uin
 
 		memcpy(&word, mac->mac, 6);
 		atomic_store_explicit(&e->mac, word, memory_order_relaxed);
+	} else if (fresh) {
+		dp_route_share_mac(dp, i); /* behind a gateway already resolved: no ARP */
 	}
 }
 
@@ -858,7 +889,7 @@ unsigned int dp_neigh_update(struct dp *dp, uint32_t ip, const uint8_t mac[6])
 		uint64_t old;
 
 		if (!e->used || e->mac_static ||
-		    atomic_load_explicit(&e->ip, memory_order_relaxed) != ip)
+		    atomic_load_explicit(&e->nh_ip, memory_order_relaxed) != ip)
 			continue;
 		old = atomic_exchange_explicit(&e->mac, word, memory_order_relaxed);
 		if ((old & DP_MAC_VALID) && old != word)
@@ -893,6 +924,32 @@ uint32_t dp_mac_changes(struct dp *dp, struct dp_mac_change *out, uint32_t max)
 	return k;
 }
 
+/*
+ * Endpoint @p i wants to ask for next hop @p nh: when another endpoint behind the same next
+ * hop has a request out already, share its window instead of sending another (the reply
+ * teaches every endpoint whose window is open). @return true when joined.
+ */
+static bool arp_join(struct dp *dp, uint32_t i, uint32_t nh, uint64_t now, uint64_t retry)
+{
+	uint32_t n = atomic_load_explicit(&dp->n_eps_hwm, memory_order_relaxed);
+	struct dp_endpoint *e = &dp->eps[i];
+
+	for (uint32_t k = 0; k < n; k++) {
+		const struct dp_endpoint *o = &dp->eps[k];
+		uint64_t until = atomic_load_explicit(&o->arp_until, memory_order_relaxed);
+
+		if (k == i || !o->used || until <= now ||
+		    atomic_load_explicit(&o->nh_ip, memory_order_relaxed) != nh)
+			continue;
+		atomic_store_explicit(&e->arp_until, until, memory_order_relaxed);
+		e->tries++;
+		e->resolving = true;
+		e->next_tsc = now + retry;
+		return true;
+	}
+	return false;
+}
+
 void dp_control_poll(struct dp *dp)
 {
 	uint64_t now = rte_rdtsc();
@@ -907,6 +964,7 @@ void dp_control_poll(struct dp *dp)
 		uint32_t seen = atomic_load_explicit(&e->arp_seen, memory_order_relaxed);
 		uint64_t mac = atomic_load_explicit(&e->mac, memory_order_relaxed);
 		struct rte_mbuf *m;
+		uint32_t nh;
 
 		/* Settled: what a later change is reported against. */
 		if (e->used && atomic_load_explicit(&e->mac_changes, memory_order_relaxed) ==
@@ -933,7 +991,12 @@ void dp_control_poll(struct dp *dp)
 			e->next_tsc = now + retry * dp->cfg.arp_attempts;
 			continue;
 		}
-		m = dp_arp_request(dp, atomic_load_explicit(&e->ip, memory_order_relaxed));
+		nh = atomic_load_explicit(&e->nh_ip, memory_order_relaxed);
+		if (nh == 0)
+			continue; /* no route: nothing to ask */
+		if (arp_join(dp, i, nh, now, retry))
+			continue;
+		m = dp_arp_request(dp, nh);
 		if (m == NULL)
 			return;
 		/* Open the window before the request can leave: the enqueue (release) orders
@@ -1008,6 +1071,7 @@ static void node_fill(const struct dp *dp, uint32_t i, struct dp_node_stats *o)
 	snprintf(o->name, sizeof(o->name), "%s", e->name);
 	o->ip = atomic_load_explicit(&e->ip, memory_order_relaxed);
 	o->port = e->port;
+	o->nh_ip = atomic_load_explicit(&e->nh_ip, memory_order_relaxed);
 	memcpy(o->mac, &mac, 6);
 	o->mac_known = (mac & DP_MAC_VALID) != 0;
 	o->mac_static = e->mac_static;

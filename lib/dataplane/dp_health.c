@@ -259,8 +259,11 @@ static int send_to_node(struct dp *dp, struct dp_endpoint *e, uint16_t id, const
 			uint32_t len)
 {
 	uint64_t mac = atomic_load_explicit(&e->mac, memory_order_relaxed);
-	uint32_t hdr = (uint32_t)(sizeof(struct rte_ether_hdr) + sizeof(struct rte_ipv4_hdr) +
-				  sizeof(struct rte_udp_hdr));
+	const struct dp_worker *w0 = dp->w[0];
+	/* On the node port's VLAN when it has one (routes and VLANs), untagged otherwise. */
+	bool tagged = w0->node_vlan_fixed && w0->node_vlan_tagged;
+	uint32_t hdr = (uint32_t)(sizeof(struct rte_ether_hdr) + (tagged ? 4 : 0) +
+				  sizeof(struct rte_ipv4_hdr) + sizeof(struct rte_udp_hdr));
 	struct mc_frame f = {id, 0, 1, 0};
 	struct rte_mbuf *m;
 	uint8_t *p, node_mac[6];
@@ -278,7 +281,7 @@ static int send_to_node(struct dp *dp, struct dp_endpoint *e, uint16_t id, const
 	mc_frame_write(p + hdr, &f);
 	memcpy(p + hdr + MC_FRAME_HDR_LEN, body, len);
 	memcpy(node_mac, &mac, 6);
-	dp_udp_build(dp->w[0], m, node_mac, false, 0,
+	dp_udp_build(dp->w[0], m, true, node_mac, tagged, w0->node_vlan_tci,
 		     atomic_load_explicit(&e->ip, memory_order_relaxed),
 		     rte_cpu_to_be_16(dp->cfg.probe_port), rte_cpu_to_be_16(e->port));
 	if (rte_ring_sp_enqueue(dp->w[0]->ctl_ring, m) != 0) {

@@ -28,13 +28,15 @@ static void eth_back(struct dp_worker *w, struct rte_ether_hdr *eth)
 
 /*
  * Node MACs come only from answers to the router's own questions: an ARP reply (op 2),
- * untagged (the VLAN the control lcore's request went out on), to the router's MAC and
- * address, from the address of a node that is not static, while the control lcore's request
+ * on the VLAN the control lcore's request went out on (the port's, else untagged), to the router's
+ * MAC and address, from the address of a node that is not static, while the control lcore's request
  * for it is outstanding (arp_until); the first such reply takes the request (swap to 0), so
  * one request teaches at most one MAC and a node's MAC moves at most once per arp_retry_ms.
- * A gratuitous ARP or an unsolicited reply claiming a node's address moves nothing.
- * @return the non-static endpoints at the sender's address (0: not a node's address);
- * *learned: how many of them took this reply.
+ * A gratuitous ARP or an unsolicited reply claiming a node's address moves nothing. The
+ * address asked for is the endpoint's next hop (nh_ip: the node, or its gateway), so one
+ * gateway's reply teaches every node behind it whose window is open.
+ * @return the non-static endpoints whose next hop is the sender's address (0: not a node's
+ * address); *learned: how many of them took this reply.
  */
 static unsigned int learn_solicited(struct dp_worker *w, const struct dp_pkt *pk,
 				    const struct rte_arp_hdr *a, unsigned int *learned)
@@ -42,7 +44,9 @@ static unsigned int learn_solicited(struct dp_worker *w, const struct dp_pkt *pk
 	const struct rte_arp_ipv4 *d = &a->arp_data;
 	struct dp *dp = w->dp;
 	uint32_t n = atomic_load_explicit(&dp->n_eps_hwm, memory_order_acquire);
-	bool answer = a->arp_opcode == rte_cpu_to_be_16(RTE_ARP_OP_REPLY) && !pk->vlan &&
+	/* The VLAN the request went out on: the port's (handle_packet checked it), else none. */
+	bool answer = a->arp_opcode == rte_cpu_to_be_16(RTE_ARP_OP_REPLY) &&
+		      (w->vlan_want != DP_VLAN_ANY || !pk->vlan) &&
 		      rte_is_same_ether_addr(&pk->eth->dst_addr, &w->router_mac) &&
 		      rte_is_same_ether_addr(&d->arp_tha, &w->router_mac) &&
 		      d->arp_tip == w->router_ip && rte_is_unicast_ether_addr(&d->arp_sha) &&
@@ -58,7 +62,7 @@ static unsigned int learn_solicited(struct dp_worker *w, const struct dp_pkt *pk
 		struct dp_endpoint *e = &w->eps[i];
 		uint64_t until, old;
 
-		if (atomic_load_explicit(&e->ip, memory_order_relaxed) != d->arp_sip ||
+		if (atomic_load_explicit(&e->nh_ip, memory_order_relaxed) != d->arp_sip ||
 		    e->mac_static)
 			continue;
 		nodes++;
@@ -109,7 +113,7 @@ void dp_local_arp(struct dp_worker *w, struct rte_mbuf *m, struct dp_pkt *pk)
 	d->arp_sip = w->router_ip;
 	eth_back(w, pk->eth);
 	w->ctr[DP_CTR_ARP_REPLIED]++;
-	dp_tx_push(w, m, DP_TX_ANSWERED, 0);
+	dp_tx_push(w, m, (enum dp_tx_tag)w->answer_tag, 0);
 }
 
 /* Finish a reply built in place: IPv4 back to the sender with @p l4_len bytes after the IP
@@ -147,7 +151,7 @@ void dp_local_icmp(struct dp_worker *w, struct rte_mbuf *m, struct dp_pkt *pk)
 	ic->icmp_cksum = dp_csum_replace2(ic->icmp_cksum, old, new);
 	ip_back(w, m, pk, ilen);
 	w->ctr[DP_CTR_ICMP_ECHOED]++;
-	dp_tx_push(w, m, DP_TX_ANSWERED, 0);
+	dp_tx_push(w, m, (enum dp_tx_tag)w->answer_tag, 0);
 }
 
 /* Append a binary response (header and @p body) for request @p rq to @p out. */
@@ -229,7 +233,7 @@ void dp_local_mc_reply(struct dp_worker *w, struct rte_mbuf *m, struct dp_pkt *p
 		dp_tx_cksum_offload(m, pk->ip, pk->udp, pk->l2_len, pk->l3_len);
 	else
 		pk->udp->dgram_cksum = rte_ipv4_udptcp_cksum(pk->ip, pk->udp);
-	dp_tx_push(w, m, DP_TX_ANSWERED, 0);
+	dp_tx_push(w, m, (enum dp_tx_tag)w->answer_tag, 0);
 }
 
 struct rte_mbuf *dp_arp_request(const struct dp *dp, uint32_t target_ip)
@@ -237,7 +241,9 @@ struct rte_mbuf *dp_arp_request(const struct dp *dp, uint32_t target_ip)
 	struct rte_mbuf *m = dp->cfg.pool ? rte_pktmbuf_alloc(dp->cfg.pool) : NULL;
 	struct rte_ether_hdr *eth;
 	struct rte_arp_hdr *a;
-	const uint32_t len = RTE_ETHER_MIN_LEN - RTE_ETHER_CRC_LEN;
+	bool tag = dp->cfg.node_vlan_fixed && dp->cfg.node_vlan_id != 0;
+	const uint32_t len =
+		RTE_ETHER_MIN_LEN - RTE_ETHER_CRC_LEN + (tag ? sizeof(struct rte_vlan_hdr) : 0);
 
 	if (m == NULL)
 		return NULL;
@@ -248,16 +254,24 @@ struct rte_mbuf *dp_arp_request(const struct dp *dp, uint32_t target_ip)
 	}
 	memset(eth, 0, len);
 	memset(&eth->dst_addr, 0xff, sizeof(eth->dst_addr));
-	memcpy(&eth->src_addr, dp->cfg.router_mac, 6);
+	memcpy(&eth->src_addr, dp->cfg.node_router_mac, 6);
 	eth->ether_type = rte_cpu_to_be_16(RTE_ETHER_TYPE_ARP);
 	a = (struct rte_arp_hdr *)(eth + 1);
+	if (tag) { /* on the port's VLAN */
+		struct rte_vlan_hdr *vh = (struct rte_vlan_hdr *)(eth + 1);
+
+		eth->ether_type = rte_cpu_to_be_16(RTE_ETHER_TYPE_VLAN);
+		vh->vlan_tci = rte_cpu_to_be_16(dp->cfg.node_vlan_id);
+		vh->eth_proto = rte_cpu_to_be_16(RTE_ETHER_TYPE_ARP);
+		a = (struct rte_arp_hdr *)(vh + 1);
+	}
 	a->arp_hardware = rte_cpu_to_be_16(RTE_ARP_HRD_ETHER);
 	a->arp_protocol = rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4);
 	a->arp_hlen = 6;
 	a->arp_plen = 4;
 	a->arp_opcode = rte_cpu_to_be_16(RTE_ARP_OP_REQUEST);
-	memcpy(&a->arp_data.arp_sha, dp->cfg.router_mac, 6);
-	a->arp_data.arp_sip = dp->cfg.router_ip;
+	memcpy(&a->arp_data.arp_sha, dp->cfg.node_router_mac, 6);
+	a->arp_data.arp_sip = dp->cfg.node_router_ip;
 	a->arp_data.arp_tip = target_ip;
 	return m;
 }

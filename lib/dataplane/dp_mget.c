@@ -372,7 +372,7 @@ static uint16_t out_take(struct dp_worker *w, struct dp_mget *g, struct rte_mbuf
 		g->out.first = o->next;
 		o->next = NULL;
 		mc_frame_write(rte_pktmbuf_mtod_offset(o, uint8_t *, off), &f);
-		dp_udp_build(w, o, g->client_mac, g->has_vlan, g->vlan_tci, g->client_ip,
+		dp_udp_build(w, o, false, g->client_mac, g->has_vlan, g->vlan_tci, g->client_ip,
 			     g->listen_port, g->client_port);
 		pkts[n++] = o;
 	}
@@ -850,7 +850,9 @@ static void send_sub(struct dp_worker *w, struct dp_mget *g, uint16_t gi, uint16
 		     struct rte_mbuf *o, const struct dp_pkt *pk, const struct mc_requests *r,
 		     uint64_t mac)
 {
-	uint16_t off = hdr_room(pk->vlan), port, reqid;
+	/* The node side's tag: the port's VLAN when fixed, else the client's. */
+	bool tagged = w->node_vlan_fixed ? w->node_vlan_tagged : pk->vlan;
+	uint16_t off = hdr_room(tagged), port, reqid;
 	uint8_t *body = rte_pktmbuf_mtod_offset(o, uint8_t *, off);
 	uint32_t s = dp_slot_take(w, pk, g->sub_ep[j], &port, &reqid);
 	struct dp_slot *sl = &w->slots[s];
@@ -870,8 +872,9 @@ static void send_sub(struct dp_worker *w, struct dp_mget *g, uint16_t gi, uint16
 	mc_frame_write(body, &f);
 	o->data_len = (uint16_t)(off + MC_FRAME_HDR_LEN + n);
 	memcpy(node_mac, &mac, 6); /* little-endian: bytes 0..5 of the word */
-	dp_udp_build(w, o, node_mac, pk->vlan, sl->vlan_tci, sl->node_ip, rte_cpu_to_be_16(port),
-		     sl->node_port);
+	dp_udp_build(w, o, true, node_mac, tagged,
+		     w->node_vlan_fixed ? w->node_vlan_tci : sl->vlan_tci, sl->node_ip,
+		     rte_cpu_to_be_16(port), sl->node_port);
 	dp_tx_push(w, o, DP_TX_MGET_SUB, g->sub_ep[j]);
 }
 

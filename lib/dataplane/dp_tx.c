@@ -52,6 +52,7 @@ static inline void count_sent(struct dp_worker *w, enum dp_tx_tag tag, uint32_t 
 		w->node_ret[ep]++;
 		break;
 	case DP_TX_ANSWERED:
+	case DP_TX_ANSWERED_NODE:
 		w->ctr[DP_CTR_ANSWERED]++;
 		break;
 	case DP_TX_CTL:
@@ -77,19 +78,20 @@ static inline void count_sent(struct dp_worker *w, enum dp_tx_tag tag, uint32_t 
 	}
 }
 
-/* The queue gets one retry; what it still refuses is freed here. */
-void dp_tx_flush(struct dp_worker *w)
+/* Send TX entries [lo, hi) on @p port: the queue gets one retry; what it still refuses is
+ * freed here. */
+static void flush_range(struct dp_worker *w, uint16_t port, uint16_t lo, uint16_t hi)
 {
-	uint16_t n = w->ntx, sent = 0, i;
+	uint16_t n = hi - lo, sent, i;
 
 	if (n == 0)
 		return;
-	sent = rte_eth_tx_burst(w->port_id, w->queue_id, w->tx, n);
+	sent = rte_eth_tx_burst(port, w->queue_id, w->tx + lo, n);
 	if (unlikely(sent < n))
-		sent += rte_eth_tx_burst(w->port_id, w->queue_id, w->tx + sent, n - sent);
-	for (i = 0; i < sent; i++)
+		sent += rte_eth_tx_burst(port, w->queue_id, w->tx + lo + sent, n - sent);
+	for (i = lo; i < lo + sent; i++)
 		count_sent(w, (enum dp_tx_tag)w->tx_tag[i], w->tx_ep[i]);
-	for (; i < n; i++) {
+	for (; i < hi; i++) {
 		switch (w->tx_tag[i]) {
 		case DP_TX_CTL:
 			rte_pktmbuf_free(w->tx[i]);
@@ -119,7 +121,49 @@ void dp_tx_flush(struct dp_worker *w)
 			dp_count_drop(w, w->tx[i], DP_DROP_TX_FULL);
 		}
 	}
+}
+
+/* Two ports: of the @p n buffered entries, those for the node port first (a stable partition, so
+ * each port's packets keep their order), returns how many. */
+static uint16_t partition_node_first(struct dp_worker *w, uint16_t n)
+{
+	struct rte_mbuf *tx[DP_TX_CAP];
+	uint8_t tag[DP_TX_CAP];
+	uint32_t ep[DP_TX_CAP], slot[DP_TX_CAP];
+	uint16_t k = 0, c = 0;
+
+	for (uint16_t i = 0; i < n; i++) {
+		if (!dp_tx_to_node(w->tx_tag[i])) {
+			tx[c] = w->tx[i];
+			tag[c] = w->tx_tag[i];
+			ep[c] = w->tx_ep[i];
+			slot[c++] = w->tx_slot[i];
+			continue;
+		}
+		w->tx[k] = w->tx[i];
+		w->tx_tag[k] = w->tx_tag[i];
+		w->tx_ep[k] = w->tx_ep[i];
+		w->tx_slot[k++] = w->tx_slot[i];
+	}
+	memcpy(w->tx + k, tx, c * sizeof(tx[0]));
+	memcpy(w->tx_tag + k, tag, c * sizeof(tag[0]));
+	memcpy(w->tx_ep + k, ep, c * sizeof(ep[0]));
+	memcpy(w->tx_slot + k, slot, c * sizeof(slot[0]));
+	return k;
+}
+
+void dp_tx_flush(struct dp_worker *w)
+{
+	uint16_t n = w->ntx, k;
+
+	if (n == 0)
+		return;
 	w->ntx = 0;
+	if (likely(!w->two_ports))
+		return flush_range(w, w->port_id, 0, n);
+	k = partition_node_first(w, n);
+	flush_range(w, w->node_port_id, 0, k);
+	flush_range(w, w->port_id, k, n);
 }
 
 uint16_t dp_tx_offer(struct dp_worker *w, struct rte_mbuf **pkts, uint16_t n)
@@ -132,8 +176,8 @@ uint16_t dp_tx_offer(struct dp_worker *w, struct rte_mbuf **pkts, uint16_t n)
 	return sent;
 }
 
-void dp_udp_build(struct dp_worker *w, struct rte_mbuf *m, const uint8_t dst_mac[6], bool vlan,
-		  uint16_t vlan_tci, uint32_t dip, uint16_t sport, uint16_t dport)
+void dp_udp_build(struct dp_worker *w, struct rte_mbuf *m, bool to_node, const uint8_t dst_mac[6],
+		  bool vlan, uint16_t vlan_tci, uint32_t dip, uint16_t sport, uint16_t dport)
 {
 	struct rte_ether_hdr *eth = rte_pktmbuf_mtod(m, struct rte_ether_hdr *);
 	uint16_t l2 = sizeof(*eth) + (vlan ? sizeof(struct rte_vlan_hdr) : 0);
@@ -142,7 +186,7 @@ void dp_udp_build(struct dp_worker *w, struct rte_mbuf *m, const uint8_t dst_mac
 	uint16_t ulen = (uint16_t)(rte_pktmbuf_data_len(m) - l2 - sizeof(*ip));
 
 	memcpy(&eth->dst_addr, dst_mac, 6);
-	rte_ether_addr_copy(&w->router_mac, &eth->src_addr);
+	rte_ether_addr_copy(to_node ? &w->node_src_mac : &w->client_src_mac, &eth->src_addr);
 	if (vlan) {
 		struct rte_vlan_hdr *vh = (struct rte_vlan_hdr *)(eth + 1);
 
@@ -159,7 +203,7 @@ void dp_udp_build(struct dp_worker *w, struct rte_mbuf *m, const uint8_t dst_mac
 	ip->fragment_offset = 0;
 	ip->time_to_live = 64;
 	ip->next_proto_id = IPPROTO_UDP;
-	ip->src_addr = w->router_ip;
+	ip->src_addr = to_node ? w->node_src_ip : w->client_src_ip;
 	ip->dst_addr = dip;
 	udp->src_port = sport;
 	udp->dst_port = dport;

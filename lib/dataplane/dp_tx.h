@@ -166,8 +166,8 @@ static inline void dp_tx_cksum_offload(struct rte_mbuf *m, struct rte_ipv4_hdr *
  * body already in @p m at offset l2 + 28 (data_len covers them), from the router to @p dst_mac
  * / @p dip, with valid checksums (or left to the NIC). Ports as stored on the wire.
  */
-void dp_udp_build(struct dp_worker *w, struct rte_mbuf *m, const uint8_t dst_mac[6], bool vlan,
-		  uint16_t vlan_tci, uint32_t dip, uint16_t sport, uint16_t dport);
+void dp_udp_build(struct dp_worker *w, struct rte_mbuf *m, bool to_node, const uint8_t dst_mac[6],
+		  bool vlan, uint16_t vlan_tci, uint32_t dip, uint16_t sport, uint16_t dport);
 
 /* ---- TX buffer and accounting ----------------------------------------------------------- */
 

@@ -60,7 +60,13 @@ static bool warm_send(struct dp_worker *w, uint32_t ep, bool vlan, uint16_t vlan
 		      enum dp_tx_tag tag, uint32_t s)
 {
 	uint64_t mac = atomic_load_explicit(&w->eps[ep].mac, memory_order_relaxed);
-	uint16_t l2 = (uint16_t)(sizeof(struct rte_ether_hdr) + (vlan ? 4 : 0));
+	uint16_t l2;
+
+	if (w->node_vlan_fixed) { /* the node port's own VLAN, not the client's */
+		vlan = w->node_vlan_tagged;
+		vlan_tci = w->node_vlan_tci;
+	}
+	l2 = (uint16_t)(sizeof(struct rte_ether_hdr) + (vlan ? 4 : 0));
 	uint16_t hdr = (uint16_t)(l2 + sizeof(struct rte_ipv4_hdr) + sizeof(struct rte_udp_hdr));
 	struct rte_mbuf *o;
 	uint8_t *p;
@@ -79,7 +85,7 @@ static bool warm_send(struct dp_worker *w, uint32_t ep, bool vlan, uint16_t vlan
 	memcpy(p + hdr + 2, "\0\0\0\x01\0\0", 6);
 	memcpy(p + hdr + MC_FRAME_HDR_LEN, body, len);
 	o->data_len = (uint16_t)(hdr + MC_FRAME_HDR_LEN + len);
-	dp_udp_build(w, o, (const uint8_t *)&mac, vlan, vlan_tci,
+	dp_udp_build(w, o, true, (const uint8_t *)&mac, vlan, vlan_tci,
 		     atomic_load_explicit(&w->eps[ep].ip, memory_order_relaxed),
 		     rte_cpu_to_be_16(sport), rte_cpu_to_be_16(w->eps[ep].port));
 	if (tag == DP_TX_WARM_GET)

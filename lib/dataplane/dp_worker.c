@@ -71,6 +71,40 @@ static void rewrite_udp(struct dp_worker *w, struct rte_mbuf *m, struct dp_pkt *
 	udp->dst_port = dport;
 }
 
+/*
+ * Two ports: give @p m (parsed as @p pk) the 802.1Q tag of the side it leaves on: @p tci
+ * (network order) when @p tagged, else none, inserting or removing the tag (the Ethernet
+ * addresses move by 4 bytes; pk->eth, l2_len, vlan and m->l2_len follow). false when the
+ * mbuf has no headroom for a tag (nothing changed).
+ */
+static bool l2_retag(struct rte_mbuf *m, struct dp_pkt *pk, bool tagged, uint16_t tci)
+{
+	const uint16_t vl = sizeof(struct rte_vlan_hdr);
+	uint8_t *p = (uint8_t *)pk->eth;
+
+	if (pk->vlan == tagged) {
+		if (tagged)
+			((struct rte_vlan_hdr *)(pk->eth + 1))->vlan_tci = tci;
+		return true;
+	}
+	if (tagged) {
+		if (rte_pktmbuf_prepend(m, vl) == NULL)
+			return false;
+		memmove(p - vl, p, 2 * RTE_ETHER_ADDR_LEN); /* the old type stays at byte 16 */
+		pk->eth = (struct rte_ether_hdr *)(p - vl);
+		pk->eth->ether_type = rte_cpu_to_be_16(RTE_ETHER_TYPE_VLAN);
+		((struct rte_vlan_hdr *)(pk->eth + 1))->vlan_tci = tci;
+	} else {
+		memmove(p + vl, p, 2 * RTE_ETHER_ADDR_LEN); /* the inner type becomes byte 12 */
+		rte_pktmbuf_adj(m, vl);
+		pk->eth = (struct rte_ether_hdr *)(p + vl);
+	}
+	pk->vlan = tagged;
+	pk->l2_len = (uint16_t)(sizeof(struct rte_ether_hdr) + (tagged ? vl : 0));
+	m->l2_len = pk->l2_len;
+	return true;
+}
+
 static inline bool client_allowed(const struct dp_worker *w, uint32_t src)
 {
 	for (uint16_t i = 0; i < w->n_allowed; i++)
@@ -308,9 +342,19 @@ static __rte_always_inline uint32_t forward_request(struct dp_worker *w, struct 
 	slot_expect(w, sl, r, !c.quiet && !c.one_message, c.no_end);
 	if (unlikely(c.no_end))
 		quiet_track(w, s);
+	if (unlikely(w->two_ports) && w->node_vlan_fixed &&
+	    unlikely(!l2_retag(m, pk, w->node_vlan_tagged, w->node_vlan_tci))) {
+		/* No headroom for the tag (PMDs leave RTE_PKTMBUF_HEADROOM): never sent. */
+		if (c.quiet)
+			dp_slot_put(w, s); /* a quiet write holds no client count */
+		else
+			dp_slot_free(w, s);
+		dp_count_drop(w, m, DP_DROP_TRUNC_ETH);
+		return DP_NO_SLOT;
+	}
 	memcpy(&pk->eth->dst_addr, &mac, 6); /* little-endian: bytes 0..5 of the word */
-	rte_ether_addr_copy(&w->router_mac, &pk->eth->src_addr);
-	rewrite_udp(w, m, pk, w->router_ip, sl->node_ip, rte_cpu_to_be_16(port), sl->node_port,
+	rte_ether_addr_copy(&w->node_src_mac, &pk->eth->src_addr);
+	rewrite_udp(w, m, pk, w->node_src_ip, sl->node_ip, rte_cpu_to_be_16(port), sl->node_port,
 		    reqid);
 	dp_tx_push_fwd(w, m, ep, c.quiet ? DP_NO_SLOT : s);
 	if (c.quiet) {
@@ -476,7 +520,7 @@ static void handle_request(struct dp_worker *w, struct rte_mbuf *m, struct dp_pk
 	if (unlikely(w->prev_cur != NULL))
 		warm = dp_warm_request(w, pk, r, ep);
 	s = forward_request(w, m, pk, r, ep, mac, c);
-	if (unlikely(warm >= 0) && !c.quiet)
+	if (unlikely(warm >= 0) && !c.quiet && s != DP_NO_SLOT)
 		dp_warm_bind(w, (uint32_t)warm, s);
 }
 
@@ -491,14 +535,18 @@ static inline bool reply_mac_ok(const struct dp_worker *w, uint32_t ep,
 	return word == (src | DP_MAC_VALID);
 }
 
-/* The reply is tagged as the request went out (the client's tag), with the same VLAN id
- * (priority bits aside). */
-static inline bool reply_vlan_ok(const struct dp_slot *sl, const struct dp_pkt *pk)
+/* The reply is tagged as the request went out: on the node port's VLAN when it is fixed
+ * (checked when the reply arrived), else the client's tag, with the same VLAN id (priority
+ * bits aside). */
+static inline bool reply_vlan_ok(const struct dp_worker *w, const struct dp_slot *sl,
+				 const struct dp_pkt *pk)
 {
-	if (pk->vlan != (bool)sl->has_vlan)
-		return false;
-	return !pk->vlan || ((((struct rte_vlan_hdr *)(pk->eth + 1))->vlan_tci ^ sl->vlan_tci) &
-			     rte_cpu_to_be_16(0x0fff)) == 0;
+	bool same =
+		pk->vlan == (bool)sl->has_vlan &&
+		(!pk->vlan || ((((struct rte_vlan_hdr *)(pk->eth + 1))->vlan_tci ^ sl->vlan_tci) &
+			       rte_cpu_to_be_16(0x0fff)) == 0);
+
+	return likely(same) || w->node_vlan_fixed;
 }
 
 /* Mark datagram @p seq of a one-message reply as passed: DP_DROP_COUNT (none), or the drop it
@@ -553,7 +601,7 @@ static void handle_reply_owned(struct dp_worker *w, struct rte_mbuf *m, struct d
 	if (unlikely(sl->multi == DP_MULTI_NONE &&
 		     (total == 0 || seq >= total || (sl->total != 0 && total != sl->total))))
 		return dp_count_drop(w, m, DP_DROP_REPLY_BAD_FRAME);
-	if (unlikely(!reply_vlan_ok(sl, pk)))
+	if (unlikely(!reply_vlan_ok(w, sl, pk)))
 		return dp_count_drop(w, m, DP_DROP_VLAN_MISMATCH);
 	if (sl->multi == DP_MULTI_MGET)
 		return dp_mget_reply(w, m, pk, s);
@@ -569,11 +617,15 @@ static void handle_reply_owned(struct dp_worker *w, struct rte_mbuf *m, struct d
 	}
 	bool done = sl->multi ? reply_track(w, sl, pk) : sl->seq_base == total;
 
+	/* The node port's VLAN is fixed and unlike the client's tagging: give the client's. */
+	if (unlikely(pk->vlan != (bool)sl->has_vlan) &&
+	    !l2_retag(m, pk, sl->has_vlan, sl->vlan_tci))
+		return dp_count_drop(w, m, DP_DROP_TRUNC_ETH);
 	memcpy(&pk->eth->dst_addr, sl->client_mac, 6);
-	rte_ether_addr_copy(&w->router_mac, &pk->eth->src_addr);
+	rte_ether_addr_copy(&w->client_src_mac, &pk->eth->src_addr);
 	if (pk->vlan)
 		((struct rte_vlan_hdr *)(pk->eth + 1))->vlan_tci = sl->vlan_tci;
-	rewrite_udp(w, m, pk, w->router_ip, sl->client_ip, sl->listen_port, sl->client_port,
+	rewrite_udp(w, m, pk, w->client_src_ip, sl->client_ip, sl->listen_port, sl->client_port,
 		    sl->client_reqid);
 	dp_tx_push(w, m, DP_TX_RETURNED, sl->ep);
 	sl->total = total;
@@ -757,6 +809,8 @@ static void handle_ipv4(struct dp_worker *w, struct rte_mbuf *m, struct dp_pkt *
 	pk->plen = ulen - (uint32_t)sizeof(struct rte_udp_hdr);
 	dport = rte_be_to_cpu_16(pk->udp->dst_port);
 	k = (uint32_t)(uint16_t)(dport - w->reply_base);
+	/* Two ports: replies only from the node port, requests only from the client port (the
+	 * other port's reply_count / n_listen is 0, dp_rx_side). */
 	if (dport >= w->reply_base && k < w->reply_count)
 		return handle_reply(w, m, pk, k);
 	if (likely(is_listen_port(w, dport)))
@@ -771,7 +825,7 @@ static void handle_packet(struct dp_worker *w, struct rte_mbuf *m, const struct 
 {
 	struct dp_pkt pk;
 	uint32_t len = rte_pktmbuf_data_len(m);
-	uint16_t etype;
+	uint16_t etype, vid = 0;
 
 	if (unlikely(m->nb_segs != 1))
 		return dp_count_drop(w, m, DP_DROP_MULTI_SEGMENT);
@@ -786,9 +840,13 @@ static void handle_packet(struct dp_worker *w, struct rte_mbuf *m, const struct 
 		if (unlikely(len < sizeof(struct rte_ether_hdr) + sizeof(struct rte_vlan_hdr)))
 			return dp_count_drop(w, m, DP_DROP_TRUNC_ETH);
 		etype = ((struct rte_vlan_hdr *)(pk.eth + 1))->eth_proto;
+		vid = rte_be_to_cpu_16(((struct rte_vlan_hdr *)(pk.eth + 1))->vlan_tci) & 0xfff;
 		pk.l2_len += sizeof(struct rte_vlan_hdr);
 		pk.vlan = true;
 	}
+	/* A port on one VLAN serves nothing from another (nor untagged frames, unless 0). */
+	if (unlikely(w->vlan_want != DP_VLAN_ANY) && vid != w->vlan_want)
+		return dp_count_drop(w, m, DP_DROP_WRONG_VLAN);
 	if (unlikely(!rte_is_same_ether_addr(&pk.eth->dst_addr, &w->router_mac)) &&
 	    !(etype == rte_cpu_to_be_16(RTE_ETHER_TYPE_ARP) &&
 	      rte_is_broadcast_ether_addr(&pk.eth->dst_addr)))
@@ -982,6 +1040,15 @@ unsigned int dp_worker_poll(struct dp_worker *w)
 		take_over(w, objs[i]);
 	nr = rte_eth_rx_burst(w->port_id, w->queue_id, pkts, w->burst);
 	dp_forward_burst(w, pkts, nr); /* also flushes what the rings added */
+	if (unlikely(w->two_ports)) {
+		uint16_t nn;
+
+		dp_rx_side(w, true);
+		nn = rte_eth_rx_burst(w->node_port_id, w->queue_id, pkts, w->burst);
+		dp_forward_burst(w, pkts, nn);
+		dp_rx_side(w, false);
+		nr = (uint16_t)(nr + nn);
+	}
 	expire_slots(w);
 	if (w->quiet_head != w->quiet_tail)
 		quiet_expire(w, false);

@@ -111,7 +111,8 @@ class Sandbox:
     """One sandbox (unique prefix), up for the life of the object; down on exit, on
     SIGTERM/SIGINT (meson's timeout) and on any exception."""
 
-    def __init__(self, tag, nodes=4, no_huge=False, port=None):
+    def __init__(self, tag, nodes=4, no_huge=False, port=None, routed=False, vlan=0,
+                 two_ports=False):
         self.port = port or PORT
         self.xdp = self.port == "af_xdp"
         self.prefix = ("e%s%s%d" % (tag, "x" if self.xdp else "", os.getpid() % 100000))[:12]
@@ -121,6 +122,12 @@ class Sandbox:
         args = [SANDBOX, "up", "--nodes", str(nodes), "--prefix", self.prefix]
         if no_huge:
             args.append("--no-huge")
+        if routed:
+            args.append("--routed")  # nodes (and a remote client) behind a gateway
+        if vlan:
+            args += ["--vlan", str(vlan)]  # the segment's frames tagged on the wire
+        if two_ports:
+            args.append("--two-ports")  # the nodes on the router's second port
         atexit.register(self.down)
         for sig in (signal.SIGTERM, signal.SIGINT):
             signal.signal(sig, self._on_signal)

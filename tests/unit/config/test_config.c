@@ -34,6 +34,7 @@
 #define ROUTER	"[router]\naddress = 198.18.0.1\nallowed_clients = 198.18.0.0/24\n"
 #define NODE_A	"[node a]\naddress = 198.18.1.1\n"
 #define MINIMAL ROUTER NODE_A
+#define NODE_A_MARKED "[node a]\naddress = 198.18.1.1 #!\n"
 
 static char tmp_path[64];
 
@@ -422,6 +423,41 @@ static const struct bad_case bad_cases[] = {
 	 "got 'verbose'"},
 	{"log_level_number", MINIMAL "[log]\nlevel = 7 #!\n",
 	 "key 'level' in [log]: expected emerg"},
+	{"vlan_big", ROUTER "vlan = 4095 #!\n" NODE_A,
+	 "key 'vlan' in [router]: expected empty or an integer 0..4094, got '4095'"},
+	{"vlan_word", ROUTER "vlan = ten #!\n" NODE_A,
+	 "key 'vlan' in [router]: expected empty or an integer 0..4094"},
+	{"node_port_alone", ROUTER "node_port = 1 #!\n" NODE_A,
+	 "key 'node_port' in [router]: two ports need 'node_address'"},
+	{"node_port_same", ROUTER "node_port = 0 #!\nnode_address = 198.18.1.254\n" NODE_A,
+	 "key 'node_port' in [router]: 0 is also 'port'"},
+	{"node_address_same", ROUTER "node_port = 1\nnode_address = 198.18.0.1 #!\n" NODE_A,
+	 "key 'node_address' in [router]: the node port needs an address of its own"},
+	{"node_at_node_address", ROUTER "node_port = 1\nnode_address = 198.18.1.1\n" NODE_A_MARKED,
+	 "key 'address' in [node a]: 198.18.1.1 is the router's node_address"},
+	{"node_vlan_one_port", ROUTER "node_vlan = 5 #!\n" NODE_A,
+	 "section [router]: node_address and node_vlan need node_port"},
+	/* [route] */
+	{"route_bad", MINIMAL "[route]\nstatic = 198.18.2.0/24 by 198.18.0.254 #!\n",
+	 "key 'static' in [route]: expected 'via GW' or 'direct' after the prefix"},
+	{"route_host_bits", MINIMAL "[route]\nstatic = 198.18.2.1/24 direct #!\n",
+	 "key 'static' in [route]: prefix 198.18.2.1/24 has host bits set"},
+	{"route_twice",
+	 MINIMAL "[route]\nstatic = 198.18.2.0/24 direct\n"
+		 "static = 198.18.2.0/24 via 198.18.0.9 #!\n",
+	 "key 'static' in [route]: route '198.18.2.0/24 via 198.18.0.9': its prefix is listed"},
+	{"route_gateway_off_segment",
+	 MINIMAL
+	 "[route]\nstatic = 198.18.0.0/24 direct #!\nstatic = 198.18.1.0/24 via 198.18.5.1\n",
+	 "section [route]: route 198.18.1.0/24 via 198.18.5.1: gateway 198.18.5.1 is in no direct"},
+	{"route_node_unreachable",
+	 ROUTER "[node a]\naddress = 198.18.1.1 #!\n[route]\nstatic = 198.18.0.0/24 direct\n",
+	 "key 'address' in [node a]: no route to 198.18.1.1 (add a 'static' route"},
+	{"route_two_defaults",
+	 MINIMAL "[route]\nstatic = default via 198.18.0.9\ndefault_gateway = 198.18.0.8 #!\n",
+	 "key 'default_gateway' in [route]: 'static' has a default route already"},
+	{"route_gateway_bad", MINIMAL "[route]\ndefault_gateway = 127.0.0.1 #!\n",
+	 "key 'default_gateway' in [route]: expected empty or a unicast IPv4 address"},
 };
 
 static void test_bad(void **state)
@@ -771,6 +807,59 @@ static void test_crlf_and_empty_optional(void **state)
 	free(c);
 }
 
+/* Routes: the nodes' next hops as the router resolves them. */
+static void test_routes(void **state)
+{
+	struct rw_config *cfg = load_ok(ROUTER "[node a]\naddress = 198.18.2.7\n"
+					       "[node b]\naddress = 198.18.0.7\n"
+					       "[node c]\naddress = 198.19.0.7\n"
+					       "[route]\nstatic = 198.18.0.0/24 direct, "
+					       "198.18.2.0/24 via 198.18.0.254\n"
+					       "default_gateway = 198.18.0.253\n");
+	struct rt_table t;
+	uint32_t nh;
+
+	(void)state;
+	rw_config_routes(cfg, &t);
+	assert_int_equal(t.n, 3);
+	assert_false(cfg->router.has_vlan); /* unset: any VLAN */
+	assert_int_equal(rt_lookup(&t, cfg->nodes[0].ip, &nh), 0);
+	assert_int_equal(nh, htonl(0xc61200fe));
+	assert_int_equal(rt_lookup(&t, cfg->nodes[1].ip, &nh), 0);
+	assert_int_equal(nh, cfg->nodes[1].ip);
+	assert_int_equal(rt_lookup(&t, cfg->nodes[2].ip, &nh), 0);
+	assert_int_equal(nh, htonl(0xc61200fd));
+	free(cfg);
+}
+
+static void test_vlan(void **state)
+{
+	struct rw_config *cfg = load_ok(ROUTER "vlan = 0\n" NODE_A);
+
+	(void)state;
+	assert_true(cfg->router.has_vlan);
+	assert_int_equal(cfg->router.vlan, 0);
+	free(cfg);
+	cfg = load_ok(ROUTER "vlan = 4094\n" NODE_A);
+	assert_true(cfg->router.has_vlan);
+	assert_int_equal(cfg->router.vlan, 4094);
+	free(cfg);
+}
+
+static void test_two_ports(void **state)
+{
+	struct rw_config *cfg = load_ok(ROUTER "node_port = 1\nnode_address = 198.18.1.254\n"
+					       "node_vlan = 7\n" NODE_A);
+
+	(void)state;
+	assert_true(cfg->router.has_node_port);
+	assert_int_equal(cfg->router.node_port, 1);
+	assert_int_equal(cfg->router.node_address, htonl(0xc61201fe));
+	assert_true(cfg->router.has_node_vlan);
+	assert_int_equal(cfg->router.node_vlan, 7);
+	free(cfg);
+}
+
 static void test_max_nodes(void **state)
 {
 	char *text = many_nodes(RW_CFG_NODES_MAX);
@@ -1007,6 +1096,9 @@ int main(void)
 		cmocka_unit_test(test_every_value),
 		cmocka_unit_test(test_crlf_and_empty_optional),
 		cmocka_unit_test(test_max_nodes),
+		cmocka_unit_test(test_routes),
+		cmocka_unit_test(test_vlan),
+		cmocka_unit_test(test_two_ports),
 		cmocka_unit_test(test_sample_loads),
 		cmocka_unit_test(test_sample_covers_every_key),
 		cmocka_unit_test(test_doc_matches_table),
