@@ -40,6 +40,7 @@
 	_(CONTROL, "control")     \
 	_(LOG, "log")             \
 	_(HEALTH, "health")       \
+	_(HOTKEYS, "hotkeys")     \
 	_(METRICS, "metrics")
 
 enum sec_id {
@@ -199,6 +200,14 @@ enum key_kind {
 	_(HEALTH, "slow_min_replies", K_U32, C(health.slow_min_replies), 0, 1, 1000000000, 0,      \
 	  "100",                                                                                   \
 	  "replies a node needs in a window to be judged (and 3 nodes with that many)")            \
+	_(HOTKEYS, "sample_every", K_U32, C(hotkeys.sample_every), 0, 0, 1000000, 0, "64",         \
+	  "each worker files the first key of 1 in N keyed requests (on average) in its hot-key "  \
+	  "sketch; 0 = no detection")                                                              \
+	_(HOTKEYS, "sketch_keys", K_U32, C(hotkeys.sketch_keys), 0, 1, 4096, 0, "64",              \
+	  "keys a sketch holds (K): a key's estimated rate is over by at most 1/K of the "         \
+	  "sampled rate")                                                                          \
+	_(HOTKEYS, "interval_ms", K_U32, C(hotkeys.interval_ms), 0, 10, 3600000, 0, "1000",        \
+	  "the control lcore merges the workers' sketches into the hot-key view this often")       \
 	_(METRICS, "listen", K_LISTEN, C(metrics.address), C(metrics.port), 0, 0, 0, "",           \
 	  "Prometheus /metrics on this IPv4:port (HTTP, a thread of its own, not a worker); "     \
 	  "empty = off. Loopback unless the scrapers need more")

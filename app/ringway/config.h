@@ -149,6 +149,13 @@ struct rw_cfg_health {
 	uint32_t slow_min_replies;
 };
 
+/** [hotkeys]: hot-key detection (the data plane's hot_* settings). */
+struct rw_cfg_hotkeys {
+	uint32_t sample_every;
+	uint32_t sketch_keys;
+	uint32_t interval_ms;
+};
+
 /** [metrics] */
 struct rw_cfg_metrics {
 	uint32_t address; /**< `listen`'s IPv4, network byte order */
@@ -168,6 +175,7 @@ struct rw_config {
 	struct rw_cfg_control control;
 	struct rw_cfg_log log;
 	struct rw_cfg_health health;
+	struct rw_cfg_hotkeys hotkeys;
 	struct rw_cfg_metrics metrics;
 };
 

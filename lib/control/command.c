@@ -242,6 +242,15 @@ static int parse_args(const char *cur, const char *end, struct ctl_cmd *cmd, cha
 		break;
 	case CTL_CMD_REPLACE:
 		return parse_replace(cur, end, cmd, err, errlen);
+	case CTL_CMD_HOTKEYS:
+		cmd->count = CTL_HOTKEYS_DEFAULT;
+		if (!word(&cur, end, &w))
+			break;
+		if (ctl_parse_u64(w.p, w.n, CTL_HOTKEYS_MAX, &v) < 0 || v == 0)
+			return ctl_fail(err, errlen, "hotkeys: N must be an integer 1..%d",
+					CTL_HOTKEYS_MAX);
+		cmd->count = (uint32_t)v;
+		break;
 	case CTL_CMD_FLEET:
 		cmd->fleet = -1;
 		if (word(&cur, end, &w)) {
@@ -836,6 +845,30 @@ static int do_stats(struct ctl_session *s, struct ctl_text *r)
 	return rc;
 }
 
+/* `hotkeys [N]`: the router's hot-key view, `OK lines N` and its pairs, then a line a key. */
+static int do_hotkeys(struct ctl_session *s, uint32_t count, struct ctl_text *r)
+{
+	struct ctl_engine *e = s->e;
+	struct ctl_text head = {0}, body = {0};
+	uint32_t n = 0;
+	int rc;
+
+	if (e->ops.hotkeys == NULL)
+		return reply_error(s, r, "hotkeys: this router has no hot-key detection");
+	rc = e->ops.hotkeys(e->ops.ctx, count, &head, &body);
+	if (rc == 0)
+		rc = count_lines(&body, &n);
+	if (rc == 0 && (body.oom || head.oom))
+		rc = -ENOMEM;
+	if (rc < 0)
+		rc = reply_error(s, r, "hotkeys unavailable: %s", strerror(-rc));
+	else if ((rc = ctl_text_appendf(r, "OK lines %u%s\n", n, head.buf ? head.buf : "")) == 0)
+		rc = ctl_text_append(r, body.buf, body.len);
+	ctl_text_release(&head);
+	ctl_text_release(&body);
+	return rc;
+}
+
 static int do_begin(struct ctl_session *s, struct ctl_text *r)
 {
 	if (s->txn != NULL)
@@ -915,6 +948,9 @@ static int run(struct ctl_session *s, struct ctl_cmd *cmd, struct ctl_text *r)
 			s->e->fleet = cmd->fleet == 1;
 		ctl_text_appendf(r, "OK fleet %s epoch %" PRIu64 " digest %016" PRIx64 "\n",
 				 s->e->fleet ? "managed" : "local", live, s->e->digest);
+		break;
+	case CTL_CMD_HOTKEYS:
+		do_hotkeys(s, cmd->count, r);
 		break;
 	case CTL_CMD_BEGIN:
 		do_begin(s, r);

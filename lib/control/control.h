@@ -201,6 +201,13 @@ struct ctl_ops {
 	void (*member_status)(void *ctx, uint32_t idx, const struct ctl_member *m,
 			      struct ctl_text *out);
 	void *ctx;
+	/**
+	 * `hotkeys [N]`: append ` key value` pairs describing the hot-key view (each starting
+	 * with a space, no newline) to @p head, and one line per key (at most @p n, hottest
+	 * first, `key value` pairs, each line ending in '\n', values without spaces) to
+	 * @p lines. NULL: the command answers that the router has no hot-key detection.
+	 */
+	int (*hotkeys)(void *ctx, uint32_t n, struct ctl_text *head, struct ctl_text *lines);
 };
 
 struct ctl_engine;

@@ -22,6 +22,9 @@
  * argument parser (if any) in parse_args().
  */
 #define CTL_CMD_F_CHANGE 0x1u
+/* `hotkeys [N]`: keys shown without N, most with it. */
+#define CTL_HOTKEYS_DEFAULT 10
+#define CTL_HOTKEYS_MAX 4096
 #define CTL_FOREACH_CMD(_)                                                               \
 	_(ADD, "add", "NAME ADDR[:PORT] [weight W] [mac MAC]", CTL_CMD_F_CHANGE)         \
 	_(REMOVE, "remove", "NAME", CTL_CMD_F_CHANGE)                                    \
@@ -36,7 +39,8 @@
 	_(BEGIN, "begin", "", 0)                                                         \
 	_(COMMIT, "commit", "", 0)                                                       \
 	_(ABORT, "abort", "", 0)                                                         \
-	_(FLEET, "fleet", "[managed|local]", 0)
+	_(FLEET, "fleet", "[managed|local]", 0)                                          \
+	_(HOTKEYS, "hotkeys", "[N]", 0)
 
 /* Prefixes that may stand before a command: enum suffix, name, what follows. */
 #define CTL_FOREACH_PREFIX(_)                \
@@ -65,6 +69,7 @@ struct ctl_cmd {
 	bool has_fleet_epoch; /* `replace epoch E`: publish at E (the fleet's revision) */
 	uint64_t fleet_epoch;
 	int fleet;		/* fleet: -1 show, 0 local, 1 managed */
+	uint32_t count;		/* hotkeys: keys to show */
 };
 
 /* True for the commands flagged CTL_CMD_F_CHANGE (add, remove, weight, replace). */

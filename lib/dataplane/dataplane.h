@@ -93,6 +93,7 @@ extern "C" {
 	_(MGET_TX_FAILED, "multiget_tx_failed") /* sub-requests / merged datagrams TX refused */  \
 	_(MGET_TX_WAITS, "multiget_tx_waits") /* polls a merged reply waited for TX room */       \
 	_(CTL_TX, "ctl_tx")             /* packets sent for the control lcore (ARP requests) */   \
+	_(HOT_SAMPLED, "hot_sampled")   /* requests whose first key went into the hot-key sketch */ \
 	_(POLLS, "polls")               /* loop iterations */                                     \
 	_(IDLE_POLLS, "idle_polls")     /* iterations that found no packet */                     \
 	_(PUBLISH_SEEN, "epochs_seen")  /* placement replicas picked up */
@@ -224,6 +225,12 @@ struct dp_config {
 	uint32_t slow_factor_pct;
 	uint32_t slow_window_ms;
 	uint32_t slow_min_replies;
+	/** Hot keys (dp_hotkeys_get): each worker files the first key of 1 in hot_sample_every
+	 *  keyed requests (on average; 0: none) in its own Space-Saving sketch of
+	 *  hot_sketch_keys keys (1..4096); the control lcore merges them every hot_interval_ms. */
+	uint32_t hot_sample_every;
+	uint32_t hot_sketch_keys;
+	uint32_t hot_interval_ms;
 };
 
 /** Fewest generation bits a request id keeps (the bits the reply port cannot name a slot
@@ -326,7 +333,8 @@ uint64_t dp_epoch(const struct dp *dp);
 
 /**
  * Neighbour housekeeping: send ARP requests for unresolved or stale node MACs (through worker
- * 0's TX queue, via its control ring), give up after arp_attempts and retry later.
+ * 0's TX queue, via its control ring), give up after arp_attempts and retry later; every
+ * hot_interval_ms, merge the workers' hot-key sketches into the view dp_hotkeys_get() reports.
  * Call every few milliseconds. Lcore: control.
  */
 void dp_control_poll(struct dp *dp);
@@ -566,6 +574,46 @@ unsigned int dp_slow_poll(struct dp *dp, struct dp_slow_event *ev, unsigned int 
  * -ENOMEM.
  */
 int dp_metrics_write(const struct dp *dp, struct obs_text *out);
+
+/** One key of the fleet's hot-key view: the workers' sketches merged over the last interval. */
+struct dp_hotkey {
+	uint8_t key[MC_KEY_MAX];
+	uint32_t len;
+	uint64_t count;	   /**< sampled requests counted for it (an upper bound) */
+	uint64_t err;	   /**< count - err is a lower bound */
+	double rate;	   /**< estimated requests/s: count x sample_every / interval */
+	double rate_min;   /**< (count - err) x sample_every / interval */
+	double owner_rate; /**< requests/s the router forwarded to its owner in the interval */
+	int32_t owner;	   /**< member index in the placement, or -1 */
+	char owner_name[PL_NAME_MAX + 1];
+	bool guaranteed; /**< among the guaranteed true top keys (hotkey.h) */
+};
+
+/** What a hot-key view covers. */
+struct dp_hot_summary {
+	uint64_t intervals; /**< views merged so far (0: none yet) */
+	double interval_s;  /**< length of the interval the view covers */
+	uint64_t sampled;   /**< samples in it (N) */
+	uint32_t sample_every;
+	uint32_t sketch_keys; /**< K */
+	double bound_rate;    /**< N / K x sample_every / interval: no rate is over by more */
+	uint32_t keys;	      /**< keys in the view */
+	uint32_t guaranteed;  /**< the first ones of them in the guaranteed true top list */
+	uint64_t late;	      /**< worker sketches that missed a merge (the worker was not
+				   polling): counted in the next one */
+};
+
+/**
+ * The fleet's hot keys, largest estimated rate first: up to @p n into @p out (NULL with n 0:
+ * only the summary), the summary into @p sum (may be NULL). Any thread (a lock shared with
+ * the control lcore's merge, never taken by a worker). @return the number written.
+ */
+uint32_t dp_hotkeys_get(struct dp *dp, struct dp_hotkey *out, uint32_t n,
+			struct dp_hot_summary *sum);
+
+/** @p key as text without spaces or quotes: bytes outside '!'..'~', '%', '"' and '\\' as %XX.
+ *  Writes at most @p cap bytes with the NUL (3 x len + 1 is enough). @return its length. */
+size_t dp_hotkey_text(const uint8_t *key, uint32_t len, char *out, size_t cap);
 
 #ifdef __cplusplus
 }

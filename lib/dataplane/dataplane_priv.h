@@ -9,6 +9,7 @@
  *                 (control lcore; calls dp_mget_init / dp_mget_free and dp_arp_request)
  *   dp_worker.c   the worker loop: parse, request path, reply path; calls dp_mget.c and
  *                 dp_local.c for what it does not forward or return itself
+ *   dp_hot.c      hot keys: sampling into per-worker sketches (dp_hot.h); control side: merge
  *   dp_mget.c     multi-gets over several nodes: split into sub-requests, merge the replies
  *                 (refusals are answered through dp_local.c)
  *   dp_local.c    what the router answers itself: ARP, ICMP echo, memcached replies it builds
@@ -386,6 +387,10 @@ struct dp_worker {
 	struct obs_hist *router_time;
 	uint64_t ns_mult;
 
+	/* Hot keys (dp_hot.h): requests until the next sample, the sketches. */
+	uint32_t hot_left;
+	struct dp_hotw *hot;
+
 	/* Written by the control lcore (release), read by this worker once per burst (acquire). */
 	_Atomic(struct dp_view *) view __rte_cache_aligned;
 } __rte_cache_aligned;
@@ -402,6 +407,7 @@ struct dp {
 	struct rte_ring *handoff_rings[DP_WORKERS_MAX];
 	uint64_t client_macs[DP_CLIENT_MACS_MAX]; /* cfg.client_macs as MAC words */
 	struct dp_obs *obs; /* latency: control-side state (dp_observe.c) */
+	struct dp_hot *hot; /* hot keys: control-side state (dp_hot.c) */
 };
 
 /* dp_mget.c: multi-gets over several nodes. Each consumes @p m. */

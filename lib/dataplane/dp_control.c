@@ -19,6 +19,7 @@
 #include <rte_telemetry.h>
 
 #include "dataplane_priv.h"
+#include "dp_hot.h"
 
 static const char *const counter_names[] = {
 #define DP_CTR_NAME(e, s) s,
@@ -152,6 +153,9 @@ void dp_config_defaults(struct dp_config *cfg)
 	cfg->slow_factor_pct = 300;
 	cfg->slow_window_ms = 10000;
 	cfg->slow_min_replies = 100;
+	cfg->hot_sample_every = 64;
+	cfg->hot_sketch_keys = 64;
+	cfg->hot_interval_ms = 1000;
 }
 
 static bool is_pow2(uint64_t v)
@@ -185,7 +189,8 @@ static int config_check(const struct dp_config *c)
 	if (c->burst == 0 || c->burst > DP_BURST_MAX || !is_pow2(c->handoff_ring) ||
 	    c->neighbours == 0 || c->arp_attempts == 0)
 		return -EINVAL;
-	if (c->slow_window_ms == 0)
+	if (c->slow_window_ms == 0 || c->hot_sketch_keys == 0 || c->hot_sketch_keys > HK_K_MAX ||
+	    c->hot_interval_ms == 0)
 		return -EINVAL;
 	if (c->mget_max >= DP_NO_MGET || (c->mtu != 0 && (c->mtu < 576 || c->mtu > 9000)))
 		return -EINVAL;
@@ -217,6 +222,7 @@ static void worker_free(struct dp_worker *w)
 	}
 	dp_mget_free(w);
 	dp_obs_worker_free(w);
+	dp_hot_worker_free(w);
 	rte_free(w->slots);
 	rte_free(w->free_fifo);
 	rte_free(w->quiet_q);
@@ -312,7 +318,8 @@ static struct dp_worker *worker_new(struct dp *dp, uint16_t id, uint32_t inst)
 	if (w->slots == NULL || w->free_fifo == NULL || w->quiet_q == NULL ||
 	    (w->client_max != 0 && w->clients == NULL) || w->node_fwd == NULL ||
 	    w->node_ret == NULL || w->handoff == NULL || (id == 0 && w->ctl_ring == NULL) ||
-	    dp_mget_init(w, c, socket) != 0 || dp_obs_worker_init(w, c, socket) != 0) {
+	    dp_mget_init(w, c, socket) != 0 || dp_obs_worker_init(w, c, socket) != 0 ||
+	    dp_hot_worker_init(w, c, socket) != 0) {
 		worker_free(w);
 		return NULL;
 	}
@@ -347,7 +354,7 @@ struct dp *dp_create(const struct dp_config *cfg)
 	dp->eps = rte_zmalloc("dp_eps", sizeof(*dp->eps) * cfg->neighbours, RTE_CACHE_LINE_SIZE);
 	rcu_size = rte_rcu_qsbr_get_memsize(cfg->n_workers);
 	dp->rcu = rte_zmalloc("dp_rcu", rcu_size, RTE_CACHE_LINE_SIZE);
-	if (dp->eps == NULL || dp->rcu == NULL || dp_obs_init(dp) != 0)
+	if (dp->eps == NULL || dp->rcu == NULL || dp_obs_init(dp) != 0 || dp_hot_init(dp) != 0)
 		goto nomem;
 	if (rte_rcu_qsbr_init(dp->rcu, cfg->n_workers) != 0) {
 		dp_free(dp);
@@ -376,6 +383,7 @@ void dp_free(struct dp *dp)
 	for (unsigned int i = 0; i < DP_WORKERS_MAX; i++)
 		worker_free(dp->w[i]);
 	dp_obs_free(dp);
+	dp_hot_free(dp);
 	rte_free(dp->rcu);
 	rte_free(dp->eps);
 	rte_free(dp);
@@ -788,6 +796,7 @@ void dp_control_poll(struct dp *dp)
 	uint32_t n = atomic_load_explicit(&dp->n_eps_hwm, memory_order_relaxed);
 	struct rte_ring *ring = dp->w[0]->ctl_ring;
 
+	dp_hot_control_poll(dp, now);
 	for (uint32_t i = 0; i < n; i++) {
 		struct dp_endpoint *e = &dp->eps[i];
 		uint32_t seen = atomic_load_explicit(&e->arp_seen, memory_order_relaxed);
@@ -1156,6 +1165,8 @@ int dp_telemetry_register(struct dp *dp)
 						"mac_known, forwarded, returned, ...");
 	if (rc == 0)
 		rc = dp_obs_telemetry_register(dp);
+	if (rc == 0)
+		rc = dp_hot_telemetry_register(dp);
 	registered = rc == 0;
 	return rc;
 }

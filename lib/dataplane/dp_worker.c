@@ -18,6 +18,7 @@
 #include <rte_cycles.h>
 #include <rte_ethdev.h>
 
+#include "dp_hot.h"
 #include "dp_observe.h"
 #include "dp_tx.h"
 
@@ -345,6 +346,7 @@ static void handle_request(struct dp_worker *w, struct rte_mbuf *m, struct dp_pk
 	if (unlikely(w->cur == NULL))
 		return dp_count_drop(w, m, DP_DROP_NO_PLACEMENT);
 	owner = request_owner(w, pk, r);
+	dp_hot_count(w, pk, r);
 	if (unlikely(owner == -2))
 		return dp_count_drop(w, m, DP_DROP_NO_PLACEMENT);
 	if (unlikely(owner == -1))
@@ -817,6 +819,7 @@ unsigned int dp_worker_poll(struct dp_worker *w)
 	uint16_t nr;
 
 	w->ctr[DP_CTR_POLLS]++;
+	dp_hot_poll_worker(w);
 	if (w->ctl_ring != NULL) {
 		unsigned int nc = rte_ring_sc_dequeue_burst(w->ctl_ring, objs, w->burst, NULL);
 

@@ -452,6 +452,51 @@ static void test_list_ring_stats(void **state)
 	ctl_engine_free(e);
 }
 
+/* The router's hot-key callback: the count asked for, pairs on the head, a line a key. */
+static int hotkeys_cb(void *ctx, uint32_t n, struct ctl_text *head, struct ctl_text *lines)
+{
+	*(uint32_t *)ctx = n;
+	ctl_text_appendf(head, " sampled 90 bound_rate 12");
+	for (uint32_t i = 0; i < n && i < 3; i++)
+		ctl_text_appendf(lines, "rank %u key k%u rate %u owner n1\n", i + 1, i, 300 - i);
+	return 0;
+}
+
+/* `hotkeys [N]`: N (default 10) reaches the router, its lines are framed; bad N refused;
+ * a router without the callback answers an error. */
+static void test_hotkeys(void **state)
+{
+	uint32_t asked = 0;
+	struct ctl_ops ops = {.hotkeys = hotkeys_cb, .ctx = &asked};
+	struct ctl_engine *e = test_engine(3, NULL, &ops), *bare = test_engine(3, NULL, NULL);
+	struct ctl_session *s = ctl_session_new(e), *sb = ctl_session_new(bare);
+	char *r;
+
+	(void)state;
+	r = test_expect(s, "hotkeys",
+			"OK lines 3 sampled 90 bound_rate 12\n"
+			"rank 1 key k0 rate 300 owner n1\n"
+			"rank 2 key k1 rate 299 owner n1\n"
+			"rank 3 key k2 rate 298 owner n1\n");
+	free(r);
+	assert_int_equal(asked, 10);
+	r = test_expect(s, "hotkeys 2", "OK lines 2 sampled 90 bound_rate 12\n");
+	free(r);
+	assert_int_equal(asked, 2);
+	r = test_expect(s, "hotkeys 0", "ERROR hotkeys: N must be an integer 1..4096\n");
+	free(r);
+	r = test_expect(s, "hotkeys x", "ERROR hotkeys: N must be an integer 1..4096\n");
+	free(r);
+	r = test_expect(s, "hotkeys 3 4", "ERROR hotkeys: unexpected arguments\n");
+	free(r);
+	r = test_expect(sb, "hotkeys", "ERROR hotkeys: this router has no hot-key detection\n");
+	free(r);
+	ctl_session_free(s);
+	ctl_session_free(sb);
+	ctl_engine_free(e);
+	ctl_engine_free(bare);
+}
+
 static char *slurp(const char *path, size_t *len)
 {
 	FILE *f = fopen(path, "rb");
@@ -589,6 +634,7 @@ int main(void)
 		cmocka_unit_test(test_plan_matches_placement),
 		cmocka_unit_test(test_list_ring_stats),
 		cmocka_unit_test(test_persist_and_publish_failure),
+		cmocka_unit_test(test_hotkeys),
 		cmocka_unit_test(test_engine_refuses_bad_initial),
 		cmocka_unit_test(test_every_algorithm),
 	};
