@@ -208,6 +208,16 @@ enum key_kind {
 	  "sampled rate")                                                                          \
 	_(HOTKEYS, "interval_ms", K_U32, C(hotkeys.interval_ms), 0, 10, 3600000, 0, "1000",        \
 	  "the control lcore merges the workers' sketches into the hot-key view this often")       \
+	_(HOTKEYS, "threshold_pct", K_U32, C(hotkeys.threshold_pct), 0, 0, 100, 0, "0",            \
+	  "a key whose estimated rate is at least this % of its owner's request rate has its "     \
+	  "gets spread over replicas; 0 = only keys pinned with `ringwayctl hot add`")             \
+	_(HOTKEYS, "replicas", K_U32, C(hotkeys.replicas), 0, 2, 8, 0, "3",                        \
+	  "replicas a hot key's gets are spread over (the placement's replica order)")             \
+	_(HOTKEYS, "load_pct", K_U32, C(hotkeys.load_pct), 0, 0, 1000, 0, "25",                    \
+	  "bounded load: a replica above (100 + this) % of the average load is passed over")       \
+	_(HOTKEYS, "fill_ttl_s", K_U32, C(hotkeys.fill_ttl_s), 0, 1, 2592000, 0, "10",             \
+	  "exptime of the copies added to replicas; a key no longer hot keeps invalidating them "  \
+	  "this long")                                                                             \
 	_(METRICS, "listen", K_LISTEN, C(metrics.address), C(metrics.port), 0, 0, 0, "",           \
 	  "Prometheus /metrics on this IPv4:port (HTTP, a thread of its own, not a worker); "     \
 	  "empty = off. Loopback unless the scrapers need more")

@@ -154,6 +154,10 @@ struct rw_cfg_hotkeys {
 	uint32_t sample_every;
 	uint32_t sketch_keys;
 	uint32_t interval_ms;
+	uint32_t threshold_pct;
+	uint32_t replicas;
+	uint32_t load_pct;
+	uint32_t fill_ttl_s;
 };
 
 /** [metrics] */

@@ -306,21 +306,41 @@ static int ops_hotkeys(void *ctx, uint32_t n, struct ctl_text *head, struct ctl_
 	ctl_text_appendf(
 		head,
 		" intervals %" PRIu64 " interval_ms %.0f sampled %" PRIu64
-		" sample_every %u sketch_keys %u bound_rate %.0f guaranteed %u late %" PRIu64,
+		" sample_every %u sketch_keys %u bound_rate %.0f guaranteed %u late %" PRIu64
+		" spreading %u cooling %u",
 		s.intervals, s.interval_s * 1000, s.sampled, s.sample_every, s.sketch_keys,
-		s.bound_rate, s.guaranteed, s.late);
+		s.bound_rate, s.guaranteed, s.late, s.spreading, s.cooling);
 	for (uint32_t i = 0; i < got; i++) {
 		dp_hotkey_text(v[i].key, v[i].len, key, sizeof(key));
 		ctl_text_appendf(lines,
 				 "rank %u key %s rate %.0f rate_min %.0f owner %s owner_rate %.0f "
-				 "share_pct %.1f guaranteed %d\n",
+				 "share_pct %.1f guaranteed %d spread %s\n",
 				 i + 1, key, v[i].rate, v[i].rate_min,
 				 v[i].owner >= 0 ? v[i].owner_name : "-", v[i].owner_rate,
 				 v[i].owner_rate > 0 ? 100.0 * v[i].rate / v[i].owner_rate : 0.0,
-				 v[i].guaranteed);
+				 v[i].guaranteed,
+				 v[i].spread == DP_HOT_STATE_SPREAD    ? "hot"
+				 : v[i].spread == DP_HOT_STATE_PINNED  ? "pinned"
+				 : v[i].spread == DP_HOT_STATE_COOLING ? "cooling"
+								       : "no");
 	}
 	free(v);
 	return 0;
+}
+
+/* `hot add|remove KEY`. */
+static int ops_hot_pin(void *ctx, bool pin, const char *key, size_t len, char *err, size_t errlen)
+{
+	int rc = dp_hot_pin(the_dp, (const uint8_t *)key, (uint32_t)len, pin);
+
+	(void)ctx;
+	if (rc < 0)
+		snprintf(err, errlen, "%s",
+			 rc == -ENOENT	 ? "not pinned"
+			 : rc == -ENOSPC ? "too many hot keys"
+			 : rc == -EINVAL ? "key length"
+					 : strerror(-rc));
+	return rc;
 }
 
 /* `list`: each member's next hop and every numeric per-node field. */
@@ -454,6 +474,10 @@ static void dp_config_from(struct dp_config *d, uint16_t nw, const unsigned int 
 	d->hot_sample_every = cfg.hotkeys.sample_every;
 	d->hot_sketch_keys = cfg.hotkeys.sketch_keys;
 	d->hot_interval_ms = cfg.hotkeys.interval_ms;
+	d->hot_threshold_pct = cfg.hotkeys.threshold_pct;
+	d->hot_replicas = cfg.hotkeys.replicas;
+	d->hot_load_pct = cfg.hotkeys.load_pct;
+	d->hot_fill_ttl_s = cfg.hotkeys.fill_ttl_s;
 }
 
 /* Split argv at "--": EAL's part stays in argv[0..return), ours is parsed into @p a. */
@@ -700,7 +724,8 @@ static void shut_down(const struct start *st, struct ctl_engine *engine)
 
 int main(int argc, char **argv)
 {
-	struct ctl_ops ops = {ops_publish, ops_stats, ops_member_status, NULL, ops_hotkeys};
+	struct ctl_ops ops = {ops_publish, ops_stats,	ops_member_status,
+			      NULL,	   ops_hotkeys, ops_hot_pin};
 	struct start st = {0};
 	struct args a = {0};
 	struct ctl_engine *engine;

@@ -251,6 +251,18 @@ static int parse_args(const char *cur, const char *end, struct ctl_cmd *cmd, cha
 					CTL_HOTKEYS_MAX);
 		cmd->count = (uint32_t)v;
 		break;
+	case CTL_CMD_HOT:
+		if (!word(&cur, end, &w) || (!span_is(&w, "add") && !span_is(&w, "remove")))
+			return usage_error(cmd, err, errlen);
+		cmd->pin = span_is(&w, "add");
+		if (!word(&cur, end, &w))
+			return usage_error(cmd, err, errlen);
+		if (w.n >= sizeof(cmd->key))
+			return ctl_fail(err, errlen, "hot: a key is at most %zu bytes",
+					sizeof(cmd->key) - 1);
+		memcpy(cmd->key, w.p, w.n);
+		cmd->key[w.n] = '\0';
+		break;
 	case CTL_CMD_FLEET:
 		cmd->fleet = -1;
 		if (word(&cur, end, &w)) {
@@ -869,6 +881,20 @@ static int do_hotkeys(struct ctl_session *s, uint32_t count, struct ctl_text *r)
 	return rc;
 }
 
+/* `hot add|remove KEY`: pin or unpin a key for spreading. */
+static int do_hot(struct ctl_session *s, const struct ctl_cmd *cmd, struct ctl_text *r)
+{
+	struct ctl_engine *e = s->e;
+	char why[REASON_MAX];
+
+	if (e->ops.hot_pin == NULL)
+		return reply_error(s, r, "hot: this router has no hot-key spreading");
+	if (e->ops.hot_pin(e->ops.ctx, cmd->pin, cmd->key, strlen(cmd->key), why, sizeof(why)) < 0)
+		return reply_error(s, r, "hot %s %s: %s", cmd->pin ? "add" : "remove", cmd->key,
+				   why);
+	return ctl_text_appendf(r, "OK %s %s\n", cmd->pin ? "pinned" : "unpinned", cmd->key);
+}
+
 static int do_begin(struct ctl_session *s, struct ctl_text *r)
 {
 	if (s->txn != NULL)
@@ -951,6 +977,9 @@ static int run(struct ctl_session *s, struct ctl_cmd *cmd, struct ctl_text *r)
 		break;
 	case CTL_CMD_HOTKEYS:
 		do_hotkeys(s, cmd->count, r);
+		break;
+	case CTL_CMD_HOT:
+		do_hot(s, cmd, r);
 		break;
 	case CTL_CMD_BEGIN:
 		do_begin(s, r);

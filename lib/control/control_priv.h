@@ -40,7 +40,8 @@
 	_(COMMIT, "commit", "", 0)                                                       \
 	_(ABORT, "abort", "", 0)                                                         \
 	_(FLEET, "fleet", "[managed|local]", 0)                                          \
-	_(HOTKEYS, "hotkeys", "[N]", 0)
+	_(HOTKEYS, "hotkeys", "[N]", 0)                                                  \
+	_(HOT, "hot", "add|remove KEY", 0)
 
 /* Prefixes that may stand before a command: enum suffix, name, what follows. */
 #define CTL_FOREACH_PREFIX(_)                \
@@ -70,6 +71,8 @@ struct ctl_cmd {
 	uint64_t fleet_epoch;
 	int fleet;		/* fleet: -1 show, 0 local, 1 managed */
 	uint32_t count;		/* hotkeys: keys to show */
+	bool pin;		/* hot: add (true) or remove */
+	char key[251];		/* hot: the key */
 };
 
 /* True for the commands flagged CTL_CMD_F_CHANGE (add, remove, weight, replace). */

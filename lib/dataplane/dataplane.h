@@ -94,6 +94,13 @@ extern "C" {
 	_(MGET_TX_WAITS, "multiget_tx_waits") /* polls a merged reply waited for TX room */       \
 	_(CTL_TX, "ctl_tx")             /* packets sent for the control lcore (ARP requests) */   \
 	_(HOT_SAMPLED, "hot_sampled")   /* requests whose first key went into the hot-key sketch */ \
+	_(HOT_SPREAD, "hot_spread")     /* reads of hot keys sent to a replica, not the owner */   \
+	_(HOT_MISSES, "hot_misses")     /* ... that missed there: the owner was asked */          \
+	_(HOT_FETCHES, "hot_fetches")   /* gets the router sent to owners for them (NIC took) */  \
+	_(HOT_FILLS, "hot_fills")       /* owners' values added to replicas (NIC took) */         \
+	_(HOT_FILL_SKIPPED, "hot_fill_skipped") /* hits not copied: a write of the key began */   \
+	_(HOT_INVALIDATIONS, "hot_invalidations") /* replica deletes on writes (NIC took) */      \
+	_(HOT_TX_FAILED, "hot_tx_failed") /* fetches, fills, deletes not sent (TX, pool, MAC) */  \
 	_(POLLS, "polls")               /* loop iterations */                                     \
 	_(IDLE_POLLS, "idle_polls")     /* iterations that found no packet */                     \
 	_(PUBLISH_SEEN, "epochs_seen")  /* placement replicas picked up */
@@ -231,6 +238,14 @@ struct dp_config {
 	uint32_t hot_sample_every;
 	uint32_t hot_sketch_keys;
 	uint32_t hot_interval_ms;
+	/** Spreading (dp_hot_pin): a key whose estimated rate is at least hot_threshold_pct % of
+	 *  its owner's request rate (0: only pinned keys) has its single ASCII gets spread over
+	 *  hot_replicas (2..8) replicas, the lower load of two random ones under
+	 *  (100 + hot_load_pct) % of the average; copies are added with exptime hot_fill_ttl_s. */
+	uint32_t hot_threshold_pct;
+	uint32_t hot_replicas;
+	uint32_t hot_load_pct;
+	uint32_t hot_fill_ttl_s;
 };
 
 /** Fewest generation bits a request id keeps (the bits the reply port cannot name a slot
@@ -587,6 +602,15 @@ struct dp_hotkey {
 	int32_t owner;	   /**< member index in the placement, or -1 */
 	char owner_name[PL_NAME_MAX + 1];
 	bool guaranteed; /**< among the guaranteed true top keys (hotkey.h) */
+	uint8_t spread;	 /**< DP_HOT_STATE_* */
+};
+
+/** dp_hotkey.spread */
+enum {
+	DP_HOT_STATE_NO = 0,
+	DP_HOT_STATE_SPREAD,  /**< over the threshold: reads spread */
+	DP_HOT_STATE_PINNED,  /**< pinned by hand: reads spread */
+	DP_HOT_STATE_COOLING, /**< no longer spread; writes still delete the copies */
 };
 
 /** What a hot-key view covers. */
@@ -601,7 +625,17 @@ struct dp_hot_summary {
 	uint32_t guaranteed;  /**< the first ones of them in the guaranteed true top list */
 	uint64_t late;	      /**< worker sketches that missed a merge (the worker was not
 				   polling): counted in the next one */
+	uint32_t spreading;   /**< keys whose reads are spread now (pinned ones included) */
+	uint32_t cooling;     /**< keys cooling down */
+	uint64_t publishes;   /**< hot sets published */
 };
+
+/**
+ * Pin (@p pin) or unpin key @p key (@p len bytes) for spreading, whatever its rate; the hot
+ * set is published before the call returns. Lcore: control. @return 0; -EINVAL (length),
+ * -ENOSPC (DP_HOT_IDS keys named already), -ENOENT (unpin of a key not pinned), -ENOMEM.
+ */
+int dp_hot_pin(struct dp *dp, const uint8_t *key, uint32_t len, bool pin);
 
 /**
  * The fleet's hot keys, largest estimated rate first: up to @p n into @p out (NULL with n 0:

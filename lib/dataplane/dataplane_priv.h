@@ -42,6 +42,9 @@ enum dp_tx_tag {
 	DP_TX_CTL, /* control lcore's packet: not part of the rx accounting */
 	DP_TX_MGET_SUB, /* multi-get sub-request the router built (not an rx packet) */
 	DP_TX_MGET_OUT, /* merged multi-get reply datagram the router built (not an rx packet) */
+	DP_TX_HOT_FETCH, /* hot key: a get to the owner after a replica's miss (not an rx packet) */
+	DP_TX_HOT_FILL,	 /* hot key: the owner's value added to a replica (not an rx packet) */
+	DP_TX_HOT_INVAL, /* hot key: a replica's copy deleted on a write (not an rx packet) */
 };
 
 /*
@@ -179,6 +182,7 @@ enum {
 	DP_MULTI_NONE = 0, /* one message: passes by its frame header */
 	DP_MULTI_TRACK,    /* several messages: passes, a parser says when complete */
 	DP_MULTI_MGET,     /* a multi-get sub-reply: parsed and merged, not passed */
+	DP_MULTI_HOT,      /* a spread read of a hot key: dp_hot_reply() sees its reply first */
 };
 
 #define DP_NO_MGET UINT16_MAX
@@ -408,6 +412,7 @@ struct dp {
 	uint64_t client_macs[DP_CLIENT_MACS_MAX]; /* cfg.client_macs as MAC words */
 	struct dp_obs *obs; /* latency: control-side state (dp_observe.c) */
 	struct dp_hot *hot; /* hot keys: control-side state (dp_hot.c) */
+	_Atomic(struct dp_hotset *) hotset; /* hot keys being spread (dp_hot.h); NULL: none */
 };
 
 /* dp_mget.c: multi-gets over several nodes. Each consumes @p m. */

@@ -156,6 +156,10 @@ void dp_config_defaults(struct dp_config *cfg)
 	cfg->hot_sample_every = 64;
 	cfg->hot_sketch_keys = 64;
 	cfg->hot_interval_ms = 1000;
+	cfg->hot_threshold_pct = 0;
+	cfg->hot_replicas = 3;
+	cfg->hot_load_pct = 25;
+	cfg->hot_fill_ttl_s = 10;
 }
 
 static bool is_pow2(uint64_t v)
@@ -190,7 +194,7 @@ static int config_check(const struct dp_config *c)
 	    c->neighbours == 0 || c->arp_attempts == 0)
 		return -EINVAL;
 	if (c->slow_window_ms == 0 || c->hot_sketch_keys == 0 || c->hot_sketch_keys > HK_K_MAX ||
-	    c->hot_interval_ms == 0)
+	    c->hot_interval_ms == 0 || c->hot_replicas < 2 || c->hot_replicas > DP_HOT_R_MAX)
 		return -EINVAL;
 	if (c->mget_max >= DP_NO_MGET || (c->mtu != 0 && (c->mtu < 576 || c->mtu > 9000)))
 		return -EINVAL;

@@ -64,6 +64,18 @@ static inline void count_sent(struct dp_worker *w, enum dp_tx_tag tag, uint32_t 
 	case DP_TX_MGET_OUT:
 		w->ctr[DP_CTR_MGET_DATAGRAMS]++;
 		break;
+	case DP_TX_HOT_FETCH:
+		w->ctr[DP_CTR_HOT_FETCHES]++;
+		w->node_fwd[ep]++;
+		break;
+	case DP_TX_HOT_FILL:
+		w->ctr[DP_CTR_HOT_FILLS]++;
+		w->node_fwd[ep]++;
+		break;
+	case DP_TX_HOT_INVAL:
+		w->ctr[DP_CTR_HOT_INVALIDATIONS]++;
+		w->node_fwd[ep]++;
+		break;
 	}
 }
 
@@ -87,6 +99,12 @@ void dp_tx_flush(struct dp_worker *w)
 		case DP_TX_MGET_SUB: /* built here, not received: no drop in the identity */
 		case DP_TX_MGET_OUT:
 			w->ctr[DP_CTR_MGET_TX_FAILED]++;
+			rte_pktmbuf_free(w->tx[i]);
+			break;
+		case DP_TX_HOT_FETCH: /* its slot times out: the client gets no answer */
+		case DP_TX_HOT_FILL:
+		case DP_TX_HOT_INVAL:
+			w->ctr[DP_CTR_HOT_TX_FAILED]++;
 			rte_pktmbuf_free(w->tx[i]);
 			break;
 		case DP_TX_FORWARDED:

@@ -283,10 +283,11 @@ static struct req_class classify(const struct mc_requests *r)
 
 /* Take a slot for @p r, the parsed request of @p pk (class @p c; not quiet: counted against
  * its client already), rewrite the packet towards node endpoint @p ep (MAC word @p mac) from
- * the port and request id naming the slot, and queue it. */
-static void forward_request(struct dp_worker *w, struct rte_mbuf *m, struct dp_pkt *pk,
-			    const struct mc_requests *r, uint32_t ep, uint64_t mac,
-			    struct req_class c)
+ * the port and request id naming the slot, and queue it. @return the slot (free again when
+ * the request is quiet). */
+static uint32_t forward_request(struct dp_worker *w, struct rte_mbuf *m, struct dp_pkt *pk,
+				const struct mc_requests *r, uint32_t ep, uint64_t mac,
+				struct req_class c)
 {
 	uint16_t port, reqid;
 	uint32_t s = dp_slot_take(w, pk, ep, &port, &reqid);
@@ -306,6 +307,7 @@ static void forward_request(struct dp_worker *w, struct rte_mbuf *m, struct dp_p
 		w->ctr[DP_CTR_QUIET]++;
 		dp_slot_put(w, s);
 	}
+	return s;
 }
 
 /* Client -> router: serve, refuse or drop; on success the packet leaves towards the node. The
@@ -313,10 +315,11 @@ static void forward_request(struct dp_worker *w, struct rte_mbuf *m, struct dp_p
 static void handle_request(struct dp_worker *w, struct rte_mbuf *m, struct dp_pkt *pk)
 {
 	struct mc_requests *r = &w->req;
+	struct dp_hotslot hot = {.stage = DP_HOT_NONE};
 	struct req_class c;
 	enum dp_drop why;
 	int32_t owner;
-	uint32_t ep;
+	uint32_t ep, s;
 	uint64_t mac;
 	enum mc_err e;
 
@@ -352,6 +355,8 @@ static void handle_request(struct dp_worker *w, struct rte_mbuf *m, struct dp_pk
 	if (unlikely(owner == -1))
 		return dp_mget_split(w, m, pk, r);
 	ep = w->cur->ep[owner];
+	if (unlikely(w->hot->set != NULL) && !c.quiet)
+		ep = dp_hot_route(w, pk, r, ep, &hot); /* a hot key: a replica, or invalidations */
 	mac = atomic_load_explicit(&w->eps[ep].mac, memory_order_relaxed);
 	if (unlikely(!(mac & DP_MAC_VALID)))
 		return dp_count_drop(w, m, DP_DROP_NODE_NO_MAC);
@@ -359,7 +364,9 @@ static void handle_request(struct dp_worker *w, struct rte_mbuf *m, struct dp_pk
 		return dp_count_drop(w, m, DP_DROP_NO_SLOT);
 	if (!c.quiet && unlikely(!dp_client_take(w, pk->ip->src_addr, 1)))
 		return dp_count_drop(w, m, DP_DROP_CLIENT_SLOTS);
-	forward_request(w, m, pk, r, ep, mac, c);
+	s = forward_request(w, m, pk, r, ep, mac, c);
+	if (unlikely(hot.stage != DP_HOT_NONE))
+		dp_hot_mark(w, s, &hot);
 }
 
 /* The Ethernet source of a reply is the MAC the router knows for node endpoint @p ep. */
@@ -430,6 +437,12 @@ static void handle_reply_owned(struct dp_worker *w, struct rte_mbuf *m, struct d
 		return dp_count_drop(w, m, DP_DROP_REPLY_WRONG_MAC);
 	if (unlikely((reqid >> w->slot_lo_bits) != sl->gen))
 		return dp_count_drop(w, m, DP_DROP_REPLY_STALE);
+	if (unlikely(sl->multi == DP_MULTI_HOT)) {
+		if (unlikely(!reply_vlan_ok(sl, pk)))
+			return dp_count_drop(w, m, DP_DROP_VLAN_MISMATCH);
+		if (dp_hot_reply(w, m, pk, s))
+			return; /* a replica's miss: the owner is asked */
+	}
 	/* One message: its datagrams seq 0..total-1, each passed once. Several (sl->multi): the
 	 * parser judges their order; an empty message (total 0) passes as memcached sent it. */
 	if (unlikely(sl->multi == DP_MULTI_NONE &&

@@ -497,6 +497,43 @@ static void test_hotkeys(void **state)
 	ctl_engine_free(bare);
 }
 
+/* The router's pin callback: records the last call; "busy" is refused. */
+static char pinned_key[64];
+static int pin_cb(void *ctx, bool pin, const char *key, size_t len, char *err, size_t errlen)
+{
+	(void)ctx;
+	if (len == 4 && memcmp(key, "busy", 4) == 0) {
+		snprintf(err, errlen, "too many hot keys");
+		return -ENOSPC;
+	}
+	snprintf(pinned_key, sizeof(pinned_key), "%s %.*s", pin ? "+" : "-", (int)len, key);
+	return 0;
+}
+
+/* `hot add|remove KEY`: the key reaches the router; usage errors; the router's refusal. */
+static void test_hot_pin(void **state)
+{
+	struct ctl_ops ops = {.hot_pin = pin_cb};
+	struct ctl_engine *e = test_engine(3, NULL, &ops), *bare = test_engine(3, NULL, NULL);
+	struct ctl_session *s = ctl_session_new(e), *sb = ctl_session_new(bare);
+
+	(void)state;
+	test_ok(s, "hot add user:42", "OK pinned user:42");
+	assert_string_equal(pinned_key, "+ user:42");
+	test_ok(s, "hot remove user:42", "OK unpinned user:42");
+	assert_string_equal(pinned_key, "- user:42");
+	free(test_expect(s, "hot", "ERROR usage: hot add|remove KEY\n"));
+	free(test_expect(s, "hot pin k", "ERROR usage: hot add|remove KEY\n"));
+	free(test_expect(s, "hot add", "ERROR usage: hot add|remove KEY\n"));
+	free(test_expect(s, "hot add a b", "ERROR hot: unexpected arguments\n"));
+	free(test_expect(s, "hot add busy", "ERROR hot add busy: too many hot keys\n"));
+	free(test_expect(sb, "hot add k", "ERROR hot: this router has no hot-key spreading\n"));
+	ctl_session_free(s);
+	ctl_session_free(sb);
+	ctl_engine_free(e);
+	ctl_engine_free(bare);
+}
+
 static char *slurp(const char *path, size_t *len)
 {
 	FILE *f = fopen(path, "rb");
@@ -635,6 +672,7 @@ int main(void)
 		cmocka_unit_test(test_list_ring_stats),
 		cmocka_unit_test(test_persist_and_publish_failure),
 		cmocka_unit_test(test_hotkeys),
+		cmocka_unit_test(test_hot_pin),
 		cmocka_unit_test(test_engine_refuses_bad_initial),
 		cmocka_unit_test(test_every_algorithm),
 	};
