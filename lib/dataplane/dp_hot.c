@@ -200,22 +200,73 @@ static uint16_t noreply_port(const struct dp_worker *w)
 	return rte_cpu_to_be_16(w->listen[0]);
 }
 
-/* A write of hot key @p e began: fills of it stop, the other replicas' copies are deleted. */
-static void invalidate(struct dp_worker *w, const struct dp_pkt *pk, const struct dp_hotent *e,
-		       uint32_t owner)
+/* Token @p i (0: the command) of text request line @p p (@p n bytes, "\r\n" included). */
+static bool line_token(const uint8_t *p, uint32_t n, uint32_t i, const uint8_t **t, uint32_t *tn)
+{
+	uint32_t o = 0;
+
+	for (uint32_t k = 0;; k++) {
+		while (o < n && p[o] == ' ')
+			o++;
+		*t = p + o;
+		while (o < n && p[o] != ' ' && p[o] != '\r')
+			o++;
+		*tn = (uint32_t)(p + o - *t);
+		if (*tn == 0)
+			return false;
+		if (k == i)
+			return true;
+	}
+}
+
+/* An ASCII `set` of a hot key as the copy its other replicas get: the same flags and value,
+ * noreply, with an exptime no longer than the fills' (a copy must not outlive the time its
+ * key's writes keep reaching it). @return the body's length, 0 when it cannot be copied. */
+static uint32_t set_copy(const struct dp_worker *w, const struct dp_pkt *pk,
+			 const struct mc_request *rq, const struct dp_hot_keys *k, uint16_t id,
+			 uint8_t *body, uint32_t cap)
+{
+	const uint8_t *line = pk->payload + rq->off, *flags, *exp;
+	uint32_t flags_len, exp_len, ttl = w->hot->ttl_s, e = 0, n;
+
+	if (rq->proto != MC_PROTO_ASCII || rq->cmd != MC_CMD_SET ||
+	    !line_token(line, rq->line_len, 2, &flags, &flags_len) ||
+	    !line_token(line, rq->line_len, 3, &exp, &exp_len))
+		return 0;
+	for (uint32_t i = 0; i < exp_len && exp[i] >= '0' && exp[i] <= '9' && e <= ttl; i++)
+		e = e * 10 + (uint32_t)(exp[i] - '0');
+	if (e != 0 && e < ttl)
+		ttl = e; /* else never, absolute, or longer: the cap */
+	n = (uint32_t)snprintf((char *)body, cap, "set %.*s %.*s %u %u noreply\r\n",
+			       (int)k->len[id], (const char *)k->key[id], (int)flags_len,
+			       (const char *)flags, ttl, rq->data_len);
+	if (n + rq->data_len + 2 > cap)
+		return 0;
+	memcpy(body + n, pk->payload + rq->data_off, rq->data_len);
+	memcpy(body + n + rq->data_len, "\r\n", 2);
+	return n + rq->data_len + 2;
+}
+
+/* A write @p rq of hot key @p e (the request of @p pk) begins: an ASCII `set` is copied to the
+ * other replicas (a fill's `add` never overwrites it, nor does it miss one); any other write
+ * deletes their copies and stops fills of the key for a while. */
+static void invalidate(struct dp_worker *w, const struct dp_pkt *pk, const struct mc_request *rq,
+		       const struct dp_hotent *e, uint32_t owner)
 {
 	struct dp_hot_keys *k = w->hot->keys;
-	uint8_t body[16 + MC_KEY_MAX];
-	uint32_t len;
+	uint8_t body[1400];
+	uint32_t len = set_copy(w, pk, rq, k, e->id, body, sizeof(body));
 
-	atomic_store_explicit(&k->wlast[e->id], w->now, memory_order_relaxed);
-	/* Sequentially consistent: a fill that reads the old count was checked before this
-	 * write began, and its add was queued before these deletes. */
-	atomic_fetch_add(&k->wseq[e->id], 1);
-	memcpy(body, "delete ", 7);
-	memcpy(body + 7, k->key[e->id], k->len[e->id]);
-	memcpy(body + 7 + k->len[e->id], " noreply\r\n", 10);
-	len = 17u + k->len[e->id];
+	if (len == 0) {
+		atomic_store_explicit(&k->wlast[e->id], w->now, memory_order_relaxed);
+		/* Sequentially consistent: a fill that reads the old count was checked before
+		 * this write began, and its add was queued before these deletes. */
+		atomic_fetch_add(&k->wseq[e->id], 1);
+		memcpy(body, "delete ", 7);
+		memcpy(body + 7, k->key[e->id], k->len[e->id]);
+		memcpy(body + 7 + k->len[e->id], " noreply\r\n", 10);
+		len = 17u + k->len[e->id];
+	}
 	for (uint32_t i = 0; i < e->nrep; i++) {
 		uint16_t tci = pk->vlan ? ((struct rte_vlan_hdr *)(pk->eth + 1))->vlan_tci : 0;
 		struct rte_mbuf *o;
@@ -231,37 +282,49 @@ static void invalidate(struct dp_worker *w, const struct dp_pkt *pk, const struc
 	}
 }
 
-uint32_t dp_hot_route(struct dp_worker *w, const struct dp_pkt *pk, const struct mc_requests *r,
-		      uint32_t owner, struct dp_hotslot *mark)
+/* The hot set's entry of key @p key of @p pk's payload, or NULL. */
+static const struct dp_hotent *key_entry(const struct dp_worker *w, const struct dp_pkt *pk,
+					 const struct mc_key *key)
 {
-	struct dp_hotw *h = w->hot;
-	const struct dp_hotset *hs = h->set;
-	const struct mc_key *key = &r->keys[0];
-	const struct mc_request *rq = &r->req[0];
 	const uint8_t *kp = pk->payload + key->off;
-	const struct dp_hotent *e;
 	uint8_t buf[MC_KEY_MAX];
 	size_t len = key->len;
-	uint32_t ep;
 
-	mark->stage = DP_HOT_NONE;
-	if (hs->n == 0 || r->nkeys != 1 || r->nreq != 1)
-		return owner;
 	if (key->base64) {
 		len = mc_key_decode(pk->payload, key, buf);
 		kp = buf;
 	}
-	e = hot_find(hs, h->keys, hk_hash(kp, len), kp, len);
-	if (e == NULL)
+	return hot_find(w->hot->set, w->hot->keys, hk_hash(kp, len), kp, len);
+}
+
+uint32_t dp_hot_route(struct dp_worker *w, const struct dp_pkt *pk, const struct mc_requests *r,
+		      uint32_t owner, struct dp_hotslot *mark)
+{
+	const struct dp_hotset *hs = w->hot->set;
+	const struct mc_request *rq = &r->req[0];
+	const struct dp_hotent *e;
+	uint32_t ep;
+
+	mark->stage = DP_HOT_NONE;
+	if (hs->n == 0)
 		return owner;
-	if (rq->kind != MC_KIND_READ) {
-		if (rq->kind != MC_KIND_KEYLESS)
-			invalidate(w, pk, e, owner);
-		return owner;
+	/* Every write of a hot key in the datagram (pipelined, quiet or not). */
+	for (uint16_t i = 0; i < r->nreq; i++) {
+		const struct mc_request *q = &r->req[i];
+
+		if (q->kind == MC_KIND_READ || q->kind == MC_KIND_KEYLESS)
+			continue;
+		for (uint16_t k = q->key_first; k < q->key_first + q->key_count; k++)
+			if ((e = key_entry(w, pk, &r->keys[k])) != NULL)
+				invalidate(w, pk, q, e, owner);
 	}
-	/* Only a plain one-key get: gets / gat carry a node's CAS or change its TTL. */
-	if (!e->spread || rq->cmd != MC_CMD_GET || rq->proto != MC_PROTO_ASCII ||
-	    hs->epoch != w->cur->epoch || e->nrep < 2 || (rq->flags & MC_REQ_F_QUIET))
+	/* Only a lone plain one-key get spreads: gets / gat carry a node's CAS or change its
+	 * TTL, a quiet read has no end the fill could follow. */
+	if (r->nreq != 1 || r->nkeys != 1 || rq->cmd != MC_CMD_GET || rq->proto != MC_PROTO_ASCII ||
+	    (rq->flags & MC_REQ_F_QUIET) || hs->epoch != w->cur->epoch)
+		return owner;
+	e = key_entry(w, pk, &r->keys[0]);
+	if (e == NULL || !e->spread || e->nrep < 2)
 		return owner;
 	ep = choose_replica(w, e);
 	if (ep == owner)

@@ -127,10 +127,10 @@ static inline void dp_hot_poll_worker(struct dp_worker *w)
 }
 
 /*
- * Where one keyed request @p r (the parse of @p pk; not quiet) whose owner is endpoint
- * @p owner goes: the owner, or for a single ASCII `get` of a spread key one of its replicas
- * (then *mark says how to mark the slot). A write of a hot or cooling key queues the
- * invalidations of its other replicas first. Called only with a hot set loaded.
+ * Where the keyed requests @p r (the parse of @p pk, all of one owner, endpoint @p owner)
+ * go: the owner, or for a lone ASCII `get` of a spread key one of its replicas (then *mark
+ * says how to mark the slot). Each write of a hot or cooling key among them (quiet or not)
+ * queues the copies or deletes of its other replicas first. Only with a hot set loaded.
  */
 uint32_t dp_hot_route(struct dp_worker *w, const struct dp_pkt *pk, const struct mc_requests *r,
 		      uint32_t owner, struct dp_hotslot *mark);

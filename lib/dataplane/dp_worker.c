@@ -355,7 +355,7 @@ static void handle_request(struct dp_worker *w, struct rte_mbuf *m, struct dp_pk
 	if (unlikely(owner == -1))
 		return dp_mget_split(w, m, pk, r);
 	ep = w->cur->ep[owner];
-	if (unlikely(w->hot->set != NULL) && !c.quiet)
+	if (unlikely(w->hot->set != NULL))
 		ep = dp_hot_route(w, pk, r, ep, &hot); /* a hot key: a replica, or invalidations */
 	mac = atomic_load_explicit(&w->eps[ep].mac, memory_order_relaxed);
 	if (unlikely(!(mac & DP_MAC_VALID)))

@@ -400,8 +400,21 @@ static void test_fill_and_write(void **state)
 	assert_int_equal(st.ctr[DP_CTR_HOT_MISSES], 1);
 	assert_int_equal(st.ctr[DP_CTR_HOT_FETCHES], 1);
 	assert_int_equal(st.ctr[DP_CTR_HOT_FILLS], 1);
-	/* A write: the two other replicas get a delete before the write leaves for the owner. */
-	t_inject(0, t_request(7000, 90, "set hk 0 0 1\r\nx\r\n", 17));
+	/* A set: the two other replicas get its copy (exptime capped at fill_ttl_s, 1 s here)
+	 * before the set leaves for the owner. */
+	t_inject(0, t_request(7000, 90, "set hk 3 0 1\r\nx\r\n", 17));
+	t_poll(0);
+	for (int i = 0; i < 2; i++) {
+		int r = take_sent(&fport, &freqid, body, sizeof(body));
+
+		assert_true(r == (int)rep[1] || r == (int)rep[2]);
+		assert_string_equal(body, "set hk 3 1 1 noreply\r\nx\r\n");
+	}
+	assert_int_equal(take_sent(&fport, &freqid, body, sizeof(body)), (int)rep[0]);
+	assert_string_equal(body, "set hk 3 0 1\r\nx\r\n");
+	assert_int_equal(t_stats().ctr[DP_CTR_HOT_INVALIDATIONS], 2);
+	/* Any other write (a delete here): the other replicas' copies are deleted first. */
+	t_inject(0, t_request(7000, 91, "delete hk\r\n", 11));
 	t_poll(0);
 	for (int i = 0; i < 2; i++) {
 		int r = take_sent(&fport, &freqid, body, sizeof(body));
@@ -410,8 +423,22 @@ static void test_fill_and_write(void **state)
 		assert_string_equal(body, "delete hk noreply\r\n");
 	}
 	assert_int_equal(take_sent(&fport, &freqid, body, sizeof(body)), (int)rep[0]);
-	assert_string_equal(body, "set hk 0 0 1\r\nx\r\n");
-	assert_int_equal(t_stats().ctr[DP_CTR_HOT_INVALIDATIONS], 2);
+	assert_string_equal(body, "delete hk\r\n");
+	assert_int_equal(t_stats().ctr[DP_CTR_HOT_INVALIDATIONS], 4);
+	/* A quiet write in a pipeline: its copies too. */
+	t_inject(0, t_request(7000, 92, "get hk\r\nset hk 0 0 1 noreply\r\ny\r\n", 33));
+	t_poll(0);
+	assert_int_equal(t_sent_count(0), 3);
+	for (int i = 0; i < 2; i++) {
+		int r = take_sent(&fport, &freqid, body, sizeof(body));
+
+		assert_true(r == (int)rep[1] || r == (int)rep[2]);
+		assert_string_equal(body, "set hk 0 1 1 noreply\r\ny\r\n");
+	}
+	assert_int_equal(take_sent(&fport, &freqid, body, sizeof(body)), (int)rep[0]);
+	t_inject(0, t_reply(ip_of(rep[0]), 11211, fport, freqid, 0, 1, "END\r\n", 5));
+	t_poll(0);
+	rte_pktmbuf_free(t_sent(0));
 	/* A fill racing it: the owner's (old) hit reaches the client, not the replica. */
 	d = spread_get(78, &sport, &reqid, rep);
 	t_inject(0, t_reply(ip_of(d), 11211, sport, reqid, 0, 1, "END\r\n", 5));
