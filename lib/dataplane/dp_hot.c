@@ -173,7 +173,7 @@ static struct rte_mbuf *hot_pkt(struct dp_worker *w, uint32_t ep, bool vlan, uin
 	struct rte_mbuf *o;
 	uint8_t dst[6];
 
-	if (!(mac & DP_MAC_VALID) || off + MC_FRAME_HDR_LEN + len > 1472u)
+	if (!(mac & DP_MAC_VALID) || MC_FRAME_HDR_LEN + len > 1472u)
 		return NULL;
 	o = rte_pktmbuf_alloc(w->pool);
 	if (o == NULL)
