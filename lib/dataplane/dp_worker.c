@@ -315,7 +315,7 @@ static uint32_t forward_request(struct dp_worker *w, struct rte_mbuf *m, struct 
 static void handle_request(struct dp_worker *w, struct rte_mbuf *m, struct dp_pkt *pk)
 {
 	struct mc_requests *r = &w->req;
-	struct dp_hotslot hot = {.stage = DP_HOT_NONE};
+	struct dp_hotslot hot; /* only stage is read unless dp_hot_route() filled it */
 	struct req_class c;
 	enum dp_drop why;
 	int32_t owner;
@@ -355,6 +355,7 @@ static void handle_request(struct dp_worker *w, struct rte_mbuf *m, struct dp_pk
 	if (unlikely(owner == -1))
 		return dp_mget_split(w, m, pk, r);
 	ep = w->cur->ep[owner];
+	hot.stage = DP_HOT_NONE;
 	if (unlikely(w->hot->set != NULL))
 		ep = dp_hot_route(w, pk, r, ep, &hot); /* a hot key: a replica, or invalidations */
 	mac = atomic_load_explicit(&w->eps[ep].mac, memory_order_relaxed);
