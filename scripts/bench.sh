@@ -19,6 +19,9 @@
 #   linerate: RINGWAY_BENCH_LR_TRIAL (seconds per trial, default 1), RINGWAY_BENCH_LR_REPEAT
 #     (trials per rate, all must pass; default 1), RINGWAY_BENCH_LR_WORKERS (default 1,2),
 #     RINGWAY_BENCH_LR_CASES (default: every case of tests/bench/linerate/linerate.py)
+#   hotkeys (root): RINGWAY_BENCH_HK_SECONDS (each measured run, default 12),
+#     RINGWAY_BENCH_HK_RATE (ringway-loadgen rate, default 8000/s), RINGWAY_BENCH_HK_SKEWS
+#     (default "0.99 1.2"), RINGWAY_BENCH_HK_PREFIX (sandbox prefix, default benchhk)
 # Figures on a shared 2-core machine move by 10-25% between runs: compare ratios within a run.
 set -euo pipefail
 
@@ -28,7 +31,7 @@ build=${RINGWAY_BENCH_BUILD:-build-bench}
 results=$top/bench-results
 
 # --- sections ------------------------------------------------------------------------------
-SECTIONS=(placement dataplane sandbox linerate)
+SECTIONS=(placement dataplane sandbox linerate hotkeys)
 
 # Placement lookups (ns, index vs binary search vs libmemcached), build time and memory at
 # 10 / 100 / 1,000 / 10,000 members for every algorithm.
@@ -352,6 +355,99 @@ section_linerate() {
 		--trial "${RINGWAY_BENCH_LR_TRIAL:-1}" --repeat "${RINGWAY_BENCH_LR_REPEAT:-1}" \
 		--workers "${RINGWAY_BENCH_LR_WORKERS:-1,2}" \
 		${RINGWAY_BENCH_LR_CASES:+--cases "$RINGWAY_BENCH_LR_CASES"} "${dp[@]}"
+}
+
+# Hot keys (README "Hot keys"): ringway-loadgen with zipf popularity over 8 memcached nodes,
+# spreading off (threshold_pct 0) and on, per skew: each node's requests from its own `stats`
+# (cmd_get + cmd_set + deletes, before and after the measured run), max/mean, the client's hit
+# ratio, the requests the nodes got beyond the client's, the hot-key view's recall of the true
+# top 10 (keys lg:0000..lg:0009: the loadgen's zipf ranks). Writes hotkeys.json and
+# hotkeys.png; tears the sandbox down on exit, also on failure.
+targets_hotkeys=(app/ringway/ringway app/ringway-loadgen/ringway-loadgen app/ringwayctl/ringwayctl)
+section_hotkeys() {
+	local rc=0
+	sb_prefix=${RINGWAY_BENCH_HK_PREFIX:-benchhk}
+	section_hotkeys_run || rc=$?
+	sandbox_teardown
+	trap - EXIT INT TERM
+	return "$rc"
+}
+
+# hk_node_stats FILE: every node's `stats` (TCP, from the client namespace) as JSON.
+hk_node_stats() {
+	ip netns exec "$NS_CLIENT" python3 - "$NODES" >"$1" <<'EOF'
+import json, socket, sys
+out = {}
+for i in range(1, int(sys.argv[1]) + 1):
+    s = socket.create_connection(("198.18.1.%d" % i, 11211), timeout=5)
+    s.sendall(b"stats\r\n")
+    buf = b""
+    while not buf.endswith(b"END\r\n"):
+        buf += s.recv(65536)
+    s.close()
+    out["node%d" % i] = {l.split()[1]: l.split()[2] for l in buf.decode().splitlines()
+                         if l.startswith("STAT ")}
+json.dump(out, sys.stdout)
+EOF
+}
+
+section_hotkeys_run() {
+	local raw=$results/raw/hotkeys secs=${RINGWAY_BENCH_HK_SECONDS:-12}
+	local rate=${RINGWAY_BENCH_HK_RATE:-8000} skews=${RINGWAY_BENCH_HK_SKEWS:-0.99 1.2}
+	local router_pid skew mode thr conf ctl view
+	[ "$(id -u)" -eq 0 ] || { echo "bench: hotkeys needs root" >&2; return 1; }
+	rm -rf "$raw"
+	mkdir -p "$raw"
+	trap 'sandbox_teardown' EXIT
+	trap 'exit 130' INT TERM
+	sb up --nodes 8 || return 1
+	# shellcheck disable=SC1090,SC1091
+	. "/run/ringway-sandbox/$sb_prefix/env"
+	sb config >"$raw/base.conf" || return 1
+	ctl="$build/app/ringwayctl/ringwayctl --socket $STATE_DIR/control.sock"
+	for skew in $skews; do
+		for mode in off on; do
+			thr=0
+			[ "$mode" = on ] && thr=3
+			conf=$raw/ringway.$skew.$mode.conf
+			{
+				cat "$raw/base.conf"
+				printf '\n[hotkeys]\nsample_every = 4\ninterval_ms = 500\n'
+				printf 'threshold_pct = %s\nreplicas = 8\nload_pct = 10\n' "$thr"
+				printf 'fill_ttl_s = 30\n'
+				# One loadgen address: on a loaded machine its requests in flight
+				# may pass the per-client cap; the cap is not what is measured.
+				printf '\n[tables]\nclient_slots_max = 0\n'
+			} >"$conf"
+			echo "   zipf $skew, spreading $mode: ${secs}s at $rate/s over $NODES nodes"
+			sb router-start --ringway "$build/app/ringway/ringway" --config "$conf" ||
+				return 1
+			router_pid=$(cat "$STATE_DIR/router.pid")
+			# Preload every key, then the same load a few seconds: the hot set settles.
+			loadgen_run "warm.$skew.$mode" "$ROUTER_IP:$MC_PORT" --preload \
+				--dist "zipf:$skew" --rate "$rate" --duration 4 --get-ratio 0.99 ||
+				return 1
+			hk_node_stats "$raw/nodes0.$skew.$mode.json" || return 1
+			$ctl stats >"$raw/stats0.$skew.$mode.txt" || return 1
+			# The hot-key view half-way through the measured run (a view covers the
+			# last interval_ms: after the run it would be empty).
+			(
+				sleep $((secs / 2))
+				$ctl --json hotkeys 10 >"$raw/hotkeys.$skew.$mode.json"
+				$ctl hotkeys 10 >"$raw/hotkeys.$skew.$mode.txt"
+			) &
+			view=$!
+			loadgen_run "run.$skew.$mode" "$ROUTER_IP:$MC_PORT" --dist "zipf:$skew" \
+				--rate "$rate" --duration "$secs" --get-ratio 0.99 || return 1
+			wait "$view" || return 1
+			hk_node_stats "$raw/nodes1.$skew.$mode.json" || return 1
+			$ctl stats >"$raw/stats1.$skew.$mode.txt" || return 1
+			sb router-stop >"$raw/router-exit.$skew.$mode.txt" 2>&1 || true
+		done
+	done
+	sandbox_teardown
+	python3 tests/bench/hotkeys/report.py --raw "$raw" --skews "$skews" \
+		--out "$results/hotkeys.json" --png "$results/hotkeys.png"
 }
 # --- end of sections -----------------------------------------------------------------------
 

@@ -43,7 +43,8 @@
 	_(METRICS, "metrics")     \
 	_(FAILOVER, "failover")   \
 	_(WARMUP, "warmup") \
-	_(ROUTE, "route")
+	_(ROUTE, "route") \
+	_(HOTKEYS, "hotkeys")
 
 enum sec_id {
 #define SEC_ENUM(e, s) SEC_##e,
@@ -222,6 +223,24 @@ enum key_kind {
 	_(HEALTH, "slow_min_replies", K_U32, C(health.slow_min_replies), 0, 1, 1000000000, 0,      \
 	  "100",                                                                                   \
 	  "replies a node needs in a window to be judged (and 3 nodes with that many)")            \
+	_(HOTKEYS, "sample_every", K_U32, C(hotkeys.sample_every), 0, 0, 1000000, 0, "64",         \
+	  "each worker files the first key of 1 in N keyed requests (on average) in its hot-key "  \
+	  "sketch; 0 = no detection")                                                              \
+	_(HOTKEYS, "sketch_keys", K_U32, C(hotkeys.sketch_keys), 0, 1, 4096, 0, "64",              \
+	  "keys a sketch holds (K): a key's estimated rate is over by at most 1/K of the "         \
+	  "sampled rate")                                                                          \
+	_(HOTKEYS, "interval_ms", K_U32, C(hotkeys.interval_ms), 0, 10, 3600000, 0, "1000",        \
+	  "the control lcore merges the workers' sketches into the hot-key view this often")       \
+	_(HOTKEYS, "threshold_pct", K_U32, C(hotkeys.threshold_pct), 0, 0, 100, 0, "0",            \
+	  "a key whose estimated rate is at least this % of its owner's request rate has its "     \
+	  "gets spread over replicas; 0 = only keys pinned with `ringwayctl hot add`")             \
+	_(HOTKEYS, "replicas", K_U32, C(hotkeys.replicas), 0, 2, 8, 0, "3",                        \
+	  "replicas a hot key's gets are spread over (the placement's replica order)")             \
+	_(HOTKEYS, "load_pct", K_U32, C(hotkeys.load_pct), 0, 0, 1000, 0, "25",                    \
+	  "bounded load: a replica above (100 + this) % of the average load is passed over")       \
+	_(HOTKEYS, "fill_ttl_s", K_U32, C(hotkeys.fill_ttl_s), 0, 1, 2592000, 0, "10",             \
+	  "exptime of the copies added to replicas; a key no longer hot keeps invalidating them "  \
+	  "this long")                                                                             \
 	_(METRICS, "listen", K_LISTEN, C(metrics.address), C(metrics.port), 0, 0, 0, "",           \
 	  "Prometheus /metrics on this IPv4:port (HTTP, a thread of its own, not a worker); "     \
 	  "empty = off. Loopback unless the scrapers need more") \

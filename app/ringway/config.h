@@ -155,6 +155,17 @@ struct rw_cfg_log {
 	uint32_t level; /**< `level` as DPDK's RTE_LOG_EMERG (1) .. RTE_LOG_DEBUG (8) */
 };
 
+/** [hotkeys]: hot-key detection (the data plane's hot_* settings). */
+struct rw_cfg_hotkeys {
+	uint32_t sample_every;
+	uint32_t sketch_keys;
+	uint32_t interval_ms;
+	uint32_t threshold_pct;
+	uint32_t replicas;
+	uint32_t load_pct;
+	uint32_t fill_ttl_s;
+};
+
 /** [metrics] */
 struct rw_cfg_metrics {
 	uint32_t address; /**< `listen`'s IPv4, network byte order */
@@ -209,6 +220,7 @@ struct rw_config {
 	struct rw_cfg_control control;
 	struct rw_cfg_log log;
 	struct rw_cfg_health health;
+	struct rw_cfg_hotkeys hotkeys;
 	struct rw_cfg_metrics metrics;
 	struct rw_cfg_failover failover;
 	struct rw_cfg_warmup warmup;

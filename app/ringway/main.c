@@ -308,6 +308,58 @@ static int ops_stats(void *ctx, struct ctl_text *out)
 	return out->oom ? -ENOMEM : 0;
 }
 
+/* `hotkeys [N]`: the data plane's hot-key view; a key's share is of its owner's requests. */
+static int ops_hotkeys(void *ctx, uint32_t n, struct ctl_text *head, struct ctl_text *lines)
+{
+	struct dp_hotkey *v = calloc(n, sizeof(*v));
+	struct dp_hot_summary s;
+	char key[3 * MC_KEY_MAX + 1];
+	uint32_t got;
+
+	(void)ctx;
+	if (v == NULL)
+		return -ENOMEM;
+	got = dp_hotkeys_get(the_dp, v, n, &s);
+	ctl_text_appendf(
+		head,
+		" intervals %" PRIu64 " interval_ms %.0f sampled %" PRIu64
+		" sample_every %u sketch_keys %u bound_rate %.0f guaranteed %u late %" PRIu64
+		" spreading %u cooling %u",
+		s.intervals, s.interval_s * 1000, s.sampled, s.sample_every, s.sketch_keys,
+		s.bound_rate, s.guaranteed, s.late, s.spreading, s.cooling);
+	for (uint32_t i = 0; i < got; i++) {
+		dp_hotkey_text(v[i].key, v[i].len, key, sizeof(key));
+		ctl_text_appendf(lines,
+				 "rank %u key %s rate %.0f rate_min %.0f owner %s owner_rate %.0f "
+				 "share_pct %.1f guaranteed %d spread %s\n",
+				 i + 1, key, v[i].rate, v[i].rate_min,
+				 v[i].owner >= 0 ? v[i].owner_name : "-", v[i].owner_rate,
+				 v[i].owner_rate > 0 ? 100.0 * v[i].rate / v[i].owner_rate : 0.0,
+				 v[i].guaranteed,
+				 v[i].spread == DP_HOT_STATE_SPREAD    ? "hot"
+				 : v[i].spread == DP_HOT_STATE_PINNED  ? "pinned"
+				 : v[i].spread == DP_HOT_STATE_COOLING ? "cooling"
+								       : "no");
+	}
+	free(v);
+	return 0;
+}
+
+/* `hot add|remove KEY`. */
+static int ops_hot_pin(void *ctx, bool pin, const char *key, size_t len, char *err, size_t errlen)
+{
+	int rc = dp_hot_pin(the_dp, (const uint8_t *)key, (uint32_t)len, pin);
+
+	(void)ctx;
+	if (rc < 0)
+		snprintf(err, errlen, "%s",
+			 rc == -ENOENT	 ? "not pinned"
+			 : rc == -ENOSPC ? "too many hot keys"
+			 : rc == -EINVAL ? "key length"
+					 : strerror(-rc));
+	return rc;
+}
+
 /* `list`: each member's next hop and every numeric per-node field. */
 static void ops_member_status(void *ctx, uint32_t idx, const struct ctl_member *m,
 			      struct ctl_text *out)
@@ -509,6 +561,13 @@ static void dp_config_from(struct dp_config *d, uint16_t nw, const unsigned int 
 	d->slow_factor_pct = cfg.health.slow_factor_pct;
 	d->slow_window_ms = cfg.health.slow_window_ms;
 	d->slow_min_replies = cfg.health.slow_min_replies;
+	d->hot_sample_every = cfg.hotkeys.sample_every;
+	d->hot_sketch_keys = cfg.hotkeys.sketch_keys;
+	d->hot_interval_ms = cfg.hotkeys.interval_ms;
+	d->hot_threshold_pct = cfg.hotkeys.threshold_pct;
+	d->hot_replicas = cfg.hotkeys.replicas;
+	d->hot_load_pct = cfg.hotkeys.load_pct;
+	d->hot_fill_ttl_s = cfg.hotkeys.fill_ttl_s;
 }
 
 /* Split argv at "--": EAL's part stays in argv[0..return), ours is parsed into @p a. */
@@ -842,6 +901,8 @@ int main(int argc, char **argv)
 		.health = ops_health,
 		.warmup = ops_warmup,
 		.routes = ops_routes,
+		.hotkeys = ops_hotkeys,
+		.hot_pin = ops_hot_pin,
 	};
 	struct rt_table routes;
 	struct start st = {0};

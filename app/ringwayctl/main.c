@@ -422,6 +422,15 @@ int main(int argc, char **argv)
 	}
 	argc -= optind;
 	argv += optind;
+	/* `--json` after the command too (`ringwayctl hotkeys --json 5`): no command has a word
+	 * that starts with "--". */
+	for (int i = 0; i < argc; i++)
+		if (strcmp(argv[i], "--json") == 0) {
+			o.json = true;
+			memmove(&argv[i], &argv[i + 1], sizeof(*argv) * (size_t)(argc - i));
+			argc--;
+			i--;
+		}
 	if (!(argc == 1 && strcmp(argv[0], "-") == 0) && (line = join_words(argc, argv)) == NULL) {
 		fprintf(stderr, "ringwayctl: the command must be one line of at most %d bytes\n",
 			CTL_LINE_MAX);

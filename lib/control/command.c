@@ -297,6 +297,27 @@ static int parse_args(const char *cur, const char *end, struct ctl_cmd *cmd, cha
 		break;
 	case CTL_CMD_ROUTE:
 		return parse_route(cur, end, cmd, err, errlen);
+	case CTL_CMD_HOTKEYS:
+		cmd->count = CTL_HOTKEYS_DEFAULT;
+		if (!word(&cur, end, &w))
+			break;
+		if (ctl_parse_u64(w.p, w.n, CTL_HOTKEYS_MAX, &v) < 0 || v == 0)
+			return ctl_fail(err, errlen, "hotkeys: N must be an integer 1..%d",
+					CTL_HOTKEYS_MAX);
+		cmd->count = (uint32_t)v;
+		break;
+	case CTL_CMD_HOT:
+		if (!word(&cur, end, &w) || (!span_is(&w, "add") && !span_is(&w, "remove")))
+			return usage_error(cmd, err, errlen);
+		cmd->pin = span_is(&w, "add");
+		if (!word(&cur, end, &w))
+			return usage_error(cmd, err, errlen);
+		if (w.n >= sizeof(cmd->key))
+			return ctl_fail(err, errlen, "hot: a key is at most %zu bytes",
+					sizeof(cmd->key) - 1);
+		memcpy(cmd->key, w.p, w.n);
+		cmd->key[w.n] = '\0';
+		break;
 	case CTL_CMD_FLEET:
 		cmd->fleet = -1;
 		if (word(&cur, end, &w)) {
@@ -942,6 +963,44 @@ static int do_stats(struct ctl_session *s, struct ctl_text *r)
 	return rc;
 }
 
+/* `hotkeys [N]`: the router's hot-key view, `OK lines N` and its pairs, then a line a key. */
+static int do_hotkeys(struct ctl_session *s, uint32_t count, struct ctl_text *r)
+{
+	struct ctl_engine *e = s->e;
+	struct ctl_text head = {0}, body = {0};
+	uint32_t n = 0;
+	int rc;
+
+	if (e->ops.hotkeys == NULL)
+		return reply_error(s, r, "hotkeys: this router has no hot-key detection");
+	rc = e->ops.hotkeys(e->ops.ctx, count, &head, &body);
+	if (rc == 0)
+		rc = count_lines(&body, &n);
+	if (rc == 0 && (body.oom || head.oom))
+		rc = -ENOMEM;
+	if (rc < 0)
+		rc = reply_error(s, r, "hotkeys unavailable: %s", strerror(-rc));
+	else if ((rc = ctl_text_appendf(r, "OK lines %u%s\n", n, head.buf ? head.buf : "")) == 0)
+		rc = ctl_text_append(r, body.buf, body.len);
+	ctl_text_release(&head);
+	ctl_text_release(&body);
+	return rc;
+}
+
+/* `hot add|remove KEY`: pin or unpin a key for spreading. */
+static int do_hot(struct ctl_session *s, const struct ctl_cmd *cmd, struct ctl_text *r)
+{
+	struct ctl_engine *e = s->e;
+	char why[REASON_MAX];
+
+	if (e->ops.hot_pin == NULL)
+		return reply_error(s, r, "hot: this router has no hot-key spreading");
+	if (e->ops.hot_pin(e->ops.ctx, cmd->pin, cmd->key, strlen(cmd->key), why, sizeof(why)) < 0)
+		return reply_error(s, r, "hot %s %s: %s", cmd->pin ? "add" : "remove", cmd->key,
+				   why);
+	return ctl_text_appendf(r, "OK %s %s\n", cmd->pin ? "pinned" : "unpinned", cmd->key);
+}
+
 static int do_begin(struct ctl_session *s, struct ctl_text *r)
 {
 	if (s->txn != NULL)
@@ -1105,6 +1164,12 @@ static int run(struct ctl_session *s, struct ctl_cmd *cmd, struct ctl_text *r)
 		break;
 	case CTL_CMD_WARMUP:
 		do_warmup(s, cmd, r);
+		break;
+	case CTL_CMD_HOTKEYS:
+		do_hotkeys(s, cmd->count, r);
+		break;
+	case CTL_CMD_HOT:
+		do_hot(s, cmd, r);
 		break;
 	case CTL_CMD_BEGIN:
 		do_begin(s, r);

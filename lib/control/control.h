@@ -230,6 +230,19 @@ struct ctl_ops {
 	 * the previous routes and replies ERROR). NULL: nothing to apply (tests, tools).
 	 */
 	int (*routes)(void *ctx, const struct rt_table *next);
+	/**
+	 * `hotkeys [N]`: append ` key value` pairs describing the hot-key view (each starting
+	 * with a space, no newline) to @p head, and one line per key (at most @p n, hottest
+	 * first, `key value` pairs, each line ending in '\n', values without spaces) to
+	 * @p lines. NULL: the command answers that the router has no hot-key detection.
+	 */
+	int (*hotkeys)(void *ctx, uint32_t n, struct ctl_text *head, struct ctl_text *lines);
+	/**
+	 * `hot add|remove KEY`: pin (@p pin) or unpin @p key (@p len bytes, no spaces) for
+	 * hot-key spreading. 0, or a negative errno with the reason in @p err. NULL: the command
+	 * answers that the router has no hot-key spreading.
+	 */
+	int (*hot_pin)(void *ctx, bool pin, const char *key, size_t len, char *err, size_t errlen);
 };
 
 struct ctl_engine;

@@ -23,6 +23,9 @@
  * argument parser (if any) in parse_args().
  */
 #define CTL_CMD_F_CHANGE 0x1u
+/* `hotkeys [N]`: keys shown without N, most with it. */
+#define CTL_HOTKEYS_DEFAULT 10
+#define CTL_HOTKEYS_MAX 4096
 #define CTL_FOREACH_CMD(_)                                                               \
 	_(ADD, "add", "NAME ADDR[:PORT] [weight W] [mac MAC]", CTL_CMD_F_CHANGE)         \
 	_(REMOVE, "remove", "NAME", CTL_CMD_F_CHANGE)                                    \
@@ -40,7 +43,9 @@
 	_(FLEET, "fleet", "[managed|local]", 0)                                          \
 	_(HEALTH, "health", "NAME down|up [--flush|--accept-stale]", 0)                 \
 	_(WARMUP, "warmup", "[end]", 0) \
-	_(ROUTE, "route", "add PREFIX via GW|direct | remove PREFIX | list", 0)
+	_(ROUTE, "route", "add PREFIX via GW|direct | remove PREFIX | list", 0) \
+	_(HOTKEYS, "hotkeys", "[N]", 0)                                                  \
+	_(HOT, "hot", "add|remove KEY", 0)
 
 /* Prefixes that may stand before a command: enum suffix, name, what follows. */
 #define CTL_FOREACH_PREFIX(_)                \
@@ -73,6 +78,9 @@ struct ctl_cmd {
 	bool warm_end;		/* warmup: `end` given */
 	int route_op;		/* route: CTL_ROUTE_* */
 	struct rt_route route;	/* route add / remove (prefix only) */
+	uint32_t count;		/* hotkeys: keys to show */
+	bool pin;		/* hot: add (true) or remove */
+	char key[251];		/* hot: the key */
 };
 
 /* `route` sub-commands. */

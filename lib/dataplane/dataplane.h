@@ -118,6 +118,14 @@ extern "C" {
 	_(WARM_DELETES, "warm_deletes") /* deletes sent to previous owners of written keys */   \
 	_(WARM_UNSAFE_KEYS, "warm_unsafe_keys") /* keys ASCII cannot carry: no add / delete */   \
 	_(WARM_TX_FAILED, "warm_tx_failed") /* warm-up packets without mbuf or TX room */       \
+	_(HOT_SAMPLED, "hot_sampled")   /* requests whose first key went into the hot-key sketch */ \
+	_(HOT_SPREAD, "hot_spread")     /* reads of hot keys sent to a replica, not the owner */   \
+	_(HOT_MISSES, "hot_misses")     /* ... that missed there: the owner was asked */          \
+	_(HOT_FETCHES, "hot_fetches")   /* gets the router sent to owners for them (NIC took) */  \
+	_(HOT_FILLS, "hot_fills")       /* owners' values added to replicas (NIC took) */         \
+	_(HOT_FILL_SKIPPED, "hot_fill_skipped") /* hits not copied: a write of the key began */   \
+	_(HOT_INVALIDATIONS, "hot_invalidations") /* replica deletes on writes (NIC took) */      \
+	_(HOT_TX_FAILED, "hot_tx_failed") /* fetches, fills, deletes not sent (TX, pool, MAC) */  \
 	_(POLLS, "polls")               /* loop iterations */                                     \
 	_(IDLE_POLLS, "idle_polls")     /* iterations that found no packet */                     \
 	_(PUBLISH_SEEN, "epochs_seen")  /* placement replicas picked up */
@@ -301,6 +309,20 @@ struct dp_config {
 					a membership change next to the new one (0: off) */
 	uint32_t warm_ttl_s;	   /**< expiry of a warm copy written to a new owner when the
 					previous owner's reply does not say its TTL */
+	/** Hot keys (dp_hotkeys_get): each worker files the first key of 1 in hot_sample_every
+	 *  keyed requests (on average; 0: none) in its own Space-Saving sketch of
+	 *  hot_sketch_keys keys (1..4096); the control lcore merges them every hot_interval_ms. */
+	uint32_t hot_sample_every;
+	uint32_t hot_sketch_keys;
+	uint32_t hot_interval_ms;
+	/** Spreading (dp_hot_pin): a key whose estimated rate is at least hot_threshold_pct % of
+	 *  its owner's request rate (0: only pinned keys) has its single ASCII gets spread over
+	 *  hot_replicas (2..8) replicas, the lower load of two random ones under
+	 *  (100 + hot_load_pct) % of the average; copies are added with exptime hot_fill_ttl_s. */
+	uint32_t hot_threshold_pct;
+	uint32_t hot_replicas;
+	uint32_t hot_load_pct;
+	uint32_t hot_fill_ttl_s;
 };
 
 /** Fewest generation bits a request id keeps (the bits the reply port cannot name a slot
@@ -403,7 +425,8 @@ uint64_t dp_epoch(const struct dp *dp);
 
 /**
  * Neighbour housekeeping: send ARP requests for unresolved or stale node MACs (through worker
- * 0's TX queue, via its control ring), give up after arp_attempts and retry later.
+ * 0's TX queue, via its control ring), give up after arp_attempts and retry later; every
+ * hot_interval_ms, merge the workers' hot-key sketches into the view dp_hotkeys_get() reports.
  * Call every few milliseconds. Lcore: control.
  */
 void dp_control_poll(struct dp *dp);
@@ -750,6 +773,65 @@ unsigned int dp_slow_poll(struct dp *dp, struct dp_slow_event *ev, unsigned int 
  * -ENOMEM.
  */
 int dp_metrics_write(const struct dp *dp, struct obs_text *out);
+
+/** One key of the fleet's hot-key view: the workers' sketches merged over the last interval. */
+struct dp_hotkey {
+	uint8_t key[MC_KEY_MAX];
+	uint32_t len;
+	uint64_t count;	   /**< sampled requests counted for it (an upper bound) */
+	uint64_t err;	   /**< count - err is a lower bound */
+	double rate;	   /**< estimated requests/s: count x sample_every / interval */
+	double rate_min;   /**< (count - err) x sample_every / interval */
+	double owner_rate; /**< requests/s the router forwarded to its owner in the interval */
+	int32_t owner;	   /**< member index in the placement, or -1 */
+	char owner_name[PL_NAME_MAX + 1];
+	bool guaranteed; /**< among the guaranteed true top keys (hotkey.h) */
+	uint8_t spread;	 /**< DP_HOT_STATE_* */
+};
+
+/** dp_hotkey.spread */
+enum {
+	DP_HOT_STATE_NO = 0,
+	DP_HOT_STATE_SPREAD,  /**< over the threshold: reads spread */
+	DP_HOT_STATE_PINNED,  /**< pinned by hand: reads spread */
+	DP_HOT_STATE_COOLING, /**< no longer spread; writes still delete the copies */
+};
+
+/** What a hot-key view covers. */
+struct dp_hot_summary {
+	uint64_t intervals; /**< views merged so far (0: none yet) */
+	double interval_s;  /**< length of the interval the view covers */
+	uint64_t sampled;   /**< samples in it (N) */
+	uint32_t sample_every;
+	uint32_t sketch_keys; /**< K */
+	double bound_rate;    /**< N / K x sample_every / interval: no rate is over by more */
+	uint32_t keys;	      /**< keys in the view */
+	uint32_t guaranteed;  /**< the first ones of them in the guaranteed true top list */
+	uint64_t late;	      /**< worker sketches that missed a merge (the worker was not
+				   polling): counted in the next one */
+	uint32_t spreading;   /**< keys whose reads are spread now (pinned ones included) */
+	uint32_t cooling;     /**< keys cooling down */
+	uint64_t publishes;   /**< hot sets published */
+};
+
+/**
+ * Pin (@p pin) or unpin key @p key (@p len bytes) for spreading, whatever its rate; the hot
+ * set is published before the call returns. Lcore: control. @return 0; -EINVAL (length),
+ * -ENOSPC (DP_HOT_IDS keys named already), -ENOENT (unpin of a key not pinned), -ENOMEM.
+ */
+int dp_hot_pin(struct dp *dp, const uint8_t *key, uint32_t len, bool pin);
+
+/**
+ * The fleet's hot keys, largest estimated rate first: up to @p n into @p out (NULL with n 0:
+ * only the summary), the summary into @p sum (may be NULL). Any thread (a lock shared with
+ * the control lcore's merge, never taken by a worker). @return the number written.
+ */
+uint32_t dp_hotkeys_get(struct dp *dp, struct dp_hotkey *out, uint32_t n,
+			struct dp_hot_summary *sum);
+
+/** @p key as text without spaces or quotes: bytes outside '!'..'~', '%', '"' and '\\' as %XX.
+ *  Writes at most @p cap bytes with the NUL (3 x len + 1 is enough). @return its length. */
+size_t dp_hotkey_text(const uint8_t *key, uint32_t len, char *out, size_t cap);
 
 #ifdef __cplusplus
 }

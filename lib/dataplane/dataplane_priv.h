@@ -13,6 +13,7 @@
  *   dp_health.c   node health (control lcore): passive signals, probes, dirty-key clean-up
  *   dp_worker.c   the worker loop: parse, request path, reply path; calls dp_mget.c and
  *                 dp_local.c for what it does not forward or return itself
+ *   dp_hot.c      hot keys: sampling into per-worker sketches (dp_hot.h); control side: merge
  *   dp_mget.c     multi-gets over several nodes: split into sub-requests, merge the replies
  *                 (refusals are answered through dp_local.c)
  *   dp_failover.c stand-ins for down nodes (replica walk), the dirty-key record (workers)
@@ -56,6 +57,9 @@ enum dp_tx_tag {
 	DP_TX_WARM_FILL,   /* `add` of its hit to the new owner */
 	DP_TX_WARM_DELETE, /* `delete` at the previous owner of a key written meanwhile */
 	DP_TX_ANSWERED_NODE, /* ANSWERED, to the node port (two ports: an answer to a node) */
+	DP_TX_HOT_FETCH, /* hot key: a get to the owner after a replica's miss (not an rx packet) */
+	DP_TX_HOT_FILL,	 /* hot key: the owner's value added to a replica (not an rx packet) */
+	DP_TX_HOT_INVAL, /* hot key: a replica's copy deleted on a write (not an rx packet) */
 };
 
 /* With two ports: whether a TX tag leaves on the node port (else on the client port). */
@@ -63,7 +67,8 @@ static inline bool dp_tx_to_node(uint8_t tag)
 {
 	return tag == DP_TX_FORWARDED || tag == DP_TX_MGET_SUB || tag == DP_TX_CTL ||
 	       tag == DP_TX_ANSWERED_NODE || tag == DP_TX_WARM_GET || tag == DP_TX_WARM_FILL ||
-	       tag == DP_TX_WARM_DELETE;
+	       tag == DP_TX_WARM_DELETE || tag == DP_TX_HOT_FETCH || tag == DP_TX_HOT_FILL ||
+	       tag == DP_TX_HOT_INVAL;
 }
 
 /*
@@ -233,6 +238,7 @@ enum {
 	DP_MULTI_NONE = 0, /* one message: passes by its frame header */
 	DP_MULTI_TRACK,    /* several messages: passes, a parser says when complete */
 	DP_MULTI_MGET,     /* a multi-get sub-reply: parsed and merged, not passed */
+	DP_MULTI_HOT,      /* a spread read of a hot key: dp_hot_reply() sees its reply first */
 };
 
 #define DP_NO_MGET UINT16_MAX
@@ -478,6 +484,10 @@ struct dp_worker {
 	struct obs_hist *router_time;
 	uint64_t ns_mult;
 
+	/* Hot keys (dp_hot.h): requests until the next sample, the sketches. */
+	uint32_t hot_left;
+	struct dp_hotw *hot;
+
 	/* Written by the control lcore (release), read by this worker once per burst (acquire). */
 	_Atomic(struct dp_view *) view __rte_cache_aligned;
 	/* Warm-up: the placement before the last membership change while its window is open,
@@ -506,6 +516,8 @@ struct dp {
 	size_t view_bytes[DP_WORKERS_MAX];
 	size_t warm_bytes[DP_WORKERS_MAX];
 	struct rt_table routes; /* control lcore: what next hops resolve with (dp_route.c) */
+	struct dp_hot *hot; /* hot keys: control-side state (dp_hot.c) */
+	_Atomic(struct dp_hotset *) hotset; /* hot keys being spread (dp_hot.h); NULL: none */
 };
 
 /* Worker @p w receives from the node port (@p node) or the client port next: the addresses,

@@ -19,6 +19,7 @@
 #include <rte_telemetry.h>
 
 #include "dataplane_priv.h"
+#include "dp_hot.h"
 
 static const char *const counter_names[] = {
 #define DP_CTR_NAME(e, s) s,
@@ -199,6 +200,13 @@ void dp_config_defaults(struct dp_config *cfg)
 	cfg->warm_ttl_s = 300; /* warm_window_s 0: warm-up off */
 	cfg->dirty_keys_max = 10000;
 	cfg->probe_port = 0; /* one below the reply range */
+	cfg->hot_sample_every = 64;
+	cfg->hot_sketch_keys = 64;
+	cfg->hot_interval_ms = 1000;
+	cfg->hot_threshold_pct = 0;
+	cfg->hot_replicas = 3;
+	cfg->hot_load_pct = 25;
+	cfg->hot_fill_ttl_s = 10;
 }
 
 static bool is_pow2(uint64_t v)
@@ -233,6 +241,9 @@ static int config_check(const struct dp_config *c)
 	    c->neighbours == 0 || c->arp_attempts == 0)
 		return -EINVAL;
 	if (c->slow_window_ms == 0 || (c->vlan_fixed && c->vlan_id > 4094))
+		return -EINVAL;
+	if (c->hot_sketch_keys == 0 || c->hot_sketch_keys > HK_K_MAX || c->hot_interval_ms == 0 ||
+	    c->hot_replicas < 2 || c->hot_replicas > DP_HOT_R_MAX)
 		return -EINVAL;
 	if (c->two_ports && (c->node_port_id == c->port_id || c->node_router_ip == 0 ||
 			     (c->node_vlan_fixed && c->node_vlan_id > 4094)))
@@ -278,6 +289,7 @@ static void worker_free(struct dp_worker *w)
 	dp_mget_free(w);
 	dp_warm_free(w);
 	dp_obs_worker_free(w);
+	dp_hot_worker_free(w);
 	rte_free(w->slots);
 	rte_free(w->free_fifo);
 	rte_free(w->quiet_q);
@@ -395,7 +407,7 @@ static struct dp_worker *worker_new(struct dp *dp, uint16_t id, uint32_t inst)
 	    w->node_tmo == NULL || w->node_lost == NULL || w->dirty == NULL ||
 	    w->node_ret == NULL || w->handoff == NULL || (id == 0 && w->ctl_ring == NULL) ||
 	    dp_mget_init(w, c, socket) != 0 || dp_obs_worker_init(w, c, socket) != 0 ||
-	    dp_warm_init(w, c, socket) != 0) {
+	    dp_warm_init(w, c, socket) != 0 || dp_hot_worker_init(w, c, socket) != 0) {
 		worker_free(w);
 		return NULL;
 	}
@@ -447,7 +459,7 @@ struct dp *dp_create(const struct dp_config *cfg)
 	dp->eps = rte_zmalloc("dp_eps", sizeof(*dp->eps) * cfg->neighbours, RTE_CACHE_LINE_SIZE);
 	rcu_size = rte_rcu_qsbr_get_memsize(cfg->n_workers);
 	dp->rcu = rte_zmalloc("dp_rcu", rcu_size, RTE_CACHE_LINE_SIZE);
-	if (dp->eps == NULL || dp->rcu == NULL || dp_obs_init(dp) != 0)
+	if (dp->eps == NULL || dp->rcu == NULL || dp_obs_init(dp) != 0 || dp_hot_init(dp) != 0)
 		goto nomem;
 	if (rte_rcu_qsbr_init(dp->rcu, cfg->n_workers) != 0) {
 		dp_free(dp);
@@ -477,6 +489,7 @@ void dp_free(struct dp *dp)
 	for (unsigned int i = 0; i < DP_WORKERS_MAX; i++)
 		worker_free(dp->w[i]);
 	dp_obs_free(dp);
+	dp_hot_free(dp);
 	rte_free(dp->rcu);
 	rte_free(dp->eps);
 	rte_free(dp);
@@ -959,6 +972,7 @@ void dp_control_poll(struct dp *dp)
 	struct rte_ring *ring = dp->w[0]->ctl_ring;
 
 	dp_warm_poll(dp); /* the warm-up window ends on time */
+	dp_hot_control_poll(dp, now);
 	for (uint32_t i = 0; i < n; i++) {
 		struct dp_endpoint *e = &dp->eps[i];
 		uint32_t seen = atomic_load_explicit(&e->arp_seen, memory_order_relaxed);
@@ -1345,6 +1359,8 @@ int dp_telemetry_register(struct dp *dp)
 						"mac_known, forwarded, returned, ...");
 	if (rc == 0)
 		rc = dp_obs_telemetry_register(dp);
+	if (rc == 0)
+		rc = dp_hot_telemetry_register(dp);
 	registered = rc == 0;
 	return rc;
 }

@@ -75,6 +75,18 @@ static inline void count_sent(struct dp_worker *w, enum dp_tx_tag tag, uint32_t 
 	case DP_TX_WARM_DELETE:
 		w->ctr[DP_CTR_WARM_DELETES]++;
 		break;
+	case DP_TX_HOT_FETCH:
+		w->ctr[DP_CTR_HOT_FETCHES]++;
+		w->node_fwd[ep]++;
+		break;
+	case DP_TX_HOT_FILL:
+		w->ctr[DP_CTR_HOT_FILLS]++;
+		w->node_fwd[ep]++;
+		break;
+	case DP_TX_HOT_INVAL:
+		w->ctr[DP_CTR_HOT_INVALIDATIONS]++;
+		w->node_fwd[ep]++;
+		break;
 	}
 }
 
@@ -107,6 +119,12 @@ static void flush_range(struct dp_worker *w, uint16_t port, uint16_t lo, uint16_
 		case DP_TX_WARM_FILL:
 		case DP_TX_WARM_DELETE:
 			w->ctr[DP_CTR_WARM_TX_FAILED]++;
+			rte_pktmbuf_free(w->tx[i]);
+			break;
+		case DP_TX_HOT_FETCH: /* its slot times out: the client gets no answer */
+		case DP_TX_HOT_FILL:
+		case DP_TX_HOT_INVAL:
+			w->ctr[DP_CTR_HOT_TX_FAILED]++;
 			rte_pktmbuf_free(w->tx[i]);
 			break;
 		case DP_TX_FORWARDED:

@@ -18,6 +18,7 @@
 #include <rte_cycles.h>
 #include <rte_ethdev.h>
 
+#include "dp_hot.h"
 #include "dp_observe.h"
 #include "dp_tx.h"
 
@@ -330,7 +331,8 @@ static struct req_class classify(const struct mc_requests *r)
  * its client already), rewrite the packet towards node endpoint @p ep (MAC word @p mac) from
  * the port and request id naming the slot, and queue it. Always inlined: the forward path
  * must not pay a call because failover_request() is a second caller (measured: +35
- * instructions per forwarded request as a call, +6.5 inlined). */
+ * instructions per forwarded request as a call, +6.5 inlined). @return the slot (free again
+ * when the request is quiet), or DP_NO_SLOT when the packet was dropped. */
 static __rte_always_inline uint32_t forward_request(struct dp_worker *w, struct rte_mbuf *m,
 						    struct dp_pkt *pk, const struct mc_requests *r,
 						    uint32_t ep, uint64_t mac, struct req_class c)
@@ -464,6 +466,7 @@ static __rte_noinline void failover_request(struct dp_worker *w, struct rte_mbuf
 static void handle_request(struct dp_worker *w, struct rte_mbuf *m, struct dp_pkt *pk)
 {
 	struct mc_requests *r = &w->req;
+	struct dp_hotslot hot; /* only stage is read unless dp_hot_route() filled it */
 	struct req_class c;
 	enum dp_drop why;
 	int32_t owner;
@@ -500,11 +503,15 @@ static void handle_request(struct dp_worker *w, struct rte_mbuf *m, struct dp_pk
 	if (unlikely(w->cur == NULL))
 		return dp_count_drop(w, m, DP_DROP_NO_PLACEMENT);
 	owner = request_owner(w, pk, r);
+	dp_hot_count(w, pk, r);
 	if (unlikely(owner == -2))
 		return dp_count_drop(w, m, DP_DROP_NO_PLACEMENT);
 	if (unlikely(owner == -1))
 		return dp_mget_split(w, m, pk, r);
 	ep = w->cur->ep[owner];
+	hot.stage = DP_HOT_NONE;
+	if (unlikely(w->hot->set != NULL))
+		ep = dp_hot_route(w, pk, r, ep, &hot); /* a hot key: a replica, or invalidations */
 	if (unlikely(!dp_ep_serving(w, ep)))
 		return failover_request(w, m, pk, r, ep, c);
 	mac = atomic_load_explicit(&w->eps[ep].mac, memory_order_relaxed);
@@ -522,6 +529,8 @@ static void handle_request(struct dp_worker *w, struct rte_mbuf *m, struct dp_pk
 	s = forward_request(w, m, pk, r, ep, mac, c);
 	if (unlikely(warm >= 0) && !c.quiet && s != DP_NO_SLOT)
 		dp_warm_bind(w, (uint32_t)warm, s);
+	if (unlikely(hot.stage != DP_HOT_NONE) && s != DP_NO_SLOT)
+		dp_hot_mark(w, s, &hot);
 }
 
 /* The Ethernet source of a reply is the MAC the router knows for node endpoint @p ep. */
@@ -596,6 +605,12 @@ static void handle_reply_owned(struct dp_worker *w, struct rte_mbuf *m, struct d
 		return dp_count_drop(w, m, DP_DROP_REPLY_WRONG_MAC);
 	if (unlikely((reqid >> w->slot_lo_bits) != sl->gen))
 		return dp_count_drop(w, m, DP_DROP_REPLY_STALE);
+	if (unlikely(sl->multi == DP_MULTI_HOT)) {
+		if (unlikely(!reply_vlan_ok(w, sl, pk)))
+			return dp_count_drop(w, m, DP_DROP_VLAN_MISMATCH);
+		if (dp_hot_reply(w, m, pk, s))
+			return; /* a replica's miss: the owner is asked */
+	}
 	/* One message: its datagrams seq 0..total-1, each passed once. Several (sl->multi): the
 	 * parser judges their order; an empty message (total 0) passes as memcached sent it. */
 	if (unlikely(sl->multi == DP_MULTI_NONE &&
@@ -1029,6 +1044,7 @@ unsigned int dp_worker_poll(struct dp_worker *w)
 	uint16_t nr;
 
 	w->ctr[DP_CTR_POLLS]++;
+	dp_hot_poll_worker(w);
 	if (w->ctl_ring != NULL) {
 		unsigned int nc = rte_ring_sc_dequeue_burst(w->ctl_ring, objs, w->burst, NULL);
 

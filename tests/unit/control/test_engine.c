@@ -535,6 +535,88 @@ static void test_warmup(void **state)
 	ctl_engine_free(e);
 }
 
+/* The router's hot-key callback: the count asked for, pairs on the head, a line a key. */
+static int hotkeys_cb(void *ctx, uint32_t n, struct ctl_text *head, struct ctl_text *lines)
+{
+	*(uint32_t *)ctx = n;
+	ctl_text_appendf(head, " sampled 90 bound_rate 12");
+	for (uint32_t i = 0; i < n && i < 3; i++)
+		ctl_text_appendf(lines, "rank %u key k%u rate %u owner n1\n", i + 1, i, 300 - i);
+	return 0;
+}
+
+/* `hotkeys [N]`: N (default 10) reaches the router, its lines are framed; bad N refused;
+ * a router without the callback answers an error. */
+static void test_hotkeys(void **state)
+{
+	uint32_t asked = 0;
+	struct ctl_ops ops = {.hotkeys = hotkeys_cb, .ctx = &asked};
+	struct ctl_engine *e = test_engine(3, NULL, &ops), *bare = test_engine(3, NULL, NULL);
+	struct ctl_session *s = ctl_session_new(e), *sb = ctl_session_new(bare);
+	char *r;
+
+	(void)state;
+	r = test_expect(s, "hotkeys",
+			"OK lines 3 sampled 90 bound_rate 12\n"
+			"rank 1 key k0 rate 300 owner n1\n"
+			"rank 2 key k1 rate 299 owner n1\n"
+			"rank 3 key k2 rate 298 owner n1\n");
+	free(r);
+	assert_int_equal(asked, 10);
+	r = test_expect(s, "hotkeys 2", "OK lines 2 sampled 90 bound_rate 12\n");
+	free(r);
+	assert_int_equal(asked, 2);
+	r = test_expect(s, "hotkeys 0", "ERROR hotkeys: N must be an integer 1..4096\n");
+	free(r);
+	r = test_expect(s, "hotkeys x", "ERROR hotkeys: N must be an integer 1..4096\n");
+	free(r);
+	r = test_expect(s, "hotkeys 3 4", "ERROR hotkeys: unexpected arguments\n");
+	free(r);
+	r = test_expect(sb, "hotkeys", "ERROR hotkeys: this router has no hot-key detection\n");
+	free(r);
+	ctl_session_free(s);
+	ctl_session_free(sb);
+	ctl_engine_free(e);
+	ctl_engine_free(bare);
+}
+
+/* The router's pin callback: records the last call; "busy" is refused. */
+static char pinned_key[64];
+static int pin_cb(void *ctx, bool pin, const char *key, size_t len, char *err, size_t errlen)
+{
+	(void)ctx;
+	if (len == 4 && memcmp(key, "busy", 4) == 0) {
+		snprintf(err, errlen, "too many hot keys");
+		return -ENOSPC;
+	}
+	snprintf(pinned_key, sizeof(pinned_key), "%s %.*s", pin ? "+" : "-", (int)len, key);
+	return 0;
+}
+
+/* `hot add|remove KEY`: the key reaches the router; usage errors; the router's refusal. */
+static void test_hot_pin(void **state)
+{
+	struct ctl_ops ops = {.hot_pin = pin_cb};
+	struct ctl_engine *e = test_engine(3, NULL, &ops), *bare = test_engine(3, NULL, NULL);
+	struct ctl_session *s = ctl_session_new(e), *sb = ctl_session_new(bare);
+
+	(void)state;
+	test_ok(s, "hot add user:42", "OK pinned user:42");
+	assert_string_equal(pinned_key, "+ user:42");
+	test_ok(s, "hot remove user:42", "OK unpinned user:42");
+	assert_string_equal(pinned_key, "- user:42");
+	free(test_expect(s, "hot", "ERROR usage: hot add|remove KEY\n"));
+	free(test_expect(s, "hot pin k", "ERROR usage: hot add|remove KEY\n"));
+	free(test_expect(s, "hot add", "ERROR usage: hot add|remove KEY\n"));
+	free(test_expect(s, "hot add a b", "ERROR hot: unexpected arguments\n"));
+	free(test_expect(s, "hot add busy", "ERROR hot add busy: too many hot keys\n"));
+	free(test_expect(sb, "hot add k", "ERROR hot: this router has no hot-key spreading\n"));
+	ctl_session_free(s);
+	ctl_session_free(sb);
+	ctl_engine_free(e);
+	ctl_engine_free(bare);
+}
+
 static char *slurp(const char *path, size_t *len)
 {
 	FILE *f = fopen(path, "rb");
@@ -674,6 +756,8 @@ int main(void)
 		cmocka_unit_test(test_health),
 		cmocka_unit_test(test_warmup),
 		cmocka_unit_test(test_persist_and_publish_failure),
+		cmocka_unit_test(test_hotkeys),
+		cmocka_unit_test(test_hot_pin),
 		cmocka_unit_test(test_engine_refuses_bad_initial),
 		cmocka_unit_test(test_every_algorithm),
 	};
