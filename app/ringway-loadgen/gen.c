@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <rte_arp.h>
 #include <rte_cycles.h>
@@ -74,6 +75,7 @@ struct lg_gen {
 	uint64_t last_progress;
 	uint64_t last_ctr[LG_CTR_COUNT];
 	struct lg_hist ival;
+	uint32_t last_bucket; /* first series bucket not yet shown on a progress line */
 
 	struct lg_node *node; /* the node emulator, with --nodes */
 	uint16_t pending_q;   /* the queue the pending requests go to */
@@ -221,6 +223,13 @@ static void retire(struct lg_gen *g, struct lg_slot *s)
 	g->inflight--;
 }
 
+/* The timed run's series: @p what in the bucket of @p s's send time. */
+static void series_add(struct lg_gen *g, const struct lg_slot *s, enum lg_series_what what)
+{
+	if (g->r->series.b != NULL && s->tsc >= g->t0)
+		lg_series_add(&g->r->series, s->tsc - g->t0, what);
+}
+
 /* The reply to @p s is whole: count its latency and what it said. */
 static void complete(struct lg_gen *g, struct lg_slot *s, uint64_t now)
 {
@@ -231,12 +240,15 @@ static void complete(struct lg_gen *g, struct lg_slot *s, uint64_t now)
 	lg_hist_add(&g->ival, lat);
 	c[LG_CTR_REPLIES]++;
 	if (s->op == LG_OP_GET) {
-		if (s->result == MC_RES_HIT)
+		if (s->result == MC_RES_HIT) {
 			c[LG_CTR_HITS]++;
-		else if (s->result == MC_RES_MISS || s->result == MC_RES_END)
+			series_add(g, s, LG_SER_HIT);
+		} else if (s->result == MC_RES_MISS || s->result == MC_RES_END) {
 			c[LG_CTR_MISSES]++; /* ASCII: a bare END */
-		else
+			series_add(g, s, LG_SER_MISS);
+		} else {
 			c[LG_CTR_ERRORS]++;
+		}
 	} else {
 		if (s->result == MC_RES_OK) {
 			c[LG_CTR_STORED]++;
@@ -413,6 +425,7 @@ static void expire(struct lg_gen *g, uint64_t now, bool all)
 			/* Still pending (never sent) requests are not lost: the caller frees them.
 			 */
 			g->ctr[LG_CTR_LOST]++;
+			series_add(g, s, LG_SER_LOST);
 			retire(g, s);
 		}
 		g->tail++;
@@ -558,18 +571,33 @@ static void progress(struct lg_gen *g, uint64_t now)
 	const uint64_t *c = g->ctr;
 	double dt = (double)(now - g->last_progress) / (double)g->e.hz;
 	uint64_t gets = c[LG_CTR_HITS] + c[LG_CTR_MISSES];
+	uint64_t hits1 = c[LG_CTR_HITS] - g->last_ctr[LG_CTR_HITS];
+	uint64_t gets1 = gets - g->last_ctr[LG_CTR_HITS] - g->last_ctr[LG_CTR_MISSES];
+	char ival[64] = "";
 
+	/* The timed run: the last second's hit ratio and its lowest series bucket among those
+	 * whose sending time is over (their replies are in, bar the lost ones). */
+	if (g->r != NULL && g->r->series.b != NULL && now > g->t0) {
+		const struct lg_series *sr = &g->r->series;
+		uint32_t cur = lg_series_index(sr, now - g->t0);
+		double min = lg_series_min(sr, g->last_bucket, cur, NULL);
+
+		snprintf(ival, sizeof(ival), " (1s %.1f%%, %ums min %.1f%%)",
+			 gets1 ? 100.0 * (double)hits1 / (double)gets1 : 0.0, g->o->series_ms,
+			 min < 0 ? 0.0 : 100.0 * min);
+		g->last_bucket = cur;
+	}
 	if (!g->o->quiet)
 		fprintf(stderr,
 			"loadgen %s %5.1fs: sent %" PRIu64 " (%.0f/s) replies %" PRIu64
-			" (%.0f/s) lost %" PRIu64 " hit %.1f%% in-flight %u"
+			" (%.0f/s) lost %" PRIu64 " hit %.1f%%%s in-flight %u"
 			" | p50 %.1fus p99 %.1fus p99.9 %.1fus\n",
 			g->mode == MODE_PRELOAD ? "preload" : "run",
 			(double)(now - g->t0) / (double)g->e.hz, c[LG_CTR_SENT],
 			(double)(c[LG_CTR_SENT] - g->last_ctr[LG_CTR_SENT]) / dt, c[LG_CTR_REPLIES],
 			(double)(c[LG_CTR_REPLIES] - g->last_ctr[LG_CTR_REPLIES]) / dt,
 			c[LG_CTR_LOST], gets ? 100.0 * (double)c[LG_CTR_HITS] / (double)gets : 0.0,
-			g->inflight, cyc_us(g, lg_hist_quantile(&g->ival, 0.5)),
+			ival, g->inflight, cyc_us(g, lg_hist_quantile(&g->ival, 0.5)),
 			cyc_us(g, lg_hist_quantile(&g->ival, 0.99)),
 			cyc_us(g, lg_hist_quantile(&g->ival, 0.999)));
 	memcpy(g->last_ctr, c, sizeof(g->last_ctr));
@@ -590,6 +618,13 @@ static void phase_begin(struct lg_gen *g, enum gen_mode mode, struct lg_phase_re
 	g->ctr = r->ctr;
 	g->t0 = rte_rdtsc();
 	g->issued = 0;
+	g->last_bucket = 0;
+	{
+		struct timespec ts;
+
+		clock_gettime(CLOCK_REALTIME, &ts);
+		r->start_unix = (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+	}
 	g->last_progress = g->t0;
 	g->next_progress = g->t0 + g->e.hz;
 	memset(g->last_ctr, 0, sizeof(g->last_ctr));
@@ -632,8 +667,16 @@ static void step(struct lg_gen *g, uint64_t now)
 	}
 }
 
+/* The timed run, with its hit ratio over time: buckets for the run, its catch-up (as long
+ * again at most) and the drain; later results count in the last bucket. */
 void lg_gen_run(struct lg_gen *g, struct lg_phase_result *r)
 {
+	uint64_t ival = (uint64_t)g->o->series_ms * g->e.hz / 1000;
+	double span_ms = 2 * g->o->duration_s * 1000 + g->o->timeout_ms;
+	uint32_t n = (uint32_t)(span_ms / g->o->series_ms) + 2;
+
+	if (lg_series_init(&r->series, ival, n) != 0)
+		fprintf(stderr, "loadgen: no memory for the hit ratio series (%u buckets)\n", n);
 	lg_gen_trial(g, g->o->rate, g->o->duration_s, r);
 }
 

@@ -79,6 +79,7 @@ struct lg_opts {
 	double search_res;	/* stop when (hi - lo) / hi is below it */
 	double lat_trial_s;	/* latency trials at 10 / 50 / 90 % of the zero-loss rate */
 	uint32_t trial_gap_ms;	/* between trials: the router's slots and contexts drain */
+	uint32_t series_ms;	/* hit ratio over time: bucket width of the timed run */
 };
 
 /* ---------------------------------------------------------------- latency histogram */
@@ -104,6 +105,36 @@ uint64_t lg_hist_quantile(const struct lg_hist *h, double q);
 /* Exposed for the unit-style self check in the tests: bucket of a value and its bounds. */
 unsigned int lg_hist_index(uint64_t v);
 uint64_t lg_hist_low(unsigned int i);
+
+/* ---------------------------------------------------------------- hit ratio over time */
+
+/* What a bucket counts: GETs answered with a value, GETs answered without one, requests lost
+ * (no whole reply within the timeout). Every request is put in the bucket of its send time. */
+enum lg_series_what { LG_SER_HIT, LG_SER_MISS, LG_SER_LOST, LG_SER_COUNT };
+
+struct lg_series_bucket {
+	uint32_t n[LG_SER_COUNT];
+};
+
+struct lg_series {
+	uint64_t interval_tsc; /* bucket width */
+	uint32_t n;	       /* buckets; times past the last one count in the last one */
+	uint32_t used;	       /* 1 + the highest bucket counted in */
+	struct lg_series_bucket *b;
+};
+
+/* @p n buckets of @p interval_tsc each; 0, -EINVAL (interval 0) or -ENOMEM. */
+int lg_series_init(struct lg_series *s, uint64_t interval_tsc, uint32_t n);
+void lg_series_free(struct lg_series *s);
+/* The bucket of time @p t (TSC cycles since the series' start). */
+uint32_t lg_series_index(const struct lg_series *s, uint64_t t);
+/* Count one @p what at time @p t; a series without table (init failed) counts nothing. */
+void lg_series_add(struct lg_series *s, uint64_t t, enum lg_series_what what);
+/* Hits / (hits + misses) of bucket @p i, or -1 when it holds no GET result. */
+double lg_series_ratio(const struct lg_series *s, uint32_t i);
+/* The lowest ratio of the buckets [from, to) that hold GET results (its index in *at), or -1
+ * when none does. */
+double lg_series_min(const struct lg_series *s, uint32_t from, uint32_t to, uint32_t *at);
 
 /* ---------------------------------------------------------------- keys and requests */
 
@@ -246,6 +277,10 @@ struct lg_phase_result {
 	uint64_t ctr[LG_CTR_COUNT];
 	double elapsed_s; /* sending time */
 	struct lg_hist lat;
+	/* The timed run (lg_gen_run) only: results per --series-ms of send time from start_unix
+	 * (CLOCK_REALTIME seconds when the run began, to line events up with the curve). */
+	struct lg_series series;
+	double start_unix;
 };
 
 struct lg_gen;

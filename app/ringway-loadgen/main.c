@@ -132,6 +132,13 @@ static void usage(FILE *f)
 		"\n"
 		"Output:\n"
 		"  --json FILE            write the JSON report to FILE instead of stdout\n"
+		"  --series-ms MS         the run's hit ratio over time: GET hits, misses and "
+		"lost\n"
+		"                         requests per MS of send time, 10..60000 (default 100), "
+		"in\n"
+		"                         the JSON (run.series) and, per second, the lowest "
+		"bucket\n"
+		"                         on the progress line\n"
 		"  --quiet                no progress lines\n"
 		"  --help                 this text\n"
 		"\n"
@@ -320,6 +327,7 @@ enum {
 	OPT_SEARCH_RES,
 	OPT_LAT_TRIAL,
 	OPT_TRIAL_GAP,
+	OPT_SERIES_MS,
 };
 
 static const struct option long_opts[] = {
@@ -365,6 +373,7 @@ static const struct option long_opts[] = {
 	{"search-res", required_argument, NULL, OPT_SEARCH_RES},
 	{"lat-trial", required_argument, NULL, OPT_LAT_TRIAL},
 	{"trial-gap-ms", required_argument, NULL, OPT_TRIAL_GAP},
+	{"series-ms", required_argument, NULL, OPT_SERIES_MS},
 	{NULL, 0, NULL, 0},
 };
 
@@ -377,6 +386,7 @@ static void opts_defaults(struct lg_opts *o)
 	o->rate = 10000;
 	o->window = 65535;
 	o->duration_s = 10;
+	o->series_ms = 100;
 	o->timeout_ms = 1000;
 	o->get_ratio = 0.9;
 	o->keys = 10000;
@@ -562,6 +572,9 @@ static void parse_one(int c, const char *arg, struct lg_opts *o, bool *have_src,
 	case OPT_TRIAL_GAP:
 		o->trial_gap_ms = (uint32_t)parse_uint("--trial-gap-ms", arg, 0, 60000);
 		break;
+	case OPT_SERIES_MS:
+		o->series_ms = (uint32_t)parse_uint("--series-ms", arg, 10, 60000);
+		break;
 	default:
 		bad_usage("unknown option");
 	}
@@ -711,6 +724,45 @@ static double us(uint64_t cycles, uint64_t hz)
 	return (double)cycles * 1e6 / (double)hz;
 }
 
+/* One JSON array of a series column: bucket counts, or hit ratios (null: no GET result). */
+static void json_column(FILE *f, const char *name, const struct lg_series *s, int what, bool last)
+{
+	fprintf(f, "      \"%s\": [", name);
+	for (uint32_t i = 0; i < s->used; i++) {
+		double r = lg_series_ratio(s, i);
+
+		if (i > 0)
+			fputs(i % 20 == 0 ? ",\n        " : ", ", f);
+		if (what >= 0)
+			fprintf(f, "%u", s->b[i].n[what]);
+		else if (r < 0)
+			fputs("null", f);
+		else
+			fprintf(f, "%.5f", r);
+	}
+	fprintf(f, "]%s\n", last ? "" : ",");
+}
+
+/* The hit ratio over time: bucket i covers send times [start_unix + i * interval_ms, + 1). */
+static void json_series(FILE *f, const struct lg_series *s, double start_unix, uint64_t hz)
+{
+	uint32_t at = 0;
+	double min = lg_series_min(s, 0, s->used, &at);
+
+	fprintf(f, ",\n    \"series\": {\n");
+	fprintf(f, "      \"interval_ms\": %.3f, \"start_unix\": %.6f, \"buckets\": %u,\n",
+		(double)s->interval_tsc * 1000.0 / (double)hz, start_unix, s->used);
+	if (min < 0)
+		fprintf(f, "      \"min_hit_ratio\": null, \"min_at\": null,\n");
+	else
+		fprintf(f, "      \"min_hit_ratio\": %.5f, \"min_at\": %u,\n", min, at);
+	json_column(f, "hits", s, LG_SER_HIT, false);
+	json_column(f, "misses", s, LG_SER_MISS, false);
+	json_column(f, "lost", s, LG_SER_LOST, false);
+	json_column(f, "hit_ratio", s, -1, true);
+	fprintf(f, "    }");
+}
+
 static void json_phase(FILE *f, const char *name, const struct lg_phase_result *r, uint64_t hz)
 {
 	const uint64_t *c = r->ctr;
@@ -733,13 +785,15 @@ static void json_phase(FILE *f, const char *name, const struct lg_phase_result *
 		fprintf(f, "    \"hit_ratio\": null,\n");
 	fprintf(f,
 		"    \"latency_us\": {\"count\": %" PRIu64 ", \"min\": %.2f, \"mean\": %.2f, "
-		"\"p50\": %.2f, \"p90\": %.2f, \"p99\": %.2f, \"p99.9\": %.2f, \"max\": %.2f}\n",
+		"\"p50\": %.2f, \"p90\": %.2f, \"p99\": %.2f, \"p99.9\": %.2f, \"max\": %.2f}",
 		h->count, us(h->count ? h->min : 0, hz),
 		h->count ? us(h->sum, hz) / (double)h->count : 0.0,
 		us(lg_hist_quantile(h, 0.5), hz), us(lg_hist_quantile(h, 0.9), hz),
 		us(lg_hist_quantile(h, 0.99), hz), us(lg_hist_quantile(h, 0.999), hz),
 		us(h->max, hz));
-	fprintf(f, "  }");
+	if (r->series.b != NULL)
+		json_series(f, &r->series, r->start_unix, hz);
+	fprintf(f, "\n  }");
 }
 
 /* ---------------------------------------------------------------- RFC 2544 search */
@@ -1020,6 +1074,7 @@ int main(int argc, char **argv)
 	rte_eth_dev_stop(o.port_id);
 	rte_eth_dev_close(o.port_id);
 	lg_gen_free(g);
+	lg_series_free(&run->series);
 	free(run);
 	free(pre);
 	lg_req_free(&req);

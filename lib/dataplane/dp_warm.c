@@ -366,6 +366,17 @@ static bool ask_previous(struct dp_worker *w, struct dp_warm_ctx *c, uint32_t s1
 	return true;
 }
 
+/* The read is a binary quiet one with a request after it (GETQ/GETKQ + NOOP): memcached answers
+ * its miss with an empty message (seq 0, total 0) and then the NOOP's response. */
+static bool binary_quiet_then_end(const struct dp_warm_ctx *c)
+{
+	const uint8_t *q = c->req;
+
+	return c->proto == MC_PROTO_BINARY && c->req_len >= 24 &&
+	       24 + ((uint32_t)q[8] << 24 | (uint32_t)q[9] << 16 | (uint32_t)q[10] << 8 | q[11]) <
+		       c->req_len;
+}
+
 bool dp_warm_reply(struct dp_worker *w, struct rte_mbuf *m, const struct dp_pkt *pk, uint32_t s)
 {
 	struct dp_warm_ctx *c = ctx_of(w, s);
@@ -375,6 +386,13 @@ bool dp_warm_reply(struct dp_worker *w, struct rte_mbuf *m, const struct dp_pkt 
 
 	if (c == NULL)
 		return false;
+	if (c->stage == 1 && pk->plen == MC_FRAME_HDR_LEN && binary_quiet_then_end(c)) {
+		/* The new owner's empty message: the first half of its miss, absorbed; the
+		 * NOOP's response that follows decides (the context stays bound). */
+		w->ctr[DP_CTR_WARM_ABSORBED]++;
+		rte_pktmbuf_free(m);
+		return true;
+	}
 	v = reply_verdict(pk, &rp, &ev);
 	if (c->stage == 1) {
 		ctx_release(w, c, s);

@@ -6,6 +6,9 @@
  * new owner gets `add` (the reply's TTL when meta `t` says it, ttl_s otherwise); a write of a
  * moved key deletes it at the previous owner; keys that did not move never take the path;
  * after the window no second request leaves. The accounting identity holds throughout.
+ * Quiet reads as memcached 1.6 answers them over UDP (seen with 1.6.18): `mg k v q` + `mn`
+ * misses with "MN" alone; binary GETQ + NOOP misses with an empty message (seq 0, total 0)
+ * and then the NOOP response; a hit is the item's message and then the terminator's.
  */
 
 #include <errno.h>
@@ -314,13 +317,170 @@ static void test_off(void **state)
 	t_dp_stop();
 }
 
+/* The next packet sent: to member @p member with payload (after the frame header) @p body of
+ * @p len bytes (binary-safe). */
+static struct rte_mbuf *expect_sent_n(int32_t member, const void *body, size_t len,
+				      struct t_view *v)
+{
+	struct rte_mbuf *m = t_sent(0);
+	char ip[24];
+
+	assert_non_null(m);
+	t_view_udp(m, v, true);
+	ip_of(member, ip);
+	assert_int_equal(v->ip->dst_addr, t_ip(ip));
+	assert_int_equal(v->plen, 8 + len);
+	assert_memory_equal(v->payload + 8, body, len);
+	return m;
+}
+
+/* Node @p member answers @p req with one message (seq 0 of @p total; total 0: an empty one). */
+static void node_sends(int32_t member, const struct t_view *req, uint16_t total, const void *body,
+		       size_t len)
+{
+	char ip[24];
+
+	ip_of(member, ip);
+	t_inject(0, t_reply(ip, 11211, rte_be_to_cpu_16(req->udp->src_port), req->reqid, 0, total,
+			    body, len));
+	t_poll(0);
+}
+
+/* The client gets a datagram with its request id and payload @p body (@p len bytes). */
+static void expect_client_n(const void *body, size_t len)
+{
+	struct rte_mbuf *m = t_sent(0);
+	struct t_view v;
+
+	assert_non_null(m);
+	t_view_udp(m, &v, true);
+	assert_int_equal(v.ip->dst_addr, t_ip(T_CLIENT_IP));
+	assert_int_equal(v.reqid, 0x4242);
+	assert_int_equal(v.plen, 8 + len);
+	assert_memory_equal(v.payload + 8, body, len);
+	rte_pktmbuf_free(m);
+}
+
+/* Quiet meta read + mn: the new owner's "MN" alone is its miss; the previous owner's hit
+ * (VA, then MN as a second message) reaches the client whole and n4 gets `add`. */
+static void test_meta_quiet(void **state)
+{
+	char req[64], add[96];
+	struct rte_mbuf *a, *b, *f;
+	struct t_view va, vb, vf;
+	struct dp_stats s;
+	int32_t prev;
+	const char *k;
+
+	(void)state;
+	grow();
+	k = moved_key(&prev);
+	snprintf(req, sizeof(req), "mg %s v f q\r\nmn\r\n", k);
+	snprintf(add, sizeof(add), "add %s 7 300 3 noreply\r\nxyz\r\n", k);
+	client_asks(req);
+	a = expect_sent(3, req, &va);
+	node_sends(3, &va, 1, "MN\r\n", 4);
+	b = expect_sent(prev, req, &vb);
+	assert_null(t_sent(0));
+	node_sends(prev, &vb, 1, "VA 3 f7\r\nxyz\r\n", 14);
+	f = expect_sent(3, add, &vf);
+	expect_client("VA 3 f7\r\nxyz\r\n");
+	node_sends(prev, &vb, 1, "MN\r\n", 4);
+	expect_client("MN\r\n");
+	assert_null(t_sent(0));
+	s = t_stats();
+	assert_int_equal(s.ctr[DP_CTR_WARM_ABSORBED], 1);
+	assert_int_equal(s.ctr[DP_CTR_WARM_HITS], 1);
+	assert_int_equal(s.ctr[DP_CTR_WARM_FILLS], 1);
+	assert_int_equal(s.slots_live, 0);
+	rte_pktmbuf_free(a);
+	rte_pktmbuf_free(b);
+	rte_pktmbuf_free(f);
+	t_dp_stop();
+}
+
+/* A binary request header (magic 0x80) for @p key with @p opcode and @p opaque. */
+static size_t bin_req(uint8_t *p, uint8_t opcode, const char *key, uint32_t opaque)
+{
+	size_t kl = key != NULL ? strlen(key) : 0;
+
+	memset(p, 0, 24);
+	p[0] = 0x80;
+	p[1] = opcode;
+	p[3] = (uint8_t)kl;
+	p[11] = (uint8_t)kl;
+	p[12] = (uint8_t)(opaque >> 24);
+	p[15] = (uint8_t)opaque;
+	memcpy(p + 24, key, kl);
+	return 24 + kl;
+}
+
+/* Binary GETQ + NOOP: memcached answers a miss with an empty message, then the NOOP's
+ * response. Both are the new owner's miss: absorbed, the previous owner is asked; its hit
+ * (GETQ response with flags, then NOOP) reaches the client and n4 gets `add` (ttl_s: binary
+ * does not say the TTL). */
+static void test_binary_quiet(void **state)
+{
+	uint8_t req[128], hit[64], noop[24];
+	char add[96];
+	struct rte_mbuf *a, *b, *f;
+	struct t_view va, vb, vf;
+	struct dp_stats s;
+	size_t n;
+	int32_t prev;
+	const char *k;
+
+	(void)state;
+	grow();
+	k = moved_key(&prev);
+	n = bin_req(req, 0x09, k, 1);	      /* GETQ */
+	n += bin_req(req + n, 0x0a, NULL, 2); /* NOOP */
+	memset(hit, 0, sizeof(hit));
+	hit[0] = 0x81;
+	hit[1] = 0x09;
+	hit[4] = 4;  /* extras: flags */
+	hit[11] = 7; /* body: 4 + 3 */
+	hit[15] = 1; /* opaque */
+	hit[27] = 5; /* flags 5 */
+	memcpy(hit + 28, "xyz", 3);
+	memset(noop, 0, sizeof(noop));
+	noop[0] = 0x81;
+	noop[1] = 0x0a;
+	noop[15] = 2;
+	snprintf(add, sizeof(add), "add %s 5 300 3 noreply\r\nxyz\r\n", k);
+	t_inject(0, t_request(5000, 0x4242, req, n));
+	t_poll(0);
+	a = expect_sent_n(3, req, n, &va);
+	node_sends(3, &va, 0, NULL, 0); /* the GETQ's miss: an empty message */
+	node_sends(3, &va, 1, noop, sizeof(noop));
+	b = expect_sent_n(prev, req, n, &vb); /* the client's bytes, to the previous owner */
+	assert_null(t_sent(0));		      /* neither half of the miss reached the client */
+	node_sends(prev, &vb, 1, hit, 31);
+	f = expect_sent(3, add, &vf);
+	expect_client_n(hit, 31);
+	node_sends(prev, &vb, 1, noop, sizeof(noop));
+	expect_client_n(noop, sizeof(noop));
+	assert_null(t_sent(0));
+	s = t_stats();
+	assert_int_equal(s.ctr[DP_CTR_WARM_ABSORBED], 2);
+	assert_int_equal(s.ctr[DP_CTR_WARM_HITS], 1);
+	assert_int_equal(s.ctr[DP_CTR_WARM_FILLS], 1);
+	assert_int_equal(s.slots_live, 0);
+	assert_true(dp_stats_identity(&s));
+	rte_pktmbuf_free(a);
+	rte_pktmbuf_free(b);
+	rte_pktmbuf_free(f);
+	t_dp_stop();
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_ascii_hit), cmocka_unit_test(test_meta_ttl),
-		cmocka_unit_test(test_both_miss), cmocka_unit_test(test_write_deletes_previous),
-		cmocka_unit_test(test_unmoved),	  cmocka_unit_test(test_window_end),
-		cmocka_unit_test(test_off),
+		cmocka_unit_test(test_ascii_hit),    cmocka_unit_test(test_meta_ttl),
+		cmocka_unit_test(test_both_miss),    cmocka_unit_test(test_write_deletes_previous),
+		cmocka_unit_test(test_unmoved),	     cmocka_unit_test(test_window_end),
+		cmocka_unit_test(test_off),	     cmocka_unit_test(test_meta_quiet),
+		cmocka_unit_test(test_binary_quiet),
 	};
 
 	t_eal_setup("dp_warmup", "0", 1);

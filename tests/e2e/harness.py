@@ -331,14 +331,15 @@ def nodes_mac_known(reply):
 
 def identity(s):
     """(holds, text): rx = forwarded + returned + answered + dropped + probe_replies (nodes'
-    answers to the router's own probes), and the drop reasons add up to dropped."""
+    answers to the router's own probes) + warm_absorbed (new owners' misses a warm-up read
+    took to the previous owner), and the drop reasons add up to dropped."""
     rhs = s["forwarded"] + s["returned"] + s["answered"] + s["dropped"] + \
-        s.get("probe_replies", 0)
+        s.get("probe_replies", 0) + s.get("warm_absorbed", 0)
     by_reason = sum(s["drops"].values())
     text = "rx %d = forwarded %d + returned %d + answered %d + dropped %d + probe replies " \
-        "%d (= %d); drop reasons sum %d" % (s["rx"], s["forwarded"], s["returned"],
-                                            s["answered"], s["dropped"],
-                                            s.get("probe_replies", 0), rhs, by_reason)
+        "%d + warm absorbed %d (= %d); drop reasons sum %d" % (
+            s["rx"], s["forwarded"], s["returned"], s["answered"], s["dropped"],
+            s.get("probe_replies", 0), s.get("warm_absorbed", 0), rhs, by_reason)
     return s["rx"] == rhs and by_reason == s["dropped"], text
 
 

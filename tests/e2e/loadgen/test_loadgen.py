@@ -227,6 +227,26 @@ def test_bad_options(c):
          "--help documents the options")
 
 
+def check_series(c, run, duration):
+    """run.series: the hit ratio per 100 ms of send time adds up to the run's counters."""
+    ser = run.get("series")
+    if not c.ok(ser is not None, "run.series present"):
+        return
+    n = ser["buckets"]
+    c.ok(abs(ser["interval_ms"] - 100) < 0.5 and abs(n - duration * 10) <= 2 and
+         all(len(ser[k]) == n for k in ("hits", "misses", "lost", "hit_ratio")),
+         "series: %d buckets of %.1f ms over a %d s run" % (n, ser["interval_ms"], duration))
+    c.ok((sum(ser["hits"]), sum(ser["misses"]), sum(ser["lost"])) ==
+         (run["hits"], run["misses"], run["lost"]),
+         "series sums = run hits %d, misses %d, lost %d" % (run["hits"], run["misses"],
+                                                           run["lost"]))
+    ratios = [r for r in ser["hit_ratio"] if r is not None]
+    c.ok(ratios and min(ratios) == ser["min_hit_ratio"] and
+         abs(ser["start_unix"] - time.time()) < 120,
+         "series: min_hit_ratio %s is the lowest bucket; start_unix is now-ish"
+         % ser["min_hit_ratio"])
+
+
 def test_mixed_preload(c, duration, rate, keys):
     before = stats()
     jf = os.path.join(tmpdir, "mixed.json")
@@ -252,6 +272,8 @@ def test_mixed_preload(c, duration, rate, keys):
     check_phase(c, "run", run)
     c.ok(run["hit_ratio"] is not None and run["hit_ratio"] == 1.0,
          "hit ratio 1.0 after --preload (%s)" % run["hit_ratio"])
+    check_series(c, run, duration)
+    c.ok(" min " in err, "progress lines show the lowest 100-ms hit ratio")
     want = rate * duration
     c.ok(abs(run["sent"] - want) <= 0.05 * want,
          "sent %d ~ rate x duration %d" % (run["sent"], want))

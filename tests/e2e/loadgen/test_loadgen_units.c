@@ -2,7 +2,8 @@
 /*
  * The load generator's EAL-free parts: the latency histogram's quantiles, key names, the
  * zipf and uniform key choice against the exact probabilities, and request bytes in the
- * three protocols as memcached's protocol.txt / protocol_binary.h define them.
+ * three protocols as memcached's protocol.txt / protocol_binary.h define them, and the hit
+ * ratio over time (buckets of send time, the dip's minimum).
  */
 #include <errno.h>
 #include <math.h>
@@ -221,12 +222,58 @@ static void test_requests(void **state)
 	check_req(MC_PROTO_BINARY, LG_OP_SET, bin_set, sizeof(bin_set), MC_CMD_SET);
 }
 
+/* 100-cycle buckets: results land in the bucket of their time, the ratio is hits / GET
+ * results (lost requests apart), the minimum skips buckets without a GET result, times past
+ * the table count in its last bucket. */
+static void test_series(void **state)
+{
+	struct lg_series s;
+	uint32_t at = 99;
+	(void)state;
+
+	assert_int_equal(lg_series_init(&s, 0, 10), -EINVAL);
+	assert_int_equal(lg_series_init(&s, 100, 10), 0);
+	assert_int_equal(s.used, 0);
+	assert_true(lg_series_min(&s, 0, 10, &at) < 0);
+	for (int i = 0; i < 100; i++) /* bucket 0: all hits */
+		lg_series_add(&s, (uint64_t)i, LG_SER_HIT);
+	for (int i = 0; i < 80; i++) /* bucket 2: 80 hits, 20 misses, 5 lost */
+		lg_series_add(&s, 200, LG_SER_HIT);
+	for (int i = 0; i < 20; i++)
+		lg_series_add(&s, 299, LG_SER_MISS);
+	for (int i = 0; i < 5; i++)
+		lg_series_add(&s, 250, LG_SER_LOST);
+	lg_series_add(&s, 300, LG_SER_HIT);  /* bucket 3 */
+	lg_series_add(&s, 400, LG_SER_LOST); /* bucket 4: lost only, no GET result */
+	assert_int_equal(s.used, 5);
+	assert_int_equal(s.b[0].n[LG_SER_HIT], 100);
+	assert_int_equal(s.b[1].n[LG_SER_HIT] + s.b[1].n[LG_SER_MISS], 0);
+	assert_int_equal(s.b[2].n[LG_SER_MISS], 20);
+	assert_int_equal(s.b[2].n[LG_SER_LOST], 5);
+	assert_true(fabs(lg_series_ratio(&s, 0) - 1.0) < 1e-12);
+	assert_true(lg_series_ratio(&s, 1) < 0);
+	assert_true(fabs(lg_series_ratio(&s, 2) - 0.8) < 1e-12);
+	assert_true(lg_series_ratio(&s, 4) < 0);
+	assert_true(fabs(lg_series_min(&s, 0, 10, &at) - 0.8) < 1e-12);
+	assert_int_equal(at, 2);
+	assert_true(fabs(lg_series_min(&s, 3, 10, &at) - 1.0) < 1e-12);
+	assert_int_equal(at, 3);
+	assert_true(lg_series_min(&s, 4, 10, NULL) < 0);
+	lg_series_add(&s, 1000000, LG_SER_MISS); /* past the end: the last bucket */
+	assert_int_equal(s.used, 10);
+	assert_int_equal(s.b[9].n[LG_SER_MISS], 1);
+	assert_int_equal(lg_series_index(&s, 999), 9);
+	lg_series_free(&s);
+	lg_series_add(&s, 0, LG_SER_HIT); /* no table: nothing counted, no crash */
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_hist_quantiles), cmocka_unit_test(test_hist_buckets),
 		cmocka_unit_test(test_key_names),      cmocka_unit_test(test_zipf),
 		cmocka_unit_test(test_uniform),	       cmocka_unit_test(test_requests),
+		cmocka_unit_test(test_series),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
