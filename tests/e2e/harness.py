@@ -312,7 +312,7 @@ def flatten_stats(reply):
 def nodes_list(reply):
     """[{name, address, mac_known, forwarded, returned, ...}] from /ringway/nodes, whose
     fields come as node<i>_<field>."""
-    body = reply.get("/ringway/nodes", reply)
+    body = reply.get("/ringway/nodes", reply) or {}  # null: the callback failed this once
     nodes = {}
     for k, v in body.items():
         if k.startswith("node") and "_" in k:
@@ -323,7 +323,7 @@ def nodes_list(reply):
 
 
 def nodes_mac_known(reply):
-    body = reply.get("/ringway/nodes", reply)
+    body = reply.get("/ringway/nodes", reply) or {}
     if isinstance(body.get("mac_known"), int):
         return body["mac_known"]
     return sum(1 for n in nodes_list(reply) if n.get("mac_known"))
