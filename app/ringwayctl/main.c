@@ -6,6 +6,7 @@
  *              COMMAND [ARG...]
  *   ringwayctl [...] -        commands from stdin, one per line, replies in order
  *   ringwayctl --etcd URL --cluster NAME ...   the fleet's membership in etcd (etcd.c)
+ *   ringwayctl [...] top [-b] [-d SECONDS] [-n FRAMES]   a live view, like top(1) (top.c)
  *
  * `replace` alone reads the member lines from stdin and sends them as a replace block.
  * Exit status: 0 every reply was OK, 1 some reply was ERROR, 2 usage or connection error.
@@ -22,6 +23,7 @@
 
 #include "control.h"
 #include "etcd_cli.h"
+#include "top.h"
 
 #define EXIT_ERROR_REPLY 1
 #define EXIT_USAGE	 2
@@ -44,6 +46,8 @@ static void usage(FILE *f)
 		"[--timeout MS] COMMAND [ARG...]\n"
 		"       ringwayctl [OPTIONS] -      (commands from stdin, one per line)\n"
 		"       ringwayctl [OPTIONS] replace  (member lines from stdin)\n"
+		"       ringwayctl [OPTIONS] top [-b] [-d SECONDS] [-n FRAMES]  (a live view: "
+		"per-node request rate, replies, p99, health; q quits)\n"
 		"       ringwayctl --etcd URL[,URL] --cluster NAME ...  (the fleet's membership in "
 		"etcd: README, \"Running a fleet of routers\")\n"
 		"commands:\n%s"
@@ -410,6 +414,7 @@ int main(int argc, char **argv)
 	struct opts o = {0};
 	struct ctl_reader *rd = NULL;
 	char err[512], *line = NULL;
+	bool is_top;
 	int fd, rc;
 
 	signal(SIGPIPE, SIG_IGN); /* a closed connection is an error to report, not a kill */
@@ -431,7 +436,14 @@ int main(int argc, char **argv)
 			argc--;
 			i--;
 		}
-	if (!(argc == 1 && strcmp(argv[0], "-") == 0) && (line = join_words(argc, argv)) == NULL) {
+	is_top = strcmp(argv[0], "top") == 0;
+	if (is_top && o.json) {
+		fprintf(stderr, "ringwayctl: top has no --json (`--json list` and `--json stats` "
+				"have the same counters)\n");
+		return EXIT_USAGE;
+	}
+	if (!is_top && !(argc == 1 && strcmp(argv[0], "-") == 0) &&
+	    (line = join_words(argc, argv)) == NULL) {
 		fprintf(stderr, "ringwayctl: the command must be one line of at most %d bytes\n",
 			CTL_LINE_MAX);
 		return EXIT_USAGE;
@@ -445,6 +457,8 @@ int main(int argc, char **argv)
 	rd = ctl_reader_new(fd);
 	if (rd == NULL)
 		rc = EXIT_USAGE;
+	else if (is_top)
+		rc = ctl_top_main(fd, rd, o.timeout_ms, argc, argv);
 	else if (line == NULL)
 		rc = run_stdin(fd, rd, &o, NULL);
 	else if (opens_block(line))

@@ -5,25 +5,47 @@
  * tested end to end without DPDK.
  *
  *   ctl_fake_router --socket PATH [--state FILE] [--nodes N] [--tcp --token-file FILE]
- *                   [--idle-ms MS] [--max-clients N]
+ *                   [--idle-ms MS] [--max-clients N] [--traffic]
  *
  * Starts from FILE when it exists, else from N nodes n1..nN at 198.18.(1 + i / 250).(i % 250)
  * port 11211. Publishing
  * fails with EIO when the new membership has a member named "failpublish" (to test how a
  * refused publish is reported). Prints "ready [tcp PORT]" once listening; exits 0 on SIGTERM.
+ * --traffic: `list` and `stats` also carry data-plane counters that grow with time, as if
+ * member i (0-based) took 1000 * (i + 1) requests/s and returned 90 % of them (p99 of
+ * 100 us * (i + 1)), so `ringwayctl top` has rates to compute.
  */
 
 #include <errno.h>
+#include <inttypes.h>
 #include <getopt.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "control.h"
 
 static volatile sig_atomic_t stop;
 static unsigned long publishes;
+static bool traffic;
+static double started_s;
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* --traffic: requests member @p idx was sent so far. */
+static uint64_t fake_forwarded(uint32_t idx)
+{
+	return (uint64_t)((now_s() - started_s) * 1000.0 * (idx + 1));
+}
 
 static void on_signal(int sig)
 {
@@ -45,7 +67,17 @@ static int fake_publish(void *ctx, const struct ctl_state *next, const struct pl
 
 static int fake_stats(void *ctx, struct ctl_text *out)
 {
+	uint64_t fwd = 0;
+
 	(void)ctx;
+	if (traffic) {
+		for (uint32_t i = 0; i < 4; i++)
+			fwd += fake_forwarded(i);
+		ctl_text_appendf(out,
+				 "rx %" PRIu64 "\nforwarded %" PRIu64 "\nreturned %" PRIu64
+				 "\ndropped %" PRIu64 "\nrtt_p99_ns 400000\nrouter_p99_ns 9000\n",
+				 fwd + fwd / 100, fwd, fwd / 10 * 9, fwd / 100);
+	}
 	return ctl_text_appendf(out, "router.publishes %lu\nrouter.rx 0\n", publishes);
 }
 
@@ -53,6 +85,15 @@ static void fake_status(void *ctx, uint32_t idx, const struct ctl_member *m, str
 {
 	(void)ctx;
 	ctl_text_appendf(out, " arp %s", m->has_mac ? "static" : idx % 2 ? "pending" : "resolved");
+	if (traffic) {
+		uint64_t fwd = fake_forwarded(idx);
+
+		ctl_text_appendf(out,
+				 " health %s forwarded %" PRIu64 " returned %" PRIu64
+				 " rtt_p99_ns %u slow %d",
+				 idx == 0 ? "suspect" : "up", fwd, fwd / 10 * 9, 100000 * (idx + 1),
+				 idx == 3);
+	}
 }
 
 static struct ctl_state *initial_state(const char *state_path, unsigned nodes)
@@ -98,6 +139,7 @@ int main(int argc, char **argv)
 		{"token-file", required_argument, NULL, 'k'},
 		{"idle-ms", required_argument, NULL, 'i'},
 		{"max-clients", required_argument, NULL, 'm'},
+		{"traffic", no_argument, NULL, 'r'},
 		{NULL, 0, NULL, 0},
 	};
 	struct ctl_server_config cfg = {0};
@@ -134,10 +176,14 @@ int main(int argc, char **argv)
 		case 'm':
 			cfg.max_clients = (uint32_t)atoi(optarg);
 			break;
+		case 'r':
+			traffic = true;
+			break;
 		default:
 			return 2;
 		}
 	}
+	started_s = now_s();
 	signal(SIGTERM, on_signal);
 	signal(SIGINT, on_signal);
 	st = initial_state(state_path, nodes);

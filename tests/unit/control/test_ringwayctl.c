@@ -4,7 +4,7 @@
  * publish callback): exit codes, human and --json output, stdin scripts and transactions,
  * replace from stdin, persistence across a restart, a corrupt state file refusing the start,
  * a non-root user refused by the socket's mode, and --tcp with --token-file (the fake router
- * also listens on TCP with a token).
+ * also listens on TCP with a token), and `top -b` (the fake router's --traffic counters).
  *
  * argv[1] = ringwayctl, argv[2] = ctl_fake_router (paths from meson).
  */
@@ -15,6 +15,7 @@
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "ctl_test.h"
@@ -26,6 +27,7 @@ static unsigned int tcp_port;
 #define TOKEN "ringwayctl-test-token-42"
 
 static pid_t router = -1;
+static bool traffic; /* start the fake router with --traffic */
 
 struct run {
 	int status; /* exit code, or -1 when killed */
@@ -117,7 +119,8 @@ static int router_start(void)
 		dup2(p[1], 1);
 		close(p[0]);
 		execl(router_bin, router_bin, "--socket", sock, "--state", statef, "--nodes", "4",
-		      "--tcp", "--token-file", tokenf, (char *)NULL);
+		      "--tcp", "--token-file", tokenf, traffic ? "--traffic" : (char *)NULL,
+		      (char *)NULL);
 		_exit(127);
 	}
 	close(p[1]);
@@ -443,6 +446,92 @@ static void test_tcp_token(void **state)
 	assert_non_null(strstr(r.out, "ctl.auth_failed 1\n"));
 }
 
+/* A `top -b` node row: NODE STATE HEALTH REQ/S RET/REQ P99(us) SLOW FORWARDED. */
+struct top_row {
+	char name[32], state[16], health[16], slow[8];
+	double req, ratio, p99;
+	unsigned long fwd;
+};
+
+static void top_row(const char *frame, const char *name, struct top_row *row)
+{
+	char start[40];
+	const char *l;
+
+	snprintf(start, sizeof(start), "\n%s ", name);
+	l = strstr(frame, start);
+	if (l == NULL ||
+	    sscanf(l + 1, "%31s %15s %15s %lf %lf%% %lf %7s %lu", row->name, row->state,
+		   row->health, &row->req, &row->ratio, &row->p99, row->slow, &row->fwd) != 8)
+		fail_msg("no row for %s in '%s'", name, frame);
+}
+
+/* `top -b -n 2 -d 0.2`: two frames, each from two samples 0.2 s apart, with the columns the
+ * README shows, rows sorted by request rate, and rates the fake router's counters imply
+ * (member i gains 1000 * (i + 1) requests/s, 90 % returned; a router computing the rate from
+ * one sample, or dividing by the wrong time, is far off). */
+static void test_top_batch(void **state)
+{
+	struct timespec t0, t1;
+	const char *frame[3];
+	struct top_row row;
+	double router_fwd;
+	struct run r;
+
+	(void)state;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	CTL(&r, "top", "-b", "-n", "2", "-d", "0.2");
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	expect(&r, 0, "NODE             STATE    HEALTH            REQ/S  RET/REQ    P99(us) SLOW",
+	       NULL);
+	assert_true((t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9 >= 0.39);
+	frame[0] = strstr(r.out, "ringwayctl top - ");
+	assert_non_null(frame[0]);
+	frame[1] = strstr(frame[0] + 1, "ringwayctl top - ");
+	assert_non_null(frame[1]);
+	assert_null(strstr(frame[1] + 1, "ringwayctl top - ")); /* exactly -n 2 frames */
+	for (int f = 0; f < 2; f++) {
+		assert_non_null(strstr(frame[f], "  epoch 1  members 4  every 0.2 s\n"));
+		assert_int_equal(sscanf(strstr(frame[f], "\nrouter: "),
+					"\nrouter: rx %*f/s  fwd %lf", &router_fwd),
+				 1);
+		if (router_fwd < 7000 || router_fwd > 13000)
+			fail_msg("router fwd %.0f/s, wanted about 10000: '%s'", router_fwd, r.out);
+		assert_non_null(strstr(frame[f], "router p99 9.0 us\n"));
+		/* the busiest node first: n4's row follows the column line directly */
+		assert_non_null(strstr(frame[f], "FORWARDED\nn4 "));
+		top_row(frame[f], "n4", &row);
+		if (row.req < 2800 || row.req > 5200 || row.ratio < 85 || row.ratio > 95)
+			fail_msg("n4 %.0f/s %.1f%%, wanted about 4000/s 90%%: '%s'", row.req,
+				 row.ratio, r.out);
+		assert_true(row.p99 == 400.0 && strcmp(row.slow, "yes") == 0 &&
+			    strcmp(row.health, "up") == 0 && strcmp(row.state, "active") == 0);
+		top_row(frame[f], "n1", &row);
+		if (row.req < 700 || row.req > 1300)
+			fail_msg("n1 %.0f/s, wanted about 1000: '%s'", row.req, r.out);
+		assert_string_equal(row.health, "suspect");
+		assert_string_equal(row.slow, "no");
+	}
+	CTL(&r, "top", "-b", "-d", "0");
+	expect(&r, 2, NULL, "bad -d '0'");
+	CTL(&r, "top", "-n", "x");
+	expect(&r, 2, NULL, "bad -n 'x'");
+	CTL(&r, "--json", "top");
+	expect(&r, 2, NULL, "top has no --json");
+}
+
+static int setup_traffic(void **state)
+{
+	traffic = true;
+	return setup(state);
+}
+
+static int teardown_traffic(void **state)
+{
+	traffic = false;
+	return teardown(state);
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -452,6 +541,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_restart_and_corrupt_state, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_non_root_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_tcp_token, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_top_batch, setup_traffic, teardown_traffic),
 	};
 
 	if (argc != 3) {
