@@ -9,6 +9,8 @@ PACKAGES=(
 	libdpdk-dev dpdk libbpf-dev libxdp-dev bpftool libxxhash-dev libnuma-dev
 	# tests
 	libcmocka-dev libclang-rt-14-dev valgrind python3
+	# a real terminal for `ringwayctl top` (control_top_tty)
+	tmux
 	# real peers and clients for end-to-end tests
 	memcached libmemcached-tools libmemcached-dev nutcracker
 	# fleet: etcd for the membership store, libcurl + jansson for its v3 JSON gateway
