@@ -22,6 +22,10 @@
 #   hotkeys (root): RINGWAY_BENCH_HK_SECONDS (each measured run, default 12),
 #     RINGWAY_BENCH_HK_RATE (ringway-loadgen rate, default 8000/s), RINGWAY_BENCH_HK_SKEWS
 #     (default "0.99 1.2"), RINGWAY_BENCH_HK_PREFIX (sandbox prefix, default benchhk)
+#   scaleout (root): RINGWAY_BENCH_SO_SECONDS (each run's measured load, default 60; the add is
+#     at RINGWAY_BENCH_SO_ADD_AT, default 10), RINGWAY_BENCH_SO_RATE (default 5000/s),
+#     RINGWAY_BENCH_SO_KEYS (default 20000), RINGWAY_BENCH_SO_DIST (uniform or zipf:S, default
+#     uniform), RINGWAY_BENCH_SO_PREFIX (sandbox prefix, default benchso)
 # Figures on a shared 2-core machine move by 10-25% between runs: compare ratios within a run.
 set -euo pipefail
 
@@ -31,7 +35,7 @@ build=${RINGWAY_BENCH_BUILD:-build-bench}
 results=$top/bench-results
 
 # --- sections ------------------------------------------------------------------------------
-SECTIONS=(placement dataplane sandbox linerate hotkeys)
+SECTIONS=(placement dataplane sandbox linerate hotkeys scaleout)
 
 # Placement lookups (ns, index vs binary search vs libmemcached), build time and memory at
 # 10 / 100 / 1,000 / 10,000 members for every algorithm.
@@ -448,6 +452,140 @@ section_hotkeys_run() {
 	sandbox_teardown
 	python3 tests/bench/hotkeys/report.py --raw "$raw" --skews "$skews" \
 		--out "$results/hotkeys.json" --png "$results/hotkeys.png"
+}
+# Scale-out (README "Scaling out without a miss wave"): 10 memcached nodes and a spare; per run
+# a fresh router over the 10 (nodes flushed, no state file), ringway-loadgen preloads every key
+# through it, then a constant GET/SET load (90/10) with the hit ratio per 100 ms (run.series);
+# ADD_AT s into the load `ringwayctl add` of the spare. Four runs: ring with warm-up
+# (window_s 30), ring without, modulo without, ketama without (what a client-side ketama fleet
+# sees). The router's counters (telemetry /ringway/stats) before and after each run give the
+# warm-up's extra requests. Writes scaleout.json and scaleout.png; tears the sandbox down on
+# exit, also on failure.
+targets_scaleout=(app/ringway/ringway app/ringway-loadgen/ringway-loadgen app/ringwayctl/ringwayctl)
+section_scaleout() {
+	local rc=0
+	sb_prefix=${RINGWAY_BENCH_SO_PREFIX:-benchso}
+	section_scaleout_run || rc=$?
+	so_loadgen_stop
+	sandbox_teardown
+	trap - EXIT INT TERM
+	return "$rc"
+}
+
+so_lg_pid=
+so_loadgen_stop() {
+	[ -n "$so_lg_pid" ] || return 0
+	kill -TERM "$so_lg_pid" 2>/dev/null || true
+	wait "$so_lg_pid" 2>/dev/null || true
+	so_lg_pid=
+}
+
+# so_flush: every node (the spare too) emptied, over TCP from the client namespace.
+so_flush() {
+	local i ip
+	for i in $(seq 1 "$NODES"); do
+		ip=NODE${i}_IP
+		ip netns exec "$NS_CLIENT" bash -c "exec 3<>/dev/tcp/${!ip}/$MC_PORT &&
+			printf 'flush_all\r\n' >&3 && read -r -t 5 l <&3 && [[ \$l == OK* ]]" ||
+			{ echo "bench: flush_all on node$i failed" >&2; return 1; }
+	done
+}
+
+# so_stats FILE: the router's counters that are not 0, "name value" lines.
+so_stats() {
+	python3 tests/e2e/clients/telemetry.py --nonzero \
+		"/var/run/dpdk/$FILE_PREFIX/dpdk_telemetry.v2" /ringway/stats >"$1"
+}
+
+section_scaleout_run() {
+	local raw=$results/raw/scaleout secs=${RINGWAY_BENCH_SO_SECONDS:-60}
+	local add_at=${RINGWAY_BENCH_SO_ADD_AT:-10} rate=${RINGWAY_BENCH_SO_RATE:-5000}
+	local keys=${RINGWAY_BENCH_SO_KEYS:-20000} dist=${RINGWAY_BENCH_SO_DIST:-uniform}
+	local members=10 run algo window conf ctl t spare_addr
+	[ "$(id -u)" -eq 0 ] || { echo "bench: scaleout needs root" >&2; return 1; }
+	[ "$add_at" -ge 2 ] && [ "$add_at" -lt "$secs" ] ||
+		{ echo "bench: scaleout: the add must fall inside the run" >&2; return 1; }
+	rm -rf "$raw"
+	mkdir -p "$raw"
+	trap 'so_loadgen_stop; sandbox_teardown' EXIT
+	trap 'exit 130' INT TERM
+	sb up --nodes $((members + 1)) || return 1
+	# shellcheck disable=SC1090,SC1091
+	. "/run/ringway-sandbox/$sb_prefix/env"
+	ctl="$build/app/ringwayctl/ringwayctl --socket $STATE_DIR/control.sock"
+	spare_addr=NODE$((members + 1))_IP
+	spare_addr=${!spare_addr}:$MC_PORT
+	for run in ring-warmup ring modulo ketama; do
+		algo=${run%-warmup}
+		window=0
+		[ "$run" = ring-warmup ] && window=30
+		echo "   $run: $members nodes, $dist keys ($keys) at $rate/s (90% GETs) for ${secs}s," \
+			"add node$((members + 1)) at ${add_at}s, warm-up window_s $window"
+		so_flush || return 1
+		rm -f "$STATE_DIR/state" # the last run's add is not this run's start
+		conf=$raw/ringway.$run.conf
+		{
+			sb config --algo "$algo" --members "$members"
+			printf '\n[warmup]\nwindow_s = %s\nttl_s = 300\n' "$window"
+			# One loadgen address: the per-client cap is not what is measured.
+			printf '\n[tables]\nclient_slots_max = 0\n'
+		} >"$conf" || return 1
+		sb router-start --ringway "$build/app/ringway/ringway" --config "$conf" || return 1
+		python3 - "$ROUTER_IP" "$NS_CLIENT" <<'EOF' || return 1
+import sys, time
+sys.path.insert(0, "tests/e2e/clients")
+from mcudp import UdpClient, Timeout
+c = UdpClient((sys.argv[1], 11211), ns=sys.argv[2], timeout=0.3)
+ok, i, end = 0, 0, time.monotonic() + 15
+while ok < 100 and time.monotonic() < end:
+    i += 1
+    try:
+        if c.request(b"set warmup:%d 0 0 2\r\nok\r\n" % i) == b"STORED\r\n":
+            ok += 1
+    except Timeout:
+        time.sleep(0.1)
+sys.exit(0 if ok >= 100 else 1)
+EOF
+		so_stats "$raw/stats0.$run.txt" || return 1
+		# Progress lines on stderr (one a second): "loadgen run" marks the load's start.
+		ip netns exec "$NS_CLIENT" "$build/app/ringway-loadgen/ringway-loadgen" \
+			--no-huge -m 256 --no-pci --no-shconf --file-prefix "$sb_prefix-lg" \
+			--vdev net_af_packet0,iface="$CLIENT_IF",framecnt=4096 -- --src "$sb_lg_src" \
+			--dst "$ROUTER_IP:$MC_PORT" --arp --idle-us 20 --keys "$keys" \
+			--get-ratio 0.9 --value-size 100 --dist "$dist" --preload --rate "$rate" \
+			--duration "$secs" --series-ms 100 --json "$raw/lg.$run.json" \
+			>"$raw/lg.$run.log" 2>&1 &
+		so_lg_pid=$!
+		for t in $(seq 1 $((keys / 200 + 120))); do
+			grep -q '^loadgen run' "$raw/lg.$run.log" && break
+			kill -0 "$so_lg_pid" 2>/dev/null || break
+			sleep 0.5
+		done
+		grep -q '^loadgen run' "$raw/lg.$run.log" || {
+			tail -5 "$raw/lg.$run.log" >&2
+			return 1
+		}
+		sleep $((add_at - 1)) # the first progress line comes 1 s into the load
+		$ctl --json plan add "node$((members + 1))" "$spare_addr" >"$raw/plan.$run.json" ||
+			return 1
+		date +%s.%N >"$raw/add.$run.unix"
+		$ctl --json add "node$((members + 1))" "$spare_addr" >"$raw/add.$run.json" ||
+			return 1
+		wait "$so_lg_pid" || {
+			so_lg_pid=
+			tail -5 "$raw/lg.$run.log" >&2
+			return 1
+		}
+		so_lg_pid=
+		sleep 1
+		so_stats "$raw/stats1.$run.txt" || return 1
+		$ctl warmup >"$raw/warmup.$run.txt" 2>&1 || true
+		sb router-stop >"$raw/router-exit.$run.txt" 2>&1 || true
+	done
+	sandbox_teardown
+	python3 tests/bench/scaleout/report.py --raw "$raw" --runs "ring-warmup ring modulo ketama" \
+		--members "$members" --dist "$dist" --rate "$rate" --keys "$keys" \
+		--out "$results/scaleout.json" --png "$results/scaleout.png"
 }
 # --- end of sections -----------------------------------------------------------------------
 

@@ -15,7 +15,9 @@
 #   6. shows what adding a fifth node would move, per algorithm (ringway-plan compare).
 #   7. live add under memcaslap load: `ringwayctl plan add` (the exact fraction that moves),
 #      `ringwayctl add` of the spare node, and the fraction of 10,000 keys that really changed
-#      owner (asked at the nodes), with the publish latency.
+#      owner (asked at the nodes), with the publish latency; warm-up is on ([warmup]
+#      window_s = 30): ringway-loadgen's GET/SET load through the add shows the hit ratio per
+#      100 ms before and after it, the lowest bucket, and the reads and adds the warm-up sent.
 #
 # Environment: RINGWAY_BUILD_DIR (default build-demo), DEMO_SECONDS (memcaslap run time per run,
 # default 15), DEMO_NODES (default 4), DEMO_PREFIX (sandbox prefix, default demo),
@@ -59,7 +61,8 @@ if [ -f "$build/build.ninja" ]; then
 else
 	meson setup "$build" -Ddpdk=enabled -Dtests=disabled -Dbench=false >"$build.setup.log" 2>&1
 fi || { cat "$build.setup.log" >&2; exit 1; }
-ninja -C "$build" -j2 app/ringway/ringway app/ringway-plan/ringway-plan app/ringwayctl/ringwayctl
+ninja -C "$build" -j2 app/ringway/ringway app/ringway-plan/ringway-plan app/ringwayctl/ringwayctl \
+	app/ringway-loadgen/ringway-loadgen
 ringway=$build/app/ringway/ringway
 [ -x "$ringway" ] || { echo "demo: $ringway was not built" >&2; exit 1; }
 
@@ -135,6 +138,7 @@ fi
 step "start ringway on ${port/af_/net_af_}0 (iface $ROUTER_IF in $NS_ROUTER)"
 conf=$state/ringway.conf
 "${sandbox[@]}" config --prefix "$prefix" --members "$nodes" >"$conf"
+printf '\n[warmup]\nwindow_s = 30\n' >>"$conf" # the live add below warms the moved keys
 "${sandbox[@]}" router-start --prefix "$prefix" --ringway "$ringway" --config "$conf" \
 	--port "$port"
 if [ "$port" = af_xdp ]; then
@@ -201,10 +205,84 @@ for f in verify_failed udp_timeout packet_drop get_misses; do
 done
 [ -n "$d" ] && [ -n "$r" ] && awk -v d="$d" -v r="$r" 'BEGIN{printf "ringway / direct: %.2f (2 vCPUs shared by client, router and nodes)\n", r / d}'
 
-step "live add of node$((nodes + 1)) under memcaslap load: plan, add, measured moved fraction"
+# live_add: the live add of the spare node with warm-up on ([warmup] window_s in the config):
+# ringway-loadgen preloads 5,000 keys through the router and runs GETs/SETs (90/10) at 2,000/s
+# with the hit ratio per 100 ms (--series-ms) while tests/e2e/control_moved.py applies
+# `ringwayctl add` under memcaslap load and measures the moved fraction at the nodes; then the
+# hit ratio before and after the add and its lowest 100-ms bucket, and what the warm-up sent
+# to previous owners. Sets live=1 on a failure.
+live_add() {
+	local spare=node$((nodes + 1)) lg=$state/lg-add lg_pid line i
+	local tel=/var/run/dpdk/$FILE_PREFIX/dpdk_telemetry.v2
+	"$py" tests/e2e/clients/telemetry.py --nonzero "$tel" /ringway/stats >"$lg.stats0" || true
+	ip netns exec "$NS_CLIENT" "$build/app/ringway-loadgen/ringway-loadgen" --no-huge -m 256 \
+		--no-pci --no-shconf --file-prefix "$prefix-lg" \
+		--vdev "net_af_packet0,iface=$CLIENT_IF,framecnt=4096" -- --src 198.18.0.20 \
+		--dst "$ROUTER_IP:11211" --arp --idle-us 20 --keys 5000 --key-prefix add: \
+		--get-ratio 0.9 --value-size 100 --dist uniform --preload --rate 2000 --duration 60 \
+		--series-ms 100 --json "$lg.json" >/dev/null 2>"$lg.log" &
+	lg_pid=$!
+	for i in $(seq 1 60); do
+		grep -q '^loadgen run' "$lg.log" && break
+		kill -0 "$lg_pid" 2>/dev/null || break
+		sleep 0.5
+	done
+	if ! grep -q '^loadgen run' "$lg.log"; then
+		echo "demo: ringway-loadgen did not start its run:" >&2
+		tail -3 "$lg.log" >&2
+		kill -INT "$lg_pid" 2>/dev/null || true
+		wait "$lg_pid" 2>/dev/null || true
+		rm -rf "/var/run/dpdk/$prefix-lg"
+		live=1
+		return
+	fi
+	echo "ringway-loadgen: 5,000 keys preloaded through the router, 2,000 req/s (90% GETs)"
+	"$py" tests/e2e/control_moved.py --prefix "$prefix" \
+		--ctl "$build/app/ringwayctl/ringwayctl" --add "$spare" |
+		while IFS= read -r line; do
+			# printed right after the add returned: the add's time
+			[[ $line != '$ ringwayctl add '* ]] || date +%s.%N >"$lg.add"
+			printf '%s\n' "$line"
+		done || live=1
+	sleep 2 # the load goes on after the add's measurement; then its report
+	kill -INT "$lg_pid" 2>/dev/null || true
+	wait "$lg_pid" || live=1
+	rm -rf "/var/run/dpdk/$prefix-lg"
+	"$py" tests/e2e/clients/telemetry.py --nonzero "$tel" /ringway/stats >"$lg.stats1" || true
+	[ -f "$lg.add" ] || { echo "demo: no add seen" >&2; live=1; return; }
+	"$py" - "$lg.json" "$(cat "$lg.add")" "$lg.stats0" "$lg.stats1" <<'EOF' || live=1
+import json, sys
+run = json.load(open(sys.argv[1]))["run"]
+ser, t_add = run["series"], float(sys.argv[2])
+iv = ser["interval_ms"] / 1000.0
+at = int((t_add - ser["start_unix"]) / iv)
+hits, misses = ser["hits"], ser["misses"]
+n = len(hits)
+full = [i for i in range(n - 1) if hits[i] + misses[i] > 0]  # the last bucket is partial
+def ratio(ix):
+    g = sum(hits[i] + misses[i] for i in ix)
+    return sum(hits[i] for i in ix) / g if g else float("nan")
+low, low_at = min((hits[i] / (hits[i] + misses[i]), i) for i in full if i >= at)
+def ctr(p):
+    return {l.split()[0]: int(l.split()[1]) for l in open(p) if len(l.split()) == 2}
+s0, s1 = ctr(sys.argv[3]), ctr(sys.argv[4])
+d = {k: s1.get(k, 0) - s0.get(k, 0) for k in ("warm_requests", "warm_hits", "warm_fills",
+                                             "warm_deletes")}
+print("hit ratio through the add (warm-up on, ringway-loadgen, 100-ms buckets):")
+print("  before the add %.4f (%.1f s), after it %.4f (%.1f s); lowest 100-ms bucket after the "
+      "add %.4f at +%.1f s" % (ratio([i for i in full if 1 <= i < at]), at * iv,
+                               ratio([i for i in full if i >= at]), (n - at) * iv, low,
+                               (low_at - at) * iv))
+print("  warm-up: %d reads of moved keys sent to their previous owners (%d hits), %d adds to "
+      "the new owner, %d deletes at previous owners" % (d["warm_requests"], d["warm_hits"],
+                                                       d["warm_fills"], d["warm_deletes"]))
+print("  lost %d of %d requests" % (run["lost"], run["sent"]))
+EOF
+}
+
+step "live add of node$((nodes + 1)) with warm-up on, under load: plan, add, moved fraction, hit ratio"
 live=0
-"$py" tests/e2e/control_moved.py --prefix "$prefix" \
-	--ctl "$build/app/ringwayctl/ringwayctl" --add "node$((nodes + 1))" || live=1
+live_add
 
 step "stop ringway (its exit print; counters that stayed 0 left out)"
 "${sandbox[@]}" router-stop --prefix "$prefix" | grep -v -E '^EAL|^TELEMETRY| 0$' || true
