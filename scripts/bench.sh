@@ -19,6 +19,10 @@
 #   linerate: RINGWAY_BENCH_LR_TRIAL (seconds per trial, default 1), RINGWAY_BENCH_LR_REPEAT
 #     (trials per rate, all must pass; default 1), RINGWAY_BENCH_LR_WORKERS (default 1,2),
 #     RINGWAY_BENCH_LR_CASES (default: every case of tests/bench/linerate/linerate.py)
+#   idle (root): RINGWAY_BENCH_IDLE_SECONDS (each ringway-loadgen run, default 8),
+#     RINGWAY_BENCH_IDLE_ROUNDS (rounds, default 3), RINGWAY_BENCH_IDLE_RATE (default 5000/s),
+#     RINGWAY_BENCH_IDLE_MODES (default "backoff adaptive poll"), RINGWAY_BENCH_IDLE_PREFIX
+#     (sandbox prefix, default benchidle)
 #   hotkeys (root): RINGWAY_BENCH_HK_SECONDS (each measured run, default 12),
 #     RINGWAY_BENCH_HK_RATE (ringway-loadgen rate, default 8000/s), RINGWAY_BENCH_HK_SKEWS
 #     (default "0.99 1.2"), RINGWAY_BENCH_HK_PREFIX (sandbox prefix, default benchhk)
@@ -35,7 +39,7 @@ build=${RINGWAY_BENCH_BUILD:-build-bench}
 results=$top/bench-results
 
 # --- sections ------------------------------------------------------------------------------
-SECTIONS=(placement dataplane sandbox linerate hotkeys scaleout)
+SECTIONS=(placement dataplane sandbox linerate hotkeys scaleout idle)
 
 # Placement lookups (ns, index vs binary search vs libmemcached), build time and memory at
 # 10 / 100 / 1,000 / 10,000 members for every algorithm.
@@ -48,7 +52,8 @@ section_placement() {
 # placement, forward and reply on a 1,000-node x 160-vnode ring (and a 10-node one, to show
 # what the big ring's cache misses cost), 1 and 2 workers; the median of RINGWAY_BENCH_DP_RUNS
 # runs; instructions and simulated L2 misses per packet for forward and reply from callgrind
-# (runs of N and 2N packets, difference / N) with the functions they go to.
+# (runs of N and 2N packets, difference / N) with the functions they go to; the same for a
+# reply that lands on the other worker (hand-off: worker 1 hands it over, worker 0 returns it).
 targets_dataplane=(tests/bench/dataplane/bench_dataplane)
 section_dataplane() {
 	local bin=$build/tests/bench/dataplane/bench_dataplane raw=$results/raw/dataplane i st m
@@ -82,7 +87,7 @@ section_dataplane() {
 			l2=$sz,$(cat "$c2/ways_of_associativity"),$(cat "$c2/coherency_line_size")
 		fi
 		echo "$l2" >"$raw/cg.l2"
-		for st in forward reply; do
+		for st in forward reply handoff; do
 			for m in 1 2; do
 				valgrind --tool=callgrind --collect-atstart=no \
 					--toggle-collect=timed_polls --cache-sim=yes \
@@ -359,6 +364,117 @@ section_linerate() {
 		--trial "${RINGWAY_BENCH_LR_TRIAL:-1}" --repeat "${RINGWAY_BENCH_LR_REPEAT:-1}" \
 		--workers "${RINGWAY_BENCH_LR_WORKERS:-1,2}" \
 		${RINGWAY_BENCH_LR_CASES:+--cases "$RINGWAY_BENCH_LR_CASES"} "${dp[@]}"
+}
+
+# Latency at low load per idle mode (README "Idle modes and latency at low load"): in the
+# sandbox, ringway-loadgen paced at RINGWAY_BENCH_IDLE_RATE straight at one node and through
+# ringway restarted with each `idle` mode, rounds interleaved; its latency percentiles, and the
+# CPU the router used during the run: the worker thread's (/proc/PID/task/TID/stat of the
+# lcore-worker thread) and the whole process's. Writes idle.json; tears the sandbox down.
+targets_idle=(app/ringway/ringway app/ringway-loadgen/ringway-loadgen)
+section_idle() {
+	local rc=0
+	sb_prefix=${RINGWAY_BENCH_IDLE_PREFIX:-benchidle}
+	section_idle_run || rc=$?
+	sandbox_teardown
+	trap - EXIT INT TERM
+	return "$rc"
+}
+
+# The TID of PID's first DPDK worker lcore thread ("lcore-worker-N"), or nothing.
+worker_tid() {
+	local t
+	for t in /proc/"$1"/task/*; do
+		if grep -q worker "$t/comm" 2>/dev/null; then
+			echo "${t##*/}"
+			return
+		fi
+	done
+}
+
+section_idle_run() {
+	local raw=$results/raw/idle secs=${RINGWAY_BENCH_IDLE_SECONDS:-8}
+	local rounds=${RINGWAY_BENCH_IDLE_ROUNDS:-3} rate=${RINGWAY_BENCH_IDLE_RATE:-5000}
+	local modes=${RINGWAY_BENCH_IDLE_MODES:-backoff adaptive poll}
+	local router_pid tid round mode w0 w1
+	[ "$(id -u)" -eq 0 ] || { echo "bench: idle needs root" >&2; return 1; }
+	rm -rf "$raw"
+	mkdir -p "$raw"
+	trap 'sandbox_teardown' EXIT
+	trap 'exit 130' INT TERM
+	sb up --nodes 4 || return 1
+	# shellcheck disable=SC1090,SC1091
+	. "/run/ringway-sandbox/$sb_prefix/env"
+	sb config >"$raw/base.conf" || return 1
+	for round in $(seq 1 "$rounds"); do
+		echo "   round $round/$rounds: ringway-loadgen ${secs}s at $rate/s: direct, then" \
+			"through ringway with idle = $modes"
+		router_pid=
+		loadgen_run "lg_direct.$round" "$NODE1_IP:$MC_PORT" --preload --rate "$rate" \
+			--duration "$secs" || return 1
+		for mode in $modes; do
+			sed "s/^idle = .*/idle = $mode/" "$raw/base.conf" >"$raw/ringway.$mode.conf"
+			sb router-start --ringway "$build/app/ringway/ringway" \
+				--config "$raw/ringway.$mode.conf" >/dev/null || return 1
+			router_pid=$(cat "$STATE_DIR/router.pid")
+			tid=$(worker_tid "$router_pid")
+			w0=$(cpu_ticks "$router_pid/task/${tid:-none}")
+			loadgen_run "lg_$mode.$round" "$ROUTER_IP:$MC_PORT" --preload \
+				--rate "$rate" --duration "$secs" || return 1
+			w1=$(cpu_ticks "$router_pid/task/${tid:-none}")
+			echo "worker_ticks=$((w1 - w0))" >>"$raw/lg_$mode.$round.meta"
+			sb router-stop >"$raw/router-exit.$mode.$round.txt" 2>&1 || true
+		done
+	done
+	sandbox_teardown
+	python3 - "$raw" "$rounds" "$(getconf CLK_TCK)" "$results/idle.json" $modes <<'PYEOF'
+import json, statistics, sys
+raw, rounds, hz, out, modes = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4], \
+    sys.argv[5:]
+def load(name, r):
+    with open("%s/%s.%d.json" % (raw, name, r)) as f:
+        run = json.load(f)
+    meta = {}
+    try:
+        with open("%s/%s.%d.meta" % (raw, name, r)) as f:
+            meta = dict(l.strip().split("=", 1) for l in f if "=" in l)
+    except OSError:
+        pass
+    return run, meta
+doc = {"benchmark": "idle", "rounds": rounds, "statistic": "median over rounds", "setups": {}}
+for name in ["lg_direct"] + ["lg_" + m for m in modes]:
+    rows = []
+    for r in range(1, rounds + 1):
+        lg, meta = load(name, r)
+        run = lg["run"]
+        lat = run["latency_us"]
+        e = {k: lat[k] for k in ("p50", "p99", "p99.9")}
+        e["lost"] = run["lost"]
+        e["replies"] = run["replies"]
+        e["elapsed_s"] = run["elapsed_s"]
+        e["loadavg_1min"] = float(meta.get("loadavg_1min", "nan"))
+        if "worker_ticks" in meta:
+            e["worker_cpu_s"] = int(meta["worker_ticks"]) / hz
+            e["router_cpu_s"] = int(meta["router_ticks"]) / hz
+        rows.append(e)
+    med = {k: statistics.median(x[k] for x in rows)
+           for k in rows[0] if k not in ("lost", "replies")}
+    med["lost"] = sum(x["lost"] for x in rows)
+    doc["setups"][name[3:]] = {"median": med, "rounds": rows}
+d = doc["setups"]["direct"]["median"]
+print("%-10s %9s %9s %11s %11s %12s %12s" % ("setup", "p50 us", "p99 us", "+p50/direct",
+                                              "+p99/direct", "worker CPU s", "router CPU s"))
+for k, v in doc["setups"].items():
+    m = v["median"]
+    v["p99_over_direct"] = round(m["p99"] / d["p99"], 2) if d["p99"] else None
+    print("%-10s %9.0f %9.0f %11.2f %11.2f %12s %12s" % (
+        k, m["p50"], m["p99"], m["p50"] / d["p50"], m["p99"] / d["p99"],
+        "%.2f" % m["worker_cpu_s"] if "worker_cpu_s" in m else "-",
+        "%.2f" % m["router_cpu_s"] if "router_cpu_s" in m else "-"))
+with open(out, "w") as f:
+    json.dump(doc, f, indent=1)
+    f.write("\n")
+PYEOF
 }
 
 # Hot keys (README "Hot keys"): ringway-loadgen with zipf popularity over 8 memcached nodes,

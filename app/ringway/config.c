@@ -122,9 +122,10 @@ enum key_kind {
 	  "when set, client requests and ICMP echo must also come from one of these Ethernet "     \
 	  "sources (the clients' own MACs, or the gateway they are behind); empty = any")          \
 	_(ROUTER, "idle", K_IDLE, C(router.idle), 0, 0, 0, 0, "poll",                              \
-	  "idle workers spin (poll) or sleep after a run of empty polls (backoff)")                \
+	  "idle workers spin (poll), sleep after a run of empty polls (backoff), or spin while "   \
+	  "traffic is recent and sleep longer the longer they are idle (adaptive)")                \
 	_(ROUTER, "backoff_us", K_U32, C(router.backoff_us), 0, 1, 100000, 0, "100",               \
-	  "backoff: microseconds slept per empty poll")                                            \
+	  "backoff: microseconds slept per empty poll; adaptive: the longest sleep")               \
 	_(ROUTER, "backoff_after", K_U32, C(router.backoff_after), 0, 1, 1000000, 0, "1024",       \
 	  "backoff: empty polls in a row before sleeping")                                         \
 	_(ROUTER, "vlan", K_OPT_U32, C(router.vlan), C(router.has_vlan), 0, 4094, 0, "",              \
@@ -323,11 +324,15 @@ static const char *const hash_names[] = {
 #undef HASH_NAME
 };
 
-static const char *const idle_names[] = {[DP_IDLE_POLL] = "poll", [DP_IDLE_BACKOFF] = "backoff"};
+static const char *const idle_names[] = {
+	[DP_IDLE_POLL] = "poll",
+	[DP_IDLE_BACKOFF] = "backoff",
+	[DP_IDLE_ADAPTIVE] = "adaptive",
+};
 
 #define DIM(a) (sizeof(a) / sizeof((a)[0]))
 
-_Static_assert(DIM(idle_names) == DP_IDLE_BACKOFF + 1, "a name for every enum dp_idle");
+_Static_assert(DIM(idle_names) == DP_IDLE_ADAPTIVE + 1, "a name for every enum dp_idle");
 
 static const char *const failover_names[] = {
 #define RW_FAILOVER_NAME(e, s) s,
@@ -365,7 +370,7 @@ static void describe(const struct key_def *d, char *buf, size_t len)
 			 d->max);
 		break;
 	case K_IDLE:
-		snprintf(buf, len, "poll or backoff");
+		snprintf(buf, len, "poll, backoff or adaptive");
 		break;
 	case K_FAILOVER:
 		snprintf(buf, len, "next or fast");

@@ -199,6 +199,10 @@ const char *dp_drop_name(enum dp_drop d);
 enum dp_idle {
 	DP_IDLE_POLL = 0, /**< spin */
 	DP_IDLE_BACKOFF,  /**< after backoff_after empty polls, sleep backoff_us per empty poll */
+	/** spin while traffic is recent (for twice the worker's measured wake-up overshoot after
+	 *  the last packet, at most 2 x backoff_us), then sleep an eighth of the time since the
+	 *  last packet (1 us up to backoff_us), with a 1 ns timer slack; backoff_after unused */
+	DP_IDLE_ADAPTIVE,
 };
 
 /** An IPv4 prefix, network byte order; s is in it when (s & mask) == addr. */
@@ -476,7 +480,7 @@ uint32_t dp_mac_changes(struct dp *dp, struct dp_mac_change *out, uint32_t max);
 /**
  * Worker main loop for rte_eal_remote_launch(): polls until dp_stop(). Registers the worker
  * online with RCU, reports quiescence once per iteration, goes offline while it sleeps in
- * backoff. @p arg is the worker (dp_worker_get()). Lcore: worker. @return 0.
+ * backoff or adaptive (which also sets the calling thread's timer slack to 1 ns). @p arg is the worker (dp_worker_get()). Lcore: worker. @return 0.
  */
 int dp_worker_run(void *arg);
 

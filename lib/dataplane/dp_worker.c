@@ -13,6 +13,7 @@
 
 #include <stdatomic.h>
 #include <string.h>
+#include <sys/prctl.h>
 
 #include <rte_branch_prediction.h>
 #include <rte_cycles.h>
@@ -1077,12 +1078,60 @@ unsigned int dp_worker_poll(struct dp_worker *w)
 	return nr + nh;
 }
 
+/* Sleep @p us microseconds off line for RCU, so a publication never waits for a sleeper.
+ * @return the TSC cycles it took. */
+static uint64_t idle_sleep(struct dp_worker *w, uint32_t us)
+{
+	uint64_t t0 = rte_rdtsc();
+
+	rte_rcu_qsbr_thread_offline(w->dp->rcu, w->id);
+	rte_delay_us_sleep(us);
+	rte_rcu_qsbr_thread_online(w->dp->rcu, w->id);
+	return rte_rdtsc() - t0;
+}
+
+/* idle = adaptive: what the loop knows of its own traffic and wake-ups. */
+struct idle_adapt {
+	uint64_t last_busy; /* w->now of the last poll that found work */
+	uint64_t wake_tsc;  /* moving average (1/8) of a sleep's overshoot, TSC cycles */
+	uint64_t us_tsc;    /* TSC cycles per microsecond */
+};
+
+/*
+ * One empty poll in idle = adaptive. Spin for twice the measured wake-up overshoot after the
+ * last packet: spinning as long as a wake-up costs stays within 2x of the best choice made
+ * knowing when the next packet comes (spin-then-block), so traffic that is recent (a reply
+ * due from a node) is caught spinning. Past that, sleep an eighth of the time idle so far
+ * (1 us to backoff_us): a sleep delays the next packet by at most that share of the quiet
+ * gap before it, plus the overshoot, which every sleep measures. The spin window is capped
+ * at 2 x backoff_us, so a descheduled sleep (a busy host) cannot turn the mode into polling.
+ */
+static void idle_adaptive(struct dp_worker *w, struct idle_adapt *a)
+{
+	uint64_t idle = w->now - a->last_busy, cap = (uint64_t)w->backoff_us * a->us_tsc;
+	uint64_t us, took, want;
+
+	if (idle < 2 * RTE_MIN(a->wake_tsc, cap))
+		return;
+	us = RTE_MIN(idle / 8 / a->us_tsc, (uint64_t)w->backoff_us);
+	us = us != 0 ? us : 1;
+	took = idle_sleep(w, (uint32_t)us);
+	want = us * a->us_tsc;
+	a->wake_tsc = a->wake_tsc - a->wake_tsc / 8 + (took > want ? took - want : 0) / 8;
+}
+
 int dp_worker_run(void *arg)
 {
 	struct dp_worker *w = arg;
 	struct dp *dp = w->dp;
 	uint64_t empty = 0;
+	struct idle_adapt ad = {.us_tsc = RTE_MAX(rte_get_tsc_hz() / 1000000, (uint64_t)1)};
 
+	ad.wake_tsc = 10 * ad.us_tsc; /* a first guess; the sleeps correct it */
+	/* Sleeps end within 1 ns of their deadline instead of the default 50 us slack: the
+	 * adaptive mode's short sleeps are meant as asked. */
+	if (w->idle == DP_IDLE_ADAPTIVE)
+		(void)prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
 	rte_rcu_qsbr_thread_register(dp->rcu, w->id);
 	rte_rcu_qsbr_thread_online(dp->rcu, w->id);
 	while (!atomic_load_explicit(&dp->stop, memory_order_relaxed)) {
@@ -1092,14 +1141,13 @@ int dp_worker_run(void *arg)
 		rte_rcu_qsbr_quiescent(dp->rcu, w->id);
 		if (n != 0) {
 			empty = 0;
+			ad.last_busy = w->now;
 			continue;
 		}
-		if (w->idle == DP_IDLE_BACKOFF && ++empty >= w->backoff_after) {
-			/* Offline while asleep, so a publication never waits for a sleeper. */
-			rte_rcu_qsbr_thread_offline(dp->rcu, w->id);
-			rte_delay_us_sleep(w->backoff_us);
-			rte_rcu_qsbr_thread_online(dp->rcu, w->id);
-		}
+		if (w->idle == DP_IDLE_BACKOFF && ++empty >= w->backoff_after)
+			idle_sleep(w, w->backoff_us);
+		else if (w->idle == DP_IDLE_ADAPTIVE)
+			idle_adaptive(w, &ad);
 	}
 	rte_rcu_qsbr_thread_offline(dp->rcu, w->id);
 	rte_rcu_qsbr_thread_unregister(dp->rcu, w->id);

@@ -14,6 +14,12 @@
  *            enqueue)
  *   reply    the node's reply to each forwarded request (built here, untimed): slot check,
  *            rewrite back to the client, TX
+ *   handoff  two workers; worker 0 forwards (untimed for the hand-off figure), the replies
+ *            arrive on worker 1's queue (as RSS on a NIC may put them): worker 1 checks the
+ *            source and hands each to worker 0 through its hand-off ring ("give"), worker 0
+ *            takes it over and returns it to the client ("take"). Both workers are polled in
+ *            turn on the main lcore, so the figure is the code's cost without the cache lines
+ *            (mbuf, ring slots) crossing cores, which a real second core adds.
  * Requests: ASCII `get`, meta `mg <key> v f t`, binary GET, keys of 10-40 random bytes from a
  * set of 65,536, from 4,096 client addresses on random ports, on a ring of 1,000 nodes x 160
  * vnodes (--nodes, --vnodes). Replies are single datagrams of 100 or 1,400 bytes of UDP
@@ -31,7 +37,7 @@
  * node pl_lookup() names for its key, and every reply reached the client that asked with its
  * request id. A failed check exits 1. Time is never judged.
  *
- * Instruction counts: --only forward|reply runs only that stage's timed polls through
+ * Instruction counts: --only forward|reply|handoff runs only that stage's timed polls through
  * timed_polls() (the other stage's polls go through untimed_polls()), so
  *   valgrind --tool=callgrind --collect-atstart=no --toggle-collect=timed_polls \
  *       bench_dataplane --only forward --packets N
@@ -43,7 +49,7 @@
  * rule on the reply port range would).
  *
  *   bench_dataplane [--quick] [--packets N] [--batch N] [--nodes N] [--vnodes N]
- *                   [--only forward|reply] [--scaling] [--workers N] [--json FILE]
+ *                   [--only forward|reply|handoff] [--scaling] [--workers N] [--json FILE]
  *                   [--offload] [-- EAL-ARGS]
  * --offload: as on a NIC with checksum offloads: every received mbuf carries the IPv4 and L4
  * checksum-good verdicts and the data plane leaves TX checksums to the port
@@ -90,6 +96,9 @@
 #define B_LISTEN      11211
 #define B_REPLY_BASE  32768
 #define B_REPLY_COUNT 16384
+/* Replies handed over per give/take round: a multiple of the burst, within the default
+ * 1,024-entry hand-off ring. */
+#define B_HANDOFF_CHUNK 512u
 
 enum b_proto {
 	B_ASCII,
@@ -113,7 +122,7 @@ struct b_run {
 	uint32_t vnodes;
 	bool quick;
 	bool offload;	  /* act as a NIC with checksum offloads: RX verdicts, TX offload */
-	const char *only; /* NULL, "forward" or "reply" */
+	const char *only; /* NULL, "forward", "reply" or "handoff" */
 	uint16_t port;
 	uint16_t nq;
 	struct rte_ring *rx[B_QUEUES_MAX];
@@ -380,9 +389,9 @@ static size_t reply_body(uint8_t *out, uint32_t total, const char *key)
 
 /*
  * Turn forwarded requests (taken from TX ring @p q) into their nodes' replies in place, check
- * each went to the right node, and put them on RX ring @p q. @return replies injected.
+ * each went to the right node, and put them on RX ring @p to. @return replies injected.
  */
-static uint32_t make_replies(uint16_t q, uint32_t n, const struct b_sent *sent,
+static uint32_t make_replies(uint16_t q, uint16_t to, uint32_t n, const struct b_sent *sent,
 			     uint32_t reply_bytes)
 {
 	void *objs[B_BATCH_MAX];
@@ -421,7 +430,7 @@ static uint32_t make_replies(uint16_t q, uint32_t n, const struct b_sent *sent,
 	if (bad != 0)
 		fail("worker %u: %u of %u requests went to another node than pl_lookup names", q,
 		     bad, got);
-	if (got != 0 && rte_ring_enqueue_bulk(run.rx[q], objs, got, NULL) != got) {
+	if (got != 0 && rte_ring_enqueue_bulk(run.rx[to], objs, got, NULL) != got) {
 		fail("RX ring full");
 		rte_pktmbuf_free_bulk((struct rte_mbuf **)objs, got);
 		return 0;
@@ -526,7 +535,7 @@ static int worker_case(void *arg)
 			r->nb++;
 			continue;
 		}
-		uint32_t nr = make_replies(q, n, sent, cx->reply_bytes);
+		uint32_t nr = make_replies(q, q, n, sent, cx->reply_bytes);
 
 		if (time_rep) {
 			uint64_t c = timed_polls(w, nr);
@@ -625,7 +634,8 @@ struct b_case {
 	uint32_t reply_bytes;
 	uint16_t workers;
 	struct b_dist fwd;		 /* parse / place / forward */
-	struct b_dist rep;		 /* reply (stage forward only) */
+	struct b_dist rep;		 /* reply (stage forward only); handoff: give + take */
+	struct b_dist give, take;	 /* handoff: worker 1's side, worker 0's take-over */
 	double fwd_worker[B_QUEUES_MAX]; /* median per worker */
 	double rep_worker[B_QUEUES_MAX];
 	const char *counter;
@@ -772,6 +782,114 @@ out:
 	return rc;
 }
 
+/*
+ * The hand-off case: requests forwarded by worker 0, their replies delivered to worker 1's
+ * queue. Per batch: worker 1's polls (give) and then worker 0's (take), timed apart; both on
+ * this lcore (the workers' loops are plain functions; the hand-off ring is MP/SC).
+ */
+static int handoff_case(enum b_proto proto, uint32_t reply_bytes, struct b_case *out)
+{
+	uint32_t nb_max = run.packets / run.batch + 2, nb = 0;
+	double *give = calloc(nb_max, sizeof(double)), *take = calloc(nb_max, sizeof(double));
+	double *sum = calloc(nb_max, sizeof(double)), *fwd = calloc(nb_max, sizeof(double));
+	struct dp *dp = NULL;
+	struct b_sent sent[B_BATCH_MAX];
+	uint64_t rng = 0x9e3779b97f4a7c15ull ^ proto, n_sent = 0, checked = 0;
+	uint64_t cf = 0, cg = 0, ct = 0;
+	/* --only handoff: callgrind counts the give and take polls, not the forward. */
+	bool timed = run.only == NULL || strcmp(run.only, "handoff") == 0;
+	bool time_fwd = run.only == NULL;
+	struct dp_stats st;
+	int rc = -ENOMEM;
+
+	if (give == NULL || take == NULL || sum == NULL || fwd == NULL)
+		goto out;
+	dp = make_dp(2, B_FORWARD);
+	if (dp == NULL)
+		goto out;
+	struct dp_worker *w0 = dp_worker_get(dp, 0), *w1 = dp_worker_get(dp, 1);
+
+	for (uint32_t done = 0; done < run.packets && !run.failed; done += run.batch, nb++) {
+		uint32_t n = RTE_MIN(run.batch, run.packets - done), nr;
+		uint64_t c;
+
+		if (inject_requests(0, proto, n, &rng, sent) != 0)
+			break;
+		n_sent += n;
+		if (time_fwd) {
+			c = timed_polls(w0, n);
+			fwd[nb] = (double)c / n;
+			cf += c;
+		} else {
+			untimed_polls(w0, n);
+		}
+		/* Worker 0's requests, answered on worker 1's queue. */
+		nr = make_replies(0, 1, n, sent, reply_bytes);
+		/* In chunks the hand-off ring holds (a ring of N takes N - 1). */
+		uint64_t g = 0, t = 0;
+
+		for (uint32_t i = 0; i < nr; i += B_HANDOFF_CHUNK) {
+			uint32_t k = RTE_MIN(B_HANDOFF_CHUNK, nr - i);
+
+			if (timed) {
+				g += timed_polls(w1, k);
+				t += timed_polls(w0, k);
+			} else {
+				untimed_polls(w1, k);
+				untimed_polls(w0, k);
+			}
+		}
+		give[nb] = nr ? (double)g / nr : 0;
+		take[nb] = nr ? (double)t / nr : 0;
+		sum[nb] = give[nb] + take[nb];
+		cg += g;
+		ct += t;
+		checked += check_returned(0, nr, sent);
+	}
+	memset(out, 0, sizeof(*out));
+	out->fwd = dist_of(fwd, nb, cf, n_sent);
+	out->rep = dist_of(sum, nb, cg + ct, n_sent);
+	out->give = dist_of(give, nb, cg, n_sent);
+	out->take = dist_of(take, nb, ct, n_sent);
+	out->stage = "handoff";
+	out->proto = proto;
+	out->reply_bytes = reply_bytes;
+	out->workers = 2;
+	out->expected = n_sent;
+	out->counter = "taken_over";
+	dp_stats_get(dp, -1, &st);
+	out->counted = st.ctr[DP_CTR_TAKEN_OVER];
+	out->identity = dp_stats_identity(&st);
+	/* Every reply handed over by worker 1, taken over and returned by worker 0. */
+	if (st.ctr[DP_CTR_HANDED_OVER] != n_sent || out->counted != n_sent ||
+	    st.ctr[DP_CTR_RETURNED] != n_sent || st.ctr[DP_CTR_SLOTS_COMPLETED] != n_sent ||
+	    checked != n_sent || st.slots_live != 0 || !out->identity)
+		fail("handoff: sent %" PRIu64 ", handed over %" PRIu64 ", taken over %" PRIu64
+		     ", returned %" PRIu64 ", checked %" PRIu64 ", identity %d",
+		     n_sent, st.ctr[DP_CTR_HANDED_OVER], out->counted, st.ctr[DP_CTR_RETURNED],
+		     checked, out->identity);
+	out->ok = !run.failed;
+	snprintf(out->name, sizeof(out->name), "handoff_%s_reply_%u", proto_names[proto],
+		 reply_bytes);
+	rc = 0;
+out:
+	if (dp != NULL)
+		dp_free(dp);
+	free(give);
+	free(take);
+	free(sum);
+	free(fwd);
+	for (uint16_t q = 0; q < run.nq; q++) {
+		void *m;
+
+		while (rte_ring_dequeue(run.rx[q], &m) == 0)
+			rte_pktmbuf_free(m);
+		while (rte_ring_dequeue(run.tx[q], &m) == 0)
+			rte_pktmbuf_free(m);
+	}
+	return rc;
+}
+
 /* ---------------------------------------------------------------- output */
 
 static double mpps(double cpp)
@@ -861,8 +979,15 @@ static void write_json(FILE *f, const struct b_case *scaling, uint32_t n_scaling
 			c->name, c->stage, proto_names[c->proto], c->workers);
 		if (c->reply_bytes)
 			fprintf(f, "\"reply_bytes\": %u, ", c->reply_bytes);
-		json_dist(f, strcmp(c->stage, "forward") == 0 ? "forward" : c->stage, &c->fwd);
-		if (c->reply_bytes) {
+		json_dist(f, c->reply_bytes ? "forward" : c->stage, &c->fwd);
+		if (strcmp(c->stage, "handoff") == 0) {
+			fprintf(f, ", ");
+			json_dist(f, "handoff", &c->rep);
+			fprintf(f, ", ");
+			json_dist(f, "give", &c->give);
+			fprintf(f, ", ");
+			json_dist(f, "take", &c->take);
+		} else if (c->reply_bytes) {
 			fprintf(f, ", ");
 			json_dist(f, "reply", &c->rep);
 		}
@@ -896,6 +1021,16 @@ static void write_json(FILE *f, const struct b_case *scaling, uint32_t n_scaling
 			mpps(fw->rep.median), fw->fwd.median <= 200 ? "true" : "false",
 			fw->rep.median <= 150 ? "true" : "false");
 	}
+	/* A reply that lands on another worker: worker 1's hand-over + worker 0's take-over,
+	 * next to the direct reply above. */
+	const struct b_case *ho = find_case("handoff_mix_reply_100");
+
+	if (ho != NULL)
+		fprintf(f,
+			"%s\"handoff_cycles\": %.1f, \"handoff_give_cycles\": %.1f, "
+			"\"handoff_take_cycles\": %.1f",
+			pa && pp && fw ? ", " : "", ho->rep.median, ho->give.median,
+			ho->take.median);
 	fprintf(f, "},\n\"scaling\": [");
 	for (uint32_t i = 0; i < n_scaling; i++) {
 		const struct b_case *c = &scaling[i];
@@ -930,12 +1065,18 @@ static void print_table(const struct b_case *scaling, uint32_t n_scaling)
 	for (uint32_t i = 0; i < n_cases; i++) {
 		const struct b_case *c = &cases[i];
 
+		bool ho = strcmp(c->stage, "handoff") == 0;
+
 		fprintf(stderr, "%-26s %9s %9.1f %9.1f %9.2f\n", c->name,
-			strcmp(c->stage, "forward") == 0 ? "forward" : c->stage, c->fwd.median,
-			c->fwd.p90, mpps(c->fwd.median));
+			c->reply_bytes ? "forward" : c->stage, c->fwd.median, c->fwd.p90,
+			mpps(c->fwd.median));
 		if (c->reply_bytes)
-			fprintf(stderr, "%-26s %9s %9.1f %9.1f %9.2f\n", "", "reply", c->rep.median,
-				c->rep.p90, mpps(c->rep.median));
+			fprintf(stderr, "%-26s %9s %9.1f %9.1f %9.2f\n", "",
+				ho ? "handoff" : "reply", c->rep.median, c->rep.p90,
+				mpps(c->rep.median));
+		if (ho)
+			fprintf(stderr, "%-26s %9s %9.1f / %.1f (worker 1 / worker 0)\n", "",
+				"give/take", c->give.median, c->take.median);
 	}
 	for (uint32_t i = 0; i < n_scaling; i++) {
 		double af = 0, ar = 0;
@@ -994,12 +1135,13 @@ static int port_setup(uint16_t nq)
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: bench_dataplane [--quick] [--packets N] [--batch N] [--nodes N] "
-			"[--vnodes N]\n"
-			"                       [--only forward|reply] [--scaling] [--workers N] "
-			"[--offload] "
-			"[--json FILE]\n"
-			"                       [-- EAL-ARGS]\n");
+	fprintf(stderr,
+		"usage: bench_dataplane [--quick] [--packets N] [--batch N] [--nodes N] "
+		"[--vnodes N]\n"
+		"                       [--only forward|reply|handoff] [--scaling] [--workers N] "
+		"[--offload] "
+		"[--json FILE]\n"
+		"                       [-- EAL-ARGS]\n");
 	exit(2);
 }
 
@@ -1055,7 +1197,8 @@ int main(int argc, char **argv)
 			run.vnodes = (uint32_t)num_arg(optarg, 1, 1000);
 			break;
 		case 'o':
-			if (strcmp(optarg, "forward") != 0 && strcmp(optarg, "reply") != 0)
+			if (strcmp(optarg, "forward") != 0 && strcmp(optarg, "reply") != 0 &&
+			    strcmp(optarg, "handoff") != 0)
 				usage();
 			run.only = optarg;
 			break;
@@ -1104,7 +1247,7 @@ int main(int argc, char **argv)
 	run.tsc_hz = rte_get_tsc_hz();
 	uint16_t nl = (uint16_t)RTE_MIN(rte_lcore_count(), (unsigned int)B_QUEUES_MAX);
 
-	rc = port_setup(nl);
+	rc = port_setup(RTE_MAX(nl, 2)); /* the hand-off case needs two queues */
 	if (rc == 0)
 		rc = make_fleet();
 	if (rc != 0) {
@@ -1118,7 +1261,9 @@ int main(int argc, char **argv)
 	struct b_case scal[8];
 	uint32_t n_scal = 0;
 
-	if (run.only != NULL) {
+	if (run.only != NULL && strcmp(run.only, "handoff") == 0) {
+		rc = handoff_case(B_MIX, 100, &cases[n_cases++]);
+	} else if (run.only != NULL) {
 		rc = run_case(B_FORWARD, B_MIX, 100, 1, &cases[n_cases++]);
 	} else {
 		for (size_t i = 0; rc == 0 && i < RTE_DIM(protos); i++)
@@ -1129,6 +1274,8 @@ int main(int argc, char **argv)
 			rc = run_case(B_FORWARD, protos[i], 100, 1, &cases[n_cases++]);
 		if (rc == 0)
 			rc = run_case(B_FORWARD, B_MIX, 1400, 1, &cases[n_cases++]);
+		if (rc == 0)
+			rc = handoff_case(B_MIX, 100, &cases[n_cases++]);
 	}
 	if (rc == 0 && (scaling || run.quick) && run.only == NULL) {
 		for (uint16_t w = 1; rc == 0 && w <= nl && n_scal < RTE_DIM(scal); w *= 2)

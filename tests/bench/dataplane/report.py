@@ -3,7 +3,7 @@
 
   report.py dataplane --raw DIR --callgrind-packets N --out FILE.json
       DIR/run*.json: bench_dataplane runs -> per case the median over runs of each run's
-      median cycles/packet; the scaling runs likewise. DIR/cg.{forward,reply}.{1,2}.txt:
+      median cycles/packet; the scaling runs likewise. DIR/cg.{forward,reply,handoff}.{1,2}.txt:
       callgrind_annotate of runs with N and 2N packets -> instructions per packet
       ((2N total - N total) / N) and the same per function.
   report.py sandbox --raw DIR --rounds R --clk-tck HZ --out FILE.json --png FILE.png
@@ -120,6 +120,10 @@ def report_dataplane(a):
                           "max": rnd(max(rp)),
                           "p10": rnd(median([c["reply"]["p10"] for c in same])),
                           "mpps_per_core": rnd(first["tsc_hz"] / median(rp) / 1e6, 2)}
+        for k in ("give", "take"):
+            if k in c0:
+                e[k] = {"cycles_per_packet": rnd(median([c[k]["cycles_per_packet"]
+                                                         for c in same]))}
         cases.append(e)
     summary = {}
     for k in first["summary"]:
@@ -161,7 +165,7 @@ def report_dataplane(a):
                                                     for s in same])) for i in range(w)],
             "ok": all(s["ok"] for s in same)})
     cg = {}
-    for stage in ("forward", "reply"):
+    for stage in ("forward", "reply", "handoff"):
         st = callgrind_stage(a.raw, stage, a.callgrind_packets)
         if st:
             cg[stage] = st
@@ -200,6 +204,11 @@ def report_dataplane(a):
         print("on a %d-node ring: placement %.0f cycles (parse %.0f, place %.0f), forward %.0f" %
               (sm["nodes"], sm["placement"], sm["parse_cycles"], sm["place_cycles"],
                sm["forward_cycles"]))
+    if "handoff_cycles" in summary:
+        print("hand-off (reply on the other worker): %.1f cycles (worker 1 %.1f + worker 0 "
+              "%.1f) vs direct reply %.1f" % (
+                  summary["handoff_cycles"], summary["handoff_give_cycles"],
+                  summary["handoff_take_cycles"], summary["reply_100_cycles"]))
     for s in scaling:
         print("scaling: %d worker(s): forward %.2f Mpps, reply %.2f Mpps in total" %
               (s["workers"], s["forward_mpps_total"], s["reply_mpps_total"]))

@@ -270,7 +270,7 @@ static const struct bad_case bad_cases[] = {
 	 "198.18.0.0/24 #!\n" NODE_A,
 	 "key 'allowed_clients' in [router]: prefix '198.18.0.0/24' is listed twice"},
 	{"idle_word", ROUTER "idle = spin #!\n" NODE_A,
-	 "key 'idle' in [router]: expected poll or backoff, got 'spin'"},
+	 "key 'idle' in [router]: expected poll, backoff or adaptive, got 'spin'"},
 	{"backoff_zero", ROUTER "backoff_us = 0 #!\n" NODE_A,
 	 "key 'backoff_us' in [router]: expected an integer 1..100000, got '0'"},
 	{"backoff_after_big", ROUTER "backoff_after = 1000001 #!\n" NODE_A,
