@@ -178,7 +178,7 @@ void rw_xdp_neigh_poll(struct rw_xdp *x, struct dp *dp, uint32_t max_nodes, bool
 		goto out;
 	n = dp_nodes_get(dp, nodes, max_nodes);
 	for (uint32_t i = 0; i < n; i++)
-		if (nodes[i].in_ring && !nodes[i].mac_static)
+		if ((nodes[i].in_ring || nodes[i].gutter) && !nodes[i].mac_static)
 			e[k++].ip = nodes[i].ip;
 	if (k == 0 || neigh_lookup(x->neigh, e, k) != 0)
 		goto out;

@@ -37,7 +37,9 @@
 	_(COMMIT, "commit", "", 0)                                                       \
 	_(ABORT, "abort", "", 0)                                                         \
 	_(FLEET, "fleet", "[managed|local]", 0)                                          \
-	_(HEALTH, "health", "NAME down|up [--flush|--accept-stale]", 0)
+	_(HEALTH, "health", "NAME down|up [--flush|--accept-stale]", 0)                  \
+	_(GUTTER, "gutter",                                                              \
+	  "add NAME ADDR[:PORT] [weight W] [mac MAC] | remove NAME | list", 0)
 
 /* Prefixes that may stand before a command: enum suffix, name, what follows. */
 #define CTL_FOREACH_PREFIX(_)                \
@@ -67,6 +69,7 @@ struct ctl_cmd {
 	uint64_t fleet_epoch;
 	int fleet;		/* fleet: -1 show, 0 local, 1 managed */
 	enum ctl_health health;	/* health: what the operator asks of NAME's health */
+	enum ctl_gutter gutter; /* gutter: add (member), remove (name), list */
 };
 
 /* True for the commands flagged CTL_CMD_F_CHANGE (add, remove, weight, replace). */
