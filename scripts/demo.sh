@@ -18,6 +18,9 @@
 #      owner (asked at the nodes), with the publish latency; warm-up is on ([warmup]
 #      window_s = 30): ringway-loadgen's GET/SET load through the add shows the hit ratio per
 #      100 ms before and after it, the lowest bucket, and the reads and adds the warm-up sent.
+#   8. a node frozen (SIGSTOP) for a few seconds under memcaslap load: the router's detection (its log
+#      line, `ringwayctl list` health), the requests its stand-in served (failover_next, the
+#      nodes' get_hits), and the clean return (stale keys deleted, health up, epoch unchanged).
 #
 # Environment: RINGWAY_BUILD_DIR (default build-demo), DEMO_SECONDS (memcaslap run time per run,
 # default 15), DEMO_NODES (default 4), DEMO_PREFIX (sandbox prefix, default demo),
@@ -284,6 +287,64 @@ step "live add of node$((nodes + 1)) with warm-up on, under load: plan, add, mov
 live=0
 live_add
 
+step "node2 frozen (SIGSTOP) for a few seconds under memcaslap load: detection, stand-ins, clean return"
+ctl=("$build/app/ringwayctl/ringwayctl" --socket "$state/control.sock")
+health() { "${ctl[@]}" list | sed -n "s/^name $1 .* health \([a-z,]*\) .*/\1/p"; }
+counter() { "${ctl[@]}" stats | awk -v k="$1" '$1 == k {print $2}'; }
+hits() {
+	local i ip
+	for i in $(seq 1 $((nodes + 1))); do
+		ip=NODE${i}_IP
+		# A frozen node accepts the connection and never answers: bounded, shown as -1.
+		timeout 1 ip netns exec "$NS_CLIENT" bash -c "exec 3<>/dev/tcp/${!ip}/11211;
+			printf 'stats\r\nquit\r\n' >&3; cat <&3" | tr -d '\r' |
+			awk -v n="node$i" '$2=="get_hits"{h=$3} END{printf "%s %s ", n, h == "" ? -1 : h}'
+	done
+	echo
+}
+epoch0=$("${ctl[@]}" epoch)
+# Load at the freeze: memcaslap through the router. A request lost in the freeze stalls that
+# memcaslap connection for ~30 s, so this run is cut at 15 s; a second run starts once the
+# node is down and shows the stand-ins serving its keys.
+timeout 15 ip netns exec "$NS_CLIENT" memcaslap -s "$ROUTER_IP:11211" -U -F "$state/memcaslap.cnf" \
+	-t 12s -T 1 -c "$conc" -v 1.0 -w 4k >"$state/memcaslap.freeze" 2>&1 &
+mc_pid=$!
+sleep 2
+pid2=$(cat "$state/node2.pid")
+t0=$(date +%s%N)
+kill -STOP "$pid2"
+while [ "$(health node2)" = up ] || [ "$(health node2)" = suspect ]; do
+	[ $(($(date +%s%N) - t0)) -lt 5000000000 ] || break
+	sleep 0.02
+done
+t1=$(date +%s%N)
+echo "node2 frozen; the router marked it $(health node2) after $(((t1 - t0) / 1000000)) ms:"
+grep -E 'node node2 .*-> (suspect|down)' "$state/router.log" | tail -2 | sed 's/^/  log: /'
+fo0=$(counter failover_next)
+hits0=$(hits)
+echo "memcaslap -U through ringway for 3 s while node2 is frozen:"
+timeout 12 ip netns exec "$NS_CLIENT" memcaslap -s "$ROUTER_IP:11211" -U \
+	-F "$state/memcaslap.cnf" -t 3s -T 1 -c "$conc" -v 1.0 -w 4k 2>&1 |
+	grep -E '^(verify_failed|udp_timeout|get_misses):|TPS' | sed 's/^/  /' || true
+hits1=$(hits)
+echo "requests of node2's keys sent to stand-ins (failover_next): $(($(counter failover_next) - fo0))"
+echo "get_hits per node during those 3 s (node2 frozen: -1; the others serve its keys too):"
+paste <(echo "$hits0" | xargs -n2) <(echo "$hits1" | xargs -n2) |
+	awk '{printf "  %-6s %9d -> %9d%s\n", $1, $2, $4, $4 < 0 ? "" : sprintf("  (+%d)", $4 - $2)}'
+kill -CONT "$pid2"
+t2=$(date +%s%N)
+while [ "$(health node2)" != up ]; do
+	[ $(($(date +%s%N) - t2)) -lt 10000000000 ] || break
+	sleep 0.02
+done
+echo "node2 let go (SIGCONT) after $(((t2 - t0) / 1000000)) ms frozen: health $(health node2)" \
+	"$((($(date +%s%N) - t2) / 1000000)) ms later"
+grep -E 'node node2 .*-> up' "$state/router.log" | tail -1 | sed 's/^/  log: /'
+echo "epoch before: ${epoch0#OK }, after: $("${ctl[@]}" epoch | sed 's/^OK //')"
+wait "$mc_pid" || true
+freeze=0
+[ "$(health node2)" = up ] || freeze=1
+
 step "stop ringway (its exit print; counters that stayed 0 left out)"
 "${sandbox[@]}" router-stop --prefix "$prefix" | grep -v -E '^EAL|^TELEMETRY| 0$' || true
 
@@ -298,6 +359,7 @@ fail=0
 ops=$(echo "$routed" | sed -n 's/.*Ops: \([0-9]*\).*/\1/p' | tail -1)
 [ "${ops:-0}" -gt 1000 ] || fail=1
 [ $live = 0 ] || fail=1
+[ $freeze = 0 ] || fail=1
 step "tear down"
 "${sandbox[@]}" down --prefix "$prefix"
 trap - EXIT

@@ -267,8 +267,9 @@ enum key_kind {
 	_(HEALTH, "probe_port", K_U32, C(health.probe_port), 0, 0, 65535, 0, "0",                  \
 	  "UDP source port of probes; 0 = one below reply_port_base")                              \
 	_(FAILOVER, "mode", K_FAILOVER, C(failover.mode), 0, 0, 0, 0, "next",                      \
-	  "a down node's keys: next (the next live member in the algorithm's replica order) or "   \
-	  "fast (the protocol's error at once)")                                                   \
+	  "a down node's keys: next (the next live member in the algorithm's replica order), "     \
+	  "gutter (the [gutter NAME] pool, placed by the same algorithm) or fast (the "            \
+	  "protocol's error at once)")                                                             \
 	_(FAILOVER, "failover_ttl_s", K_U32, C(failover.ttl_s), 0, 1, 2592000, 0, "60",            \
 	  "writes sent to a stand-in expire within this (their expiry is capped)")                \
 	_(WARMUP, "window_s", K_U32, C(warmup.window_s), 0, 0, 86400, 0, "0",                      \
@@ -373,7 +374,7 @@ static void describe(const struct key_def *d, char *buf, size_t len)
 		snprintf(buf, len, "poll, backoff or adaptive");
 		break;
 	case K_FAILOVER:
-		snprintf(buf, len, "next or fast");
+		snprintf(buf, len, "next, fast or gutter");
 		break;
 	case K_ALGO: {
 		size_t o = (size_t)snprintf(buf, len, "one of");
@@ -991,9 +992,10 @@ static bool valid_node_name(const char *n)
 	return true;
 }
 
-/* Which section kind "[name]" is; for node sections *node_name points at NAME. */
+/* Which section kind "[name]" is; for node sections *node_name points at NAME (gutter
+ * sections are node sections whose *gutter is set). */
 static int classify_section(struct loader *l, unsigned int line, const char *name, enum sec_id *sec,
-			    const char **node_name)
+			    const char **node_name, bool *gutter)
 {
 	const char *best = NULL;
 	unsigned int best_d = 3;
@@ -1006,15 +1008,17 @@ static int classify_section(struct loader *l, unsigned int line, const char *nam
 			return 0;
 		}
 	}
-	if (flen == 4 && strncmp(name, "node", 4) == 0) {
-		const char *n = name + 4;
+	*gutter = flen == 6 && strncmp(name, "gutter", 6) == 0;
+	if ((flen == 4 && strncmp(name, "node", 4) == 0) || *gutter) {
+		const char *n = name + flen;
 
 		while (*n == ' ' || *n == '\t')
 			n++;
 		if (!valid_node_name(n))
 			return fail(
 				l, line,
-				"section [%s]: expected [node NAME] with NAME of 1..%u "
+				"section [%s]: expected [node NAME] or [gutter NAME] with NAME of "
+				"1..%u "
 				"letters, digits, '.', '_', '-' (starting with a letter or digit)",
 				name, RW_CFG_NODE_NAME_MAX);
 		*sec = SEC_NODE;
@@ -1060,6 +1064,7 @@ static int scan_section_line(struct loader *l, unsigned int line, char *s, size_
 	struct scan_section *sec;
 	const char *node_name = NULL;
 	enum sec_id id = SEC_COUNT;
+	bool gutter = false;
 
 	if (end == NULL)
 		return fail(l, line, "expected ']' to close the section name");
@@ -1076,7 +1081,7 @@ static int scan_section_line(struct loader *l, unsigned int line, char *s, size_
 	if (strlen(name) >= CFG_NAME_LEN)
 		return fail(l, line, "section [%.20s...]: name longer than %d characters", name,
 			    CFG_NAME_LEN - 1);
-	if (classify_section(l, line, name, &id, &node_name) < 0)
+	if (classify_section(l, line, name, &id, &node_name, &gutter) < 0)
 		return -EINVAL;
 	for (uint32_t i = 0; i < l->n_sections; i++) {
 		const struct scan_section *o = &l->sections[i];
@@ -1110,6 +1115,7 @@ static int scan_section_line(struct loader *l, unsigned int line, char *s, size_
 		sec->node = l->cfg->n_nodes++;
 		apply_defaults(SEC_NODE, node);
 		snprintf(node->member.name, sizeof(node->member.name), "%s", node_name);
+		node->gutter = gutter;
 		l->node_line[sec->node] = line;
 	}
 	return 0;
@@ -1381,7 +1387,8 @@ static int check_required(struct loader *l)
 	for (uint32_t i = 0; i < l->cfg->n_nodes; i++) {
 		if (l->node_addr_line[i] == 0)
 			return fail(l, l->node_line[i],
-				    "section [node %s]: missing key 'address' (IPv4[:port])",
+				    "section [%s %s]: missing key 'address' (IPv4[:port])",
+				    l->cfg->nodes[i].gutter ? "gutter" : "node",
 				    l->cfg->nodes[i].member.name);
 	}
 	return 0;
@@ -1481,15 +1488,16 @@ static int check_nodes(struct loader *l)
 		weight += n->member.weight;
 		if (n->ip == c->router.address)
 			return fail(l, l->node_addr_line[i],
-				    "key 'address' in [node %s]: %s is the router's own address",
-				    n->member.name, n->member.addr);
+				    "key 'address' in [%s %s]: %s is the router's own address",
+				    n->gutter ? "gutter" : "node", n->member.name, n->member.addr);
 		for (uint32_t j = 0; j < i; j++) {
 			if (c->nodes[j].ip == n->ip && c->nodes[j].member.port == n->member.port)
 				return fail(l, l->node_addr_line[i],
-					    "key 'address' in [node %s]: %s:%u is also node %s "
+					    "key 'address' in [%s %s]: %s:%u is also node %s "
 					    "(line %u)",
-					    n->member.name, n->member.addr, n->member.port,
-					    c->nodes[j].member.name, l->node_addr_line[j]);
+					    n->gutter ? "gutter" : "node", n->member.name,
+					    n->member.addr, n->member.port, c->nodes[j].member.name,
+					    l->node_addr_line[j]);
 		}
 	}
 	if (c->tables.neighbours < c->n_nodes)
@@ -1584,6 +1592,31 @@ static int check_routes(struct loader *l)
 	return 0;
 }
 
+/* Move the [gutter NAME] nodes (checked with the others: names, addresses) out of the
+ * members into cfg->gutter, in file order. */
+static int split_gutter(struct loader *l)
+{
+	struct rw_config *c = l->cfg;
+	uint32_t k = 0;
+
+	c->n_gutter = 0;
+	for (uint32_t i = 0; i < c->n_nodes; i++) {
+		if (!c->nodes[i].gutter) {
+			c->nodes[k++] = c->nodes[i];
+			continue;
+		}
+		if (c->n_gutter == RW_CFG_GUTTER_MAX)
+			return fail(l, l->node_line[i],
+				    "section [gutter %s]: more than %u gutter nodes",
+				    c->nodes[i].member.name, RW_CFG_GUTTER_MAX);
+		c->gutter[c->n_gutter++] = c->nodes[i];
+	}
+	c->n_nodes = k;
+	if (k == 0)
+		return fail(l, 0, "no [node NAME] section: at least one node is needed");
+	return 0;
+}
+
 int rw_config_load(const char *path, struct rw_config *cfg, char *err, size_t errlen)
 {
 	struct loader *l = calloc(1, sizeof(*l));
@@ -1613,6 +1646,8 @@ int rw_config_load(const char *path, struct rw_config *cfg, char *err, size_t er
 		ret = check_routes(l);
 	if (ret == 0)
 		ret = check_node_port(l);
+	if (ret == 0)
+		ret = split_gutter(l);
 	if (ret == -ENOMEM && errlen > 0)
 		snprintf(err, errlen, "%s: out of memory", path);
 	free(l->sections);
@@ -1751,6 +1786,11 @@ int rw_config_dump(const struct rw_config *cfg, FILE *out)
 			for (uint32_t i = 0; i < cfg->n_nodes; i++) {
 				fprintf(out, "[node %s]\n", cfg->nodes[i].member.name);
 				dump_section(out, SEC_NODE, &cfg->nodes[i]);
+				fputc('\n', out);
+			}
+			for (uint32_t i = 0; i < cfg->n_gutter; i++) {
+				fprintf(out, "[gutter %s]\n", cfg->gutter[i].member.name);
+				dump_section(out, SEC_NODE, &cfg->gutter[i]);
 				fputc('\n', out);
 			}
 			continue;

@@ -11,12 +11,14 @@
  *   [router]     the router's own address, MAC, listen ports, reply port range, clients
  *   [placement]  algorithm, vnodes, hash tag, key hash, maglev table size
  *   [node NAME]  one section per initial cache node: address = IP[:PORT], weight, mac
+ *   [gutter NAME] the same for a node of the gutter pool ([failover] mode = gutter)
  *   [timeouts]   request slot lifetime, ARP retries and entry lifetime
  *   [tables]     request slots, mbufs, burst size, descriptor and hand-off ring sizes
  *   [control]    management socket, state file, optional 127.0.0.1 TCP port
  *   [log]        log level
  *   [health]     node health: failure threshold and window, probe intervals, dirty-key bound
- *   [failover]   what a down node's keys get: next live member or an error at once
+ *   [failover]   what a down node's keys get: next live member, the gutter pool, or an
+ *                error at once
  *   [warmup]     warm-up window after membership changes, TTL of warm copies
  *   [route]      static routes and the default gateway towards nodes off the segment
  *
@@ -115,7 +117,11 @@ struct rw_cfg_node {
 	uint32_t ip;	/**< the node's IPv4, network byte order */
 	bool has_mac;	/**< `mac` was given: use it, no ARP for this node */
 	uint8_t mac[6]; /**< `mac`: static MAC of the node */
+	bool gutter;	/**< from a [gutter NAME] section: a node of the gutter pool */
 };
+
+/** Most [gutter NAME] nodes (the gutter pool of [failover] mode = gutter). */
+#define RW_CFG_GUTTER_MAX 64
 
 /** [timeouts]: each field is the key of the same name. */
 struct rw_cfg_timeouts {
@@ -215,6 +221,10 @@ struct rw_config {
 	struct pl_config placement;
 	struct rw_cfg_node nodes[RW_CFG_NODES_MAX]; /**< in file order */
 	uint32_t n_nodes;			    /**< >= 1 after a successful load */
+	/** [gutter NAME]: the gutter pool, same keys as [node NAME], in file order; placed by
+	 *  the [placement] settings; no address is also a node's. */
+	struct rw_cfg_node gutter[RW_CFG_GUTTER_MAX];
+	uint32_t n_gutter;
 	struct rw_cfg_timeouts timeouts;
 	struct rw_cfg_tables tables;
 	struct rw_cfg_control control;

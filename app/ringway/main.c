@@ -63,6 +63,11 @@ static struct dp *the_dp;
 static struct rte_mempool *the_pool;
 static struct rw_xdp *the_xdp;	       /* NULL unless an AF_XDP port is in use */
 static struct rw_metrics *the_metrics; /* NULL unless [metrics] listen is set */
+static struct ctl_engine *the_engine;
+/* The gutter pool: [gutter NAME] sections, then `gutter add|remove`. Not part of the
+ * membership (no epoch, no state file): a restart starts again from the config. */
+static struct ctl_member gutter_nodes[RW_CFG_GUTTER_MAX];
+static uint32_t n_gutter;
 
 /* Live changes, for /ringway/control (written on the control lcore, read by telemetry). */
 static struct {
@@ -430,6 +435,99 @@ static int ops_health(void *ctx, const char *name, enum ctl_health what, char *e
 	return rc;
 }
 
+/* Publish the gutter pool, placed by the membership's placement settings. */
+static int publish_gutter(void)
+{
+	struct pl_member pm[RW_CFG_GUTTER_MAX];
+	struct dp_node_mac macs[RW_CFG_GUTTER_MAX];
+	struct pl_placement *gpl = NULL;
+	int rc;
+
+	for (uint32_t i = 0; i < n_gutter; i++) {
+		pm[i] = gutter_nodes[i].pl;
+		macs[i].has_mac = gutter_nodes[i].has_mac;
+		memcpy(macs[i].mac, gutter_nodes[i].mac, 6);
+	}
+	if (n_gutter != 0) {
+		gpl = pl_build(ctl_state_config(ctl_engine_state(the_engine)), pm, n_gutter);
+		if (gpl == NULL)
+			return errno ? -errno : -EINVAL;
+	}
+	rc = dp_publish_gutter(the_dp, gpl, macs);
+	pl_free(gpl);
+	return rc;
+}
+
+/* `gutter add|remove|list`. */
+static int ops_gutter(void *ctx, enum ctl_gutter op, const struct ctl_member *m,
+		      struct ctl_text *out, char *err, size_t errlen)
+{
+	struct ctl_member keep;
+	uint32_t i;
+	int rc;
+
+	(void)ctx;
+	if (op == CTL_GUTTER_LIST) {
+		static struct dp_node_stats nodes[1024];
+		uint32_t nn = dp_nodes_get(the_dp, nodes, RTE_DIM(nodes));
+
+		for (i = 0; i < n_gutter; i++) {
+			const struct ctl_member *g = &gutter_nodes[i];
+			char text[64];
+			uint64_t v;
+
+			ctl_text_appendf(out, "name %s addr %s:%u weight %u", g->pl.name,
+					 g->pl.addr, g->pl.port, g->pl.weight);
+			for (uint32_t k = 0; k < nn; k++) {
+				if (!nodes[k].gutter || strcmp(nodes[k].name, g->pl.name) != 0)
+					continue;
+				dp_node_field(&nodes[k], DP_NODE_F_health, text, sizeof(text), &v);
+				ctl_text_appendf(out, " health %s", text);
+				dp_node_field(&nodes[k], DP_NODE_F_mac, text, sizeof(text), &v);
+				ctl_text_appendf(
+					out, " nexthop %s forwarded %" PRIu64 " returned %" PRIu64,
+					nodes[k].mac_known ? text : "resolving", nodes[k].forwarded,
+					nodes[k].returned);
+				break;
+			}
+			ctl_text_appendf(out, "\n");
+		}
+		return (int)n_gutter;
+	}
+	for (i = 0; i < n_gutter && strcmp(gutter_nodes[i].pl.name, m->pl.name) != 0; i++)
+		;
+	if (op == CTL_GUTTER_ADD) {
+		if (i < n_gutter)
+			return snprintf(err, errlen, "gutter node %s exists", m->pl.name), -EEXIST;
+		if (n_gutter == RW_CFG_GUTTER_MAX)
+			return snprintf(err, errlen, "more than %u gutter nodes",
+					RW_CFG_GUTTER_MAX),
+			       -ENOSPC;
+		gutter_nodes[n_gutter++] = *m;
+	} else {
+		if (i == n_gutter)
+			return snprintf(err, errlen, "no gutter node %s", m->pl.name), -ENOENT;
+		keep = gutter_nodes[i];
+		memmove(&gutter_nodes[i], &gutter_nodes[i + 1],
+			(n_gutter - i - 1) * sizeof(gutter_nodes[0]));
+		n_gutter--;
+	}
+	rc = publish_gutter();
+	if (rc == 0)
+		return 0;
+	/* Put the list back as the workers still have it. */
+	if (op == CTL_GUTTER_ADD) {
+		n_gutter--;
+	} else {
+		memmove(&gutter_nodes[i + 1], &gutter_nodes[i],
+			(n_gutter - i) * sizeof(gutter_nodes[0]));
+		gutter_nodes[i] = keep;
+		n_gutter++;
+	}
+	snprintf(err, errlen, "publish failed: %s", strerror(-rc));
+	return rc;
+}
+
 /* af_packet (qpairs=N: a PACKET_FANOUT_HASH group) and af_xdp (queue_count=N: the NIC's
  * own RSS feeds each XSK) spread flows over their queues without reporting RSS offloads;
  * on net_memif the peer picks the queue each packet arrives on. */
@@ -731,6 +829,15 @@ static void start_dataplane(const struct start *st, const struct ctl_engine *eng
 	rc = publish_state(ctl_engine_state(engine), ctl_engine_placement(engine));
 	if (rc != 0)
 		fatal("cannot publish the initial placement: %s", strerror(-rc));
+	for (uint32_t i = 0; i < cfg.n_gutter; i++) {
+		gutter_nodes[i].pl = cfg.gutter[i].member;
+		gutter_nodes[i].has_mac = cfg.gutter[i].has_mac;
+		memcpy(gutter_nodes[i].mac, cfg.gutter[i].mac, 6);
+	}
+	n_gutter = cfg.n_gutter;
+	rc = n_gutter != 0 ? publish_gutter() : 0;
+	if (rc != 0)
+		fatal("cannot publish the gutter pool: %s", strerror(-rc));
 	rc = dp_telemetry_register(the_dp);
 	if (rc == 0)
 		rc = rte_telemetry_register_cmd("/ringway/control", tel_control,
@@ -903,6 +1010,7 @@ int main(int argc, char **argv)
 		.routes = ops_routes,
 		.hotkeys = ops_hotkeys,
 		.hot_pin = ops_hot_pin,
+		.gutter = ops_gutter,
 	};
 	struct rt_table routes;
 	struct start st = {0};
@@ -922,6 +1030,7 @@ int main(int argc, char **argv)
 			a.config, strerror(errno));
 		return 1;
 	}
+	the_engine = engine;
 	inet_ntop(AF_INET, &cfg.router.address, err, sizeof(err));
 	ctl_engine_set_router_address(engine, err); /* as the config refuses a node there */
 	/* The config's nodes have routes (its loader checked); a state file's may not. */

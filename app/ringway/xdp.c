@@ -178,7 +178,8 @@ void rw_xdp_neigh_poll(struct rw_xdp *x, struct dp *dp, uint32_t max_nodes, bool
 		goto out;
 	n = dp_nodes_get(dp, nodes, max_nodes);
 	for (uint32_t i = 0; i < n; i++)
-		if (nodes[i].in_ring && !nodes[i].mac_static && nodes[i].nh_ip != 0)
+		if ((nodes[i].in_ring || nodes[i].gutter) && !nodes[i].mac_static &&
+		    nodes[i].nh_ip != 0)
 			e[k++].ip = nodes[i].nh_ip; /* the node, or the gateway it is behind */
 	if (k == 0 || neigh_lookup(x->neigh, e, k) != 0)
 		goto out;

@@ -318,6 +318,27 @@ static int parse_args(const char *cur, const char *end, struct ctl_cmd *cmd, cha
 		memcpy(cmd->key, w.p, w.n);
 		cmd->key[w.n] = '\0';
 		break;
+	case CTL_CMD_GUTTER:
+		if (!word(&cur, end, &w))
+			return usage_error(cmd, err, errlen);
+		if (span_is(&w, "add")) {
+			cmd->gutter = CTL_GUTTER_ADD;
+			if (ctl_member_parse(cur, (size_t)(end - cur), &cmd->member, why,
+					     sizeof(why)) < 0)
+				return ctl_fail(err, errlen, "gutter add: %s", why);
+			return 0;
+		}
+		if (span_is(&w, "remove")) {
+			cmd->gutter = CTL_GUTTER_REMOVE;
+			if (parse_name_arg(&cur, end, cmd, err, errlen) < 0)
+				return -EINVAL;
+			snprintf(cmd->member.pl.name, sizeof(cmd->member.pl.name), "%s", cmd->name);
+			break;
+		}
+		if (!span_is(&w, "list"))
+			return usage_error(cmd, err, errlen);
+		cmd->gutter = CTL_GUTTER_LIST;
+		break;
 	case CTL_CMD_FLEET:
 		cmd->fleet = -1;
 		if (word(&cur, end, &w)) {
@@ -1122,6 +1143,34 @@ static int do_route(struct ctl_session *s, const struct ctl_cmd *cmd, struct ctl
 	return ctl_text_appendf(r, "OK route %s routes %u\n", done, next.n);
 }
 
+/* `gutter add|remove|list`: the gutter pool lives in the router, outside the membership: no
+ * epoch change, no state file. A gutter node may not share a member's name. */
+static int do_gutter(struct ctl_session *s, const struct ctl_cmd *cmd, struct ctl_text *r)
+{
+	static const char *const what[] = {"add", "remove", "list"};
+	struct ctl_text lines = {0};
+	char why[REASON_MAX] = "";
+	int rc;
+
+	if (s->e->ops.gutter == NULL)
+		return reply_error(s, r, "no data plane to hold a gutter pool");
+	if (cmd->gutter == CTL_GUTTER_ADD && ctl_state_find(s->e->st, cmd->member.pl.name) >= 0)
+		return reply_error(s, r, "%s is a member, not a gutter node", cmd->member.pl.name);
+	rc = s->e->ops.gutter(s->e->ops.ctx, cmd->gutter, &cmd->member, &lines, why, sizeof(why));
+	if (rc < 0) {
+		ctl_text_release(&lines);
+		return reply_error(s, r, "%s", why[0] ? why : strerror(-rc));
+	}
+	if (cmd->gutter == CTL_GUTTER_LIST)
+		ctl_text_appendf(r, "OK lines %d gutter %d epoch %" PRIu64 "\n%s", rc, rc,
+				 ctl_state_epoch(s->e->st), lines.buf ? lines.buf : "");
+	else
+		ctl_text_appendf(r, "OK gutter %s %s epoch %" PRIu64 "\n", what[cmd->gutter],
+				 cmd->member.pl.name, ctl_state_epoch(s->e->st));
+	ctl_text_release(&lines);
+	return 0;
+}
+
 /* Run a parsed command; 1 when a reply was appended, 0 when a replace block began. */
 static int run(struct ctl_session *s, struct ctl_cmd *cmd, struct ctl_text *r)
 {
@@ -1170,6 +1219,9 @@ static int run(struct ctl_session *s, struct ctl_cmd *cmd, struct ctl_text *r)
 		break;
 	case CTL_CMD_HOT:
 		do_hot(s, cmd, r);
+		break;
+	case CTL_CMD_GUTTER:
+		do_gutter(s, cmd, r);
 		break;
 	case CTL_CMD_BEGIN:
 		do_begin(s, r);

@@ -186,6 +186,13 @@ enum ctl_health {
 	CTL_HEALTH_UP_ACCEPT_STALE, /**< ... accepting what could not be cleaned */
 };
 
+/** `gutter add|remove|list`: the gutter pool of [failover] mode = gutter. */
+enum ctl_gutter {
+	CTL_GUTTER_ADD,	   /**< add a node to the pool (republished, no epoch change) */
+	CTL_GUTTER_REMOVE, /**< take a node out of the pool */
+	CTL_GUTTER_LIST,   /**< one line per gutter node */
+};
+
 /** What the control plane asks of the router. Called on the control thread only. */
 struct ctl_ops {
 	/**
@@ -243,6 +250,15 @@ struct ctl_ops {
 	 * answers that the router has no hot-key spreading.
 	 */
 	int (*hot_pin)(void *ctx, bool pin, const char *key, size_t len, char *err, size_t errlen);
+	/**
+	 * `gutter ...`: add @p m to the gutter pool, remove the node named m->pl.name, or list
+	 * the pool: append one line per node to @p out (`name N addr A:P weight W ...`, no
+	 * trailing pairs required) and return how many. Add and remove republish the pool to
+	 * the workers (never a membership change) and return 0. A negative errno with the
+	 * reason in @p err gives `ERROR <reason>`. NULL: the command is refused.
+	 */
+	int (*gutter)(void *ctx, enum ctl_gutter op, const struct ctl_member *m,
+		      struct ctl_text *out, char *err, size_t errlen);
 };
 
 struct ctl_engine;

@@ -45,7 +45,9 @@
 	_(WARMUP, "warmup", "[end]", 0) \
 	_(ROUTE, "route", "add PREFIX via GW|direct | remove PREFIX | list", 0) \
 	_(HOTKEYS, "hotkeys", "[N]", 0)                                                  \
-	_(HOT, "hot", "add|remove KEY", 0)
+	_(HOT, "hot", "add|remove KEY", 0) \
+	_(GUTTER, "gutter",                                                              \
+	  "add NAME ADDR[:PORT] [weight W] [mac MAC] | remove NAME | list", 0)
 
 /* Prefixes that may stand before a command: enum suffix, name, what follows. */
 #define CTL_FOREACH_PREFIX(_)                \
@@ -81,6 +83,7 @@ struct ctl_cmd {
 	uint32_t count;		/* hotkeys: keys to show */
 	bool pin;		/* hot: add (true) or remove */
 	char key[251];		/* hot: the key */
+	enum ctl_gutter gutter; /* gutter: add (member), remove (name), list */
 };
 
 /* `route` sub-commands. */

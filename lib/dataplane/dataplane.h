@@ -97,6 +97,7 @@ extern "C" {
 	_(PROBE_REPLIES, "probe_replies") /* nodes' answers to the router's probes: their own      \
 					     accounting term, never passed to a client */          \
 	_(FAILOVER_NEXT, "failover_next") /* requests of a down node's keys sent to a stand-in */  \
+	_(FAILOVER_GUTTER, "failover_gutter") /* ... of them sent to a gutter node */              \
 	_(FAILOVER_FAST, "failover_fast") /* ... answered at once with the protocol's error */     \
 	_(FAILOVER_NO_TARGET, "failover_no_target") /* ... with no live stand-in: an error */      \
 	_(FAILOVER_TTL, "failover_ttl_capped")	    /* stand-in writes whose expiry was capped */  \
@@ -214,7 +215,8 @@ struct dp_prefix {
 /** What workers do with a request whose owner is down ([failover] mode). */
 #define DP_FOREACH_FAILOVER(_)                                                               \
 	_(NEXT, "next") /* the next distinct live member in the algorithm's replica order */ \
-	_(FAST, "fast") /* the protocol's own error at once, no slot held */
+	_(FAST, "fast")	    /* the protocol's own error at once, no slot held */                 \
+	_(GUTTER, "gutter") /* the gutter pool ([gutter NAME]), placed by the same algorithm */
 
 enum dp_failover {
 #define DP_FAILOVER_ENUM(e, s) DP_FAILOVER_##e,
@@ -424,6 +426,21 @@ int dp_publish_placement(struct dp *dp, const struct pl_placement *pl,
 int dp_prepare_placement(struct dp *dp, const struct pl_placement *pl,
 			 const struct dp_node_mac *macs);
 
+/**
+ * [failover] gutter: make @p gpl (NULL or no members: none) the gutter pool every worker sends
+ * a down node's keys to, placed by @p gpl's own algorithm (build it with the placement's
+ * settings). Each gutter node gets a neighbour entry (static MACs from @p macs, index-aligned,
+ * NULL = all by ARP) that health probes and ARP keep like a member's; a gutter node at a
+ * member's address:port shares the member's entry. Published as the placement is: a new
+ * view per worker (same placement, same epoch: a gutter change is no membership change),
+ * swapped by RCU; dp_publish_placement() keeps the pool. Lcore: control. @return 0, or
+ * -EINVAL / -ENOSPC / -ENOMEM as dp_publish_placement(); on -EINVAL / -ENOSPC the previous
+ * pool stays; on -ENOMEM while building the views the new pool reaches the workers with the
+ * next publication.
+ */
+int dp_publish_gutter(struct dp *dp, const struct pl_placement *gpl,
+		      const struct dp_node_mac *macs);
+
 /** Epoch of the last published placement (0 before any). Lcore: any. */
 uint64_t dp_epoch(const struct dp *dp);
 
@@ -556,6 +573,7 @@ int dp_stats_get(const struct dp *dp, int worker, struct dp_stats *out);
 	_(U64, mac_known, "mac_known")       /* the next hop's MAC is resolved */               \
 	_(U64, mac_static, "mac_static")     /* ... and given by configuration, not ARP */       \
 	_(U64, in_ring, "in_ring")           /* a member of the current placement */             \
+	_(U64, gutter, "gutter")	 /* a node of the gutter pool ([failover] gutter) */       \
 	_(U64, forwarded, "forwarded")       /* requests sent to it */                           \
 	_(U64, returned, "returned")         /* its reply datagrams sent back */                 \
 	_(U64, mget_partial, "multiget_partial") /* multi-get sub-replies missing */             \
@@ -595,6 +613,7 @@ struct dp_node_stats {
 	bool mac_static;
 	bool in_ring;       /**< a member of the current placement */
 	uint32_t nh_ip;     /**< next hop (network order): ip when direct; 0 = no route */
+	uint64_t gutter; /**< 1: a node of the published gutter pool */
 	uint64_t forwarded;
 	uint64_t returned;
 	uint64_t mget_partial; /**< multi-get sub-replies missing (timeout, error) */

@@ -103,6 +103,7 @@ struct dp_endpoint {
 	uint16_t port;             /* host order */
 	bool used;
 	bool in_ring;
+	bool in_gutter; /* a node of the published gutter pool (control lcore) */
 	bool mac_static;
 	/* control lcore only */
 	bool pending; /* claimed by dp_prepare_placement() for a member not yet published */
@@ -147,10 +148,19 @@ struct dp_src {
 	uint32_t ep;
 };
 
+/* The gutter pool in a view ([failover] gutter): its placement (NUMA-local clone; NULL: no
+ * pool) and gutter member index -> endpoint index. Republished without an epoch change. */
+struct dp_view_gutter {
+	struct pl_placement *pl;
+	uint32_t *ep;
+	uint32_t n;
+};
+
 /* A worker's replica of the placement: immutable once published. */
 struct dp_view {
 	struct pl_placement *pl; /* NUMA-local clone */
 	uint64_t epoch;
+	struct dp_view_gutter gutter;
 	struct dp_src *src; /* the members' endpoints by source, src_mask + 1 entries */
 	uint32_t src_mask;
 	uint32_t n;              /* members */
@@ -518,6 +528,13 @@ struct dp {
 	struct rt_table routes; /* control lcore: what next hops resolve with (dp_route.c) */
 	struct dp_hot *hot; /* hot keys: control-side state (dp_hot.c) */
 	_Atomic(struct dp_hotset *) hotset; /* hot keys being spread (dp_hot.h); NULL: none */
+	/* The published gutter pool (control lcore): what dp_publish_placement() puts in each
+	 * new view. pl malloc-owned, NULL: none. */
+	struct {
+		struct pl_placement *pl;
+		uint32_t *ep;
+		uint32_t n;
+	} gutter;
 };
 
 /* Worker @p w receives from the node port (@p node) or the client port next: the addresses,
@@ -568,11 +585,12 @@ void dp_obs_node_fill(const struct dp *dp, uint32_t ep, struct dp_node_stats *o)
 /* /ringway/latency telemetry. */
 int dp_obs_telemetry_register(struct dp *dp);
 /* dp_failover.c: stand-ins for down nodes; worker lcore. */
-/* The member serving key hash @p hash of view @p v whose owner is down: the next distinct
- * member in the algorithm's replica order (pl_replicas) that is serving and has a MAC, or -1
- * (none in the first DP_FO_WALK). */
+/* The endpoint serving key @p key (@p len bytes, hash @p hash in the burst's view) whose
+ * owner is down: [failover] next: the next distinct member in the algorithm's replica order
+ * (pl_replicas) that is serving and has a MAC; gutter: the first such node of the gutter
+ * pool in its own placement's replica order for the key. -1: none in the first DP_FO_WALK. */
 #define DP_FO_WALK 8
-int32_t dp_fo_member(const struct dp_worker *w, uint64_t hash);
+int32_t dp_fo_target(const struct dp_worker *w, const uint8_t *key, size_t len, uint64_t hash);
 /* Remember that key @p key (@p len bytes) was written or deleted while endpoint @p ep was down. */
 void dp_fo_dirty(struct dp_worker *w, uint32_t ep, const uint8_t *key, size_t len);
 /* The endpoint's health word: true when requests go to it. */

@@ -267,17 +267,22 @@ static int config_check(const struct dp_config *c)
 	return 0;
 }
 
+/* A view no worker can read any more, with its placement and gutter pool; NULL is fine. */
+static void view_free(struct dp_view *v)
+{
+	if (v == NULL)
+		return;
+	pl_free(v->pl);
+	pl_free(v->gutter.pl);
+	rte_free(v->gutter.ep);
+	rte_free(v);
+}
+
 static void worker_free(struct dp_worker *w)
 {
-	struct dp_view *v;
-
 	if (w == NULL)
 		return;
-	v = atomic_load_explicit(&w->view, memory_order_relaxed);
-	if (v != NULL) {
-		pl_free(v->pl);
-		rte_free(v);
-	}
+	view_free(atomic_load_explicit(&w->view, memory_order_relaxed));
 	rte_ring_free(w->handoff);
 	if (w->ctl_ring != NULL) {
 		void *m; /* rings hold void *: no type-punned writes into an mbuf pointer */
@@ -490,6 +495,8 @@ void dp_free(struct dp *dp)
 		worker_free(dp->w[i]);
 	dp_obs_free(dp);
 	dp_hot_free(dp);
+	pl_free(dp->gutter.pl);
+	free(dp->gutter.ep);
 	rte_free(dp->rcu);
 	rte_free(dp->eps);
 	rte_free(dp);
@@ -596,13 +603,14 @@ static int32_t ep_find(const struct ep_index *x, uint32_t ip, uint16_t port)
 }
 
 /* A free endpoint index not in @p taken, from *cursor on (what lies before it was refused
- * and stays refused during one plan): never used, or used by no ring. */
+ * and stays refused during one plan): never used, or used by no ring and no gutter pool. */
 static int32_t ep_claimable(const struct dp *dp, const uint8_t *taken, uint32_t *cursor)
 {
 	for (; *cursor < dp->cfg.neighbours; (*cursor)++) {
 		uint32_t i = *cursor;
 
-		if (!taken[i] && !dp->eps[i].warm_hold && (!dp->eps[i].used || !dp->eps[i].in_ring))
+		if (!taken[i] && !dp->eps[i].warm_hold &&
+		    (!dp->eps[i].used || (!dp->eps[i].in_ring && !dp->eps[i].in_gutter)))
 			return (int32_t)i;
 	}
 	return -ENOSPC;
@@ -742,12 +750,25 @@ static void view_sources(struct dp_view *v, const struct dp *dp, const struct pl
 static void views_free(struct dp_view **v, unsigned int n)
 {
 	for (unsigned int i = 0; i < n; i++) {
-		if (v[i] == NULL)
-			continue;
-		pl_free(v[i]->pl);
-		rte_free(v[i]);
+		view_free(v[i]);
 		v[i] = NULL;
 	}
+}
+
+/* Put the published gutter pool (dp->gutter) in new view @p v, in @p a's memory. */
+static int view_gutter(const struct dp *dp, struct dp_view *v, const struct pl_allocator *a,
+		       int socket)
+{
+	v->gutter = (struct dp_view_gutter){0};
+	if (dp->gutter.pl == NULL)
+		return 0;
+	v->gutter.pl = pl_clone(dp->gutter.pl, a);
+	v->gutter.ep = rte_malloc_socket("dp_gutter", dp->gutter.n * sizeof(uint32_t), 0, socket);
+	if (v->gutter.pl == NULL || v->gutter.ep == NULL)
+		return -ENOMEM;
+	memcpy(v->gutter.ep, dp->gutter.ep, dp->gutter.n * sizeof(uint32_t));
+	v->gutter.n = dp->gutter.n;
+	return 0;
 }
 
 /* Map every member to an endpoint index (existing or to claim), without changing anything.
@@ -854,7 +875,8 @@ int dp_publish_placement(struct dp *dp, const struct pl_placement *pl,
 		}
 		view_sources(nv[k], dp, pl, map, ips, taken, nsrc);
 		nv[k]->pl = pl_clone(pl, &a);
-		if (nv[k]->pl == NULL) {
+		rc = view_gutter(dp, nv[k], &a, (int)socket);
+		if (nv[k]->pl == NULL || rc != 0) {
 			rc = -ENOMEM;
 			goto out;
 		}
@@ -884,6 +906,138 @@ out:
 	views_free(nv, nw);
 	free(map);
 	free(ips);
+	free(taken);
+	return rc;
+}
+
+/* ---- gutter pool ----------------------------------------------------------------------- */
+
+/* Map every node of gutter pool @p gpl to an endpoint: its own if one is in use at its
+ * address:port (a member's included), else a claimable one; new ones are committed. */
+static int gutter_endpoints(struct dp *dp, const struct pl_placement *gpl,
+			    const struct dp_node_mac *macs, uint32_t *map, uint8_t *taken)
+{
+	uint32_t n = gpl != NULL ? pl_member_count(gpl) : 0, cursor = 0;
+	uint32_t *ips = calloc(n ? n : 1, sizeof(*ips));
+	struct ep_index x;
+	int rc = ips == NULL ? -ENOMEM : ep_index_build(dp, &x);
+
+	for (uint32_t i = 0; rc == 0 && i < n; i++) {
+		const struct pl_member *pm = pl_member_at(gpl, i);
+		struct in_addr a;
+		int32_t e;
+
+		if (inet_pton(AF_INET, pm->addr, &a) != 1) {
+			rc = -EINVAL;
+			break;
+		}
+		ips[i] = a.s_addr;
+		e = ep_find(&x, ips[i], pm->port);
+		if (e < 0 || taken[e]) {
+			e = ep_claimable(dp, taken, &cursor);
+			if (e < 0) {
+				rc = -ENOSPC;
+				break;
+			}
+		}
+		taken[e] = 1;
+		map[i] = (uint32_t)e;
+	}
+	if (ips != NULL)
+		ep_index_free(&x);
+	/* Claimable entries are in no view's ring or pool: safe to fill before the swap. A
+	 * member's entry is left as it is (same node); a gutter node's is renamed, its MAC set. */
+	for (uint32_t i = 0; rc == 0 && i < n; i++)
+		if (!dp->eps[map[i]].in_ring)
+			ep_commit(dp, map[i], pl_member_at(gpl, i), ips[i], macs ? &macs[i] : NULL);
+	free(ips);
+	return rc;
+}
+
+int dp_publish_gutter(struct dp *dp, const struct pl_placement *gpl, const struct dp_node_mac *macs)
+{
+	uint32_t gn = gpl != NULL ? pl_member_count(gpl) : 0;
+	uint32_t *gmap = calloc(gn ? gn : 1, sizeof(*gmap));
+	uint8_t *taken = calloc(dp->cfg.neighbours, 1);
+	struct pl_placement *own = gn != 0 ? pl_clone(gpl, NULL) : NULL;
+	struct dp_view *nv[DP_WORKERS_MAX] = {0};
+	struct dp_view *old[DP_WORKERS_MAX] = {0};
+	const struct dp_view *cur = atomic_load_explicit(&dp->w[0]->view, memory_order_relaxed);
+	uint16_t nw = dp->cfg.n_workers;
+	int rc = 0;
+
+	if (gmap == NULL || taken == NULL || (gn != 0 && own == NULL)) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	/* The members keep their entries: mark them taken so no gutter node claims one. */
+	for (uint32_t i = 0; cur != NULL && i < cur->n; i++)
+		taken[cur->ep[i]] = 1;
+	rc = gutter_endpoints(dp, own, macs, gmap, taken);
+	if (rc != 0)
+		goto out;
+	/* The control lcore's copy first: view_gutter() reads it. */
+	pl_free(dp->gutter.pl);
+	free(dp->gutter.ep);
+	dp->gutter.pl = own;
+	dp->gutter.ep = gmap;
+	dp->gutter.n = gn;
+	own = NULL;
+	gmap = NULL;
+	if (cur != NULL) {
+		/* Same placement, same epoch, same members; the source table gets the new
+		 * pool's nodes (every endpoint in use outside the ring is in it). */
+		uint32_t n = cur->n, nsrc;
+		uint32_t *ips = calloc(n ? n : 1, sizeof(*ips));
+
+		memset(taken, 0, dp->cfg.neighbours);
+		for (uint32_t i = 0; i < n; i++) {
+			taken[cur->ep[i]] = 1;
+			ips[i] = ips != NULL ? atomic_load_explicit(&dp->eps[cur->ep[i]].ip,
+								    memory_order_relaxed)
+					     : 0;
+		}
+		nsrc = n + view_src_extra(dp, taken);
+		for (uint16_t k = 0; ips != NULL && rc == 0 && k < nw; k++) {
+			intptr_t socket = (intptr_t)dp->cfg.worker_socket[k];
+			struct socket_ctx sc = {(int)socket, 0};
+			struct pl_allocator a = {socket_alloc, socket_free, &sc};
+
+			nv[k] = rte_malloc_socket("dp_view", view_size(n, nsrc),
+						  RTE_CACHE_LINE_SIZE, (int)socket);
+			if (nv[k] == NULL) {
+				rc = -ENOMEM;
+				break;
+			}
+			view_sources(nv[k], dp, cur->pl, cur->ep, ips, taken, nsrc);
+			nv[k]->pl = pl_clone(cur->pl, &a);
+			rc = view_gutter(dp, nv[k], &a, (int)socket);
+			if (nv[k]->pl == NULL)
+				rc = -ENOMEM;
+			nv[k]->epoch = cur->epoch;
+			nv[k]->n = n;
+			memcpy(nv[k]->ep, cur->ep, n * sizeof(uint32_t));
+		}
+		if (ips == NULL)
+			rc = -ENOMEM;
+		free(ips);
+		if (rc != 0)
+			goto out; /* the workers keep the old pool; the next publish brings it */
+		for (uint16_t k = 0; k < nw; k++)
+			old[k] = atomic_exchange_explicit(&dp->w[k]->view, nv[k],
+							  memory_order_acq_rel);
+		rte_rcu_qsbr_synchronize(dp->rcu, RTE_QSBR_THRID_INVALID);
+		views_free(old, nw);
+		memset(nv, 0, sizeof(nv));
+	}
+	for (uint32_t i = 0; i < dp->cfg.neighbours; i++)
+		dp->eps[i].in_gutter = false;
+	for (uint32_t i = 0; i < dp->gutter.n; i++)
+		dp->eps[dp->gutter.ep[i]].in_gutter = true;
+out:
+	views_free(nv, nw);
+	pl_free(own);
+	free(gmap);
 	free(taken);
 	return rc;
 }
@@ -984,7 +1138,7 @@ void dp_control_poll(struct dp *dp)
 		if (e->used && atomic_load_explicit(&e->mac_changes, memory_order_relaxed) ==
 				       e->changes_reported)
 			e->mac_reported = mac;
-		if (!e->used || !(e->in_ring || e->pending) || e->mac_static ||
+		if (!e->used || !(e->in_ring || e->pending || e->in_gutter) || e->mac_static ||
 		    dp->cfg.no_arp_requests)
 			continue;
 		if (seen != e->seen_snapshot) {
@@ -1092,6 +1246,7 @@ static void node_fill(const struct dp *dp, uint32_t i, struct dp_node_stats *o)
 	/* A member being added (dp_prepare_placement) counts: AF_XDP mode asks the kernel for
 	 * the MACs of in-ring nodes, and the new one's is needed before the swap. */
 	o->in_ring = e->in_ring || e->pending;
+	o->gutter = e->in_gutter;
 	o->forwarded = ep_sum(dp, i, true) - e->base_fwd;
 	o->returned = ep_sum(dp, i, false) - e->base_ret;
 	o->mget_partial = ep_sum_mget(dp, i) - e->base_mget;

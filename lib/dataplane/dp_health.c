@@ -486,7 +486,7 @@ void dp_health_poll(struct dp *dp)
 
 	drain_dirty(dp, now);
 	for (uint32_t i = 0; i < n; i++)
-		if (dp->eps[i].used && dp->eps[i].in_ring)
+		if (dp->eps[i].used && (dp->eps[i].in_ring || dp->eps[i].in_gutter))
 			judge(dp, i, now);
 }
 
@@ -500,7 +500,7 @@ int dp_health_admin(struct dp *dp, const char *name, enum dp_health_admin op)
 		struct dp_ep_health *s;
 		enum hl_state from;
 
-		if (!e->used || !e->in_ring || strcmp(e->name, name) != 0)
+		if (!e->used || !(e->in_ring || e->in_gutter) || strcmp(e->name, name) != 0)
 			continue;
 		s = state_of(dp, e, now);
 		if (s == NULL)

@@ -793,7 +793,7 @@ static void refuse(struct dp_worker *w, struct rte_mbuf *m, struct dp_pkt *pk,
  * MAC words per sub. A node's keys go in one sub-request while it fits a datagram
  * (mget_body_max: the path's MTU and a pool mbuf), in as many as they need past that (the
  * tags make a sub-request longer than the client's part of it), each keeping request order.
- * A key whose owner is down goes to its stand-in (dp_fo_member), as a single-node request's.
+ * A key whose owner is down goes to its stand-in (dp_fo_target), as a single-node request's.
  * @return the number of sub-requests, or -1 (no placement), -2 (a node's MAC unknown), -3 (a
  * key's request alone does not fit), -4 (a key's owner is down and [failover] gives it no
  * stand-in: fast, or none live). */
@@ -801,8 +801,8 @@ static int plan_subs(struct dp_worker *w, const struct mc_requests *r, const uin
 		     uint8_t *key_sub, uint32_t *ep, uint64_t *mac)
 {
 	const struct pl_placement *pl = w->cur->pl;
-	int32_t owner[MC_MAX_KEYS];
-	uint32_t used[MC_MAX_KEYS], fixed = sub_fixed_len(r);
+	uint32_t owner[MC_MAX_KEYS]; /* endpoint of each sub-request */
+	uint32_t used[MC_MAX_KEYS], fixed = sub_fixed_len(r), e;
 	uint8_t buf[MC_KEY_MAX];
 	int n = 0;
 
@@ -823,18 +823,22 @@ static int plan_subs(struct dp_worker *w, const struct mc_requests *r, const uin
 		idx = pl_lookup_hash(pl, h);
 		if (idx < 0)
 			return -1;
-		if (unlikely(!dp_ep_serving(w, w->cur->ep[idx])) &&
-		    (w->failover == DP_FAILOVER_FAST || (idx = dp_fo_member(w, h)) < 0))
+		e = w->cur->ep[idx];
+		if (unlikely(!dp_ep_serving(w, e))) {
+			if (w->failover == DP_FAILOVER_FAST ||
+			    (idx = dp_fo_target(w, kp, len, h)) < 0)
 			return -4;
+			e = (uint32_t)idx; /* the stand-in's endpoint */
+		}
 		if (fixed + part > w->mget_body_max)
 			return -3;
-		while (j >= 0 && owner[j] != idx) /* the node's newest sub-request */
+		while (j >= 0 && owner[j] != e) /* the node's newest sub-request */
 			j--;
 		if (j < 0 || used[j] + part > w->mget_body_max) {
 			j = n++;
-			owner[j] = idx;
+			owner[j] = e;
 			used[j] = fixed;
-			ep[j] = w->cur->ep[idx];
+			ep[j] = e;
 			mac[j] = atomic_load_explicit(&w->eps[ep[j]].mac, memory_order_relaxed);
 			if (!(mac[j] & DP_MAC_VALID))
 				return -2;

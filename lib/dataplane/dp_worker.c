@@ -412,10 +412,11 @@ static bool failover_cap_ttl(struct dp_worker *w, struct rte_mbuf *m, struct dp_
 
 /*
  * Request @p r (class @p c) of @p pk whose owner, endpoint @p down, is not serving: [failover]
- * fast answers the protocol's error at once; next sends it to the stand-in of its keys
- * (dp_fo_member), writes with their expiry capped and their keys remembered for the owner's
- * clean-up. Keys whose stand-ins differ are split per key (dp_mget_split: reads), as any
- * request over several nodes. Off the hot path: a live owner never comes here.
+ * fast answers the protocol's error at once; next and gutter send it to the stand-in of its
+ * keys (dp_fo_target: the next live member, or a gutter node), writes with their expiry capped and
+ * their keys remembered for the owner's clean-up. Keys whose stand-ins differ are split per key
+ * (dp_mget_split: reads), as any request over several nodes. Off the hot path: a live owner never
+ * comes here.
  */
 static __rte_noinline void failover_request(struct dp_worker *w, struct rte_mbuf *m,
 					    struct dp_pkt *pk, struct mc_requests *r, uint32_t down,
@@ -434,7 +435,7 @@ static __rte_noinline void failover_request(struct dp_worker *w, struct rte_mbuf
 	}
 	for (uint16_t k = 0; k < r->nkeys; k++) {
 		size_t len = mc_key_decode(pk->payload, &r->keys[k], buf);
-		int32_t t = dp_fo_member(w, pl_key_hash(pl, buf, len));
+		int32_t t = dp_fo_target(w, buf, len, pl_key_hash(pl, buf, len));
 
 		if (t < 0) {
 			w->ctr[DP_CTR_FAILOVER_NO_TARGET]++;
@@ -448,7 +449,7 @@ static __rte_noinline void failover_request(struct dp_worker *w, struct rte_mbuf
 		writes |= r->req[i].kind == MC_KIND_WRITE;
 	if (writes && !failover_cap_ttl(w, m, pk, r))
 		return dp_count_drop(w, m, DP_DROP_FAILOVER_TOO_LONG);
-	ep = w->cur->ep[target];
+	ep = (uint32_t)target;
 	mac = atomic_load_explicit(&w->eps[ep].mac, memory_order_relaxed);
 	if (unlikely(w->free_head == w->free_tail))
 		return dp_count_drop(w, m, DP_DROP_NO_SLOT);
@@ -459,6 +460,7 @@ static __rte_noinline void failover_request(struct dp_worker *w, struct rte_mbuf
 		if (r->req[r->keys[k].req].kind != MC_KIND_READ)
 			dp_fo_dirty(w, down, buf, mc_key_decode(pk->payload, &r->keys[k], buf));
 	w->ctr[DP_CTR_FAILOVER_NEXT]++;
+	w->ctr[DP_CTR_FAILOVER_GUTTER] += w->failover == DP_FAILOVER_GUTTER;
 	(void)forward_request(w, m, pk, r, ep, mac, c);
 }
 

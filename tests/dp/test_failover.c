@@ -338,6 +338,137 @@ static void test_passive_detection(void **state)
 	t_dp_stop();
 }
 
+static void gutter_mode(struct dp_config *c)
+{
+	c->failover = DP_FAILOVER_GUTTER;
+}
+
+/* The gutter pool g1 (198.18.1.5), g2 (198.18.1.6), static MACs, placed by ring. */
+static struct pl_placement *gutter_pool(struct dp_node_mac *macs)
+{
+	struct pl_member m[2];
+	struct pl_config c = {0};
+
+	memset(m, 0, sizeof(m));
+	memset(macs, 0, 2 * sizeof(*macs));
+	for (int i = 0; i < 2; i++) {
+		snprintf(m[i].name, sizeof(m[i].name), "g%d", i + 1);
+		snprintf(m[i].addr, sizeof(m[i].addr), "198.18.1.%d", i + 5);
+		m[i].port = 11211;
+		m[i].weight = 1;
+		t_node_mac(m[i].addr, macs[i].mac);
+		macs[i].has_mac = true;
+	}
+	c.algo = PL_ALGO_RING;
+	return pl_build(&c, m, 2);
+}
+
+/* A request for @p key leaves towards @p ip; @return it (caller frees). */
+static struct rte_mbuf *expect_ip_(const char *text, const char *ip, struct t_view *v, int line)
+{
+	struct rte_mbuf *m = ask(text, strlen(text), v);
+
+	assert_non_null(m);
+	if (v->ip->dst_addr != t_ip(ip))
+		fail_msg("line %d: sent to %08x, not %s", line, rte_be_to_cpu_32(v->ip->dst_addr),
+			 ip);
+	return m;
+}
+#define expect_ip(text, ip, v) expect_ip_(text, ip, v, __LINE__)
+
+/* gutter: a down member's keys go to the gutter node the pool's own placement picks (not to
+ * a member), writes with their expiry capped and their keys remembered; the gutter node's
+ * reply reaches the client; every other key stays; a gutter node down -> the next gutter
+ * node; the whole pool down (or none) -> the protocol's error at once. No epoch change. */
+static void test_gutter(void **state)
+{
+	struct dp_node_mac macs[2];
+	struct pl_placement *gpl = gutter_pool(macs);
+	char text[96], want[96], gip[2][24];
+	struct dp_node_stats nodes[16];
+	struct t_view v;
+	struct rte_mbuf *m;
+	uint32_t order[2], nn, gut = 0;
+	char k[32];
+	int n;
+
+	(void)state;
+	t_dp_start(1, 4, gutter_mode);
+	snprintf(k, sizeof(k), "%s", key_of(0)); /* key_of's buffer is reused */
+	assert_int_equal(pl_replicas(gpl, pl_key_hash(gpl, k, strlen(k)), order, 2), 2);
+	snprintf(gip[0], sizeof(gip[0]), "198.18.1.%u", order[0] + 5);
+	snprintf(gip[1], sizeof(gip[1]), "198.18.1.%u", order[1] + 5);
+	dp_health_admin(rig.dp, "n1", DP_HEALTH_DOWN);
+	/* No pool yet: an error at once. */
+	snprintf(text, sizeof(text), "get %s\r\n", k);
+	m = ask(text, strlen(text), &v);
+	assert_non_null(m);
+	assert_int_equal(v.ip->dst_addr, t_ip(T_CLIENT_IP));
+	assert_memory_equal(v.payload + 8, "SERVER_ERROR node down\r\n", 24);
+	rte_pktmbuf_free(m);
+
+	assert_int_equal(dp_publish_gutter(rig.dp, gpl, macs), 0);
+	assert_int_equal(dp_epoch(rig.dp), 1);
+	nn = dp_nodes_get(rig.dp, nodes, 16);
+	for (uint32_t i = 0; i < nn; i++)
+		gut += nodes[i].gutter != 0 && !nodes[i].in_ring;
+	assert_int_equal(gut, 2);
+	m = expect_ip(text, gip[0], &v);
+	/* The gutter node's answer goes back to the client. */
+	t_inject(0, t_reply(gip[0], 11211, rte_be_to_cpu_16(v.udp->src_port), v.reqid, 0, 1,
+			    "END\r\n", 5));
+	rte_pktmbuf_free(m);
+	t_poll(0);
+	m = t_sent(0);
+	assert_non_null(m);
+	t_view_udp(m, &v, true);
+	assert_int_equal(v.ip->dst_addr, t_ip(T_CLIENT_IP));
+	assert_memory_equal(v.payload + 8, "END\r\n", 5);
+	rte_pktmbuf_free(m);
+	for (int32_t o = 1; o < 4; o++)
+		expect_to(key_of(o), o);
+
+	/* A write: capped expiry, byte for byte, its key remembered for n1. */
+	snprintf(text, sizeof(text), "set %s 0 0 1\r\nx\r\n", k);
+	m = expect_ip(text, gip[0], &v);
+	n = snprintf(want, sizeof(want), "set %s 0 60 1\r\nx\r\n", k);
+	assert_int_equal(v.plen, 8 + (size_t)n);
+	assert_memory_equal(v.payload + 8, want, (size_t)n);
+	rte_pktmbuf_free(m);
+	assert_int_equal(t_stats().ctr[DP_CTR_DIRTY_KEYS], 1);
+	assert_int_equal(t_stats().ctr[DP_CTR_FAILOVER_TTL], 1);
+
+	/* Its gutter node down too: the pool's next node; both down: the error. */
+	assert_int_equal(dp_health_admin(rig.dp, order[0] == 0 ? "g1" : "g2", DP_HEALTH_DOWN), 0);
+	snprintf(text, sizeof(text), "get %s\r\n", k);
+	rte_pktmbuf_free(expect_ip(text, gip[1], &v));
+	assert_int_equal(dp_health_admin(rig.dp, order[1] == 0 ? "g1" : "g2", DP_HEALTH_DOWN), 0);
+	m = ask(text, strlen(text), &v);
+	assert_non_null(m);
+	assert_int_equal(v.ip->dst_addr, t_ip(T_CLIENT_IP));
+	assert_memory_equal(v.payload + 8, "SERVER_ERROR node down\r\n", 24);
+	rte_pktmbuf_free(m);
+
+	struct dp_stats s = t_stats();
+
+	assert_int_equal(s.ctr[DP_CTR_FAILOVER_GUTTER], 3);
+	assert_int_equal(s.ctr[DP_CTR_FAILOVER_NO_TARGET], 2);
+	assert_true(dp_stats_identity(&s));
+	/* A membership publish keeps the pool; removing it brings the error back. */
+	assert_int_equal(dp_publish_placement(rig.dp, rig.pl, NULL, 2), 0);
+	dp_health_admin(rig.dp, "g1", DP_HEALTH_UP_ACCEPT_STALE);
+	dp_health_admin(rig.dp, "g2", DP_HEALTH_UP_ACCEPT_STALE);
+	for (int i = 0; i < 8; i++)
+		dp_health_poll(rig.dp);
+	assert_int_equal(dp_publish_gutter(rig.dp, NULL, NULL), 0);
+	assert_int_equal(dp_epoch(rig.dp), 2);
+	m = ask(text, strlen(text), &v);
+	assert_int_equal(v.ip->dst_addr, t_ip(T_CLIENT_IP));
+	rte_pktmbuf_free(m);
+	pl_free(gpl);
+	t_dp_stop();
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -346,6 +477,7 @@ int main(void)
 		cmocka_unit_test(test_forged_probe_replies),
 		cmocka_unit_test(test_fast_errors),
 		cmocka_unit_test(test_passive_detection),
+		cmocka_unit_test(test_gutter),
 	};
 
 	t_eal_setup("dp_failover", "0", 1);

@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 """Node failure without reshuffling (issue 13), on the wire: 4 memcached nodes, verified gets
 through the router from a load thread, then (1) one node frozen (SIGSTOP) for 3 s and let go,
-(2) one node killed (SIGKILL) and started again 5 s later, in [failover] mode next, then the
-freeze again in mode fast. Measured and asserted per scenario: the time to detect (SIGSTOP or
+(2) one node killed (SIGKILL) and started again 5 s later, in [failover] modes next and gutter
+(the sandbox's nodes 5 and 6 are the gutter pool, [gutter NAME]), then the freeze again in mode
+fast; and the same freeze and kill against nutcracker (twemproxy, auto_eject_hosts: true, over
+TCP from the client namespace) in front of the same 4 nodes, measured the same way. Measured and asserted per scenario: the time to detect (SIGSTOP or
 SIGKILL to `health down` in /ringway/node); requests that failed after detection (0 in next;
 in fast, the failed node's keys get SERVER_ERROR at once); keys of the other nodes moved (each
 node asked directly over TCP: 0); stale reads after recovery (a key written during the outage
@@ -14,23 +16,39 @@ Environment: RINGWAY, RINGWAY_E2E_PORT.
 
 import os
 import random
+import shutil
 import signal
 import subprocess
 import sys
 import threading
 import time
 
+import socket
+
 import harness as h
 
 KEYS = 400
 REQUEST_MS = 200
+MEMBERS = 4  # node1..4 are members; node5, node6 the gutter pool
+NODES = 6
+TWEM_PORT = 22121
 
 
 def config(sb, mode):
-    return sb.config(request_ms=REQUEST_MS, extra=(
-        "\n[health]\nfail_down = 3\nwindow_ms = 1000\nprobe_min_ms = 100\n"
-        "probe_max_ms = 1000\nprobe_timeout_ms = 200\nup_successes = 2\n"
-        "\n[failover]\nmode = %s\nfailover_ttl_s = 60\n" % mode))
+    """The sandbox's config with node1..MEMBERS as members and the rest as [gutter NAME]."""
+    text = subprocess.run([h.SANDBOX, "config", "--prefix", sb.prefix, "--request-ms",
+                           str(REQUEST_MS), "--members", str(MEMBERS)], check=True,
+                          stdout=subprocess.PIPE).stdout.decode()
+    for i in range(MEMBERS + 1, NODES + 1):
+        text += "\n[gutter node%d]\naddress = %s:%s\n" % (i, sb.node_ips[i - 1],
+                                                         sb.env["MC_PORT"])
+    text += ("\n[health]\nfail_down = 3\nwindow_ms = 1000\nprobe_min_ms = 100\n"
+             "probe_max_ms = 1000\nprobe_timeout_ms = 200\nup_successes = 2\n"
+             "\n[failover]\nmode = %s\nfailover_ttl_s = 60\n" % mode)
+    path = os.path.join(sb.state, "ringway.conf")
+    with open(path, "w") as f:
+        f.write(text)
+    return path
 
 
 def node_pid(sb, i):
@@ -72,10 +90,10 @@ def wait_health(sb, i, pred, timeout):
     return None, node_health(sb, i)
 
 
-def holdings(sb, keys):
+def holdings(sb, keys, nodes=None):
     """{node: set of keys it holds}, each node asked directly over TCP."""
     out = {}
-    for i in range(1, sb.nodes + 1):
+    for i in nodes or range(1, sb.nodes + 1):
         c = sb.node_tcp(i)
         out[i] = {k for k in keys if c.get(k) is not None}
         c.close()
@@ -141,9 +159,16 @@ def scenario(t, sb, kind, mode, node, owner, values):
         if r == b"STORED\r\n":
             fresh[k] = v
             values[k] = v  # the load verifies the new value (or a miss) from now on
-    if mode == "next":
-        t.eq(len(fresh), min(20, len(mine)), "next/%s: writes of node%d's keys stored on "
-             "stand-ins" % (kind, node))
+    if mode in ("next", "gutter"):
+        t.eq(len(fresh), min(20, len(mine)), "%s/%s: writes of node%d's keys stored on "
+             "stand-ins" % (mode, kind, node))
+    if mode == "gutter":
+        live = [i for i in range(1, NODES + 1) if i != node]  # the frozen one would hang
+        held = holdings(sb, list(fresh), live)
+        on_gutter = set().union(*(held[i] for i in range(MEMBERS + 1, NODES + 1)))
+        on_members = set().union(*(held[i] for i in live if i <= MEMBERS))
+        t.eq((len(on_gutter), len(on_members & set(fresh))), (len(fresh), 0),
+             "gutter/%s: the outage's writes are on gutter nodes, none on a member" % kind)
     time.sleep(3.0 if kind == "stop" else 5.0)
     if kind == "stop":
         os.kill(pid, signal.SIGCONT)
@@ -158,8 +183,8 @@ def scenario(t, sb, kind, mode, node, owner, values):
                  (t_up is None or e[0] < t_up)]
     failed = [e for e in after_det if not e[1]]
     errors = [e for e in failed if e[3] is not None and e[3].startswith(b"SERVER_ERROR")]
-    if mode == "next":
-        t.eq(len(failed), 0, "next/%s: requests failed after detection" % kind)
+    if mode in ("next", "gutter"):
+        t.eq(len(failed), 0, "%s/%s: requests failed after detection" % (mode, kind))
     else:
         t.eq(len(failed), len(errors), "fast/%s: every failure after detection is an "
              "immediate SERVER_ERROR" % kind)
@@ -207,28 +232,221 @@ def fill(t, sb, tag):
     return values, owner
 
 
+# ---- nutcracker (twemproxy) with auto_eject_hosts, the same failures, over TCP
+
+class TwemClient:
+    """Requests through nutcracker over TCP from the client namespace; reconnects after an
+    error or a timeout (the connection's state is unknown then)."""
+
+    def __init__(self, sb, timeout=1.0):
+        self.addr = (sb.env["CLIENT_IP"], TWEM_PORT)
+        self.ns, self.timeout, self.sock, self.buf = sb.client_ns, timeout, None, b""
+
+    def close(self):
+        if self.sock is not None:
+            self.sock.close()
+        self.sock, self.buf = None, b""
+
+    def _line(self):
+        while b"\r\n" not in self.buf:
+            d = self.sock.recv(1 << 16)
+            if not d:
+                raise ConnectionError("nutcracker closed the connection")
+            self.buf += d
+        ln, self.buf = self.buf.split(b"\r\n", 1)
+        return ln + b"\r\n"
+
+    def request(self, data):
+        """The whole reply (a get's VALUE lines to END, or one line), None on a timeout."""
+        try:
+            if self.sock is None:
+                self.sock = h.socket_in(self.ns, socket.AF_INET, socket.SOCK_STREAM)
+                self.sock.settimeout(self.timeout)
+                self.sock.connect(self.addr)
+            self.sock.sendall(data)
+            out = self._line()
+            if data.startswith(b"get ") and out.startswith(b"VALUE "):
+                n = int(out.split()[3]) + 2
+                while len(self.buf) < n:
+                    self.buf += self.sock.recv(1 << 16)
+                out += self.buf[:n]
+                self.buf = self.buf[n:]
+                out += self._line()
+            return out
+        except (OSError, ConnectionError):
+            self.close()
+            return None
+
+
+class TwemLoad(Load):
+    def run(self):
+        c = TwemClient(self.sb)
+        rnd = random.Random(7)
+        keys = sorted(self.values)
+        while not self.stop.is_set():
+            k = rnd.choice(keys)
+            t0 = time.monotonic()
+            r = c.request(b"get %s\r\n" % k)
+            v = self.values[k]
+            ok = r == b"VALUE %s 0 %d\r\n%s\r\nEND\r\n" % (k, len(v), v) or r == b"END\r\n"
+            self.log.append((t0, ok, k, r))
+            time.sleep(0.002)
+        c.close()
+
+
+def twem_start(sb):
+    path = os.path.join(sb.state, "nutcracker.yml")
+    with open(path, "w") as f:
+        f.write("fo:\n  listen: %s:%d\n  hash: md5\n  distribution: ketama\n"
+                "  timeout: %d\n  auto_eject_hosts: true\n  server_failure_limit: 2\n"
+                "  server_retry_timeout: 1000\n  servers:\n"
+                % (sb.env["CLIENT_IP"], TWEM_PORT, REQUEST_MS))
+        for i in range(1, MEMBERS + 1):
+            f.write("   - %s:%s:1 node%d\n" % (sb.node_ips[i - 1], sb.env["MC_PORT"], i))
+    p = subprocess.Popen(["ip", "netns", "exec", sb.client_ns, "nutcracker", "-c", path,
+                          "-s", "22222", "-a", sb.env["CLIENT_IP"], "-o",
+                          os.path.join(sb.state, "nutcracker.log")])
+    c = TwemClient(sb)
+    end = time.monotonic() + 5
+    while time.monotonic() < end:
+        if c.request(b"set twwarm 0 0 2\r\nok\r\n") == b"STORED\r\n":
+            break
+        time.sleep(0.1)
+    c.close()
+    return p
+
+
+def twem_fill(t, sb):
+    values, owner = {}, {}
+    c = TwemClient(sb)
+    stored = 0
+    for i in range(KEYS):
+        k = b"fo:twem:%d" % i
+        v = b"v%d" % i
+        stored += c.request(b"set %s 0 0 %d\r\n%s\r\n" % (k, len(v), v)) == b"STORED\r\n"
+        values[k] = v
+    c.close()
+    t.eq(stored, KEYS, "nutcracker: keys stored")
+    for i, ks in holdings(sb, list(values), range(1, MEMBERS + 1)).items():
+        for k in ks:
+            owner[k] = i
+    return values, owner
+
+
+def twem_scenario(t, sb, kind, node, owner, values):
+    """The same failure through nutcracker (auto_eject_hosts): figures only, its behaviour is
+    what is being measured, not asserted."""
+    members = range(1, MEMBERS + 1)
+    mine = [k for k in values if owner.get(k) == node]
+    others = [k for k in values if owner.get(k) not in (None, node)]
+    before = {i: ks & {k for k in others if owner[k] == i}
+              for i, ks in holdings(sb, others, members).items()}
+    load = TwemLoad(sb, values)
+    load.start()
+    time.sleep(0.3)
+    pid = node_pid(sb, node)
+    t0 = time.monotonic()
+    if kind == "stop":
+        h.freeze(pid)
+    else:
+        os.kill(pid, signal.SIGKILL)
+    # Detected: the first request for the node's keys, sent after the failure, answered
+    # without an error (nutcracker ejected the node and sent it to another).
+    t_det = None
+    end = time.monotonic() + 5
+    while t_det is None and time.monotonic() < end:
+        time.sleep(0.01)
+        for e in list(load.log):
+            if e[0] > t0 and owner.get(e[2]) == node and e[1]:
+                t_det = e[0]
+                break
+    detect_ms = (t_det - t0) * 1000 if t_det else float("nan")
+    if t_det is None:
+        mine_log = [e for e in load.log if e[0] > t0 and owner.get(e[2]) == node]
+        h.log("nutcracker/%s: %d requests since the failure, %d for node%d's keys: %r"
+              % (kind, len([e for e in load.log if e[0] > t0]), len(mine_log), node,
+                 [(round(e[0] - t0, 3), e[3]) for e in mine_log[:8]]))
+    c = TwemClient(sb)
+    old, fresh = {}, {}
+    for k in mine[:20]:
+        v = b"new-" + k
+        if c.request(b"set %s 0 0 %d\r\n%s\r\n" % (k, len(v), v)) == b"STORED\r\n":
+            old[k], fresh[k] = values[k], v
+            values[k] = v
+    # Other nodes' keys written during the outage: where do they land?
+    rewrite = others[:40]
+    for k in rewrite:
+        c.request(b"set %s 0 0 %d\r\n%s\r\n" % (k, len(values[k]), values[k]))
+    held = holdings(sb, rewrite, [i for i in members if i != node])
+    moved_writes = sum(1 for k in rewrite if k not in held[owner[k]])
+    time.sleep(3.0 if kind == "stop" else 5.0)
+    if kind == "stop":
+        os.kill(pid, signal.SIGCONT)
+    else:
+        start_node(sb, node)
+    t_up = time.monotonic()
+    time.sleep(2.5)  # past server_retry_timeout: nutcracker takes the node back
+    load.stop.set()
+    load.join()
+    after_det = [e for e in load.log if t_det and t_det + 0.001 < e[0] < t_up]
+    failed = [e for e in after_det if not e[1]]
+    errors = [e for e in failed if e[3] is not None and e[3].startswith(b"SERVER_ERROR")]
+    stale = 0
+    for k, v in fresh.items():
+        r = c.request(b"get %s\r\n" % k)
+        ov = old[k]
+        stale += r == b"VALUE %s 0 %d\r\n%s\r\nEND\r\n" % (k, len(ov), ov)
+    c.close()
+    after = {i: ks & {k for k in others if owner[k] == i}
+             for i, ks in holdings(sb, others, members).items()}
+    moved = sum(len(before[i] ^ after[i]) for i in before) + moved_writes
+    row = ("nutcracker auto-eject", kind, detect_ms, len(after_det), len(failed), len(errors),
+           moved, stale)
+    h.log("ROW mode=%s kind=%s detect_ms=%.0f requests_after_detection=%d failed=%d "
+          "immediate_errors=%d keys_moved=%d stale_reads=%d" % row)
+    t.ok(t_det is not None, "nutcracker/%s: node%d ejected (%.0f ms)" % (kind, node, detect_ms))
+    return row
+
+
 def main():
     h.need_root()
     ringway = h.binary("RINGWAY", "app/ringway/ringway")
     t = h.Checker("e2e failover")
-    sb = h.Sandbox("fo")
+    sb = h.Sandbox("fo", nodes=NODES)
     rows = []
-    for mode in ("next", "fast"):
+    for mode in ("next", "gutter", "fast"):
         sb.start_router(ringway, config(sb, mode))
         t.ok(sb.wait_serving(), "router (%s) serves every node" % mode)
         values, owner = fill(t, sb, mode)
         rows.append(scenario(t, sb, "stop", mode, 2, owner, values))
-        if mode == "next":
+        if mode != "fast":
             rows.append(scenario(t, sb, "kill", mode, 3, owner, values))
+        if mode == "gutter":
+            st = h.flatten_stats(sb.telemetry("/ringway/stats"))
+            t.ok(st.get("failover_gutter", 0) > 0 and st.get("failover_gutter") ==
+                 st.get("failover_next"), "gutter: every stand-in request went to the "
+                 "gutter pool (%s)" % st.get("failover_gutter"))
         log = sb.router_log()
         t.ok("node node2 suspect -> down" in log and "node node2 probing -> up" in log,
              "%s: node2's state changes logged" % mode)
         sb.stop_router()
+    if shutil.which("nutcracker"):
+        twem = twem_start(sb)
+        try:
+            values, owner = twem_fill(t, sb)
+            rows.append(twem_scenario(t, sb, "stop", 2, owner, values))
+            rows.append(twem_scenario(t, sb, "kill", 3, owner, values))
+        finally:
+            twem.terminate()
+            twem.wait()
+    else:
+        h.log("nutcracker not installed: no side-by-side rows")
     h.log("| failover | failure | detection ms | requests after detection | failed | "
           "immediate errors | keys moved | stale reads |")
     for r in rows:
-        h.log("| ringway %s | SIG%s | %.0f | %d | %d | %d | %d | %d |"
-              % (r[0], r[1].upper(), r[2], r[3], r[4], r[5], r[6], r[7]))
+        who = r[0] if r[0].startswith("nutcracker") else "ringway " + r[0]
+        h.log("| %s | SIG%s | %.0f | %d | %d | %d | %d | %d |"
+              % ((who, r[1].upper()) + r[2:]))
     return t.finish()
 
 

@@ -483,6 +483,41 @@ static void test_exact_message(void **state)
 	free(cfg);
 }
 
+/* [gutter NAME]: node keys, out of the members, in file order; names and addresses checked
+ * against the nodes'; at least one [node NAME] still needed; dumped back as [gutter NAME]. */
+static void test_gutter_sections(void **state)
+{
+	struct rw_config *cfg;
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	(void)state;
+	cfg = load_ok(ROUTER "[gutter g1]\naddress = 198.18.1.50:11300\n" NODE_A
+			     "[gutter g2]\naddress = 198.18.1.51\nweight = 2\n"
+			     "[failover]\nmode = gutter\n");
+	assert_int_equal(cfg->n_nodes, 1);
+	assert_string_equal(cfg->nodes[0].member.name, "a");
+	assert_int_equal(cfg->n_gutter, 2);
+	assert_string_equal(cfg->gutter[0].member.name, "g1");
+	assert_int_equal(cfg->gutter[0].member.port, 11300);
+	assert_string_equal(cfg->gutter[1].member.name, "g2");
+	assert_int_equal(cfg->gutter[1].member.weight, 2);
+	assert_int_equal(cfg->failover.mode, DP_FAILOVER_GUTTER);
+	f = open_memstream(&text, &len);
+	assert_int_equal(rw_config_dump(cfg, f), 0);
+	fclose(f);
+	assert_non_null(strstr(text, "[gutter g2]\naddress = 198.18.1.51:11211\n"));
+	free(text);
+	free(cfg);
+	expect_error(ROUTER NODE_A "[gutter a] #!\n", "section [gutter a]: appears twice");
+	expect_error(ROUTER NODE_A "[gutter g]\naddress = 198.18.1.1 #!\n",
+		     "key 'address' in [gutter g]: 198.18.1.1:11211 is also node a");
+	expect_error(ROUTER "[gutter g]\naddress = 198.18.1.9\n",
+		     "no [node NAME] section: at least one node is needed");
+	expect_error(ROUTER NODE_A "[gutter g] #!\n", "section [gutter g]: missing key 'address'");
+}
+
 static void test_nul_byte(void **state)
 {
 	static const char text[] = ROUTER "mtu = 1500\0\n" NODE_A;
@@ -1086,6 +1121,7 @@ int main(void)
 	size_t nb = sizeof(bad_cases) / sizeof(bad_cases[0]);
 	const struct CMUnitTest fixed[] = {
 		cmocka_unit_test(test_exact_message),
+		cmocka_unit_test(test_gutter_sections),
 		cmocka_unit_test(test_nul_byte),
 		cmocka_unit_test(test_missing_file),
 		cmocka_unit_test(test_small_error_buffer),

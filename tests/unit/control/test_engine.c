@@ -535,6 +535,71 @@ static void test_warmup(void **state)
 	ctl_engine_free(e);
 }
 
+struct gutter_rec {
+	char names[4][PL_NAME_MAX + 1];
+	uint32_t n;
+	int calls;
+};
+
+/* A pool of at most 4 nodes, listed as `name N addr A:P`. */
+static int gutter_cb(void *ctx, enum ctl_gutter op, const struct ctl_member *m,
+		     struct ctl_text *out, char *err, size_t errlen)
+{
+	struct gutter_rec *g = ctx;
+
+	g->calls++;
+	if (op == CTL_GUTTER_LIST) {
+		for (uint32_t i = 0; i < g->n; i++)
+			ctl_text_appendf(out, "name %s\n", g->names[i]);
+		return (int)g->n;
+	}
+	if (op == CTL_GUTTER_ADD) {
+		if (g->n == 4) {
+			snprintf(err, errlen, "gutter pool full");
+			return -ENOSPC;
+		}
+		snprintf(g->names[g->n++], PL_NAME_MAX + 1, "%s", m->pl.name);
+		return 0;
+	}
+	for (uint32_t i = 0; i < g->n; i++)
+		if (strcmp(g->names[i], m->pl.name) == 0) {
+			memmove(g->names[i], g->names[i + 1], (g->n - i - 1) * sizeof(g->names[0]));
+			g->n--;
+			return 0;
+		}
+	snprintf(err, errlen, "no gutter node %s", m->pl.name);
+	return -ENOENT;
+}
+
+/* `gutter add|remove|list` reaches the router's hook with the parsed node, never changes the
+ * membership or its epoch, and refuses a member's name and malformed forms before the hook. */
+static void test_gutter(void **state)
+{
+	struct gutter_rec g = {0};
+	struct ctl_ops ops = {.gutter = gutter_cb, .ctx = &g};
+	struct ctl_engine *e = test_engine(3, NULL, &ops);
+	struct ctl_session *s = ctl_session_new(e);
+	char *r;
+
+	(void)state;
+	test_ok(s, "gutter add g1 10.0.0.50:11211", "OK gutter add g1 epoch 1");
+	test_ok(s, "gutter add g2 10.0.0.51 weight 2", "OK gutter add g2 epoch 1");
+	r = test_expect(s, "gutter list", "OK lines 2 gutter 2 epoch 1\nname g1\nname g2\n");
+	free(r);
+	test_ok(s, "gutter remove g1", "OK gutter remove g1 epoch 1");
+	free(test_expect(s, "gutter remove g1", "ERROR no gutter node g1\n"));
+	assert_int_equal(g.calls, 5);
+	free(test_expect(s, "gutter add n1 10.0.0.60", "ERROR n1 is a member, not a gutter node"));
+	free(test_expect(s, "gutter add g3", "ERROR gutter add: "));
+	free(test_expect(s, "gutter sideways", "ERROR usage: gutter add NAME"));
+	free(test_expect(s, "gutter", "ERROR usage: gutter add NAME"));
+	free(test_expect(s, "gutter list now", "ERROR gutter: unexpected arguments"));
+	assert_int_equal(g.calls, 5);
+	test_ok(s, "epoch", "OK epoch 1");
+	ctl_session_free(s);
+	ctl_engine_free(e);
+}
+
 /* The router's hot-key callback: the count asked for, pairs on the head, a line a key. */
 static int hotkeys_cb(void *ctx, uint32_t n, struct ctl_text *head, struct ctl_text *lines)
 {
@@ -755,6 +820,7 @@ int main(void)
 		cmocka_unit_test(test_list_ring_stats),
 		cmocka_unit_test(test_health),
 		cmocka_unit_test(test_warmup),
+		cmocka_unit_test(test_gutter),
 		cmocka_unit_test(test_persist_and_publish_failure),
 		cmocka_unit_test(test_hotkeys),
 		cmocka_unit_test(test_hot_pin),
