@@ -917,34 +917,10 @@ out:
 static int gutter_endpoints(struct dp *dp, const struct pl_placement *gpl,
 			    const struct dp_node_mac *macs, uint32_t *map, uint8_t *taken)
 {
-	uint32_t n = gpl != NULL ? pl_member_count(gpl) : 0, cursor = 0;
+	uint32_t n = gpl != NULL ? pl_member_count(gpl) : 0;
 	uint32_t *ips = calloc(n ? n : 1, sizeof(*ips));
-	struct ep_index x;
-	int rc = ips == NULL ? -ENOMEM : ep_index_build(dp, &x);
+	int rc = ips == NULL ? -ENOMEM : n == 0 ? 0 : plan_endpoints(dp, gpl, map, ips, taken);
 
-	for (uint32_t i = 0; rc == 0 && i < n; i++) {
-		const struct pl_member *pm = pl_member_at(gpl, i);
-		struct in_addr a;
-		int32_t e;
-
-		if (inet_pton(AF_INET, pm->addr, &a) != 1) {
-			rc = -EINVAL;
-			break;
-		}
-		ips[i] = a.s_addr;
-		e = ep_find(&x, ips[i], pm->port);
-		if (e < 0 || taken[e]) {
-			e = ep_claimable(dp, taken, &cursor);
-			if (e < 0) {
-				rc = -ENOSPC;
-				break;
-			}
-		}
-		taken[e] = 1;
-		map[i] = (uint32_t)e;
-	}
-	if (ips != NULL)
-		ep_index_free(&x);
 	/* Claimable entries are in no view's ring or pool: safe to fill before the swap. A
 	 * member's entry is left as it is (same node); a gutter node's is renamed, its MAC set. */
 	for (uint32_t i = 0; rc == 0 && i < n; i++)
