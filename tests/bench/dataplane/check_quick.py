@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Smoke-run bench_dataplane --quick: the JSON is well formed, every stage and protocol is
-present, each case's counter equals the packets sent (the benchmark itself also checks that
+present (the hand-off of replies between workers too), each case's counter equals the packets sent (the benchmark itself also checks that
 every forwarded request reached the node pl_lookup() names and every reply its client, and
 exits 1 otherwise), and the scaling runs are there. Never judges the time."""
 import json
@@ -9,7 +9,8 @@ import sys
 
 PROTOS = ("mix", "ascii", "meta", "binary")
 WANT = (["parse_" + p for p in PROTOS] + ["place_" + p for p in PROTOS] +
-        ["forward_%s_reply_100" % p for p in PROTOS] + ["forward_mix_reply_1400"])
+        ["forward_%s_reply_100" % p for p in PROTOS] + ["forward_mix_reply_1400"] +
+        ["handoff_mix_reply_100"])
 
 proc = subprocess.run([sys.argv[1], "--quick"], capture_output=True, text=True)
 sys.stderr.write(proc.stderr)
@@ -28,6 +29,10 @@ for name in WANT:
     assert c[stage]["packets"] == c["expected"] and c[stage]["cycles_per_packet"] > 0, c
     if stage == "forward":
         assert c["reply"]["packets"] == c["expected"] and c["reply"]["cycles_per_packet"] > 0, c
+    if stage == "handoff":  # replies handed to the other worker: every one taken over
+        assert c["counter"] == "taken_over" and c["workers"] == 2, c
+        for part in ("give", "take"):
+            assert c[part]["packets"] == c["expected"] and c[part]["cycles_per_packet"] > 0, c
     print("ok %s: %s %d = %d sent, %.0f cycles/packet" %
           (name, c["counter"], c["counted"], c["expected"], c[stage]["cycles_per_packet"]))
 for key in ("parse_cycles", "place_cycles", "forward_cycles", "reply_100_cycles",
