@@ -38,7 +38,9 @@ def memcaslap(sb, server, cnf):
                        timeout=SECONDS + 60)
     out = r.stdout.decode(errors="replace")
     h.log(out)
-    res = {"rc": r.returncode}
+    # memcaslap's own UDP bookkeeping sometimes aborts (ms_sort_udp_packet: Assertion
+    # `req_id == ...`), also straight at a memcached node: a client bug, not a reply.
+    res = {"rc": r.returncode, "aborted": "ms_sort_udp_packet: Assertion" in out}
     for k in ("cmd_get", "cmd_set", "get_misses", "verify_misses", "verify_failed",
               "packet_disorder", "packet_drop", "udp_timeout"):
         m = re.search(r"^%s: (\d+)" % k, out, re.M)
@@ -69,6 +71,9 @@ def main():
 
     # Baseline first: memcaslap straight at node1, same sandbox, same settings.
     direct = memcaslap(sb, "%s:11211" % sb.node_ips[0], cnf)
+    if direct["aborted"]:  # seen once in a clean-clone run, direct to the node: run it again
+        h.log("memcaslap aborted on its own assertion straight at node1: once more")
+        direct = memcaslap(sb, "%s:11211" % sb.node_ips[0], cnf)
     t.eq(direct["verify_failed"], 0, "direct to node1: zero verify failures")
 
     sb.start_router(ringway, sb.config())
