@@ -263,8 +263,11 @@ enum {
 #define DP_NO_KEY UINT16_MAX
 #define DP_NO_OPAQUE UINT8_MAX
 /* Pieces of items one merged reply may hold (an item is one piece unless datagrams of other
- * nodes arrived in its middle). */
-#define DP_MGET_FRAGS 512
+ * nodes arrived in its middle: in the worst case one piece per datagram). 2048 covers the
+ * default 2 MiB buffer's ~1,500 datagrams fully interleaved plus every key (512 did not: a
+ * 1.8 MB reply of 3 nodes whose datagrams alternated was answered as an overflow); past it
+ * the reply is an overflow error, counted. 12 bytes each, per multi-get context. */
+#define DP_MGET_FRAGS 2048
 
 /* A list of mbufs linked by their next pointer, each a datagram to be: headers left blank,
  * then the frame header, then up to mget_body_max bytes (all full but the last). */

@@ -979,6 +979,86 @@ static void test_tags_overflow_datagram(void **state)
 	mg_stop();
 }
 
+/* Three nodes' 600 KB values whose datagrams arrive alternating node by node: every datagram
+ * is a piece of its own (1,296 pieces), and the merged reply is still whole and in key order,
+ * not an overflow (512 pieces were too few: e2e-hardening-reply saw it once). */
+static void test_interleaved_three_large(void **state)
+{
+	enum { VLEN = 600000 };
+	char keys[3][16], text[96], *msg[3], *want = malloc(3 * (VLEN + 64));
+	size_t ml[3], wl = 0, len;
+	uint16_t total[3];
+	struct sub s[4];
+	int n, nd;
+
+	(void)state;
+	assert_non_null(want);
+	t_dp_start(1, 4, NULL);
+	for (int k = 0; k < 3; k++)
+		key_on(k, 0, "ilv", keys[k], sizeof(keys[k]));
+	snprintf(text, sizeof(text), "get %s %s %s\r\n", keys[0], keys[1], keys[2]);
+	request(6300, 78, text, strlen(text));
+	n = collect_subs(s, 4);
+	assert_int_equal(n, 3);
+	for (int k = 0; k < 3; k++) {
+		msg[k] = malloc(VLEN + 64);
+		assert_non_null(msg[k]);
+		ml[k] = (size_t)snprintf(msg[k], 64, "VALUE %s 0 %d\r\n", keys[k], VLEN);
+		for (int i = 0; i < VLEN; i++)
+			msg[k][ml[k] + (size_t)i] = (char)('a' + (i + k) % 26);
+		ml[k] += VLEN;
+		memcpy(msg[k] + ml[k], "\r\n", 2);
+		memcpy(want + wl, msg[k], ml[k] + 2);
+		wl += ml[k] + 2;
+		memcpy(msg[k] + ml[k] + 2, "END\r\n", 5);
+		ml[k] += 7;
+		total[k] = (uint16_t)((ml[k] + BODY_MAX - 1) / BODY_MAX);
+	}
+	memcpy(want + wl, "END\r\n", 5);
+	wl += 5;
+	for (uint16_t i = 0; i < total[0]; i++)
+		for (int k = 0; k < 3; k++) {
+			size_t off = (size_t)i * BODY_MAX;
+
+			node_says(sub_of(s, n, k), i, total[k], msg[k] + off,
+				  ml[k] - off < BODY_MAX ? ml[k] - off : BODY_MAX);
+		}
+	/* The merged reply leaves multiget_send_burst datagrams a poll: collect, poll again. */
+	char *got = calloc(1, 2 << 20);
+	uint16_t next = 0, all = 0;
+
+	assert_non_null(got);
+	len = 0;
+	for (int polls = 0; all == 0 || next < all; polls++) {
+		struct rte_mbuf *m;
+
+		assert_true(polls < 100);
+		while ((m = t_sent(0)) != NULL) {
+			struct t_view v;
+
+			t_view_udp(m, &v, false);
+			assert_int_equal(v.reqid, 78);
+			assert_int_equal(v.seq, next);
+			all = v.total;
+			memcpy(got + len, v.payload + 8, v.plen - 8);
+			len += v.plen - 8;
+			next++;
+			rte_pktmbuf_free(m);
+		}
+		t_poll(0);
+	}
+	nd = next;
+	assert_int_equal(nd, (int)((wl + BODY_MAX - 1) / BODY_MAX));
+	assert_int_equal(len, wl);
+	assert_memory_equal(got, want, wl);
+	assert_int_equal(t_stats().ctr[DP_CTR_MGET_OVERFLOW], 0);
+	free(got);
+	for (int k = 0; k < 3; k++)
+		free(msg[k]);
+	free(want);
+	mg_stop();
+}
+
 static void tight_limits(struct dp_config *c)
 {
 	c->mget_max = 2;
@@ -1168,6 +1248,7 @@ int main(void)
 		cmocka_unit_test(test_binary_quiet_order),
 		cmocka_unit_test(test_tag_garbage),
 		cmocka_unit_test(test_tags_overflow_datagram),
+		cmocka_unit_test(test_interleaved_three_large),
 		cmocka_unit_test(test_limits),
 		cmocka_unit_test(test_handoff),
 		cmocka_unit_test(test_paced_large_reply),
