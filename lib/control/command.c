@@ -528,10 +528,10 @@ static int check_routes(const struct rt_table *t, const struct ctl_member *m, ui
 			size_t errlen)
 {
 	for (uint32_t i = 0; i < n; i++) {
-		struct in_addr a;
-		uint32_t nh;
+		struct inet_addr a, nh;
 
-		if (inet_pton(AF_INET, m[i].pl.addr, &a) == 1 && rt_lookup(t, a.s_addr, &nh) < 0)
+		if (inet_parse(m[i].pl.addr, strlen(m[i].pl.addr), &a) == 0 &&
+		    rt_lookup(t, &a, &nh) < 0)
 			return ctl_fail(err, errlen,
 					"node %s: no route to %s (add one with `route add PREFIX "
 					"via GW`, or a default gateway)",

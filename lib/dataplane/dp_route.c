@@ -13,9 +13,10 @@
 
 uint32_t dp_route_nexthop(const struct dp *dp, uint32_t ip)
 {
-	uint32_t nh;
+	struct inet_addr a, nh;
 
-	return rt_lookup(&dp->routes, ip, &nh) == 0 ? nh : 0;
+	inet_from_v4(&a, ip);
+	return rt_lookup(&dp->routes, &a, &nh) == 0 ? inet_v4(&nh) : 0;
 }
 
 /* Another in-use endpoint (not @p i, not one whose next hop just moved: its MAC is the old

@@ -852,18 +852,20 @@ static void test_routes(void **state)
 					       "198.18.2.0/24 via 198.18.0.254\n"
 					       "default_gateway = 198.18.0.253\n");
 	struct rt_table t;
-	uint32_t nh;
+	struct inet_addr a[3], nh;
 
 	(void)state;
 	rw_config_routes(cfg, &t);
 	assert_int_equal(t.n, 3);
 	assert_false(cfg->router.has_vlan); /* unset: any VLAN */
-	assert_int_equal(rt_lookup(&t, cfg->nodes[0].ip, &nh), 0);
-	assert_int_equal(nh, htonl(0xc61200fe));
-	assert_int_equal(rt_lookup(&t, cfg->nodes[1].ip, &nh), 0);
-	assert_int_equal(nh, cfg->nodes[1].ip);
-	assert_int_equal(rt_lookup(&t, cfg->nodes[2].ip, &nh), 0);
-	assert_int_equal(nh, htonl(0xc61200fd));
+	for (int i = 0; i < 3; i++)
+		inet_from_v4(&a[i], cfg->nodes[i].ip);
+	assert_int_equal(rt_lookup(&t, &a[0], &nh), 0);
+	assert_int_equal(inet_v4(&nh), htonl(0xc61200fe));
+	assert_int_equal(rt_lookup(&t, &a[1], &nh), 0);
+	assert_int_equal(inet_v4(&nh), cfg->nodes[1].ip);
+	assert_int_equal(rt_lookup(&t, &a[2], &nh), 0);
+	assert_int_equal(inet_v4(&nh), htonl(0xc61200fd));
 	free(cfg);
 }
 

@@ -67,7 +67,7 @@ static void test_route_list_add_remove(void **state)
 	/* A new next hop for the nodes' prefix: replaced, the router told. */
 	test_ok(s, "route add 198.18.1.0/24 via 198.18.0.253", "OK route replaced routes 3\n");
 	assert_int_equal(rec.calls, 2);
-	assert_int_equal(rec.last.r[1].gw, htonl(0xc61200fd));
+	assert_int_equal(inet_v4(&rec.last.r[1].gw), htonl(0xc61200fd));
 	test_ok(s, "route remove 198.18.2.0/24", "OK route removed routes 2\n");
 	assert_int_equal(rec.calls, 3);
 	/* No route change moves the epoch. */
