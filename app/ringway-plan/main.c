@@ -1033,7 +1033,9 @@ static void print_change_text(const struct opts *o)
 		const struct change *c = &o->changes[i];
 
 		printf("%s%s %s", i ? ", " : "", change_names[c->op], c->name);
-		if (c->op == CHANGE_ADD)
+		if (c->op == CHANGE_ADD && strchr(c->addr, ':') != NULL)
+			printf(" [%s]:%u weight %u", c->addr, c->port, c->weight);
+		else if (c->op == CHANGE_ADD)
 			printf(" %s:%u weight %u", c->addr, c->port, c->weight);
 		else if (c->op == CHANGE_WEIGHT)
 			printf("=%u", c->weight);
