@@ -189,6 +189,23 @@ static struct ctl_state *initial_state(void)
 	return st;
 }
 
+/* The state file records the live route table (a `route add|remove` made it): it wins over
+ * [route] as its membership wins over [node]; say so, and how the two differ. */
+static void routes_from_state_file(struct rt_table *routes, const char *config)
+{
+	const struct rt_table *kept = ctl_state_routes(ctl_engine_state(the_engine));
+	struct ctl_text diff = {0};
+	int rc = ctl_routes_diff(kept, "the state file", routes, "[route]", &diff);
+	const char *how = rc == 0 ? "the same routes" : rc < 0 ? "they differ" : diff.buf;
+
+	/* stderr: --check prints an INI file on stdout. */
+	fprintf(stderr,
+		"ringway: routes from the state file %s (%u routes), not [route] of %s: %s\n",
+		cfg.control.state_file, kept->n, config, how);
+	ctl_text_release(&diff);
+	*routes = *kept;
+}
+
 /* Static MACs of @p st's members, index-aligned (NULL on ENOMEM). */
 static struct dp_node_mac *member_macs(const struct ctl_state *st)
 {
@@ -1034,8 +1051,11 @@ int main(int argc, char **argv)
 	the_engine = engine;
 	inet_ntop(AF_INET, &cfg.router.address, err, sizeof(err));
 	ctl_engine_set_router_address(engine, err); /* as the config refuses a node there */
-	/* The config's nodes have routes (its loader checked); a state file's may not. */
+	/* The config's nodes have routes (its loader checked); a state file's may not. A state
+	 * file that records routes (its loader checked them) wins over [route]. */
 	rw_config_routes(&cfg, &routes);
+	if (ctl_state_routes(ctl_engine_state(engine)) != NULL)
+		routes_from_state_file(&routes, a.config);
 	if (ctl_engine_set_routes(engine, &routes, err, sizeof(err)) != 0) {
 		fprintf(stderr, "ringway: %s: %s in [route] of %s\n", cfg.control.state_file, err,
 			a.config);

@@ -470,6 +470,16 @@ struct ctl_engine *ctl_engine_new(struct ctl_state *initial, const char *state_p
 		saved = errno;
 		goto fail;
 	}
+	/* A state file's routes come checked (every member has one); a state built by hand may
+	 * record any table. */
+	if (ctl_state_routes(initial) != NULL &&
+	    ctl_state_check_routes(initial, ctl_state_routes(initial), NULL, 0) < 0) {
+		pl_free(e->pl);
+		saved = EINVAL;
+		goto fail;
+	}
+	if (ctl_state_routes(initial) != NULL)
+		e->routes = *ctl_state_routes(initial);
 	e->st = initial;
 	e->digest = ctl_state_digest(initial);
 	if (ops != NULL)
@@ -525,21 +535,17 @@ static int check_router_address(const struct ctl_engine *e, const struct ctl_cmd
 	return 0;
 }
 
-/* Members @p m[0..n) all have a route in @p t: 0, or -EINVAL naming the first without. */
+/* Members @p m[0..n) all have a route in @p t: 0, or -EINVAL naming the first without and
+ * how to give it one. */
 static int check_routes(const struct rt_table *t, const struct ctl_member *m, uint32_t n, char *err,
 			size_t errlen)
 {
-	for (uint32_t i = 0; i < n; i++) {
-		struct inet_addr a, nh;
+	char why[REASON_MAX];
 
-		if (inet_parse(m[i].pl.addr, strlen(m[i].pl.addr), &a) == 0 &&
-		    rt_lookup(t, &a, &nh) < 0)
-			return ctl_fail(err, errlen,
-					"node %s: no route to %s (add one with `route add PREFIX "
-					"via GW`, or a default gateway)",
-					m[i].pl.name, m[i].pl.addr);
-	}
-	return 0;
+	if (ctl_members_check_routes(t, m, n, why, sizeof(why)) == 0)
+		return 0;
+	return ctl_fail(err, errlen,
+			"%s (add one with `route add PREFIX via GW`, or a default gateway)", why);
 }
 
 /* Every member of @p st has a route in @p t. */
@@ -557,6 +563,9 @@ int ctl_engine_set_routes(struct ctl_engine *e, const struct rt_table *t, char *
 	if (check_state_routes(t, e->st, err, errlen) < 0)
 		return -EINVAL;
 	e->routes = *t;
+	/* What the state file records stays the live table (saved with the next change). */
+	if (ctl_state_routes(e->st) != NULL)
+		ctl_state_set_routes(e->st, t);
 	return 0;
 }
 
@@ -671,6 +680,9 @@ static int commit_state(struct ctl_session *s, struct ctl_state *next, uint64_t 
 	int rc, saved;
 
 	ctl_state_set_epoch(next, epoch);
+	/* The routes the file records are the live ones, not those of when a transaction
+	 * copied the membership. */
+	ctl_state_set_routes(next, ctl_state_routes(e->st));
 	/* A transaction may have queued a member whose route was removed since. */
 	if (check_state_routes(&e->routes, next, why, sizeof(why)) < 0) {
 		ctl_state_free(next);
@@ -1112,7 +1124,49 @@ static int route_list(struct ctl_session *s, struct ctl_text *r)
 	return 0;
 }
 
-/* route add / remove: on a copy; every live member keeps a route; the router re-resolves. */
+/*
+ * Make @p next the live routes as commit_state makes a membership live: the state file first
+ * (the live membership recording @p next), then the router (ops->routes); a failed save
+ * changes nothing, a refusal by the router puts the file back. The live state is swapped for
+ * its copy (same members, epoch and placement).
+ */
+static int commit_routes(struct ctl_session *s, const struct rt_table *next, const char *done,
+			 struct ctl_text *r)
+{
+	struct ctl_engine *e = s->e;
+	char why[REASON_MAX], why2[REASON_MAX];
+	struct ctl_state *st = ctl_state_copy(e->st);
+	int saved, rc;
+
+	if (st == NULL)
+		return reply_error(s, r, "out of memory; nothing changed");
+	ctl_state_set_routes(st, next);
+	saved = e->state_path != NULL ? ctl_state_save(st, e->state_path, why, sizeof(why)) : 0;
+	if (saved < 0) {
+		e->cnt.save_failed++;
+		ctl_state_free(st);
+		return reply_error(s, r, "%s; nothing changed", why);
+	}
+	e->cnt.save_not_durable += saved == 1;
+	rc = e->ops.routes ? e->ops.routes(e->ops.ctx, next) : 0;
+	if (rc < 0) {
+		ctl_state_free(st);
+		if (e->state_path != NULL &&
+		    ctl_state_save(e->st, e->state_path, why2, sizeof(why2)) < 0) {
+			e->cnt.save_failed++;
+			return reply_error(s, r, "routes not applied: %s; nothing changed, but %s",
+					   strerror(-rc), why2);
+		}
+		return reply_error(s, r, "routes not applied: %s; nothing changed", strerror(-rc));
+	}
+	ctl_state_free(e->st);
+	e->st = st;
+	e->routes = *next;
+	return ctl_text_appendf(r, "OK route %s routes %u%s\n", done, next->n,
+				saved == 1 ? " durable no" : "");
+}
+
+/* route add / remove: on a copy; every live member keeps a route; saved, then applied. */
 static int do_route(struct ctl_session *s, const struct ctl_cmd *cmd, struct ctl_text *r)
 {
 	struct ctl_engine *e = s->e;
@@ -1138,11 +1192,7 @@ static int do_route(struct ctl_session *s, const struct ctl_cmd *cmd, struct ctl
 	if (check_state_routes(&next, e->st, why, sizeof(why)) < 0)
 		return reply_error(s, r, "route %s %s would leave %s; nothing changed",
 				   cmd->route_op == CTL_ROUTE_ADD ? "add" : "remove", text, why);
-	rc = e->ops.routes ? e->ops.routes(e->ops.ctx, &next) : 0;
-	if (rc < 0)
-		return reply_error(s, r, "routes not applied: %s; nothing changed", strerror(-rc));
-	e->routes = next;
-	return ctl_text_appendf(r, "OK route %s routes %u\n", done, next.n);
+	return commit_routes(s, &next, done, r);
 }
 
 /* `gutter add|remove|list`: the gutter pool lives in the router, outside the membership: no

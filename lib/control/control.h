@@ -99,8 +99,30 @@ uint32_t ctl_state_count(const struct ctl_state *st);
 /** Member @p idx, or NULL when out of range. */
 const struct ctl_member *ctl_state_member(const struct ctl_state *st, uint32_t idx);
 const struct pl_config *ctl_state_config(const struct ctl_state *st);
-/** True when both hold the same epoch, configuration and members in the same order. */
+/** True when both hold the same epoch, configuration and members in the same order, and the
+ *  same recorded routes (none on both, or the same table). */
 bool ctl_state_equal(const struct ctl_state *a, const struct ctl_state *b);
+
+/**
+ * The route table @p st records (the state file's `routes` section), or NULL when it records
+ * none: a state built from the config, or read from a file written before a live route change
+ * (the config's [route] applies then). Routes are the router's, not the membership's: they
+ * change neither the epoch nor the digest.
+ */
+const struct rt_table *ctl_state_routes(const struct ctl_state *st);
+/** Record @p t with @p st (NULL: record none). No check here (ctl_state_check_routes). */
+void ctl_state_set_routes(struct ctl_state *st, const struct rt_table *t);
+/** Every member of @p st has a route in @p t (rt_lookup): 0, or -EINVAL with
+ *  `node NAME: no route to ADDR` for the first that has none. */
+int ctl_state_check_routes(const struct ctl_state *st, const struct rt_table *t, char *err,
+			   size_t errlen);
+/**
+ * Describe how route tables @p a and @p b (named @p a_name, @p b_name) differ: appends
+ * `only in A: R1, R2; only in B: R3` (`none` for an empty side) to @p out.
+ * @return 0 when they hold the same routes (nothing appended), 1 when they differ, -ENOMEM.
+ */
+int ctl_routes_diff(const struct rt_table *a, const char *a_name, const struct rt_table *b,
+		    const char *b_name, struct ctl_text *out);
 
 /**
  * Parse a member spec `NAME ADDR[:PORT] [weight W] [mac MAC]` (port default 11211,
@@ -135,7 +157,8 @@ int ctl_state_check(const struct ctl_state *st, char *err, size_t errlen);
 
 /**
  * Write @p st to @p path atomically: a temporary file in the same directory (mode 0600),
- * fsync, rename over @p path, fsync the directory. Format: see README ("State file").
+ * fsync, rename over @p path, fsync the directory. Format: see README ("State file"); the
+ * `routes` section only when @p st records routes (a file without one reads as before).
  * @return 0; 1 when @p path holds @p st but the directory could not be synced (the rename
  * may not survive a crash; the reason is in @p err); a negative errno when @p path is
  * untouched (the temporary file is removed).
@@ -144,6 +167,8 @@ int ctl_state_save(const struct ctl_state *st, const char *path, char *err, size
 
 /**
  * Read a state file written by ctl_state_save(). The file is only read, never changed.
+ * A file with routes must be whole: routes that pass rt_check, one per prefix, and a route
+ * for every member (else refused, naming the member).
  * @return 0 and *out (caller frees); -ENOENT when the file does not exist; another negative
  * errno (-EINVAL for a corrupt, truncated or foreign file) with the reason in @p err.
  */
@@ -233,8 +258,9 @@ struct ctl_ops {
 	/**
 	 * Make @p next the routes the router resolves its nodes' next hops with (`route add`,
 	 * `route remove`): re-resolve every node now. Every live member has a route in
-	 * @p next (the engine checked). Return a negative errno to refuse (the engine keeps
-	 * the previous routes and replies ERROR). NULL: nothing to apply (tests, tools).
+	 * @p next (the engine checked), and the state file already records @p next. Return a
+	 * negative errno to refuse (the engine puts the file back, keeps the previous routes
+	 * and replies ERROR). NULL: nothing to apply (tests, tools).
 	 */
 	int (*routes)(void *ctx, const struct rt_table *next);
 	/**
@@ -284,13 +310,17 @@ int ctl_engine_set_router_address(struct ctl_engine *e, const char *addr);
 /**
  * The static routes members are reached through (see route.h): every later change refuses a
  * member whose address has no route, and `route remove` / `route add` refuse to leave a
- * member without one. Routes are the router's own (from its config, changed with `route`),
- * not part of the membership, the state file or the digest.
+ * member without one. Routes are the router's own (from its config or its state file, changed
+ * with `route`), not part of the membership or the digest. The engine starts with the routes
+ * its initial state records (ctl_state_routes), else none; the router then sets the table it
+ * starts with here: the state file's when it records one, else the config's [route]. A live
+ * `route add|remove` is saved with the membership (the state file then records the routes,
+ * and every later save keeps them) before the router applies it: a failed save leaves the
+ * routes and the file as they were (`ERROR state file ...; nothing changed`).
  * @return 0, or -EINVAL when a live member has no route in @p t (reason in @p err; the
  * routes are unchanged then).
  */
-int ctl_engine_set_routes(struct ctl_engine *e, const struct rt_table *t, char *err,
-			  size_t errlen);
+int ctl_engine_set_routes(struct ctl_engine *e, const struct rt_table *t, char *err, size_t errlen);
 /** The routes in force (an empty table until ctl_engine_set_routes). */
 const struct rt_table *ctl_engine_routes(const struct ctl_engine *e);
 /**

@@ -116,6 +116,11 @@ int ctl_state_apply(struct ctl_state *st, const struct ctl_cmd *cmd, char *err, 
 /* Set the epoch (the engine's business: +1 per published change). */
 void ctl_state_set_epoch(struct ctl_state *st, uint64_t epoch);
 
+/* Members @p m[0..n) all have a route in @p t: 0, or -EINVAL with `node NAME: no route to
+ * ADDR` for the first without. */
+int ctl_members_check_routes(const struct rt_table *t, const struct ctl_member *m, uint32_t n,
+			     char *err, size_t errlen);
+
 /* Index of member @p name, or -ENOENT. */
 int32_t ctl_state_find(const struct ctl_state *st, const char *name);
 

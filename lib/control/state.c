@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Membership state (members, placement config, epoch), its validation rules, and the state
- * file: a versioned text format closed by an XXH64 checksum line, written atomically.
+ * Membership state (members, placement config, epoch, and the route table it records), its
+ * validation rules, and the state file: a versioned text format closed by an XXH64 checksum
+ * line, written atomically.
  */
 
 #include <arpa/inet.h>
@@ -30,6 +31,8 @@ struct ctl_state {
 	uint32_t n;
 	uint32_t cap;
 	struct ctl_member *m;
+	bool has_routes;	/* the state file records `routes` (a live route change made it) */
+	struct rt_table routes; /* with has_routes: the router's route table */
 };
 
 /* ---- text buffer and small helpers ---- */
@@ -396,6 +399,7 @@ struct ctl_state *ctl_state_copy(const struct ctl_state *st)
 	if (st->n > 0)
 		memcpy(c->m, st->m, (size_t)st->n * sizeof(*c->m));
 	c->n = st->n;
+	ctl_state_set_routes(c, ctl_state_routes(st));
 	return c;
 }
 
@@ -432,6 +436,20 @@ const struct pl_config *ctl_state_config(const struct ctl_state *st)
 	return &st->cfg;
 }
 
+const struct rt_table *ctl_state_routes(const struct ctl_state *st)
+{
+	return st->has_routes ? &st->routes : NULL;
+}
+
+void ctl_state_set_routes(struct ctl_state *st, const struct rt_table *t)
+{
+	st->has_routes = t != NULL;
+	if (t != NULL)
+		st->routes = *t;
+	else
+		rt_init(&st->routes);
+}
+
 static bool member_equal(const struct ctl_member *a, const struct ctl_member *b)
 {
 	return strcmp(a->pl.name, b->pl.name) == 0 && strcmp(a->pl.addr, b->pl.addr) == 0 &&
@@ -444,6 +462,8 @@ bool ctl_state_equal(const struct ctl_state *a, const struct ctl_state *b)
 	if (a->epoch != b->epoch || a->n != b->n || a->cfg.algo != b->cfg.algo ||
 	    a->cfg.vnodes != b->cfg.vnodes || a->cfg.maglev_size != b->cfg.maglev_size ||
 	    a->cfg.key_hash != b->cfg.key_hash || memcmp(a->cfg.hash_tag, b->cfg.hash_tag, 2) != 0)
+		return false;
+	if (a->has_routes != b->has_routes || (a->has_routes && !rt_equal(&a->routes, &b->routes)))
 		return false;
 	for (uint32_t i = 0; i < a->n; i++)
 		if (!member_equal(&a->m[i], &b->m[i]))
@@ -520,6 +540,61 @@ int ctl_state_check(const struct ctl_state *st, char *err, size_t errlen)
 		if (st->m[i].pl.weight > 0)
 			return 0;
 	return ctl_fail(err, errlen, "no member has a weight above 0");
+}
+
+int ctl_members_check_routes(const struct rt_table *t, const struct ctl_member *m, uint32_t n,
+			     char *err, size_t errlen)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		struct inet_addr a, nh;
+
+		if (inet_parse(m[i].pl.addr, strlen(m[i].pl.addr), &a) == 0 &&
+		    rt_lookup(t, &a, &nh) < 0)
+			return ctl_fail(err, errlen, "node %s: no route to %s", m[i].pl.name,
+					m[i].pl.addr);
+	}
+	return 0;
+}
+
+int ctl_state_check_routes(const struct ctl_state *st, const struct rt_table *t, char *err,
+			   size_t errlen)
+{
+	return ctl_members_check_routes(t, st->m, st->n, err, errlen);
+}
+
+/* Append `R1, R2` (each route of @p a that @p b does not hold), or nothing. */
+static void routes_missing(const struct rt_table *a, const struct rt_table *b, struct ctl_text *out)
+{
+	char text[RT_TEXT_MAX];
+	bool first = true;
+
+	for (uint32_t i = 0; i < a->n; i++) {
+		bool held = false;
+
+		for (uint32_t j = 0; j < b->n && !held; j++)
+			held = a->r[i].len == b->r[j].len &&
+			       inet_equal(&a->r[i].addr, &b->r[j].addr) &&
+			       inet_equal(&a->r[i].gw, &b->r[j].gw);
+		if (held)
+			continue;
+		rt_format(&a->r[i], text);
+		ctl_text_appendf(out, "%s%s", first ? "" : ", ", text);
+		first = false;
+	}
+	if (first)
+		ctl_text_appendf(out, "none");
+}
+
+int ctl_routes_diff(const struct rt_table *a, const char *a_name, const struct rt_table *b,
+		    const char *b_name, struct ctl_text *out)
+{
+	if (rt_equal(a, b))
+		return 0;
+	ctl_text_appendf(out, "only in %s: ", a_name);
+	routes_missing(a, b, out);
+	ctl_text_appendf(out, "; only in %s: ", b_name);
+	routes_missing(b, a, out);
+	return out->oom ? -ENOMEM : 1;
 }
 
 static int cmp_name(const void *a, const void *b)
@@ -697,6 +772,18 @@ static void format_member(const struct ctl_member *m, struct ctl_text *out)
 	}
 }
 
+/* `routes N` and one `route ...` line a route, in table order (what rt_parse reads back). */
+static void format_routes(const struct rt_table *t, struct ctl_text *out)
+{
+	char text[RT_TEXT_MAX];
+
+	ctl_text_appendf(out, "routes %u\n", t->n);
+	for (uint32_t i = 0; i < t->n; i++) {
+		rt_format(&t->r[i], text);
+		ctl_text_appendf(out, "route %s\n", text);
+	}
+}
+
 int ctl_state_format(const struct ctl_state *st, struct ctl_text *out)
 {
 	const char *key_hash = pl_hash_name(st->cfg.key_hash);
@@ -717,6 +804,8 @@ int ctl_state_format(const struct ctl_state *st, struct ctl_text *out)
 		format_member(&st->m[i], out);
 		ctl_text_appendf(out, "\n");
 	}
+	if (st->has_routes)
+		format_routes(&st->routes, out);
 	if (out->oom)
 		return -ENOMEM;
 	return ctl_text_appendf(out, "checksum %016" PRIx64 "\n",
@@ -882,6 +971,72 @@ static int parse_members(struct lines *l, struct ctl_state *st, uint64_t count, 
 	return rc;
 }
 
+/* One `route PREFIX via GW|direct` line into t->r[t->n]: no prefix twice. */
+static int parse_route_line(struct lines *l, struct rt_table *t, uint64_t i, uint64_t count,
+			    char *err, size_t errlen)
+{
+	struct rt_route *r = &t->r[t->n];
+	char why[160], text[RT_TEXT_MAX];
+	struct tok line;
+
+	if (!next_line(l, &line))
+		return ctl_fail(err, errlen,
+				"line %u: truncated: %" PRIu64 " of %" PRIu64 " routes",
+				l->line + 1, i, count);
+	if (line.n < 6 || memcmp(line.p, "route ", 6) != 0)
+		return ctl_fail(err, errlen, "line %u: expected 'route PREFIX via GW|direct'",
+				l->line);
+	if (rt_parse(line.p + 6, line.n - 6, r, why, sizeof(why)) < 0)
+		return ctl_fail(err, errlen, "line %u: %s", l->line, why);
+	for (uint32_t j = 0; j < t->n; j++)
+		if (t->r[j].len == r->len && inet_equal(&t->r[j].addr, &r->addr)) {
+			rt_format(r, text);
+			return ctl_fail(err, errlen,
+					"line %u: a second route for the prefix of '%s'", l->line,
+					text);
+		}
+	t->n++;
+	return 0;
+}
+
+/*
+ * The optional `routes N` section after the members (a file written before routes were kept
+ * has none). The table is taken as a whole, in the file's order: rt_check on the result (a
+ * route by route rt_add could refuse an order a live table may have), then every member must
+ * have a route in it, so a file whose routes strand a member is refused before anything of it
+ * is used.
+ */
+static int parse_routes(struct lines *l, struct ctl_state *st, char *err, size_t errlen)
+{
+	struct rt_table *t = malloc(sizeof(*t));
+	char why[200];
+	uint64_t count;
+	int rc;
+
+	if (t == NULL)
+		return ctl_fail(err, errlen, "out of memory"), -ENOMEM;
+	rt_init(t);
+	rc = keyed_u64(l, "routes", RT_ROUTES_MAX, &count, err, errlen);
+	for (uint64_t i = 0; rc == 0 && i < count; i++)
+		rc = parse_route_line(l, t, i, count, err, errlen);
+	if (rc == 0 && rt_check(t, why, sizeof(why)) < 0)
+		rc = ctl_fail(err, errlen, "routes: %s", why);
+	if (rc == 0 && ctl_state_check_routes(st, t, why, sizeof(why)) < 0)
+		rc = ctl_fail(err, errlen, "its routes leave a member without one: %s", why);
+	if (rc == 0)
+		ctl_state_set_routes(st, t);
+	free(t);
+	return rc;
+}
+
+/* True when the next line of @p l starts with @p word and a space. */
+static bool next_is(const struct lines *l, const char *word)
+{
+	size_t k = strlen(word);
+
+	return (size_t)(l->end - l->p) > k && memcmp(l->p, word, k) == 0 && l->p[k] == ' ';
+}
+
 int ctl_state_parse(const char *text, size_t len, struct ctl_state **out, char *err, size_t errlen)
 {
 	struct lines l = {text, text, 0};
@@ -906,9 +1061,11 @@ int ctl_state_parse(const char *text, size_t len, struct ctl_state **out, char *
 	if (st == NULL)
 		return -ENOMEM;
 	rc = parse_members(&l, st, count, err, errlen);
+	if (rc == 0 && next_is(&l, "routes"))
+		rc = parse_routes(&l, st, err, errlen);
 	if (rc == 0 && l.p != l.end)
-		rc = ctl_fail(err, errlen, "line %u: unexpected text after the members",
-			      l.line + 1);
+		rc = ctl_fail(err, errlen, "line %u: unexpected text after the %s", l.line + 1,
+			      st->has_routes ? "routes" : "members");
 	if (rc == 0 && ctl_state_check(st, why, sizeof(why)) < 0)
 		rc = ctl_fail(err, errlen, "%s", why);
 	if (rc < 0) {

@@ -6,8 +6,29 @@
  */
 
 #include <arpa/inet.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "ctl_test.h"
+
+/* When set, fsync of a regular file (the state file's temporary copy) or of a directory fails
+ * with EIO. The control library is linked statically, so this definition is the fsync it
+ * calls. */
+static bool fail_file_fsync, fail_dir_fsync;
+
+int fsync(int fd)
+{
+	struct stat sb;
+
+	if ((fail_file_fsync || fail_dir_fsync) && fstat(fd, &sb) == 0 &&
+	    ((fail_file_fsync && S_ISREG(sb.st_mode)) || (fail_dir_fsync && S_ISDIR(sb.st_mode)))) {
+		errno = EIO;
+		return -1;
+	}
+	return (int)syscall(SYS_fsync, fd);
+}
 
 struct routes_rec {
 	unsigned calls;
@@ -27,11 +48,11 @@ static int rec_routes(void *ctx, const struct rt_table *next)
 }
 
 /* Engine over n1..n3 (198.18.1.x) with routes: 198.18.0.0/24 direct, 198.18.1.0/24 via
- * 198.18.0.254. */
-static struct ctl_engine *routed_engine(struct routes_rec *rec)
+ * 198.18.0.254; its state file at @p path (NULL: none). */
+static struct ctl_engine *routed_engine_at(struct routes_rec *rec, const char *path)
 {
 	struct ctl_ops ops = {.ctx = rec, .routes = rec_routes};
-	struct ctl_engine *e = test_engine(3, NULL, &ops);
+	struct ctl_engine *e = test_engine(3, path, &ops);
 	struct rt_table t;
 	struct rt_route r;
 	char err[256];
@@ -48,6 +69,11 @@ static struct ctl_engine *routed_engine(struct routes_rec *rec)
 	assert_int_equal(ctl_engine_set_routes(e, &t, err, sizeof(err)), 0);
 	assert_int_equal(ctl_engine_routes(e)->n, 2);
 	return e;
+}
+
+static struct ctl_engine *routed_engine(struct routes_rec *rec)
+{
+	return routed_engine_at(rec, NULL);
 }
 
 static void test_route_list_add_remove(void **state)
@@ -197,6 +223,208 @@ static void test_ipv6_members_and_routes(void **state)
 	ctl_engine_free(e);
 }
 
+struct tmpdir {
+	char dir[32];
+	char path[64];
+};
+
+static void tmpdir_make(struct tmpdir *d)
+{
+	strcpy(d->dir, "/tmp/ctl_routes_XXXXXX");
+	assert_non_null(mkdtemp(d->dir));
+	snprintf(d->path, sizeof(d->path), "%s/state", d->dir);
+}
+
+static void tmpdir_remove(struct tmpdir *d)
+{
+	unlink(d->path);
+	assert_int_equal(rmdir(d->dir), 0); /* no temporary file left behind */
+}
+
+static char *slurp(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	char *buf = calloc(1, 1 << 16);
+
+	assert_non_null(f);
+	*len = fread(buf, 1, (1 << 16) - 1, f);
+	fclose(f);
+	return buf;
+}
+
+/* The routes the state file at @p path records (-1: none). */
+static int file_routes(const char *path, struct rt_table *out)
+{
+	struct ctl_state *st;
+	char err[256];
+	int n;
+
+	if (ctl_state_load(path, &st, err, sizeof(err)) != 0)
+		fail_msg("%s", err);
+	n = ctl_state_routes(st) ? (int)ctl_state_routes(st)->n : -1;
+	if (out != NULL && n >= 0)
+		*out = *ctl_state_routes(st);
+	ctl_state_free(st);
+	return n;
+}
+
+/* `route add|remove` is saved with the membership before the router applies it, and every
+ * later save keeps the live routes (a transaction begun before a route change commits with
+ * the new routes); a file with routes brings them back in a new engine (a restart), where a
+ * member behind a live route is served. A router whose routes never changed live writes no
+ * routes (its config's apply at the next start). */
+static void test_routes_kept_in_state_file(void **state)
+{
+	struct routes_rec rec = {0};
+	struct tmpdir d;
+	struct ctl_engine *e;
+	struct ctl_session *s, *t;
+	struct ctl_state *loaded;
+	struct rt_table kept;
+	char err[256], *r;
+
+	(void)state;
+	tmpdir_make(&d);
+	e = routed_engine_at(&rec, d.path);
+	s = ctl_session_new(e);
+	t = ctl_session_new(e);
+	test_ok(s, "add n4 198.18.1.4", "OK epoch 2\n");
+	assert_int_equal(file_routes(d.path, NULL), -1);
+	test_ok(s, "route add 198.18.3.0/24 via 198.18.0.254", "OK route added routes 3\n");
+	assert_int_equal(file_routes(d.path, &kept), 3);
+	assert_true(rt_equal(&kept, ctl_engine_routes(e)));
+	assert_true(rt_equal(&kept, &rec.last));
+	test_ok(s, "epoch", "OK epoch 2\n"); /* still no epoch change */
+	test_ok(s, "add n9 198.18.3.9", "OK epoch 3\n");
+	assert_int_equal(file_routes(d.path, NULL), 3);
+	/* a transaction's copy of the state predates this route: its commit saves the live one */
+	test_ok(t, "begin", "OK transaction open");
+	test_ok(t, "add n10 198.18.1.10", "OK queued 1\n");
+	test_ok(s, "route add 2001:2::/64 direct", "OK route added routes 4\n");
+	test_ok(s, "route add 2001:2:3::/64 via 2001:2::fe", "OK route added routes 5\n");
+	test_ok(t, "commit", "OK epoch 4\n");
+	assert_int_equal(file_routes(d.path, &kept), 5);
+	assert_true(rt_equal(&kept, ctl_engine_routes(e)));
+	test_ok(s, "add v1 [2001:2:3::1]", "OK epoch 5\n");
+	ctl_session_free(t);
+	ctl_session_free(s);
+	ctl_engine_free(e);
+
+	/* restart: the state file brings the members and the routes they need */
+	assert_int_equal(ctl_state_load(d.path, &loaded, err, sizeof(err)), 0);
+	e = ctl_engine_new(loaded, d.path, NULL);
+	assert_non_null(e);
+	assert_true(rt_equal(ctl_engine_routes(e), &kept));
+	s = ctl_session_new(e);
+	r = test_expect(s, "route list", "OK lines 5 routes 5\n");
+	assert_non_null(strstr(r, "\n198.18.3.0/24 via 198.18.0.254\n2001:2::/64 direct\n"
+				  "2001:2:3::/64 via 2001:2::fe\n"));
+	free(r);
+	r = test_expect(s, "list", "OK lines 7 members 7 epoch 5");
+	assert_non_null(strstr(r, "name n9 addr 198.18.3.9:11211"));
+	assert_non_null(strstr(r, "name v1 addr [2001:2:3::1]:11211"));
+	free(r);
+	/* the loaded routes are the live ones: a member is still refused where none leads */
+	test_ok(s, "add v2 [2001:2:4::1]", "ERROR node v2: no route to 2001:2:4::1");
+	test_ok(s, "route remove 198.18.3.0/24",
+		"ERROR route remove 198.18.3.0/24 would leave "
+		"node n9");
+	ctl_session_free(s);
+	ctl_engine_free(e);
+
+	/* a state recording routes that strand a member is refused by the engine too */
+	loaded = test_state(2);
+	rt_init(&kept);
+	{
+		struct rt_route rt;
+
+		assert_int_equal(rt_parse("198.18.9.0/24 direct", 20, &rt, err, sizeof(err)), 0);
+		assert_int_equal(rt_add(&kept, &rt, err, sizeof(err)), 1);
+	}
+	ctl_state_set_routes(loaded, &kept);
+	errno = 0;
+	assert_null(ctl_engine_new(loaded, NULL, NULL));
+	assert_int_equal(errno, EINVAL);
+	tmpdir_remove(&d);
+}
+
+/* A route change whose state file cannot be written changes nothing: the router is not told,
+ * the live table and the file stay as they were, the reply is `ERROR state file ...; nothing
+ * changed`; a refusal by the router after the save puts the file back; a save whose directory
+ * sync failed is made and says `durable no` (the membership's rules). */
+static void test_route_save_failure(void **state)
+{
+	struct routes_rec rec = {0};
+	struct tmpdir d;
+	struct ctl_engine *e;
+	struct ctl_session *s;
+	size_t l1, l2;
+	char *b1, *b2, *r;
+
+	(void)state;
+	tmpdir_make(&d);
+	e = routed_engine_at(&rec, d.path);
+	s = ctl_session_new(e);
+	test_ok(s, "route add 198.18.3.0/24 via 198.18.0.254", "OK route added routes 3\n");
+	assert_int_equal(rec.calls, 1);
+	b1 = slurp(d.path, &l1);
+
+	fail_file_fsync = true;
+	r = test_expect(s, "route add 198.18.4.0/24 via 198.18.0.254", "ERROR state file ");
+	fail_file_fsync = false;
+	assert_non_null(strstr(r, d.path));
+	assert_non_null(strstr(r, "Input/output error; nothing changed\n"));
+	free(r);
+	r = test_expect(s, "route remove 198.18.3.0/24", "OK route removed routes 2\n");
+	free(r);
+	test_ok(s, "route add 198.18.3.0/24 via 198.18.0.254", "OK route added routes 3\n");
+	free(b1);
+	b1 = slurp(d.path, &l1);
+	fail_file_fsync = true;
+	test_ok(s, "route remove 198.18.3.0/24", "ERROR state file ");
+	fail_file_fsync = false;
+	assert_int_equal(rec.calls, 3); /* the router never heard of the failed ones */
+	r = test_expect(s, "route list", "OK lines 3 routes 3\n");
+	assert_non_null(strstr(r, "\n198.18.3.0/24 via 198.18.0.254\n"));
+	free(r);
+	b2 = slurp(d.path, &l2);
+	assert_int_equal(l1, l2);
+	assert_memory_equal(b1, b2, l1);
+	free(b2);
+	r = test_expect(s, "stats", "OK lines");
+	assert_non_null(strstr(r, "\nctl.save_failed 2\n"));
+	free(r);
+
+	/* the router refuses after the save: the file is put back */
+	rec.fail = -ENOMEM;
+	test_ok(s, "route add 198.18.4.0/24 via 198.18.0.254",
+		"ERROR routes not applied: Cannot allocate memory; nothing changed\n");
+	rec.fail = 0;
+	b2 = slurp(d.path, &l2);
+	assert_int_equal(l1, l2);
+	assert_memory_equal(b1, b2, l1);
+	free(b2);
+	assert_int_equal(ctl_engine_routes(e)->n, 3);
+
+	/* a membership change after the failures writes the live routes, not a refused one */
+	test_ok(s, "add n9 198.18.3.9", "OK epoch 2\n");
+	assert_int_equal(file_routes(d.path, NULL), 3);
+
+	/* renamed into place, directory not synced: made, and said */
+	fail_dir_fsync = true;
+	test_ok(s, "route add 198.18.4.0/24 direct", "OK route added routes 4 durable no\n");
+	fail_dir_fsync = false;
+	assert_int_equal(file_routes(d.path, NULL), 4);
+	assert_int_equal(ctl_engine_routes(e)->n, 4);
+	r = test_expect(s, "stats", "OK lines");
+	assert_non_null(strstr(r, "\nctl.save_not_durable 1\n"));
+	free(r);
+	free(b1);
+	ctl_session_free(s);
+	ctl_engine_free(e);
+	tmpdir_remove(&d);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -204,6 +432,8 @@ int main(void)
 		cmocka_unit_test(test_route_refusals),
 		cmocka_unit_test(test_member_needs_route),
 		cmocka_unit_test(test_ipv6_members_and_routes),
+		cmocka_unit_test(test_routes_kept_in_state_file),
+		cmocka_unit_test(test_route_save_failure),
 	};
 
 	cmocka_set_message_output(CM_OUTPUT_TAP);

@@ -394,6 +394,178 @@ static void test_failed_save_keeps_old(void **state)
 	ctl_state_free(st);
 }
 
+static void table_add(struct rt_table *t, const char *text)
+{
+	struct rt_route r;
+	char err[256];
+
+	if (rt_parse(text, strlen(text), &r, err, sizeof(err)) < 0)
+		fail_msg("%s: %s", text, err);
+	assert_int_equal(rt_add(t, &r, err, sizeof(err)), 1);
+}
+
+/* A state that records routes (IPv4 and IPv6, a gateway and a direct route of each family)
+ * writes them after the members, in table order, and reads them back equal; they change
+ * neither the digest nor the membership; an empty recorded table is not "no routes". */
+static void test_round_trip_routes(void **state)
+{
+	struct tmp *t = *state;
+	struct ctl_state *st = ctl_state_new(NULL, 9), *back = NULL, *copy;
+	static const char *const specs[] = {
+		"a 198.18.0.5",
+		"b 198.18.2.7:11300 weight 2",
+		"c [2001:2:2::7]",
+		"d [2001:2::9]:11212",
+	};
+	struct inet_addr ip, nh, want;
+	struct rt_table tab;
+	struct ctl_member m;
+	uint64_t digest;
+	char err[256];
+	size_t len;
+	char *text;
+
+	for (size_t i = 0; i < sizeof(specs) / sizeof(specs[0]); i++) {
+		assert_int_equal(ctl_member_parse(specs[i], strlen(specs[i]), &m, err, sizeof(err)),
+				 0);
+		assert_int_equal(ctl_state_add(st, &m, err, sizeof(err)), 0);
+	}
+	rt_init(&tab);
+	table_add(&tab, "198.18.0.0/24 direct");
+	table_add(&tab, "198.18.2.0/24 via 198.18.0.254");
+	table_add(&tab, "2001:2::/64 direct");
+	table_add(&tab, "default6 via 2001:2::fe");
+	assert_null(ctl_state_routes(st));
+	digest = ctl_state_digest(st);
+	ctl_state_set_routes(st, &tab);
+	assert_int_equal(ctl_state_digest(st), digest);
+	assert_int_equal(ctl_state_check_routes(st, &tab, err, sizeof(err)), 0);
+
+	assert_int_equal(ctl_state_save(st, t->path, err, sizeof(err)), 0);
+	text = slurp(t->path, &len);
+	assert_non_null(strstr(text, "member d [2001:2::9]:11212 weight 1\n"
+				     "routes 4\n"
+				     "route 198.18.0.0/24 direct\n"
+				     "route 198.18.2.0/24 via 198.18.0.254\n"
+				     "route 2001:2::/64 direct\n"
+				     "route default6 via 2001:2::fe\n"
+				     "checksum "));
+	assert_non_null(strstr(text, "ringway-state 1\n")); /* old readers refuse the section */
+	assert_int_equal(ctl_state_load(t->path, &back, err, sizeof(err)), 0);
+	assert_true(ctl_state_equal(st, back));
+	assert_non_null(ctl_state_routes(back));
+	assert_int_equal(ctl_state_routes(back)->n, 4);
+	for (uint32_t i = 0; i < 4; i++) /* the table's order, not just its set */
+		assert_memory_equal(&ctl_state_routes(back)->r[i], &tab.r[i], sizeof(tab.r[i]));
+	assert_int_equal(ctl_state_digest(back), digest);
+	/* what the loaded table says: c behind the IPv6 default gateway */
+	assert_int_equal(inet_parse("2001:2:2::7", 11, &ip), 0);
+	assert_int_equal(inet_parse("2001:2::fe", 10, &want), 0);
+	assert_int_equal(rt_lookup(ctl_state_routes(back), &ip, &nh), 0);
+	assert_true(inet_equal(&nh, &want));
+	copy = ctl_state_copy(back);
+	assert_true(ctl_state_equal(copy, back));
+	/* the same members without routes are another state */
+	ctl_state_set_routes(copy, NULL);
+	assert_false(ctl_state_equal(copy, back));
+	assert_null(ctl_state_routes(copy));
+	ctl_state_free(copy);
+	free(text);
+	ctl_state_free(back);
+
+	/* an empty table recorded is `routes 0`, read back as an empty table, not as none */
+	rt_init(&tab);
+	ctl_state_set_routes(st, &tab);
+	assert_int_equal(ctl_state_save(st, t->path, err, sizeof(err)), 0);
+	text = slurp(t->path, &len);
+	assert_non_null(strstr(text, "weight 1\nroutes 0\nchecksum "));
+	assert_int_equal(ctl_state_load(t->path, &back, err, sizeof(err)), 0);
+	assert_non_null(ctl_state_routes(back));
+	assert_int_equal(ctl_state_routes(back)->n, 0);
+	free(text);
+	ctl_state_free(back);
+	ctl_state_free(st);
+}
+
+/* A file without a routes section (written before routes were kept, or by a router whose
+ * routes never changed live) loads as before, recording no routes; such a state is written
+ * in that same format. */
+static void test_old_format_without_routes(void **state)
+{
+	struct tmp *t = *state;
+	struct ctl_state *st = NULL;
+	char err[256];
+	size_t len;
+	char *text;
+
+	write_with_sum(t->path, "ringway-state 1\nepoch 3\nalgo ring\nvnodes 0\nmaglev_size 0\n"
+				"key_hash xxh3\nhash_tag none\nmembers 2\n"
+				"member a 198.18.0.1\nmember b [2001:2::2]:11300\n");
+	assert_int_equal(ctl_state_load(t->path, &st, err, sizeof(err)), 0);
+	assert_int_equal(ctl_state_count(st), 2);
+	assert_null(ctl_state_routes(st));
+	assert_int_equal(ctl_state_save(st, t->path, err, sizeof(err)), 0);
+	text = slurp(t->path, &len);
+	assert_null(strstr(text, "routes"));
+	assert_non_null(strstr(text, "member b [2001:2::2]:11300 weight 1\nchecksum "));
+	free(text);
+	ctl_state_free(st);
+}
+
+/* A routes section that is malformed, or whose routes leave a member without one, refuses
+ * the whole file (naming the file and the member); nothing of it is returned. */
+static void test_routes_refused(void **state)
+{
+	struct tmp *t = *state;
+	static const char head[] = "ringway-state 1\nepoch 3\nalgo ring\nvnodes 0\nmaglev_size 0\n"
+				   "key_hash xxh3\nhash_tag none\nmembers 3\n"
+				   "member a 198.18.0.1\nmember b 198.18.2.2\n"
+				   "member c [2001:2:5::5]\n";
+	static const char ok[] = "route 198.18.0.0/24 direct\nroute 198.18.2.0/24 via "
+				 "198.18.0.254\n";
+	static const struct {
+		const char *routes;
+		const char *reason;
+	} cases[] = {
+		{"routes 1\nroute 198.18.0.0/24 direct\n",
+		 "its routes leave a member without one: node b: no route to 198.18.2.2"},
+		{"routes 3\n%sroute 2001:2::/64 direct\n",
+		 "its routes leave a member without one: node c: no route to 2001:2:5::5"},
+		{"routes 3\n%s", "line 15: truncated: 2 of 3 routes"},
+		{"routes 2\n%sroute 198.18.3.0/24 direct\n",
+		 "line 15: unexpected text after the routes"},
+		{"routes 1\nroutex 198.18.0.0/24 direct\n",
+		 "line 13: expected 'route PREFIX via GW|direct'"},
+		{"routes 1\nroute 198.18.0.0/33 direct\n", "line 13: "},
+		{"routes 1\nroute 198.18.0.0/24 via 2001:2::fe\n", "line 13: "},
+		{"routes 3\n%sroute 198.18.0.0/24 via 198.18.0.253\n",
+		 "line 15: a second route for the prefix of '198.18.0.0/24 via 198.18.0.253'"},
+		{"routes 3\n%sroute 198.18.7.0/24 via 198.18.9.1\n", "routes: "},
+		{"routes 257\n", "line 12: bad routes"},
+		{"routes x\n", "line 12: bad routes"},
+	};
+	char body[1024], routes[256];
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		snprintf(routes, sizeof(routes), cases[i].routes, ok);
+		snprintf(body, sizeof(body), "%s%s", head, routes);
+		write_with_sum(t->path, body);
+		expect_refused(t->path, cases[i].reason);
+	}
+	/* the good one loads */
+	{
+		struct ctl_state *st;
+		char err[256];
+
+		snprintf(body, sizeof(body), "%sroutes 3\n%sroute default6 via 2001:2::fe\n", head,
+			 ok);
+		write_with_sum(t->path, body);
+		assert_int_equal(ctl_state_load(t->path, &st, err, sizeof(err)), 0);
+		assert_int_equal(ctl_state_routes(st)->n, 3);
+		ctl_state_free(st);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -403,6 +575,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_foreign_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_missing_and_unreadable, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_failed_save_keeps_old, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_round_trip_routes, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_old_format_without_routes, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_routes_refused, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
