@@ -11,7 +11,12 @@ and from the remote client (behind the gateway too: its replies go back through 
 request came from) land on the node `ringway-plan assign` names and read back; memcaslap
 from the remote client verifies 100% with no drops; the route commands refuse a node with no
 route and a removal that would strand the nodes, and re-adding the route moves nothing;
-the accounting identity holds and the router drops nothing of its own.
+the accounting identity holds and the router drops nothing of its own. Then a restart keeps
+live routes: a route added live (the remote clients' subnet via the gateway) and a member
+added behind it (a memcached in the remote client's namespace) are both back after the
+router restarts from its state file (`route list` shows the route, `list` the member via the
+gateway, the log says the state file's routes won over [route]), and keys placed on that
+member are stored there through the router.
 """
 import os
 import re
@@ -89,6 +94,88 @@ def check_placement(t, sb, plan, client_ns, tag):
          % tag)
 
 
+def check_placement_on(t, sb, plan, nodes_file, nodes, tag):
+    """Keys set through the router land where `ringway-plan assign` over nodes_file says;
+    nodes: {name: (ip, port)}. Returns how many keys the plan gave each node."""
+    keys = [b"%s:%d" % (tag, i) for i in range(300)]
+    want = h.plan_assign(plan, nodes_file, "ring", keys)
+    c = mcudp.UdpClient(sb.router, ns=sb.env["NS_RCLIENT"], timeout=2.0)
+    bad = 0
+    try:
+        for k in keys:
+            if c.request(b"set %s 0 0 %d\r\n%s\r\n" % (k, len(k), k)) != b"STORED\r\n":
+                bad += 1
+            elif c.request(b"get %s\r\n" % k) != b"VALUE %s 0 %d\r\n%s\r\nEND\r\n" % (k, len(k), k):
+                bad += 1
+    finally:
+        c.close()
+    t.eq(bad, 0, "%s: 300 keys stored and read back through the router" % tag)
+    wrong = 0
+    for name, addr in nodes.items():
+        tc = h.TcpClient(addr, ns=sb.client_ns)
+        for k in keys:
+            if (tc.get(k) is not None) != (want[k] == name):
+                wrong += 1
+        tc.close()
+    t.eq(wrong, 0, "%s: every key on the node ringway-plan assign names, and only there" % tag)
+    return {n: sum(1 for k in keys if want[k] == n) for n in nodes}
+
+
+def check_restart_keeps_routes(t, sb, ctl, ringway, plan, conf):
+    """A route added live and a member behind it survive a restart (the state file)."""
+    gw, prefix = sb.env["GW_IP"], sb.env["RCLIENT_PREFIX"]
+    port = int(sb.env["MC_PORT"])
+    addr = (sb.env["RCLIENT_IP"], port)
+    nodes_file = os.path.join(sb.state, "nodes-restart")
+    with open(os.path.join(sb.state, "nodes")) as f:
+        base = f.read()
+    with open(nodes_file, "w") as f:
+        f.write(base + "node9 %s:%d 1\n" % addr)
+    nodes = {"node%d" % i: (sb.node_ips[i - 1], port) for i in range(1, sb.nodes + 1)}
+    nodes["node9"] = addr
+    mc = subprocess.Popen(["ip", "netns", "exec", sb.env["NS_RCLIENT"], "memcached", "-U",
+                           str(port), "-p", str(port), "-l", addr[0], "-u", "root"])
+    try:
+        sb.start_router(ringway, conf)
+        t.ok(sb.wait_serving(), "router serves again after the first restart")
+        rc, out, err = ctl.run("add", "node9", "%s:%d" % addr)
+        t.ok(rc != 0 and "no route to %s" % addr[0] in out + err,
+             "node9 has no route before the live route: %s" % (out + err).strip())
+        rc, out, err = ctl.run("route", "add", prefix, "via", gw)
+        t.ok(rc == 0 and "added" in out, "live route add %s via %s: %s"
+             % (prefix, gw, (out + err).strip()))
+        rc, out, err = ctl.run("add", "node9", "%s:%d" % addr)
+        t.ok(rc == 0 and "epoch" in out, "node9 added behind the live route: %s"
+             % (out + err).strip())
+        share = check_placement_on(t, sb, plan, nodes_file, nodes, b"live")
+        t.ok(share["node9"] > 0, "node9 owns %d of 300 keys" % share["node9"])
+        sb.stop_router()
+
+        # The restart under test: the state file brings node9 and the route it needs.
+        sb.start_router(ringway, conf)
+        t.ok(sb.router_alive(), "the router restarts with node9 behind the live route")
+        t.ok(sb.wait_serving(), "router serves after the restart")
+        log = sb.router_log()
+        t.ok("routes from the state file" in log and
+             "only in the state file: %s via %s" % (prefix, gw) in log,
+             "the log says the state file's routes win over [route], and which differs")
+        rc, out, _ = ctl.run("route", "list")
+        t.ok(rc == 0 and "%s via %s" % (prefix, gw) in out,
+             "route list after the restart: %s" % out.strip().replace("\n", " | "))
+        rc, out, _ = ctl.run("list")
+        line = [ln for ln in out.splitlines() if "node9" in ln]
+        t.ok(len(line) == 1 and "via %s" % gw in line[0],
+             "node9 is a member via the gateway after the restart: %s" % line)
+        check_placement_on(t, sb, plan, nodes_file, nodes, b"restarted")
+        h.check_identity(t, sb)
+        log = sb.stop_router()
+        t.ok(re.search(r"^identity ok", log, re.M) is not None,
+             "identity ok at exit after the restart")
+    finally:
+        mc.terminate()
+        mc.wait(timeout=10)
+
+
 def main():
     h.need_root()
     ringway = h.binary("RINGWAY", "app/ringway/ringway")
@@ -96,7 +183,8 @@ def main():
     t = h.Checker("e2e routed (%s)" % h.PORT)
     sb = h.Sandbox("rt", nodes=3, routed=True)
     ctl = cu.Ctl(sb)
-    sb.start_router(ringway, sb.config())
+    conf = sb.config()
+    sb.start_router(ringway, conf)
     t.ok(sb.wait_serving(), "router serves every node behind the gateway")
     check_nodes_via_gateway(t, sb)
     rc, out, _ = ctl.run("list")
@@ -139,6 +227,7 @@ def main():
     t.ok(re.search(r"^identity ok", log, re.M) is not None, "identity ok at exit")
     t.ok("routes changed (2 routes): 0 node(s) moved" in log,
          "the unchanged route moved no node (router log)")
+    check_restart_keeps_routes(t, sb, ctl, ringway, plan, conf)
     return t.finish()
 
 
