@@ -557,7 +557,9 @@ static uint16_t port_setup(uint16_t port, uint16_t nq, struct rte_mempool *pool,
 	if (nq > info.max_tx_queues)
 		nq = info.max_tx_queues;
 	if (nq > 1) {
-		uint64_t hf = (RTE_ETH_RSS_IPV4 | RTE_ETH_RSS_NONFRAG_IPV4_UDP) &
+		/* IPv6 clients and nodes are spread the same way (address6). */
+		uint64_t hf = (RTE_ETH_RSS_IPV4 | RTE_ETH_RSS_NONFRAG_IPV4_UDP | RTE_ETH_RSS_IPV6 |
+			       RTE_ETH_RSS_NONFRAG_IPV6_UDP) &
 			      info.flow_type_rss_offloads;
 
 		if (hf == 0 && !kernel_spreads_queues(&info)) {
