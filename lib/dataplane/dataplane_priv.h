@@ -338,6 +338,8 @@ struct dp_mget {
 	uint8_t has_vlan;
 	uint8_t proto;	  /* enum mc_proto of the request */
 	uint8_t overflow; /* the reply outgrew the buffer: answered with an error */
+	uint8_t client_v6; /* an IPv6 client: client_ip6 (client_ip its dp_fold6) */
+	uint8_t client_ip6[16];
 	uint8_t client_mac[6];
 	uint16_t nsub;
 	uint16_t pending;

@@ -306,21 +306,17 @@ void dp_l3_finish(struct dp_worker *w, struct rte_mbuf *m, struct dp_pkt *pk, ui
 	pk->udp->dgram_cksum = rte_ipv4_udptcp_cksum(pk->ip, pk->udp); /* 0 -> 0xffff */
 }
 
-bool dp_udp_build_ep(struct dp_worker *w, struct rte_mbuf *m, const uint8_t dst_mac[6], bool vlan,
-		     uint16_t vlan_tci, uint32_t ep, uint16_t sport, uint16_t dport)
+bool dp_udp_build6(struct dp_worker *w, struct rte_mbuf *m, bool to_node, const uint8_t dst_mac[6],
+		   bool vlan, uint16_t vlan_tci, const uint8_t *dip6, uint16_t sport,
+		   uint16_t dport)
 {
-	const struct dp_endpoint *e = &w->eps[ep];
 	uint16_t l2 = sizeof(struct rte_ether_hdr) + (vlan ? sizeof(struct rte_vlan_hdr) : 0);
+	const uint8_t *sip6 = to_node ? w->node_src_ip6 : w->client_src_ip6;
 	struct rte_ether_hdr *eth;
 	struct rte_ipv6_hdr *ip6;
 	struct rte_udp_hdr *udp;
 	uint16_t ulen;
 
-	if (!e->v6) {
-		dp_udp_build(w, m, true, dst_mac, vlan, vlan_tci,
-			     atomic_load_explicit(&e->ip, memory_order_relaxed), sport, dport);
-		return true;
-	}
 	ulen = (uint16_t)(rte_pktmbuf_data_len(m) - l2 - sizeof(struct rte_ipv4_hdr));
 	eth = (struct rte_ether_hdr *)rte_pktmbuf_prepend(m, sizeof(struct rte_ipv6_hdr) -
 								     sizeof(struct rte_ipv4_hdr));
@@ -329,7 +325,7 @@ bool dp_udp_build_ep(struct dp_worker *w, struct rte_mbuf *m, const uint8_t dst_
 	ip6 = (struct rte_ipv6_hdr *)((uint8_t *)eth + l2);
 	udp = (struct rte_udp_hdr *)(ip6 + 1);
 	memcpy(&eth->dst_addr, dst_mac, 6);
-	rte_ether_addr_copy(&w->node_src_mac, &eth->src_addr);
+	rte_ether_addr_copy(to_node ? &w->node_src_mac : &w->client_src_mac, &eth->src_addr);
 	eth->ether_type = rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV6);
 	if (vlan) {
 		struct rte_vlan_hdr *vh = (struct rte_vlan_hdr *)(eth + 1);
@@ -342,8 +338,8 @@ bool dp_udp_build_ep(struct dp_worker *w, struct rte_mbuf *m, const uint8_t dst_
 	ip6->payload_len = rte_cpu_to_be_16(ulen);
 	ip6->proto = IPPROTO_UDP;
 	ip6->hop_limits = 64;
-	memcpy(&ip6->src_addr, w->node_src_ip6, 16);
-	memcpy(&ip6->dst_addr, e->ip6, 16);
+	memcpy(&ip6->src_addr, sip6, 16);
+	memcpy(&ip6->dst_addr, dip6, 16);
 	udp->src_port = sport;
 	udp->dst_port = dport;
 	udp->dgram_len = rte_cpu_to_be_16(ulen);
@@ -356,6 +352,19 @@ bool dp_udp_build_ep(struct dp_worker *w, struct rte_mbuf *m, const uint8_t dst_
 	if (w->tx_offload)
 		dp_tx_cksum_offload6(m, ip6, udp, l2);
 	else
-		udp->dgram_cksum = dp_ip6_l4_cksum(w->node_src_ip6, e->ip6, udp, ulen, IPPROTO_UDP);
+		udp->dgram_cksum = dp_ip6_l4_cksum(sip6, dip6, udp, ulen, IPPROTO_UDP);
 	return true;
+}
+
+bool dp_udp_build_ep(struct dp_worker *w, struct rte_mbuf *m, const uint8_t dst_mac[6], bool vlan,
+		     uint16_t vlan_tci, uint32_t ep, uint16_t sport, uint16_t dport)
+{
+	const struct dp_endpoint *e = &w->eps[ep];
+
+	if (!e->v6) {
+		dp_udp_build(w, m, true, dst_mac, vlan, vlan_tci,
+			     atomic_load_explicit(&e->ip, memory_order_relaxed), sport, dport);
+		return true;
+	}
+	return dp_udp_build6(w, m, true, dst_mac, vlan, vlan_tci, e->ip6, sport, dport);
 }

@@ -227,6 +227,13 @@ void dp_l3_finish(struct dp_worker *w, struct rte_mbuf *m, struct dp_pkt *pk, ui
 void dp_udp_build(struct dp_worker *w, struct rte_mbuf *m, bool to_node, const uint8_t dst_mac[6],
 		  bool vlan, uint16_t vlan_tci, uint32_t dip, uint16_t sport, uint16_t dport);
 
+/* dp_udp_build() towards IPv6 address @p dip6 (from the router's address6 on that side): the
+ * payload stays where the IPv4 layout put it (l2 + 28), the 20 bytes more come from the
+ * headroom. false when there is none (nothing changed). */
+bool dp_udp_build6(struct dp_worker *w, struct rte_mbuf *m, bool to_node, const uint8_t dst_mac[6],
+		   bool vlan, uint16_t vlan_tci, const uint8_t *dip6, uint16_t sport,
+		   uint16_t dport);
+
 /* dp_udp_build() towards node endpoint @p ep, in its family: an IPv6 node gets Ethernet, IPv6
  * and UDP headers (the mbuf gives 20 bytes of headroom; the payload stays where the IPv4
  * layout put it). false when there is no headroom (nothing sent, the caller frees @p m). */

@@ -693,6 +693,76 @@ static void test_v6_nodes_behind_gateway(void **state)
 	t_dp_stop();
 }
 
+/* A multi-get from an IPv6 client over an IPv6 node (n1) and an IPv4 node (n2): split into a
+ * sub-request per node in its family, merged into one reply to the IPv6 client. */
+static void test_v6_multiget_split(void **state)
+{
+	char text[96], ip[48], b1[64], b2[64];
+	struct rte_mbuf *m;
+	struct t_view6 v6;
+	struct t_view v4;
+	uint8_t mac[6];
+	struct dp_stats st;
+
+	(void)state;
+	t_dp_start6(1, 0x1u, NULL); /* n1 IPv6, the rest IPv4 */
+	find_keys();
+	snprintf(text, sizeof(text), "get %s %s\r\n", key_of[0], key_of[1]);
+	t_inject(0, t_request6(9100, 0x91, text, strlen(text)));
+	t_poll(0);
+	/* Two sub-requests, in either order: one IPv6 to n1, one IPv4 to n2. */
+	for (int k = 0; k < 2; k++) {
+		m = t_sent(0);
+		assert_non_null(m);
+		if (rte_pktmbuf_mtod(m, struct rte_ether_hdr *)->ether_type ==
+		    rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV6)) {
+			uint16_t sport, reqid;
+			uint8_t a[16];
+
+			t_view_udp6(m, &v6);
+			node_ip6_text(0, ip, sizeof(ip));
+			t_ip6(ip, a);
+			assert_memory_equal(&v6.ip6->dst_addr, a, 16);
+			sport = rte_be_to_cpu_16(v6.udp->src_port);
+			reqid = v6.reqid;
+			rte_pktmbuf_free(m);
+			snprintf(b1, sizeof(b1), "VALUE %s 0 1\r\nA\r\nEND\r\n", key_of[0]);
+			node_mac(0, mac);
+			t_inject(0, t_reply6(ip, mac, 11211, sport, reqid, 0, 1, b1, strlen(b1)));
+		} else {
+			uint16_t sport, reqid;
+
+			t_view_udp(m, &v4, false);
+			assert_int_equal(v4.ip->dst_addr, t_ip("198.18.1.2"));
+			sport = rte_be_to_cpu_16(v4.udp->src_port);
+			reqid = v4.reqid;
+			rte_pktmbuf_free(m);
+			snprintf(b2, sizeof(b2), "VALUE %s 0 1\r\nB\r\nEND\r\n", key_of[1]);
+			t_inject(0,
+				 t_reply("198.18.1.2", 11211, sport, reqid, 0, 1, b2, strlen(b2)));
+		}
+	}
+	for (int i = 0; i < 4; i++)
+		t_poll(0);
+	m = t_sent(0);
+	assert_non_null(m);
+	t_view_udp6(m, &v6);
+	assert_int_equal(v6.reqid, 0x91);
+	assert_int_equal(rte_be_to_cpu_16(v6.udp->dst_port), 9100);
+	snprintf(text, sizeof(text), "VALUE %s 0 1\r\nA\r\nVALUE %s 0 1\r\nB\r\nEND\r\n", key_of[0],
+		 key_of[1]);
+	assert_int_equal(v6.plen, 8 + strlen(text));
+	assert_memory_equal(v6.payload + 8, text, strlen(text));
+	rte_pktmbuf_free(m);
+	assert_null(t_sent(0));
+	st = t_stats();
+	assert_int_equal(st.ctr[DP_CTR_MGET_SPLIT], 1);
+	assert_int_equal(st.ctr[DP_CTR_MGET_MERGED], 1);
+	assert_int_equal(st.ctr[DP_CTR_MGET_DATAGRAMS], 1);
+	assert_int_equal(st.slots_live, 0);
+	t_dp_stop();
+}
+
 /* Every IPv6 header edge case, each dropped by its reason and nothing sent. */
 static void test_v6_header_edges(void **state)
 {
@@ -817,6 +887,7 @@ int main(void)
 		cmocka_unit_test(test_nd_answer),
 		cmocka_unit_test(test_ns_and_na_learning),
 		cmocka_unit_test(test_v6_nodes_behind_gateway),
+		cmocka_unit_test(test_v6_multiget_split),
 		cmocka_unit_test(test_v6_header_edges),
 	};
 
