@@ -887,7 +887,7 @@ static void log_mac_changes(uint64_t *next_tsc)
 	struct dp_mac_change ch[16];
 	uint64_t now = rte_rdtsc();
 	uint32_t n;
-	char ip[INET_ADDRSTRLEN];
+	char ip[INET6_ADDRSTRLEN];
 
 	if (now < *next_tsc)
 		return;
@@ -896,7 +896,10 @@ static void log_mac_changes(uint64_t *next_tsc)
 	for (uint32_t i = 0; i < n; i++) {
 		const uint8_t *o = ch[i].old_mac, *m = ch[i].new_mac;
 
-		inet_ntop(AF_INET, &ch[i].ip, ip, sizeof(ip));
+		if (ch[i].v6)
+			inet_ntop(AF_INET6, ch[i].ip6, ip, sizeof(ip));
+		else
+			inet_ntop(AF_INET, &ch[i].ip, ip, sizeof(ip));
 		printf("ringway: node %s %s: MAC changed from %02x:%02x:%02x:%02x:%02x:%02x to "
 		       "%02x:%02x:%02x:%02x:%02x:%02x (%u change(s) since the last report)\n",
 		       ch[i].name, ip, o[0], o[1], o[2], o[3], o[4], o[5], m[0], m[1], m[2], m[3],

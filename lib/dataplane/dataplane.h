@@ -513,7 +513,9 @@ unsigned int dp_set_routes(struct dp *dp, const struct rt_table *t);
 /** A node whose learned MAC moved (dp_mac_changes()). */
 struct dp_mac_change {
 	char name[PL_NAME_MAX + 1];
-	uint32_t ip;         /**< network order */
+	uint32_t ip; /**< network order (an IPv6 node: 0, see ip6) */
+	bool v6;     /**< an IPv6 node: its address in ip6 */
+	uint8_t ip6[16];
 	uint8_t old_mac[6];  /**< the MAC the control lcore last saw settled */
 	uint8_t new_mac[6];  /**< the MAC now used */
 	uint32_t changes;    /**< changes since the last report */

@@ -1136,7 +1136,11 @@ uint32_t dp_mac_changes(struct dp *dp, struct dp_mac_change *out, uint32_t max)
 			continue;
 		memset(&out[k], 0, sizeof(out[k]));
 		snprintf(out[k].name, sizeof(out[k].name), "%s", e->name);
-		out[k].ip = atomic_load_explicit(&e->ip, memory_order_relaxed);
+		out[k].v6 = e->v6;
+		if (e->v6)
+			memcpy(out[k].ip6, e->ip6, 16);
+		else
+			out[k].ip = atomic_load_explicit(&e->ip, memory_order_relaxed);
 		memcpy(out[k].old_mac, &e->mac_reported, 6);
 		memcpy(out[k].new_mac, &mac, 6);
 		out[k].changes = c - e->changes_reported;

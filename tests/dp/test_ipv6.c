@@ -588,6 +588,23 @@ static void test_ns_and_na_learning(void **state)
 	assert_memory_equal(rte_pktmbuf_mtod(m, uint8_t *), n2_mac, 6);
 	rte_pktmbuf_free(m);
 	t_stats();
+	/* AF_XDP mode's feed (the kernel's IPv6 neighbours): a moved MAC is reported with the
+	 * node's IPv6 address; an IPv4 update for the fold's value moves nothing. */
+	{
+		struct dp_mac_change ch[2];
+		uint32_t fold;
+
+		dp_control_poll(rig.dp); /* the MAC the NA taught, settled */
+		t_ip6("2001:2::1:2", a);
+		memcpy(&fold, a + 12, 4);
+		assert_int_equal(dp_neigh_update(rig.dp, fold, forged_mac), 0);
+		assert_int_equal(dp_neigh_update6(rig.dp, a, forged_mac), 1);
+		assert_int_equal(dp_mac_changes(rig.dp, ch, 2), 1);
+		assert_true(ch[0].v6);
+		assert_memory_equal(ch[0].ip6, a, 16);
+		assert_memory_equal(ch[0].new_mac, forged_mac, 6);
+		assert_memory_equal(ch[0].old_mac, n2_mac, 6);
+	}
 	t_dp_stop();
 }
 
