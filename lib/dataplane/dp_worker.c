@@ -630,7 +630,7 @@ static void handle_request(struct dp_worker *w, struct rte_mbuf *m, struct dp_pk
 		return dp_mget_split(w, m, pk, r);
 	ep = w->cur->ep[owner];
 	hot.stage = DP_HOT_NONE;
-	/* Hot keys' copies and warm-up re-asks answer IPv4 clients (the packets they build). */
+	/* Hot-key spreading serves IPv4 clients (not tested over IPv6 yet). */
 	if (unlikely(w->hot->set != NULL) && !pk->v6)
 		ep = dp_hot_route(w, pk, r, ep, &hot); /* a hot key: a replica, or invalidations */
 	if (unlikely(!dp_ep_serving(w, ep)))
@@ -645,7 +645,7 @@ static void handle_request(struct dp_worker *w, struct rte_mbuf *m, struct dp_pk
 	/* A warm-up window is open: moved keys' writes delete at their previous owner, a moved
 	 * key's read may ask it after a miss (dp_warm.c). Before the rewrite: it reads the
 	 * request's bytes. */
-	if (unlikely(w->prev_cur != NULL) && !pk->v6)
+	if (unlikely(w->prev_cur != NULL))
 		warm = dp_warm_request(w, pk, r, ep);
 	s = forward_request(w, m, pk, r, ep, mac, c);
 	if (unlikely(warm >= 0) && !c.quiet && s != DP_NO_SLOT)

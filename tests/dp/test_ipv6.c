@@ -780,6 +780,102 @@ static void test_v6_multiget_split(void **state)
 	t_dp_stop();
 }
 
+/* Warm-up for an IPv6 client across families: n5 (IPv6) joins four IPv4 nodes; a moved key's
+ * get goes to n5 over IPv6, its miss is absorbed and the same get asked of the previous
+ * (IPv4) owner, whose hit reaches the IPv6 client while n5 gets the `add`. */
+static void warm_on(struct dp_config *c)
+{
+	c->warm_window_s = 60;
+	c->warm_ttl_s = 300;
+}
+
+static void test_v6_warmup_mixed(void **state)
+{
+	struct pl_member mb[5];
+	struct pl_config pc = {0};
+	struct dp_node_mac macs[5];
+	struct pl_placement *old;
+	char key[32], req[96], val[128], add[128], ip[24];
+	struct rte_mbuf *m;
+	struct t_view6 v6;
+	struct t_view v4;
+	uint16_t sport, reqid;
+	uint8_t mac[6], a[16];
+	struct dp_stats st;
+	int32_t prev = -1;
+
+	(void)state;
+	t_dp_start6(1, NONE6, warm_on);
+	old = rig.pl;
+	memset(mb, 0, sizeof(mb));
+	memset(macs, 0, sizeof(macs));
+	for (int i = 0; i < 5; i++) {
+		snprintf(mb[i].name, sizeof(mb[i].name), "n%d", i + 1);
+		if (i == 4)
+			snprintf(mb[i].addr, sizeof(mb[i].addr), "2001:2::1:5");
+		else
+			snprintf(mb[i].addr, sizeof(mb[i].addr), "198.18.1.%d", i + 1);
+		mb[i].port = 11211;
+		mb[i].weight = 1;
+		node_mac(i, macs[i].mac);
+		macs[i].has_mac = true;
+	}
+	pc.algo = PL_ALGO_RING;
+	rig.pl = pl_build(&pc, mb, 5);
+	assert_int_equal(dp_publish_placement(rig.dp, rig.pl, macs, 3), 0);
+	for (int i = 0;; i++) {
+		snprintf(key, sizeof(key), "key%d", i);
+		if (t_owner(key) == 4) {
+			prev = pl_lookup(old, key, strlen(key));
+			break;
+		}
+	}
+	pl_free(old);
+	snprintf(req, sizeof(req), "get %s\r\n", key);
+	snprintf(val, sizeof(val), "VALUE %s 5 3\r\nabc\r\nEND\r\n", key);
+	snprintf(add, sizeof(add), "add %s 5 300 3 noreply\r\nabc\r\n", key);
+	t_inject(0, t_request6(5000, 0x4242, req, strlen(req)));
+	t_poll(0);
+	/* To n5 over IPv6; it misses. */
+	m = t_sent(0);
+	t_view_udp6(m, &v6);
+	t_ip6("2001:2::1:5", a);
+	assert_memory_equal(&v6.ip6->dst_addr, a, 16);
+	sport = rte_be_to_cpu_16(v6.udp->src_port);
+	reqid = v6.reqid;
+	rte_pktmbuf_free(m);
+	node_mac(4, mac);
+	t_inject(0, t_reply6("2001:2::1:5", mac, 11211, sport, reqid, 0, 1, "END\r\n", 5));
+	t_poll(0);
+	/* The same get to the previous owner over IPv4; it hits. */
+	m = t_sent(0);
+	t_view_udp(m, &v4, false);
+	snprintf(ip, sizeof(ip), "198.18.1.%d", prev + 1);
+	assert_int_equal(v4.ip->dst_addr, t_ip(ip));
+	assert_memory_equal(v4.payload + 8, req, strlen(req));
+	sport = rte_be_to_cpu_16(v4.udp->src_port);
+	reqid = v4.reqid;
+	rte_pktmbuf_free(m);
+	assert_null(t_sent(0));
+	t_inject(0, t_reply(ip, 11211, sport, reqid, 0, 1, val, strlen(val)));
+	t_poll(0);
+	/* The warm copy to n5 over IPv6, then the hit to the IPv6 client. */
+	m = t_sent(0);
+	t_view_udp6(m, &v6);
+	t_ip6("2001:2::1:5", a);
+	assert_memory_equal(&v6.ip6->dst_addr, a, 16);
+	assert_memory_equal(v6.payload + 8, add, strlen(add));
+	rte_pktmbuf_free(m);
+	expect_to_client6(5000, 0x4242, val);
+	assert_null(t_sent(0));
+	st = t_stats();
+	assert_int_equal(st.ctr[DP_CTR_WARM_ABSORBED], 1);
+	assert_int_equal(st.ctr[DP_CTR_WARM_HITS], 1);
+	assert_int_equal(st.ctr[DP_CTR_WARM_FILLS], 1);
+	assert_int_equal(st.slots_live, 0);
+	t_dp_stop();
+}
+
 /* Every IPv6 header edge case, each dropped by its reason and nothing sent. */
 static void test_v6_header_edges(void **state)
 {
@@ -905,6 +1001,7 @@ int main(void)
 		cmocka_unit_test(test_ns_and_na_learning),
 		cmocka_unit_test(test_v6_nodes_behind_gateway),
 		cmocka_unit_test(test_v6_multiget_split),
+		cmocka_unit_test(test_v6_warmup_mixed),
 		cmocka_unit_test(test_v6_header_edges),
 	};
 
