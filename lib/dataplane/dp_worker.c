@@ -630,8 +630,7 @@ static void handle_request(struct dp_worker *w, struct rte_mbuf *m, struct dp_pk
 		return dp_mget_split(w, m, pk, r);
 	ep = w->cur->ep[owner];
 	hot.stage = DP_HOT_NONE;
-	/* Hot-key spreading serves IPv4 clients (not tested over IPv6 yet). */
-	if (unlikely(w->hot->set != NULL) && !pk->v6)
+	if (unlikely(w->hot->set != NULL))
 		ep = dp_hot_route(w, pk, r, ep, &hot); /* a hot key: a replica, or invalidations */
 	if (unlikely(!dp_ep_serving(w, ep)))
 		return failover_request(w, m, pk, r, ep, c);

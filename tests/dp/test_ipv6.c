@@ -876,6 +876,80 @@ static void test_v6_warmup_mixed(void **state)
 	t_dp_stop();
 }
 
+/* Hot-key spreading for IPv6 clients: a pinned key's gets are spread over its replicas (IPv4
+ * and IPv6 nodes), and each reply returns to the IPv6 client. */
+static void hot_on(struct dp_config *c)
+{
+	c->hot_sample_every = 1;
+	c->hot_sketch_keys = 64;
+	c->hot_interval_ms = 10;
+	c->hot_threshold_pct = 0;
+	c->hot_replicas = 3;
+	c->hot_fill_ttl_s = 1;
+}
+
+static void test_v6_hot_spread(void **state)
+{
+	uint32_t per[4] = {0};
+	int nodes = 0;
+	struct dp_stats st;
+
+	(void)state;
+	t_dp_start6(1, 0x5u, hot_on); /* n1, n3 IPv6; n2, n4 IPv4 */
+	assert_int_equal(dp_hot_pin(rig.dp, (const uint8_t *)"hk", 2, true), 0);
+	for (int i = 0; i < 60; i++) {
+		struct rte_mbuf *m;
+		uint16_t sport, reqid;
+		uint8_t mac[6];
+		char ip[48];
+		int d = -1;
+
+		t_inject(0, t_request6(7000, (uint16_t)(0x100 + i), "get hk\r\n", 8));
+		t_poll(0);
+		m = t_sent(0);
+		assert_non_null(m);
+		assert_null(t_sent(0));
+		if (rte_pktmbuf_mtod(m, struct rte_ether_hdr *)->ether_type ==
+		    rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV6)) {
+			struct t_view6 v;
+
+			t_view_udp6(m, &v);
+			d = ((uint8_t *)&v.ip6->dst_addr)[15] - 1;
+			sport = rte_be_to_cpu_16(v.udp->src_port);
+			reqid = v.reqid;
+			assert_memory_equal(v.payload + 8, "get hk\r\n", 8);
+			node_ip6_text(d, ip, sizeof(ip));
+			node_mac(d, mac);
+			rte_pktmbuf_free(m);
+			t_inject(0, t_reply6(ip, mac, 11211, sport, reqid, 0, 1,
+					     "VALUE hk 0 1\r\nv\r\nEND\r\n", 22));
+		} else {
+			struct t_view v;
+
+			t_view_udp(m, &v, false);
+			d = (int)(rte_be_to_cpu_32(v.ip->dst_addr) & 0xff) - 1;
+			sport = rte_be_to_cpu_16(v.udp->src_port);
+			reqid = v.reqid;
+			snprintf(ip, sizeof(ip), "198.18.1.%d", d + 1);
+			rte_pktmbuf_free(m);
+			t_inject(0, t_reply(ip, 11211, sport, reqid, 0, 1,
+					    "VALUE hk 0 1\r\nv\r\nEND\r\n", 22));
+		}
+		assert_true(d >= 0 && d < 4);
+		per[d]++;
+		t_poll(0);
+		expect_to_client6(7000, (uint16_t)(0x100 + i), "VALUE hk 0 1\r\nv\r\nEND\r\n");
+	}
+	for (int d = 0; d < 4; d++)
+		nodes += per[d] > 0;
+	assert_true(nodes >= 2); /* spread, not all to the owner */
+	st = t_stats();
+	assert_true(st.ctr[DP_CTR_HOT_SPREAD] > 0);
+	assert_int_equal(st.ctr[DP_CTR_RETURNED], 60);
+	assert_int_equal(st.slots_live, 0);
+	t_dp_stop();
+}
+
 /* Every IPv6 header edge case, each dropped by its reason and nothing sent. */
 static void test_v6_header_edges(void **state)
 {
@@ -1002,6 +1076,7 @@ int main(void)
 		cmocka_unit_test(test_v6_nodes_behind_gateway),
 		cmocka_unit_test(test_v6_multiget_split),
 		cmocka_unit_test(test_v6_warmup_mixed),
+		cmocka_unit_test(test_v6_hot_spread),
 		cmocka_unit_test(test_v6_header_edges),
 	};
 
