@@ -17,7 +17,8 @@
  *   dp_mget.c     multi-gets over several nodes: split into sub-requests, merge the replies
  *                 (refusals are answered through dp_local.c)
  *   dp_failover.c stand-ins for down nodes (replica walk), the dirty-key record (workers)
- *   dp_local.c    what the router answers itself: ARP, ICMP echo, memcached replies it builds
+ *   dp_local.c    what the router answers itself: ARP, ICMP echo, IPv6 ND and ICMPv6 echo,
+ *                 memcached replies it builds
  *   dp_tx.c/.h    TX buffering and accounting, drops, request slots, UDP headers, checksums
  * This header holds the shared types and the entry points of dp_mget.c and dp_local.c;
  * dp_tx.h those of the bottom layer.

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * What the router answers itself, on the worker that received the packet: ARP for its own
- * address (and node MACs from the replies to the router's own ARP requests), ICMP echo, and the
+ * address (and node MACs from the replies to the router's own ARP requests), ICMP echo, their
+ * IPv6 counterparts (Neighbor Solicitations for address6 answered, next hops' MACs from the
+ * advertisements answering the router's own solicitations, ICMPv6 echo), and the
  * memcached replies it builds (version, lone no-ops, refusals). Replies are built in the received
  * mbuf. Plus the ARP requests the control lcore sends (dp_arp_request, control lcore). Called by
  * the worker loop and the multi-gets; calls only the TX layer (dp_tx.h).

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The worker loop, in the order a packet meets it:
- *   dp_worker_poll -> dp_forward_burst -> handle_packet (Ethernet, VLAN, IPv4, UDP)
+ *   dp_worker_poll -> dp_forward_burst -> handle_packet (Ethernet, VLAN)
+ *     -> handle_ipv4 / handle_ipv6 (a parallel path: extension headers, ICMPv6), UDP
  *     -> handle_request  (client -> router: mcproto, placement, slot, rewrite to the node)
  *     -> handle_reply    (node -> router: slot check, rewrite back to the client)
  *   -> dp_tx_push / dp_tx_flush (dp_tx.h: outcome counted when the NIC takes the packet).
