@@ -854,16 +854,19 @@ static void handle_probe_reply(struct dp_worker *w, struct rte_mbuf *m, struct d
 static void take_over(struct dp_worker *w, struct rte_mbuf *m)
 {
 	struct dp_pkt pk;
+	uint16_t etype;
 	uint8_t *p = rte_pktmbuf_mtod(m, uint8_t *);
 
 	pk.eth = (struct rte_ether_hdr *)p;
 	pk.l2_len = m->l2_len;
 	pk.l3_len = m->l3_len;
 	pk.vlan = pk.l2_len != sizeof(struct rte_ether_hdr);
-	/* The (inner) EtherType ends the L2 header: IPv4 or IPv6, as the first worker saw. */
-	pk.v6 = p[pk.l2_len - 2] == 0x86 && p[pk.l2_len - 1] == 0xdd;
-	pk.ip = pk.v6 ? NULL : (struct rte_ipv4_hdr *)(p + pk.l2_len);
-	pk.ip6 = pk.v6 ? (struct rte_ipv6_hdr *)(p + pk.l2_len) : NULL;
+	/* The (inner) EtherType ends the L2 header: IPv4 or IPv6, as the first worker saw. Both
+	 * header pointers name the same bytes here; pk.v6 says which one is read. */
+	memcpy(&etype, p + pk.l2_len - 2, 2);
+	pk.v6 = etype == rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV6);
+	pk.ip = (struct rte_ipv4_hdr *)(p + pk.l2_len);
+	pk.ip6 = (struct rte_ipv6_hdr *)(p + pk.l2_len);
 	pk.udp = (struct rte_udp_hdr *)(p + pk.l2_len + pk.l3_len);
 	pk.payload = (uint8_t *)(pk.udp + 1);
 	pk.plen = rte_be_to_cpu_16(pk.udp->dgram_len) - (uint32_t)sizeof(struct rte_udp_hdr);
