@@ -575,7 +575,9 @@ static uint16_t port_setup(uint16_t port, uint16_t nq, struct rte_mempool *pool,
 	if (nq > info.max_tx_queues)
 		nq = info.max_tx_queues;
 	if (nq > 1) {
-		uint64_t hf = (RTE_ETH_RSS_IPV4 | RTE_ETH_RSS_NONFRAG_IPV4_UDP) &
+		/* IPv6 clients and nodes are spread the same way (address6). */
+		uint64_t hf = (RTE_ETH_RSS_IPV4 | RTE_ETH_RSS_NONFRAG_IPV4_UDP | RTE_ETH_RSS_IPV6 |
+			       RTE_ETH_RSS_NONFRAG_IPV6_UDP) &
 			      info.flow_type_rss_offloads;
 
 		if (hf == 0 && !kernel_spreads_queues(&info)) {
@@ -626,10 +628,24 @@ static void dp_config_from(struct dp_config *d, uint16_t nw, const unsigned int 
 	memcpy(d->listen_ports, cfg.router.listen_ports, sizeof(uint16_t) * d->n_listen);
 	d->reply_port_base = (uint16_t)cfg.router.reply_port_base;
 	d->reply_port_count = cfg.router.reply_port_count;
-	d->n_allowed = (uint16_t)cfg.router.n_allowed_clients;
-	for (uint16_t i = 0; i < d->n_allowed; i++) {
-		d->allowed[i].addr = cfg.router.allowed_clients[i].addr;
-		d->allowed[i].mask = cfg.router.allowed_clients[i].mask;
+	memcpy(d->router_ip6, cfg.router.address6, 16);
+	d->n_allowed = 0;
+	d->n_allowed6 = 0;
+	for (uint32_t i = 0; i < cfg.router.n_allowed_clients; i++) {
+		const struct rw_cfg_prefix *p = &cfg.router.allowed_clients[i];
+		struct dp_prefix6 *q;
+		uint8_t mask[16] = {0};
+
+		if (!p->v6) {
+			d->allowed[d->n_allowed].addr = p->addr;
+			d->allowed[d->n_allowed++].mask = p->mask;
+			continue;
+		}
+		for (uint32_t b = 0; b < p->len; b++)
+			mask[b / 8] |= (uint8_t)(0x80u >> (b % 8));
+		q = &d->allowed6[d->n_allowed6++];
+		memcpy(q->addr, p->addr6, 16);
+		memcpy(q->mask, mask, 16);
 	}
 	d->n_client_macs = (uint16_t)cfg.router.n_allowed_client_macs;
 	memcpy(d->client_macs, cfg.router.allowed_client_macs, 6u * d->n_client_macs);
@@ -646,6 +662,7 @@ static void dp_config_from(struct dp_config *d, uint16_t nw, const unsigned int 
 	d->two_ports = cfg.router.has_node_port;
 	d->node_port_id = (uint16_t)cfg.router.node_port;
 	d->node_router_ip = cfg.router.node_address;
+	memcpy(d->node_router_ip6, cfg.router.node_address6, 16);
 	memcpy(d->node_router_mac, cfg.router.node_mac, 6);
 	d->node_vlan_fixed = cfg.router.has_node_vlan;
 	d->node_vlan_id = (uint16_t)cfg.router.node_vlan;
@@ -887,7 +904,7 @@ static void log_mac_changes(uint64_t *next_tsc)
 	struct dp_mac_change ch[16];
 	uint64_t now = rte_rdtsc();
 	uint32_t n;
-	char ip[INET_ADDRSTRLEN];
+	char ip[INET6_ADDRSTRLEN];
 
 	if (now < *next_tsc)
 		return;
@@ -896,7 +913,10 @@ static void log_mac_changes(uint64_t *next_tsc)
 	for (uint32_t i = 0; i < n; i++) {
 		const uint8_t *o = ch[i].old_mac, *m = ch[i].new_mac;
 
-		inet_ntop(AF_INET, &ch[i].ip, ip, sizeof(ip));
+		if (ch[i].v6)
+			inet_ntop(AF_INET6, ch[i].ip6, ip, sizeof(ip));
+		else
+			inet_ntop(AF_INET, &ch[i].ip, ip, sizeof(ip));
 		printf("ringway: node %s %s: MAC changed from %02x:%02x:%02x:%02x:%02x:%02x to "
 		       "%02x:%02x:%02x:%02x:%02x:%02x (%u change(s) since the last report)\n",
 		       ch[i].name, ip, o[0], o[1], o[2], o[3], o[4], o[5], m[0], m[1], m[2], m[3],

@@ -372,8 +372,12 @@ static uint16_t out_take(struct dp_worker *w, struct dp_mget *g, struct rte_mbuf
 		g->out.first = o->next;
 		o->next = NULL;
 		mc_frame_write(rte_pktmbuf_mtod_offset(o, uint8_t *, off), &f);
-		dp_udp_build(w, o, false, g->client_mac, g->has_vlan, g->vlan_tci, g->client_ip,
-			     g->listen_port, g->client_port);
+		if (g->client_v6) /* the headroom of a pool mbuf holds the 20 bytes more */
+			(void)dp_udp_build6(w, o, false, g->client_mac, g->has_vlan, g->vlan_tci,
+					    g->client_ip6, g->listen_port, g->client_port);
+		else
+			dp_udp_build(w, o, false, g->client_mac, g->has_vlan, g->vlan_tci,
+				     g->client_ip, g->listen_port, g->client_port);
 		pkts[n++] = o;
 	}
 	return n;
@@ -384,8 +388,12 @@ static uint16_t out_take(struct dp_worker *w, struct dp_mget *g, struct rte_mbuf
 static void out_settle(struct dp_worker *w, struct dp_mget *g, struct rte_mbuf **pkts,
 		       uint16_t sent, uint16_t n)
 {
-	uint16_t body = body_off(g);
+	/* An IPv6 client's headers took 20 bytes of headroom more than body_off counts. */
+	uint16_t body = (uint16_t)(body_off(g) + (g->client_v6 ? 20 : 0));
 
+	for (uint16_t i = n; i > sent; i--) /* back to the IPv4 layout: rebuilt when offered */
+		if (g->client_v6)
+			rte_pktmbuf_adj(pkts[i - 1], 20);
 	for (uint16_t i = 0; i < sent; i++) {
 		g->out.bytes -= (uint32_t)(pkts[i]->data_len - body);
 		w->mget_bytes -= (uint32_t)(pkts[i]->data_len - body);
@@ -876,9 +884,11 @@ static void send_sub(struct dp_worker *w, struct dp_mget *g, uint16_t gi, uint16
 	mc_frame_write(body, &f);
 	o->data_len = (uint16_t)(off + MC_FRAME_HDR_LEN + n);
 	memcpy(node_mac, &mac, 6); /* little-endian: bytes 0..5 of the word */
-	dp_udp_build(w, o, true, node_mac, tagged,
-		     w->node_vlan_fixed ? w->node_vlan_tci : sl->vlan_tci, sl->node_ip,
-		     rte_cpu_to_be_16(port), sl->node_port);
+	/* The 20 bytes an IPv6 node's header takes more come from the headroom (a fresh mbuf has
+	 * RTE_PKTMBUF_HEADROOM): never short. */
+	(void)dp_udp_build_ep(w, o, node_mac, tagged,
+			      w->node_vlan_fixed ? w->node_vlan_tci : sl->vlan_tci, g->sub_ep[j],
+			      rte_cpu_to_be_16(port), sl->node_port);
 	dp_tx_push(w, o, DP_TX_MGET_SUB, g->sub_ep[j]);
 }
 
@@ -890,7 +900,13 @@ static uint16_t ctx_open(struct dp_worker *w, struct rte_mbuf *m, const struct d
 	struct dp_mget *g = &w->mgets[gi];
 
 	g->tsc = w->now | 1;
-	g->client_ip = pk->ip->src_addr;
+	g->client_v6 = pk->v6;
+	if (pk->v6) {
+		memcpy(g->client_ip6, &pk->ip6->src_addr, 16);
+		g->client_ip = dp_fold6(g->client_ip6); /* as its slots count it */
+	} else {
+		g->client_ip = pk->ip->src_addr;
+	}
 	g->client_port = pk->udp->src_port;
 	g->client_reqid = r->frame.request_id;
 	g->listen_port = pk->udp->dst_port;
@@ -918,6 +934,12 @@ static uint16_t ctx_open(struct dp_worker *w, struct rte_mbuf *m, const struct d
 		w->mget_head = gi;
 	w->mget_tail = gi;
 	return gi;
+}
+
+/* The word the client's slots are counted by (its IPv4, or its IPv6 folded). */
+static inline uint32_t g_client_word(const struct dp_pkt *pk)
+{
+	return pk->v6 ? dp_fold6((const uint8_t *)&pk->ip6->src_addr) : pk->ip->src_addr;
 }
 
 void dp_mget_split(struct dp_worker *w, struct rte_mbuf *m, struct dp_pkt *pk,
@@ -954,7 +976,7 @@ void dp_mget_split(struct dp_worker *w, struct rte_mbuf *m, struct dp_pkt *pk,
 		return refuse(w, m, pk, r, "too many multi-gets in flight at the router");
 	if (rte_pktmbuf_alloc_bulk(w->pool, subs, (unsigned int)n) != 0)
 		return refuse(w, m, pk, r, "router out of packet buffers");
-	if (unlikely(!dp_client_take(w, pk->ip->src_addr, (uint32_t)n))) {
+	if (unlikely(!dp_client_take(w, g_client_word(pk), (uint32_t)n))) {
 		rte_pktmbuf_free_bulk(subs, (unsigned int)n);
 		return dp_count_drop(w, m, DP_DROP_CLIENT_SLOTS);
 	}

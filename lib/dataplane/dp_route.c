@@ -8,6 +8,7 @@
  */
 
 #include <stdatomic.h>
+#include <string.h>
 
 #include "dataplane_priv.h"
 
@@ -19,9 +20,46 @@ uint32_t dp_route_nexthop(const struct dp *dp, uint32_t ip)
 	return rt_lookup(&dp->routes, &a, &nh) == 0 ? inet_v4(&nh) : 0;
 }
 
+void dp_route_nexthop6(const struct dp *dp, const uint8_t ip6[16], uint8_t nh6[16])
+{
+	struct inet_addr a, nh;
+
+	inet_from_v6(&a, ip6);
+	if (rt_lookup(&dp->routes, &a, &nh) == 0)
+		memcpy(nh6, nh.b, 16);
+	else
+		memset(nh6, 0, 16);
+}
+
+/* Endpoint @p e's next hop under dp->routes moved: store it (the caller closed its window).
+ * @return true when it changed. IPv6: nh_ip6 bytes, then nh_ip their fold (workers compare the
+ * fold first; no window is open while the bytes change, so no NA is learned from a torn
+ * read). */
+static bool nexthop_update(struct dp *dp, struct dp_endpoint *e)
+{
+	uint8_t nh6[16];
+	uint32_t nh;
+
+	if (!e->v6) {
+		nh = dp_route_nexthop(dp, atomic_load_explicit(&e->ip, memory_order_relaxed));
+		if (nh == atomic_load_explicit(&e->nh_ip, memory_order_relaxed))
+			return false;
+		atomic_store_explicit(&e->arp_until, 0, memory_order_relaxed);
+		atomic_store_explicit(&e->nh_ip, nh, memory_order_relaxed);
+		return true;
+	}
+	dp_route_nexthop6(dp, e->ip6, nh6);
+	if (memcmp(nh6, e->nh_ip6, 16) == 0)
+		return false;
+	atomic_store_explicit(&e->arp_until, 0, memory_order_relaxed);
+	memcpy(e->nh_ip6, nh6, 16);
+	atomic_store_explicit(&e->nh_ip, dp_ip6_set(nh6) ? dp_fold6(nh6) : 0, memory_order_relaxed);
+	return true;
+}
+
 /* Another in-use endpoint (not @p i, not one whose next hop just moved: its MAC is the old
  * next hop's) with next hop @p nh and a learned (not static) MAC, or -1. */
-static int64_t sibling(const struct dp *dp, uint32_t i, uint32_t nh)
+static int64_t sibling(const struct dp *dp, uint32_t i)
 {
 	uint32_t n = atomic_load_explicit(&dp->n_eps_hwm, memory_order_relaxed);
 
@@ -29,7 +67,7 @@ static int64_t sibling(const struct dp *dp, uint32_t i, uint32_t nh)
 		const struct dp_endpoint *o = &dp->eps[k];
 
 		if (k == i || !o->used || o->mac_static || o->nh_moved ||
-		    atomic_load_explicit(&o->nh_ip, memory_order_relaxed) != nh ||
+		    !dp_same_nh(o, &dp->eps[i]) ||
 		    !(atomic_load_explicit(&o->mac, memory_order_relaxed) & DP_MAC_VALID))
 			continue;
 		return k;
@@ -66,7 +104,7 @@ void dp_route_share_mac(struct dp *dp, uint32_t i)
 
 	if (e->mac_static || nh == 0)
 		return;
-	k = sibling(dp, i, nh);
+	k = sibling(dp, i);
 	if (k >= 0)
 		take_mac(dp, i, k);
 }
@@ -79,16 +117,11 @@ unsigned int dp_set_routes(struct dp *dp, const struct rt_table *t)
 	dp->routes = *t;
 	for (uint32_t i = 0; i < n; i++) {
 		struct dp_endpoint *e = &dp->eps[i];
-		uint32_t nh;
 
-		if (!e->used)
+		/* The old next hop's ARP / ND window is closed first: nothing it answers is
+		 * learned now. */
+		if (!e->used || !nexthop_update(dp, e))
 			continue;
-		nh = dp_route_nexthop(dp, atomic_load_explicit(&e->ip, memory_order_relaxed));
-		if (nh == atomic_load_explicit(&e->nh_ip, memory_order_relaxed))
-			continue;
-		/* Close the old next hop's ARP window first: no reply to it is learned now. */
-		atomic_store_explicit(&e->arp_until, 0, memory_order_relaxed);
-		atomic_store_explicit(&e->nh_ip, nh, memory_order_relaxed);
 		e->nh_moved = true;
 		moved++;
 	}
@@ -100,10 +133,7 @@ unsigned int dp_set_routes(struct dp *dp, const struct rt_table *t)
 	rte_rcu_qsbr_synchronize(dp->rcu, RTE_QSBR_THRID_INVALID);
 	for (uint32_t i = 0; i < n; i++)
 		if (dp->eps[i].nh_moved && !dp->eps[i].mac_static)
-			take_mac(dp, i,
-				 sibling(dp, i,
-					 atomic_load_explicit(&dp->eps[i].nh_ip,
-							      memory_order_relaxed)));
+			take_mac(dp, i, sibling(dp, i));
 	for (uint32_t i = 0; i < n; i++)
 		dp->eps[i].nh_moved = false;
 	return moved;
