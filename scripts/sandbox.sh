@@ -743,7 +743,7 @@ cmd_config() {
 	# The client prefixes: IPv4 (default), IPv6 (--ipv6) or both (mixed fleets); the nodes'
 	# family: IPv6 with --ipv6 and --ipv6-nodes.
 	allowed=$CLIENT_PREFIX${RCLIENT_PREFIX:+, $RCLIENT_PREFIX}
-	local allowed6=$CLIENT_PREFIX6${RCLIENT_PREFIX6:+, $RCLIENT_PREFIX6}
+	local allowed6=${CLIENT_PREFIX6:-}${RCLIENT_PREFIX6:+, $RCLIENT_PREFIX6}
 	case $fam in
 	ipv6) allowed=$allowed6; nodes6=1 ;;
 	ipv6-nodes) allowed="$allowed, $allowed6"; nodes6=1 ;;
