@@ -40,7 +40,7 @@ FAMILY = {
     "trunc_ext": {"truncated_ip"},
     "short_udp6": {"truncated_udp"},
     "fragment6": {"ip_fragment"},
-    "zero_csum": {"udp_checksum"},
+    "zero_csum": {"udp_checksum_zero"},
     "bad_udp6": {"truncated_udp", "bad_udp_length"},
     "udp_port6": {"bad_port"},
     "not_for_us6": {"not_our_ip"},
