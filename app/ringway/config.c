@@ -65,7 +65,7 @@ enum key_kind {
 	K_IPV4,	     /* unicast IPv4 address -> uint32_t, network order */
 	K_MAC,	     /* unicast MAC -> uint8_t[6]; off2: the bool "given" */
 	K_PORTS,     /* list of UDP ports -> uint16_t[max]; off2: uint32_t count */
-	K_PREFIXES,  /* list of IPv4 prefixes -> struct rw_cfg_prefix[max]; off2: count */
+	K_PREFIXES,  /* list of IPv4 / IPv6 prefixes -> struct rw_cfg_prefix[max]; off2: count */
 	K_MACS,	     /* list of unicast MACs, may be empty -> uint8_t[max][6]; off2: count */
 	K_IDLE,	     /* enum dp_idle */
 	K_FAILOVER,  /* enum dp_failover */
@@ -74,10 +74,12 @@ enum key_kind {
 	K_HASH_TAG,  /* two characters or empty -> char[2] */
 	K_PATH,	     /* absolute path -> char[RW_CFG_PATH_MAX]; max = longest allowed */
 	K_LOG_LEVEL, /* DPDK log level 1..8 */
-	K_NODE_ADDR, /* IPv4[:port] -> struct pl_member addr/port; off2: uint32_t ip */
+	K_NODE_ADDR, /* IPv4[:port] or [IPv6][:port] -> struct pl_member addr/port; off2: uint32_t
+			ip (0 for IPv6); the node's inet_addr too (node keys only) */
 	K_LISTEN,    /* empty (off) or IPv4:port, loopback allowed -> uint32_t address (network
 			order); off2: uint32_t port (0 = off) */
 	K_OPT_IPV4,  /* empty (none) or a unicast IPv4 address -> uint32_t, network order (0) */
+	K_OPT_IPV6,  /* empty (none) or a unicast IPv6 address -> uint8_t[16] (all zero) */
 	K_OPT_U32,   /* empty (unset) or an integer min..max -> uint32_t; off2: bool "given" */
 	K_ROUTES,    /* empty or a list of `PREFIX via GW` / `PREFIX direct` -> struct rt_table
 			(off); off2: its uint32_t count */
@@ -105,6 +107,9 @@ enum key_kind {
 	  "DPDK ethdev port id of the router's port")                                              \
 	_(ROUTER, "address", K_IPV4, C(router.address), 0, 0, 0, F_REQUIRED, NULL,                 \
 	  "the router's IPv4 address: clients send requests here, nodes reply here")               \
+	_(ROUTER, "address6", K_OPT_IPV6, C(router.address6), 0, 0, 0, 0, "",                      \
+	  "the router's IPv6 address: IPv6 clients send requests here, IPv6 nodes reply here, "    \
+	  "Neighbor Solicitations for it are answered; empty = IPv6 is not served")                \
 	_(ROUTER, "mac", K_MAC, C(router.mac), C(router.has_mac), 0, 0, 0, NULL,                   \
 	  "source MAC for everything the router sends; unset = the port's own MAC")                \
 	_(ROUTER, "listen_ports", K_PORTS, C(router.listen_ports), C(router.n_listen_ports), 1,    \
@@ -116,7 +121,8 @@ enum key_kind {
 	  "16384", "ports in the reply range; a request's source port names its worker and slot")  \
 	_(ROUTER, "allowed_clients", K_PREFIXES, C(router.allowed_clients),                        \
 	  C(router.n_allowed_clients), 1, RW_CFG_PREFIXES_MAX, F_REQUIRED | F_LIST, NULL,          \
-	  "client prefixes served; everything else is dropped and counted")                        \
+	  "client prefixes served, IPv4 (a.b.c.d/len) and IPv6 (2001:db8::/64); everything else "  \
+	  "is dropped and counted")                                                                \
 	_(ROUTER, "allowed_client_macs", K_MACS, C(router.allowed_client_macs),                    \
 	  C(router.n_allowed_client_macs), 0, RW_CFG_CLIENT_MACS_MAX, F_LIST, "",                  \
 	  "when set, client requests and ICMP echo must also come from one of these Ethernet "     \
@@ -139,6 +145,9 @@ enum key_kind {
 	_(ROUTER, "node_address", K_OPT_IPV4, C(router.node_address), 0, 0, 0, 0, "",              \
 	  "two ports: the router's IPv4 on the node network (nodes reply there, ARP asks from "    \
 	  "it); required with node_port")                                                          \
+	_(ROUTER, "node_address6", K_OPT_IPV6, C(router.node_address6), 0, 0, 0, 0, "",            \
+	  "two ports: the router's IPv6 on the node network; required with node_port when a "      \
+	  "node is IPv6")                                                                          \
 	_(ROUTER, "node_vlan", K_OPT_U32, C(router.node_vlan), C(router.has_node_vlan), 0, 4094,   \
 	  0, "",                                                                                   \
 	  "two ports: the node port's VLAN, as `vlan` is the client port's; empty = requests "     \
@@ -157,7 +166,8 @@ enum key_kind {
 	_(PLACEMENT, "maglev_size", K_U32, C(placement.maglev_size), 0, 3, 16777213, F_PRIME,      \
 	  "65537", "maglev: lookup table size (other algorithms ignore it)")                       \
 	_(NODE, "address", K_NODE_ADDR, N(member), N(ip), 0, 0, F_REQUIRED, NULL,                  \
-	  "the node's IPv4 address and memcached UDP port (default 11211)")                        \
+	  "the node's address and memcached UDP port (default 11211): a.b.c.d[:port] or "          \
+	  "[IPv6][:port] (IPv6 needs [router] address6)")                                          \
 	_(NODE, "weight", K_U32, N(member.weight), 0, 1, PL_WEIGHT_MAX, 0, "1",                    \
 	  "the node's share relative to the others")                                               \
 	_(NODE, "mac", K_MAC, N(mac), N(has_mac), 0, 0, 0, NULL,                                   \
@@ -364,7 +374,9 @@ static void describe(const struct key_def *d, char *buf, size_t len)
 		snprintf(buf, len, "a comma-separated list of 1..%u UDP ports 1..65535", d->max);
 		break;
 	case K_PREFIXES:
-		snprintf(buf, len, "a comma-separated list of IPv4 prefixes a.b.c.d/len");
+		snprintf(buf, len,
+			 "a comma-separated list of IPv4 prefixes a.b.c.d/len and IPv6 prefixes "
+			 "2001:db8::/len");
 		break;
 	case K_MACS:
 		snprintf(buf, len, "empty or a comma-separated list of up to %u unicast MACs",
@@ -403,6 +415,9 @@ static void describe(const struct key_def *d, char *buf, size_t len)
 		break;
 	case K_OPT_IPV4:
 		snprintf(buf, len, "empty or a unicast IPv4 address");
+		break;
+	case K_OPT_IPV6:
+		snprintf(buf, len, "empty or a unicast IPv6 address (not ::, ::1 or multicast)");
 		break;
 	case K_OPT_U32:
 		snprintf(buf, len, "empty or an integer %u..%u", d->min, d->max);
@@ -484,6 +499,28 @@ static int parse_ipv4_text(const char *s, size_t len, uint32_t *out)
 	return 0;
 }
 
+/* A unicast IPv6 address (inet_parse: no IPv4, no mapped form): not ::, ::1 or ff00::/8. */
+static int parse_ipv6_text(const char *s, size_t len, uint8_t out[16])
+{
+	static const uint8_t loopback[16] = {[15] = 1};
+	struct inet_addr a;
+
+	if (inet_parse(s, len, &a) != 0 || inet_is_v4(&a))
+		return -EINVAL;
+	memcpy(out, a.b, 16);
+	if (inet_is_zero(&a) || memcmp(a.b, loopback, 16) == 0 || a.b[0] == 0xff)
+		return -ERANGE;
+	return 0;
+}
+
+/* True when the IPv6 address @p a (16 bytes) is set. */
+static bool ip6_set(const uint8_t a[16])
+{
+	static const uint8_t zero[16];
+
+	return memcmp(a, zero, 16) != 0;
+}
+
 static int hex_digit(char c)
 {
 	if (c >= '0' && c <= '9')
@@ -560,6 +597,27 @@ static int parse_ports(const struct key_def *d, const char *val, uint16_t *ports
 	return 0;
 }
 
+/* An IPv6 prefix (the item has a ':'), by lib/inet's rules. */
+static int parse_prefix6(const char *item, size_t len, struct rw_cfg_prefix *p, char *why,
+			 size_t wlen)
+{
+	struct inet_addr a;
+	char err[96];
+
+	if (inet_parse_prefix(item, len, &a, &p->len, err, sizeof(err)) != 0 || inet_is_v4(&a)) {
+		snprintf(why, wlen, "expected IPv6 prefixes like 2001:db8::/64 ('%.*s': %s)",
+			 (int)len, item, inet_is_v4(&a) ? "not IPv6" : err);
+		return -EINVAL;
+	}
+	uint8_t plen = p->len;
+
+	memset(p, 0, sizeof(*p));
+	p->v6 = true;
+	p->len = plen;
+	memcpy(p->addr6, a.b, 16);
+	return 0;
+}
+
 static int parse_prefix(const char *item, size_t len, struct rw_cfg_prefix *p, char *why,
 			size_t wlen)
 {
@@ -568,6 +626,8 @@ static int parse_prefix(const char *item, size_t len, struct rw_cfg_prefix *p, c
 	struct in_addr a;
 	char text[INET_ADDRSTRLEN];
 
+	if (memchr(item, ':', len) != NULL)
+		return parse_prefix6(item, len, p, why, wlen);
 	if (slash == NULL ||
 	    parse_decimal(slash + 1, len - (size_t)(slash + 1 - item), &plen) < 0 || plen > 32) {
 		snprintf(why, wlen, "expected IPv4 prefixes a.b.c.d/len with len 0..32 ('%.*s')",
@@ -589,6 +649,8 @@ static int parse_prefix(const char *item, size_t len, struct rw_cfg_prefix *p, c
 	p->addr = addr;
 	p->mask = mask;
 	p->len = (uint8_t)plen;
+	p->v6 = false;
+	memset(p->addr6, 0, sizeof(p->addr6));
 	return 0;
 }
 
@@ -605,7 +667,8 @@ static int parse_prefixes(const struct key_def *d, const char *val, struct rw_cf
 		if (parse_prefix(item, len, &p, why, wlen) < 0)
 			return -EINVAL;
 		for (uint32_t i = 0; i < *n; i++) {
-			if (list[i].addr == p.addr && list[i].len == p.len) {
+			if (list[i].v6 == p.v6 && list[i].addr == p.addr && list[i].len == p.len &&
+			    memcmp(list[i].addr6, p.addr6, 16) == 0) {
 				snprintf(why, wlen, "prefix '%.*s' is listed twice", (int)len,
 					 item);
 				return -EINVAL;
@@ -708,14 +771,41 @@ static int parse_path(const struct key_def *d, const char *val, char *out, char 
 	return 0;
 }
 
-static int parse_node_addr(const struct key_def *d, const char *val, struct pl_member *m,
-			   uint32_t *ip, char *why, size_t wlen)
+/* `[IPV6]` or `[IPV6]:PORT` (a bare IPv6 too): the member's address text without brackets. */
+static int parse_node_addr6(const struct key_def *d, const char *val, struct rw_cfg_node *n,
+			    char *why, size_t wlen)
+{
+	static const uint8_t loopback[16] = {[15] = 1};
+	uint16_t port = DEFAULT_LISTEN_PORT;
+
+	(void)d;
+	if (inet_parse_endpoint(val, strlen(val), true, &n->addr, &port) != 0 ||
+	    inet_is_v4(&n->addr) || port == 0 || inet_is_zero(&n->addr) ||
+	    memcmp(n->addr.b, loopback, 16) == 0 || n->addr.b[0] == 0xff) {
+		snprintf(why, wlen,
+			 "expected a unicast IPv6 address in brackets with an optional :port "
+			 "(1..65535) like [2001:db8::5]:11211, got '%s'",
+			 val);
+		return -EINVAL;
+	}
+	inet_format(&n->addr, n->member.addr); /* without brackets, as members hold it */
+	n->member.port = port;
+	n->ip = 0;
+	return 0;
+}
+
+static int parse_node_addr(const struct key_def *d, const char *val, struct rw_cfg_node *n,
+			   char *why, size_t wlen)
 {
 	const char *colon = strchr(val, ':');
 	size_t alen = colon ? (size_t)(colon - val) : strlen(val);
 	uint32_t port = DEFAULT_LISTEN_PORT;
+	struct pl_member *m = &n->member;
+	uint32_t *ip = &n->ip;
 	struct in_addr a;
 
+	if (val[0] == '[' || (colon != NULL && strchr(colon + 1, ':') != NULL))
+		return parse_node_addr6(d, val, n, why, wlen);
 	if (parse_ipv4_text(val, alen, ip) < 0)
 		return expected(d, why, wlen);
 	if (colon &&
@@ -724,6 +814,7 @@ static int parse_node_addr(const struct key_def *d, const char *val, struct pl_m
 	a.s_addr = *ip;
 	inet_ntop(AF_INET, &a, m->addr, sizeof(m->addr));
 	m->port = (uint16_t)port;
+	inet_from_v4(&n->addr, *ip);
 	return 0;
 }
 
@@ -821,15 +912,19 @@ static int parse_value(const struct key_def *d, const char *val, void *base, cha
 			return expected(d, why, wlen);
 		*(uint32_t *)p = (uint32_t)i + 1;
 		return 0;
-	case K_NODE_ADDR:
-		return parse_node_addr(d, val, (struct pl_member *)p,
-				       (uint32_t *)((char *)base + d->off2), why, wlen);
+	case K_NODE_ADDR: /* node keys only: base is the node */
+		return parse_node_addr(d, val, (struct rw_cfg_node *)base, why, wlen);
 	case K_LISTEN:
 		return parse_listen(d, val, (uint32_t *)p, (uint32_t *)((char *)base + d->off2), why,
 				    wlen);
 	case K_OPT_IPV4:
 		*(uint32_t *)p = 0;
 		if (*val != '\0' && parse_ipv4_text(val, strlen(val), (uint32_t *)p) < 0)
+			return expected(d, why, wlen);
+		return 0;
+	case K_OPT_IPV6:
+		memset(p, 0, 16);
+		if (*val != '\0' && parse_ipv6_text(val, strlen(val), (uint8_t *)p) < 0)
 			return expected(d, why, wlen);
 		return 0;
 	case K_ROUTES:
@@ -1486,17 +1581,28 @@ static int check_nodes(struct loader *l)
 		const struct rw_cfg_node *n = &c->nodes[i];
 
 		weight += n->member.weight;
-		if (n->ip == c->router.address)
+		if (!inet_is_v4(&n->addr) && !ip6_set(c->router.address6))
+			return fail(l, l->node_addr_line[i],
+				    "key 'address' in [%s %s]: an IPv6 node needs the router's IPv6 "
+				    "('address6' in [router])",
+				    n->gutter ? "gutter" : "node", n->member.name);
+		if (!inet_is_v4(&n->addr) && memcmp(n->addr.b, c->router.address6, 16) == 0)
+			return fail(l, l->node_addr_line[i],
+				    "key 'address' in [%s %s]: %s is the router's own address6",
+				    n->gutter ? "gutter" : "node", n->member.name, n->member.addr);
+		if (n->ip != 0 && n->ip == c->router.address)
 			return fail(l, l->node_addr_line[i],
 				    "key 'address' in [%s %s]: %s is the router's own address",
 				    n->gutter ? "gutter" : "node", n->member.name, n->member.addr);
 		for (uint32_t j = 0; j < i; j++) {
-			if (c->nodes[j].ip == n->ip && c->nodes[j].member.port == n->member.port)
+			if (inet_equal(&c->nodes[j].addr, &n->addr) &&
+			    c->nodes[j].member.port == n->member.port)
 				return fail(l, l->node_addr_line[i],
-					    "key 'address' in [%s %s]: %s:%u is also node %s "
+					    "key 'address' in [%s %s]: %s%s%s:%u is also node %s "
 					    "(line %u)",
 					    n->gutter ? "gutter" : "node", n->member.name,
-					    n->member.addr, n->member.port, c->nodes[j].member.name,
+					    n->ip ? "" : "[", n->member.addr, n->ip ? "" : "]",
+					    n->member.port, c->nodes[j].member.name,
 					    l->node_addr_line[j]);
 		}
 	}
@@ -1545,6 +1651,9 @@ static int check_node_port(struct loader *l)
 					    r->node_address != 0 ? "node_address" : "node_vlan"),
 				    "section [router]: node_address and node_vlan need node_port "
 				    "(two ports)");
+		if (ip6_set(r->node_address6))
+			return fail(l, line_of(l, SEC_ROUTER, "node_address6"),
+				    "section [router]: node_address6 needs node_port (two ports)");
 		return 0;
 	}
 	if (r->node_port == r->port)
@@ -1561,7 +1670,13 @@ static int check_node_port(struct loader *l)
 			    "key 'node_address' in [router]: the node port needs an address of "
 			    "its own (it is 'address')");
 	for (uint32_t i = 0; i < l->cfg->n_nodes; i++)
-		if (l->cfg->nodes[i].ip == r->node_address)
+		if (!inet_is_v4(&l->cfg->nodes[i].addr) && !ip6_set(r->node_address6))
+			return fail(l, l->node_addr_line[i],
+				    "key 'address' in [node %s]: two ports and an IPv6 node need "
+				    "'node_address6' in [router]",
+				    l->cfg->nodes[i].member.name);
+	for (uint32_t i = 0; i < l->cfg->n_nodes; i++)
+		if (l->cfg->nodes[i].ip != 0 && l->cfg->nodes[i].ip == r->node_address)
 			return fail(l, l->node_addr_line[i],
 				    "key 'address' in [node %s]: %s is the router's node_address",
 				    l->cfg->nodes[i].member.name, l->cfg->nodes[i].member.addr);
@@ -1584,7 +1699,8 @@ static int check_routes(struct loader *l)
 	if (rt_check(&t, why, sizeof(why)) < 0)
 		return fail(l, line_of(l, SEC_ROUTE, "static"), "section [route]: %s", why);
 	for (uint32_t i = 0; i < c->n_nodes; i++)
-		if (rt_lookup(&t, c->nodes[i].ip, &nh) < 0)
+		if (c->nodes[i].ip != 0 && /* IPv6: on-link until routes take IPv6 */
+		    rt_lookup(&t, c->nodes[i].ip, &nh) < 0)
 			return fail(l, l->node_addr_line[i],
 				    "key 'address' in [node %s]: no route to %s (add a 'static' "
 				    "route or 'default_gateway' in [route])",
@@ -1694,6 +1810,15 @@ static void print_value(FILE *out, const struct key_def *d, const void *base)
 			const struct rw_cfg_prefix *x = &((const struct rw_cfg_prefix *)p)[i];
 
 			fputs(i ? ", " : "", out);
+			if (x->v6) {
+				struct inet_addr a;
+				char t[INET_PREFIX_TEXT_MAX];
+
+				inet_from_v6(&a, x->addr6);
+				inet_format_prefix(&a, x->len, t);
+				fputs(t, out);
+				continue;
+			}
 			print_ipv4(out, x->addr);
 			fprintf(out, "/%u", x->len);
 		}
@@ -1732,7 +1857,7 @@ static void print_value(FILE *out, const struct key_def *d, const void *base)
 	case K_NODE_ADDR: {
 		const struct pl_member *m = (const struct pl_member *)p;
 
-		fprintf(out, "%s:%u", m->addr, m->port);
+		fprintf(out, strchr(m->addr, ':') ? "[%s]:%u" : "%s:%u", m->addr, m->port);
 		break;
 	}
 	case K_LISTEN:
@@ -1747,6 +1872,17 @@ static void print_value(FILE *out, const struct key_def *d, const void *base)
 		if (*(const uint32_t *)p != 0)
 			print_ipv4(out, *(const uint32_t *)p);
 		break;
+	case K_OPT_IPV6: {
+		struct inet_addr a;
+		char t[INET_TEXT_MAX];
+
+		inet_from_v6(&a, (const uint8_t *)p);
+		if (!inet_is_zero(&a)) {
+			inet_format(&a, t);
+			fputs(t, out);
+		}
+		break;
+	}
 	case K_OPT_U32:
 		if (*(const bool *)p2)
 			fprintf(out, "%u", *(const uint32_t *)p);

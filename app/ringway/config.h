@@ -38,6 +38,7 @@
 #include <stdio.h>
 
 #include "dataplane.h"
+#include "inet.h"
 #include "placement.h"
 #include "route.h"
 
@@ -71,13 +72,16 @@ extern "C" {
 struct rw_cfg_prefix {
 	uint32_t addr; /**< network byte order, no host bits set */
 	uint32_t mask; /**< network byte order; 0 for /0 */
-	uint8_t len;   /**< prefix length */
+	uint8_t len;   /**< prefix length (IPv6: 0..128) */
+	bool v6;       /**< an IPv6 prefix: addr6 / len (addr, mask unused) */
+	uint8_t addr6[16];
 };
 
 /** [router]: the router's own identity on the wire. */
 struct rw_cfg_router {
 	uint32_t port;	  /**< `port`: DPDK ethdev port id */
 	uint32_t address; /**< `address`: the router's IPv4, network byte order */
+	uint8_t address6[16]; /**< `address6`: the router's IPv6; all zero = none */
 	bool has_mac;	  /**< `mac` was given; when false, use the port's own MAC */
 	uint8_t mac[6];	  /**< `mac`: source MAC for everything the router sends */
 	/** `listen_ports`: UDP ports for client requests, host byte order, distinct. */
@@ -103,6 +107,7 @@ struct rw_cfg_router {
 	bool has_node_port;	/**< `node_port` was given: two ports */
 	uint32_t node_port;	/**< `node_port`: ethdev port facing the nodes */
 	uint32_t node_address;	/**< `node_address`: network byte order; 0 = unset */
+	uint8_t node_address6[16]; /**< `node_address6`: all zero = unset */
 	uint8_t node_mac[6];	/**< the node port's own MAC (filled at start) */
 	bool has_node_vlan;	/**< `node_vlan` was given */
 	uint32_t node_vlan;	/**< `node_vlan` */
@@ -114,7 +119,8 @@ struct rw_cfg_node {
 	 *  weight: ready for pl_build(). No two nodes share address and port; none has the
 	 *  router's address. */
 	struct pl_member member;
-	uint32_t ip;	/**< the node's IPv4, network byte order */
+	uint32_t ip;	/**< the node's IPv4, network byte order; 0 for an IPv6 node */
+	struct inet_addr addr; /**< the node's address, either family */
 	bool has_mac;	/**< `mac` was given: use it, no ARP for this node */
 	uint8_t mac[6]; /**< `mac`: static MAC of the node */
 	bool gutter;	/**< from a [gutter NAME] section: a node of the gutter pool */

@@ -608,10 +608,24 @@ static void dp_config_from(struct dp_config *d, uint16_t nw, const unsigned int 
 	memcpy(d->listen_ports, cfg.router.listen_ports, sizeof(uint16_t) * d->n_listen);
 	d->reply_port_base = (uint16_t)cfg.router.reply_port_base;
 	d->reply_port_count = cfg.router.reply_port_count;
-	d->n_allowed = (uint16_t)cfg.router.n_allowed_clients;
-	for (uint16_t i = 0; i < d->n_allowed; i++) {
-		d->allowed[i].addr = cfg.router.allowed_clients[i].addr;
-		d->allowed[i].mask = cfg.router.allowed_clients[i].mask;
+	memcpy(d->router_ip6, cfg.router.address6, 16);
+	d->n_allowed = 0;
+	d->n_allowed6 = 0;
+	for (uint32_t i = 0; i < cfg.router.n_allowed_clients; i++) {
+		const struct rw_cfg_prefix *p = &cfg.router.allowed_clients[i];
+		struct dp_prefix6 *q;
+		uint8_t mask[16] = {0};
+
+		if (!p->v6) {
+			d->allowed[d->n_allowed].addr = p->addr;
+			d->allowed[d->n_allowed++].mask = p->mask;
+			continue;
+		}
+		for (uint32_t b = 0; b < p->len; b++)
+			mask[b / 8] |= (uint8_t)(0x80u >> (b % 8));
+		q = &d->allowed6[d->n_allowed6++];
+		memcpy(q->addr, p->addr6, 16);
+		memcpy(q->mask, mask, 16);
 	}
 	d->n_client_macs = (uint16_t)cfg.router.n_allowed_client_macs;
 	memcpy(d->client_macs, cfg.router.allowed_client_macs, 6u * d->n_client_macs);
@@ -628,6 +642,7 @@ static void dp_config_from(struct dp_config *d, uint16_t nw, const unsigned int 
 	d->two_ports = cfg.router.has_node_port;
 	d->node_port_id = (uint16_t)cfg.router.node_port;
 	d->node_router_ip = cfg.router.node_address;
+	memcpy(d->node_router_ip6, cfg.router.node_address6, 16);
 	memcpy(d->node_router_mac, cfg.router.node_mac, 6);
 	d->node_vlan_fixed = cfg.router.has_node_vlan;
 	d->node_vlan_id = (uint16_t)cfg.router.node_vlan;

@@ -78,7 +78,10 @@ extern "C" {
 	_(ARP_LEARNED, "arp_learned")   /* ARP replies to the router's requests that taught a \
 					   node's MAC */                                          \
 	_(ARP_MAC_CHANGED, "arp_mac_changed") /* ... of them that moved a known MAC */            \
-	_(ICMP_ECHOED, "icmp_echoed")   /* ICMP echo requests answered */                         \
+	_(ICMP_ECHOED, "icmp_echoed")	      /* ICMP and ICMPv6 echo requests answered */         \
+	_(ND_REPLIED, "nd_replied") /* Neighbor Solicitations for address6 answered (NA) */        \
+	_(ND_LEARNED, "nd_learned") /* Neighbor Advertisements answering the router's NS that      \
+				       taught a node's (or gateway's) MAC */                       \
 	_(MC_VERSION, "mc_version")     /* memcached version (and lone no-op) answered */         \
 	_(MC_REFUSED, "mc_refused")     /* keyless admin commands refused with an error reply */  \
 	_(MC_SPLIT_REFUSED, "mc_split_refused") /* multi-node requests of no splittable shape */ \
@@ -144,16 +147,28 @@ enum dp_counter {
 	_(TRUNC_ETH, "truncated_ethernet")      /* shorter than Ethernet (+ VLAN) header */       \
 	_(NOT_FOR_US, "not_for_us")             /* unicast to another MAC */                      \
 	_(SRC_MAC_GROUP, "source_mac_multicast") /* Ethernet source multicast or broadcast */     \
-	_(NOT_IPV4, "not_ipv4")                 /* other EtherType (IPv6, LLDP, QinQ, ...) */     \
-	_(TRUNC_IP, "truncated_ip")             /* shorter than the IPv4 header it claims */      \
-	_(BAD_IP, "bad_ip")                     /* version, IHL, total length or checksum */      \
-	_(IP_FRAGMENT, "ip_fragment")           /* fragments are not reassembled */               \
-	_(NOT_OUR_IP, "not_our_ip")             /* IPv4 to another address */                     \
+	_(NOT_IPV4, "not_ipv4")			  /* other EtherType (LLDP, QinQ, ...; IPv6 when   \
+						     no address6 is set) */                        \
+	_(TRUNC_IP, "truncated_ip")		  /* shorter than the IPv4 header it claims, or an \
+						     IPv6 extension header cut short */            \
+	_(BAD_IP, "bad_ip")			  /* version, IHL, total / payload length, IPv4    \
+						     checksum, an IPv6 routing header with         \
+						     segments left, too many extension headers */  \
+	_(IP_FRAGMENT, "ip_fragment")		  /* fragments (IPv6: a fragment header) are not   \
+						     reassembled */                                \
+	_(NOT_OUR_IP, "not_our_ip")		  /* to another address (IPv6: or multicast) */    \
 	_(NOT_UDP, "not_udp")                   /* other IP protocols (ICMP echo excepted) */     \
-	_(BAD_ICMP, "bad_icmp")                 /* ICMP other than a well-formed echo request */  \
+	_(BAD_ICMP, "bad_icmp")			  /* ICMP other than a well-formed echo request;   \
+						     ICMPv6 other than that, NS for address6       \
+						     or NA, or with a wrong checksum */            \
+	_(BAD_ND, "bad_nd")			  /* NS / NA with hop limit not 255, code not 0,   \
+						     short, bad options, or NS for another         \
+						     target */                                     \
 	_(TRUNC_UDP, "truncated_udp")           /* shorter than a UDP header */                   \
 	_(BAD_UDP_LEN, "bad_udp_length")        /* UDP length lies about the IP payload */        \
-	_(BAD_UDP_CKSUM, "bad_udp_checksum")    /* UDP checksum wrong (0, none, is allowed) */    \
+	_(BAD_UDP_CKSUM, "bad_udp_checksum")	  /* UDP checksum wrong (0, none, is allowed in    \
+						     IPv4) */                                      \
+	_(UDP_ZERO_CKSUM, "udp_checksum_zero")	  /* IPv6 UDP without checksum (mandatory) */      \
 	_(BAD_PORT, "bad_port")                 /* UDP to a port nobody listens on */             \
 	_(CLIENT_DENIED, "client_denied")       /* source not in the allowed prefixes */          \
 	_(CLIENT_MAC_DENIED, "client_mac_denied") /* source MAC not in allowed_client_macs */     \
@@ -179,6 +194,7 @@ enum dp_counter {
 	_(BAD_ARP, "bad_arp")                   /* malformed ARP, or ARP not for the router */    \
 	_(ARP_UNSOLICITED, "arp_unsolicited")   /* ARP from a node's address that answers no  \
 						   request of the router: ignored */      \
+	_(ND_UNSOLICITED, "nd_unsolicited")   /* NA that answers no NS of the router */            \
 	_(PROBE_FOREIGN, "probe_foreign")     /* to the probe port, not from a node */             \
 	_(PROBE_STALE, "probe_stale")	      /* from a node, not the answer to its probe */       \
 	_(FAILOVER_TOO_LONG, "failover_too_long") /* a stand-in write with its expiry capped       \
@@ -212,6 +228,13 @@ struct dp_prefix {
 	uint32_t mask;
 };
 
+/** An IPv6 prefix, network byte order as two 64-bit words; s is in it when
+ *  (s[i] & mask[i]) == addr[i] for both words. */
+struct dp_prefix6 {
+	uint64_t addr[2];
+	uint64_t mask[2];
+};
+
 /** What workers do with a request whose owner is down ([failover] mode). */
 #define DP_FOREACH_FAILOVER(_)                                                               \
 	_(NEXT, "next") /* the next distinct live member in the algorithm's replica order */ \
@@ -236,13 +259,18 @@ struct dp_config {
 	uint16_t n_workers;        /**< 1..DP_WORKERS_MAX */
 	unsigned int worker_socket[DP_WORKERS_MAX]; /**< NUMA socket of each worker's lcore */
 	uint32_t router_ip;        /**< the router's IPv4 (network order) */
+	/** The router's IPv6 (address6), network order; all zero: IPv6 is not served (IPv6
+	 *  frames are dropped as not_ipv4). Nodes and clients may be of either family. */
+	uint8_t router_ip6[16];
 	uint8_t router_mac[6];     /**< source MAC of everything the router sends */
 	uint16_t listen_ports[DP_LISTEN_MAX];
 	uint16_t n_listen;         /**< >= 1 */
 	uint16_t reply_port_base;  /**< first port of the reply range */
 	uint32_t reply_port_count; /**< power of two, >= n_workers */
 	struct dp_prefix allowed[DP_PREFIXES_MAX];
-	uint16_t n_allowed;        /**< 0 = nobody is served */
+	uint16_t n_allowed;			     /**< 0 = nobody is served (over IPv4) */
+	struct dp_prefix6 allowed6[DP_PREFIXES_MAX]; /**< IPv6 clients allowed */
+	uint16_t n_allowed6;			     /**< 0 = nobody is served over IPv6 */
 	/** Client requests (and ICMP echo) must come from one of these Ethernet sources (the
 	 *  clients' own MACs or their gateways'); n_client_macs 0 = from any unicast MAC. */
 	uint8_t client_macs[DP_CLIENT_MACS_MAX][6];
@@ -281,6 +309,7 @@ struct dp_config {
 	bool two_ports;
 	uint16_t node_port_id;     /**< != port_id */
 	uint32_t node_router_ip;   /**< the router's IPv4 on the node network (network order) */
+	uint8_t node_router_ip6[16]; /**< ... its IPv6 there (all zero: router_ip6) */
 	uint8_t node_router_mac[6];
 	bool node_vlan_fixed;
 	uint16_t node_vlan_id;
@@ -460,6 +489,12 @@ void dp_control_poll(struct dp *dp);
  */
 unsigned int dp_neigh_update(struct dp *dp, uint32_t ip, const uint8_t mac[6]);
 
+/**
+ * dp_neigh_update() for an IPv6 next hop @p ip6 (16 bytes, network order): the nodes whose
+ * next hop it is (AF_XDP mode: the kernel's IPv6 neighbour table). Lcore: control.
+ */
+unsigned int dp_neigh_update6(struct dp *dp, const uint8_t ip6[16], const uint8_t mac[6]);
+
 struct rt_table;
 
 /**
@@ -497,7 +532,8 @@ uint32_t dp_mac_changes(struct dp *dp, struct dp_mac_change *out, uint32_t max);
 /**
  * Worker main loop for rte_eal_remote_launch(): polls until dp_stop(). Registers the worker
  * online with RCU, reports quiescence once per iteration, goes offline while it sleeps in
- * backoff or adaptive (which also sets the calling thread's timer slack to 1 ns). @p arg is the worker (dp_worker_get()). Lcore: worker. @return 0.
+ * backoff or adaptive (which also sets the calling thread's timer slack to 1 ns). @p arg is the
+ * worker (dp_worker_get()). Lcore: worker. @return 0.
  */
 int dp_worker_run(void *arg);
 
@@ -613,6 +649,10 @@ struct dp_node_stats {
 	bool mac_static;
 	bool in_ring;       /**< a member of the current placement */
 	uint32_t nh_ip;     /**< next hop (network order): ip when direct; 0 = no route */
+	bool v6;	/**< an IPv6 node: ip6 / nh_ip6 hold its addresses (ip, nh_ip a
+			     32-bit fold of them) */
+	uint8_t ip6[16];
+	uint8_t nh_ip6[16];
 	uint64_t gutter; /**< 1: a node of the published gutter pool */
 	uint64_t forwarded;
 	uint64_t returned;

@@ -87,8 +87,10 @@ struct dp_endpoint {
 	_Atomic uint64_t mac;         /* DP_MAC_VALID | MAC bytes 0..5 in bits 0..47 */
 	_Atomic uint64_t arp_until;   /* TSC until which the router's ARP request for ip is
 				       * outstanding (set before it is sent); 0: none */
-	_Atomic uint32_t ip;          /* network order; 0 = unused */
-	_Atomic uint32_t nh_ip;       /* next hop: ip, or its gateway; 0 = no route */
+	_Atomic uint32_t ip;	      /* network order; 0 = unused; an IPv6 node's: dp_fold6()
+				       * of ip6 (never 0) */
+	_Atomic uint32_t nh_ip;	      /* next hop: ip, or its gateway; 0 = no route (IPv6:
+				       * dp_fold6(nh_ip6)) */
 	_Atomic uint32_t arp_seen;    /* ARP replies from ip accepted by workers */
 	_Atomic uint32_t mac_changes; /* ... of them that replaced another known MAC */
 	/* Health, published by the control lcore (relaxed: a word on its own, read once per
@@ -101,6 +103,12 @@ struct dp_endpoint {
 	_Atomic uint32_t probe_id;
 	_Atomic uint32_t probe_ok;
 	uint16_t port;             /* host order */
+	/* An IPv6 node (set with ip, before its release store; fixed while the entry is used):
+	 * its address and its next hop's, network order. Workers compare replies' sources and
+	 * NA targets with all 16 bytes; the folds above are hash keys and prefilters only. */
+	bool v6;
+	uint8_t ip6[16];
+	uint8_t nh_ip6[16];
 	bool used;
 	bool in_ring;
 	bool in_gutter; /* a node of the published gutter pool (control lcore) */
@@ -167,9 +175,24 @@ struct dp_view {
 	uint32_t ep[];           /* member index -> endpoint index */
 };
 
-static inline uint64_t dp_src_key(uint32_t ip, uint16_t port)
+/* The key of address word @p ip (IPv4, or an IPv6 address's dp_fold6()) and @p port; @p v6
+ * keeps the families apart. */
+static inline uint64_t dp_src_key(uint32_t ip, uint16_t port, bool v6)
 {
-	return ((uint64_t)ip << 16 | port) + 1;
+	return ((uint64_t)v6 << 48 | (uint64_t)ip << 16 | port) + 1;
+}
+
+/* An IPv6 address (16 bytes, network order) folded to a 32-bit word, never 0: the key of IPv6
+ * clients in the per-client slot count and of IPv6 nodes in the source tables. Two addresses
+ * with one fold share a client's slot cap (a client can at worst lower another's headroom);
+ * nodes are always compared in full after the table lookup. */
+static inline uint32_t dp_fold6(const uint8_t a[16])
+{
+	uint32_t w[4], f;
+
+	memcpy(w, a, 16);
+	f = w[0] ^ w[1] ^ w[2] ^ (w[3] * 0x9e3779b1u);
+	return f != 0 ? f : 1;
 }
 
 static inline uint32_t dp_src_hash(uint64_t key, uint32_t mask)
@@ -179,10 +202,10 @@ static inline uint32_t dp_src_hash(uint64_t key, uint32_t mask)
 
 /* The endpoint of the member at @p ip (network order) : @p port (host order) in @p v, or -1:
  * the reply path's check that a datagram comes from a node before it costs another worker
- * anything. */
-static inline int64_t dp_view_find_src(const struct dp_view *v, uint32_t ip, uint16_t port)
+ * anything. IPv6: @p ip is the source's dp_fold6(); the caller compares the endpoint's ip6. */
+static inline int64_t dp_view_find_src(const struct dp_view *v, uint32_t ip, uint16_t port, bool v6)
 {
-	uint64_t key = dp_src_key(ip, port);
+	uint64_t key = dp_src_key(ip, port, v6);
 	uint32_t h = dp_src_hash(key, v->src_mask);
 
 	while (v->src[h].key != 0) {
@@ -224,6 +247,19 @@ struct dp_slot {
 	uint8_t multi;       /* DP_MULTI_*: how the reply is followed */
 	uint8_t quiet;       /* its reply has no end the router can tell: freed after
 				quiet_read_ms (a lone quiet read: on its first message) */
+	uint8_t fam;	     /* DP_FAM_*: which side is IPv6 (its address in slot6[]) */
+};
+
+/* dp_slot.fam: the client / the node of a slot is IPv6; client_ip / node_ip then hold
+ * dp_fold6() of the addresses in the worker's slot6[] entry. */
+#define DP_FAM_CLIENT6 1u
+#define DP_FAM_NODE6   2u
+
+/* The IPv6 addresses of a slot (dp_worker.slot6, by slot index): kept beside the slot so that
+ * struct dp_slot stays within its cache line. Valid per DP_FAM_* bit. */
+struct dp_slot6 {
+	uint8_t client[16];
+	uint8_t node[16];
 };
 
 #define DP_NO_PARSER UINT16_MAX
@@ -349,9 +385,11 @@ struct dp_hint {
 struct dp_pkt {
 	struct rte_ether_hdr *eth;
 	uint16_t l2_len; /* 14 or 18 */
-	uint16_t l3_len; /* IPv4 header length */
+	uint16_t l3_len; /* IPv4 header length; IPv6: 40 + its extension headers */
 	bool vlan;
+	bool v6; /* IPv6: ip6 is set, ip is NULL */
 	struct rte_ipv4_hdr *ip;
+	struct rte_ipv6_hdr *ip6;
 	struct rte_udp_hdr *udp;
 	uint8_t *payload; /* UDP payload */
 	uint32_t plen;
@@ -383,12 +421,19 @@ struct dp_worker {
 	uint32_t router_ip;
 	uint16_t vlan_want;
 	struct rte_ether_addr router_mac;
+	/* ... its IPv6 (has_ip6: one is set) and the solicited-node multicast MAC of it
+	 * (33:33:ff:xx:xx:xx), the one group address Neighbor Solicitations reach it at. */
+	bool has_ip6;
+	uint8_t router_ip6[16];
+	struct rte_ether_addr sn_mac;
 	uint8_t answer_tag;
 	/* Sources of what leaves towards the clients / the nodes (equal with one port). */
 	uint32_t client_src_ip;
 	struct rte_ether_addr client_src_mac;
 	uint32_t node_src_ip;
 	struct rte_ether_addr node_src_mac;
+	uint8_t client_src_ip6[16]; /* all zero: no address6 */
+	uint8_t node_src_ip6[16];
 	bool two_ports;
 	uint16_t node_port_id;
 	/* The node port's VLAN is fixed (vlan_fixed / node_vlan_fixed): what goes to nodes is
@@ -400,6 +445,8 @@ struct dp_worker {
 	bool tx_offload;
 	uint16_t listen[DP_LISTEN_MAX];
 	const struct dp_prefix *allowed;
+	const struct dp_prefix6 *allowed6;
+	uint16_t n_allowed6;
 	const uint64_t *client_macs; /* MAC bytes 0..5 copied into a zeroed word, as a packet's */
 	struct dp_endpoint *eps;
 	uint64_t timeout_tsc;
@@ -410,6 +457,7 @@ struct dp_worker {
 
 	/* Request table: a FIFO of free slots, so a freed slot is reused as late as possible. */
 	struct dp_slot *slots;
+	struct dp_slot6 *slot6; /* IPv6 addresses of the slots (dp_slot.fam) */
 	uint32_t *free_fifo;
 	uint32_t free_head;
 	uint32_t free_tail;
@@ -540,6 +588,24 @@ struct dp {
 	} gutter;
 };
 
+/* True when IPv6 address @p a is not all zero. */
+static inline bool dp_ip6_set(const uint8_t a[16])
+{
+	uint64_t x[2];
+
+	memcpy(x, a, 16);
+	return (x[0] | x[1]) != 0;
+}
+
+/* The solicited-node multicast MAC of @p a: 33:33:ff and its last three bytes (RFC 2464,
+ * RFC 4291 2.7.1). */
+static inline void dp_sn_mac(const uint8_t a[16], struct rte_ether_addr *mac)
+{
+	const uint8_t m[6] = {0x33, 0x33, 0xff, a[13], a[14], a[15]};
+
+	memcpy(mac, m, 6);
+}
+
 /* Worker @p w receives from the node port (@p node) or the client port next: the addresses,
  * VLAN and roles the packets of that burst are checked against. With one port both roles
  * stay on (set once at creation). */
@@ -549,6 +615,9 @@ static inline void dp_rx_side(struct dp_worker *w, bool node)
 
 	w->router_ip = node ? c->node_router_ip : c->router_ip;
 	memcpy(&w->router_mac, node ? c->node_router_mac : c->router_mac, 6);
+	memcpy(w->router_ip6, node ? c->node_router_ip6 : c->router_ip6, 16);
+	w->has_ip6 = dp_ip6_set(w->router_ip6);
+	dp_sn_mac(w->router_ip6, &w->sn_mac);
 	w->vlan_want = (node ? c->node_vlan_fixed : c->vlan_fixed)
 			       ? (node ? c->node_vlan_id : c->vlan_id)
 			       : DP_VLAN_ANY;
@@ -650,11 +719,26 @@ void dp_warm_rotate(struct dp *dp, struct dp_view **old);
  * endpoint @p i, just (re)claimed for a node, takes the MAC another endpoint behind the same
  * next hop learned (a new node behind a known gateway needs no ARP of its own). */
 uint32_t dp_route_nexthop(const struct dp *dp, uint32_t ip);
+/* ... of IPv6 node @p ip6 into @p nh6 (all zero: no route). Until the route table takes IPv6
+ * (branch v6-control), every IPv6 node is on the router's link: its own next hop. */
+void dp_route_nexthop6(const struct dp *dp, const uint8_t ip6[16], uint8_t nh6[16]);
+/* Endpoints @p a and @p b have the same next hop (family and, for IPv6, all 16 bytes). */
+static inline bool dp_same_nh(const struct dp_endpoint *a, const struct dp_endpoint *b)
+{
+	return a->v6 == b->v6 &&
+	       atomic_load_explicit(&a->nh_ip, memory_order_relaxed) ==
+		       atomic_load_explicit(&b->nh_ip, memory_order_relaxed) &&
+	       (!a->v6 || memcmp(a->nh_ip6, b->nh_ip6, 16) == 0);
+}
 void dp_route_share_mac(struct dp *dp, uint32_t i);
 
 /* dp_local.c: each consumes @p m (answers, absorbs or drops it). */
 void dp_local_arp(struct dp_worker *w, struct rte_mbuf *m, struct dp_pkt *pk);
 void dp_local_icmp(struct dp_worker *w, struct rte_mbuf *m, struct dp_pkt *pk);
+/* ICMPv6 (@p pk parsed to the ICMPv6 header at l3_len, its checksum checked): echo request
+ * (the client ACL passed), Neighbor Solicitation for address6, Neighbor Advertisement. */
+void dp_local_icmp6_echo(struct dp_worker *w, struct rte_mbuf *m, struct dp_pkt *pk);
+void dp_local_nd(struct dp_worker *w, struct rte_mbuf *m, struct dp_pkt *pk);
 /* Reply to the client with the text/binary answer for the requests in @p r, the parse of
  * @p pk (version, mn, noop), or the error @p why (non-NULL: refused / split) with binary
  * status @p status (enum mc_bin_status) for request @p req_idx. Sets ANSWERED. */
@@ -663,5 +747,9 @@ void dp_local_mc_reply(struct dp_worker *w, struct rte_mbuf *m, struct dp_pkt *p
 		       uint16_t status, uint16_t req_idx);
 /* Build an ARP request for @p target_ip from the router; NULL when the pool is empty. */
 struct rte_mbuf *dp_arp_request(const struct dp *dp, uint32_t target_ip);
+/* Build a Neighbor Solicitation for IPv6 @p target from the router (to its solicited-node
+ * multicast address, with the router's link-layer address); NULL when the pool is empty or
+ * the router has no IPv6. */
+struct rte_mbuf *dp_ns_request(const struct dp *dp, const uint8_t target[16]);
 
 #endif /* RINGWAY_DATAPLANE_PRIV_H */

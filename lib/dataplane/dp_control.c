@@ -20,6 +20,7 @@
 
 #include "dataplane_priv.h"
 #include "dp_hot.h"
+#include "inet.h"
 
 static const char *const counter_names[] = {
 #define DP_CTR_NAME(e, s) s,
@@ -75,6 +76,15 @@ static void node_text(const struct dp_node_stats *n, enum dp_node_field f, char 
 		snprintf(text, len, "%s", n->name);
 		break;
 	case DP_NODE_F_address:
+		if (n->v6) {
+			struct inet_addr ia;
+			char e[INET_ENDPOINT_TEXT_MAX];
+
+			inet_from_v6(&ia, n->ip6);
+			inet_format_endpoint(&ia, n->port, e);
+			snprintf(text, len, "%s", e);
+			break;
+		}
 		inet_ntop(AF_INET, &n->ip, a, sizeof(a));
 		snprintf(text, len, "%s:%u", a, n->port);
 		break;
@@ -91,8 +101,15 @@ static void node_text(const struct dp_node_stats *n, enum dp_node_field f, char 
 	case DP_NODE_F_via:
 		if (n->nh_ip == 0) {
 			snprintf(text, len, "none");
-		} else if (n->nh_ip == n->ip) {
+		} else if (n->v6 ? memcmp(n->nh_ip6, n->ip6, 16) == 0 : n->nh_ip == n->ip) {
 			snprintf(text, len, "direct");
+		} else if (n->v6) {
+			char a6[INET_TEXT_MAX];
+			struct inet_addr ia;
+
+			inet_from_v6(&ia, n->nh_ip6);
+			inet_format(&ia, a6);
+			snprintf(text, len, "%s", a6);
 		} else {
 			inet_ntop(AF_INET, &n->nh_ip, a, sizeof(a));
 			snprintf(text, len, "%s", a);
@@ -226,7 +243,8 @@ static uint32_t log2_floor(uint64_t v)
 static int config_check(const struct dp_config *c)
 {
 	if (c->n_workers == 0 || c->n_workers > DP_WORKERS_MAX || c->n_listen == 0 ||
-	    c->n_listen > DP_LISTEN_MAX || c->n_allowed > DP_PREFIXES_MAX)
+	    c->n_listen > DP_LISTEN_MAX || c->n_allowed > DP_PREFIXES_MAX ||
+	    c->n_allowed6 > DP_PREFIXES_MAX)
 		return -EINVAL;
 	if (!is_pow2(c->slots) || c->slots < 64 || c->slots > 65536)
 		return -EINVAL;
@@ -296,6 +314,7 @@ static void worker_free(struct dp_worker *w)
 	dp_obs_worker_free(w);
 	dp_hot_worker_free(w);
 	rte_free(w->slots);
+	rte_free(w->slot6);
 	rte_free(w->free_fifo);
 	rte_free(w->quiet_q);
 	rte_free(w->clients);
@@ -334,6 +353,8 @@ static struct dp_worker *worker_new(struct dp *dp, uint16_t id, uint32_t inst)
 	memcpy(w->listen, c->listen_ports, sizeof(w->listen));
 	w->n_allowed = c->n_allowed;
 	w->allowed = dp->cfg.allowed;
+	w->n_allowed6 = c->n_allowed6;
+	w->allowed6 = dp->cfg.allowed6;
 	w->n_client_macs = c->n_client_macs;
 	w->client_macs = dp->client_macs;
 	w->reply_base = c->reply_port_base;
@@ -347,6 +368,8 @@ static struct dp_worker *worker_new(struct dp *dp, uint16_t id, uint32_t inst)
 	w->client_src_ip = c->router_ip;
 	memcpy(&w->client_src_mac, c->router_mac, 6);
 	w->node_src_ip = dp->cfg.node_router_ip;
+	memcpy(w->client_src_ip6, c->router_ip6, 16);
+	memcpy(w->node_src_ip6, dp->cfg.node_router_ip6, 16);
 	w->node_vlan_fixed = dp->cfg.node_vlan_fixed;
 	w->node_vlan_tagged = dp->cfg.node_vlan_fixed && dp->cfg.node_vlan_id != 0;
 	w->node_vlan_tci = rte_cpu_to_be_16(dp->cfg.node_vlan_id);
@@ -364,6 +387,8 @@ static struct dp_worker *worker_new(struct dp *dp, uint16_t id, uint32_t inst)
 	w->backoff_us = c->backoff_us;
 	w->backoff_after = c->backoff_after;
 	w->slots = rte_zmalloc_socket("dp_slots", sizeof(*w->slots) * c->slots, RTE_CACHE_LINE_SIZE,
+				      socket);
+	w->slot6 = rte_zmalloc_socket("dp_slot6", sizeof(*w->slot6) * c->slots, RTE_CACHE_LINE_SIZE,
 				      socket);
 	w->free_fifo = rte_malloc_socket("dp_free", sizeof(uint32_t) * c->slots, 0, socket);
 	w->quiet_q = rte_malloc_socket("dp_quiet", sizeof(*w->quiet_q) * c->slots, 0, socket);
@@ -407,7 +432,7 @@ static struct dp_worker *worker_new(struct dp *dp, uint16_t id, uint32_t inst)
 	}
 	for (uint32_t i = 0; i < w->n_parser_free; i++)
 		w->parser_free[i] = (uint16_t)(w->n_parser_free - 1 - i);
-	if (w->slots == NULL || w->free_fifo == NULL || w->quiet_q == NULL ||
+	if (w->slots == NULL || w->slot6 == NULL || w->free_fifo == NULL || w->quiet_q == NULL ||
 	    (w->client_max != 0 && w->clients == NULL) || w->node_fwd == NULL ||
 	    w->node_tmo == NULL || w->node_lost == NULL || w->dirty == NULL ||
 	    w->node_ret == NULL || w->handoff == NULL || (id == 0 && w->ctl_ring == NULL) ||
@@ -454,6 +479,7 @@ struct dp *dp_create(const struct dp_config *cfg)
 	if (!cfg->two_ports) { /* one port: the node side is the client side */
 		dp->cfg.node_port_id = cfg->port_id;
 		dp->cfg.node_router_ip = cfg->router_ip;
+		memcpy(dp->cfg.node_router_ip6, cfg->router_ip6, 16);
 		memcpy(dp->cfg.node_router_mac, cfg->router_mac, 6);
 		dp->cfg.node_vlan_fixed = cfg->vlan_fixed;
 		dp->cfg.node_vlan_id = cfg->vlan_id;
@@ -547,9 +573,24 @@ struct ep_index {
 	uint32_t mask;
 };
 
-static uint64_t ep_key(uint32_t ip, uint16_t port)
+static uint64_t ep_key(uint32_t ip, uint16_t port, bool v6)
 {
-	return ((uint64_t)ip << 16 | port) + 1;
+	return dp_src_key(ip, port, v6);
+}
+
+/* The address word endpoints of @p a are keyed by: IPv4 itself, IPv6 folded (dp_fold6). */
+static uint32_t ep_word(const struct inet_addr *a)
+{
+	return inet_is_v4(a) ? inet_v4(a) : dp_fold6(a->b);
+}
+
+/* The address of endpoint @p e (used). */
+static void ep_addr(const struct dp_endpoint *e, struct inet_addr *a)
+{
+	if (e->v6)
+		inet_from_v6(a, e->ip6);
+	else
+		inet_from_v4(a, atomic_load_explicit(&e->ip, memory_order_relaxed));
 }
 
 static uint32_t ep_slot(const struct ep_index *x, uint64_t key)
@@ -579,7 +620,7 @@ static int ep_index_build(const struct dp *dp, struct ep_index *x)
 
 		if (!e->used)
 			continue;
-		key = ep_key(atomic_load_explicit(&e->ip, memory_order_relaxed), e->port);
+		key = ep_key(atomic_load_explicit(&e->ip, memory_order_relaxed), e->port, e->v6);
 		h = ep_slot(x, key);
 		if (x->keys[h] == 0) { /* first entry for an address wins */
 			x->keys[h] = key;
@@ -595,11 +636,17 @@ static void ep_index_free(struct ep_index *x)
 	free(x->idx);
 }
 
-static int32_t ep_find(const struct ep_index *x, uint32_t ip, uint16_t port)
+/* The endpoint at @p a : @p port, or -ENOENT. An IPv6 address whose fold names another
+ * node's entry is not that node (a new entry is claimed). */
+static int32_t ep_find(const struct dp *dp, const struct ep_index *x, const struct inet_addr *a,
+		       uint16_t port)
 {
-	uint32_t h = ep_slot(x, ep_key(ip, port));
+	bool v6 = !inet_is_v4(a);
+	uint32_t h = ep_slot(x, ep_key(ep_word(a), port, v6));
 
-	return x->keys[h] != 0 ? (int32_t)x->idx[h] : -ENOENT;
+	if (x->keys[h] == 0 || (v6 && memcmp(dp->eps[x->idx[h]].ip6, a->b, 16) != 0))
+		return -ENOENT;
+	return (int32_t)x->idx[h];
 }
 
 /* A free endpoint index not in @p taken, from *cursor on (what lies before it was refused
@@ -636,12 +683,14 @@ static uint64_t ep_sum_mget(const struct dp *dp, uint32_t i)
 
 /* Put member @p pm (at @p ip) in endpoint @p i; the previous occupant, if any, is not in any
  * ring a worker can still read (publication waited for that). */
-static void ep_commit(struct dp *dp, uint32_t i, const struct pl_member *pm, uint32_t ip,
-		      const struct dp_node_mac *mac)
+static void ep_commit(struct dp *dp, uint32_t i, const struct pl_member *pm,
+		      const struct inet_addr *a, const struct dp_node_mac *mac)
 {
 	struct dp_endpoint *e = &dp->eps[i];
+	uint32_t ip = ep_word(a);
+	bool v6 = !inet_is_v4(a);
 	bool fresh = !e->used || atomic_load_explicit(&e->ip, memory_order_relaxed) != ip ||
-		     e->port != pm->port;
+		     e->port != pm->port || e->v6 != v6 || (v6 && memcmp(e->ip6, a->b, 16) != 0);
 
 	if (fresh) {
 		uint32_t hwm;
@@ -664,7 +713,15 @@ static void ep_commit(struct dp *dp, uint32_t i, const struct pl_member *pm, uin
 		dp_obs_ep_claimed(dp, i);
 		e->seen_snapshot = atomic_load_explicit(&e->arp_seen, memory_order_relaxed);
 		e->used = true;
-		atomic_store_explicit(&e->nh_ip, dp_route_nexthop(dp, ip), memory_order_relaxed);
+		e->v6 = v6;
+		if (v6) {
+			memcpy(e->ip6, a->b, 16);
+			dp_route_nexthop6(dp, e->ip6, e->nh_ip6);
+		}
+		atomic_store_explicit(&e->nh_ip,
+				      v6 ? (dp_ip6_set(e->nh_ip6) ? dp_fold6(e->nh_ip6) : 0)
+					 : dp_route_nexthop(dp, ip),
+				      memory_order_relaxed);
 		/* Release: a worker that sees the ip sees the entry reset. */
 		atomic_store_explicit(&e->ip, ip, memory_order_release);
 		hwm = atomic_load_explicit(&dp->n_eps_hwm, memory_order_relaxed);
@@ -702,9 +759,9 @@ static size_t view_size(uint32_t n, uint32_t nsrc)
 	return head + view_src_size(nsrc) * sizeof(struct dp_src);
 }
 
-static void view_src_put(struct dp_view *v, uint32_t ip, uint16_t port, uint32_t ep)
+static void view_src_put(struct dp_view *v, uint32_t ip, uint16_t port, uint32_t ep, bool v6)
 {
-	uint64_t key = dp_src_key(ip, port);
+	uint64_t key = dp_src_key(ip, port, v6);
 	uint32_t h = dp_src_hash(key, v->src_mask);
 
 	while (v->src[h].key != 0 && v->src[h].key != key)
@@ -729,7 +786,7 @@ static uint32_t view_src_extra(const struct dp *dp, const uint8_t *taken)
  * then every endpoint in use that the ring leaves out (view_src_extra), so that a reply from
  * a node just removed, to a request sent before, is still handed to its slot's worker. */
 static void view_sources(struct dp_view *v, const struct dp *dp, const struct pl_placement *pl,
-			 const uint32_t *map, const uint32_t *ips, const uint8_t *taken,
+			 const uint32_t *map, const struct inet_addr *ips, const uint8_t *taken,
 			 uint32_t nsrc)
 {
 	uint32_t n = pl_member_count(pl), hwm;
@@ -739,12 +796,13 @@ static void view_sources(struct dp_view *v, const struct dp *dp, const struct pl
 	v->src_mask = view_src_size(nsrc) - 1;
 	memset(v->src, 0, view_src_size(nsrc) * sizeof(struct dp_src));
 	for (uint32_t i = 0; i < n; i++)
-		view_src_put(v, ips[i], pl_member_at(pl, i)->port, map[i]);
+		view_src_put(v, ep_word(&ips[i]), pl_member_at(pl, i)->port, map[i],
+			     !inet_is_v4(&ips[i]));
 	hwm = atomic_load_explicit(&dp->n_eps_hwm, memory_order_relaxed);
 	for (uint32_t i = 0; i < hwm; i++)
 		if (dp->eps[i].used && !taken[i])
 			view_src_put(v, atomic_load_explicit(&dp->eps[i].ip, memory_order_relaxed),
-				     dp->eps[i].port, i);
+				     dp->eps[i].port, i, dp->eps[i].v6);
 }
 
 static void views_free(struct dp_view **v, unsigned int n)
@@ -774,7 +832,7 @@ static int view_gutter(const struct dp *dp, struct dp_view *v, const struct pl_a
 /* Map every member to an endpoint index (existing or to claim), without changing anything.
  * O(members + endpoints). */
 static int plan_endpoints(const struct dp *dp, const struct pl_placement *pl, uint32_t *map,
-			  uint32_t *ips, uint8_t *taken)
+			  struct inet_addr *ips, uint8_t *taken)
 {
 	uint32_t n = pl_member_count(pl), cursor = 0;
 	struct ep_index x;
@@ -782,15 +840,15 @@ static int plan_endpoints(const struct dp *dp, const struct pl_placement *pl, ui
 
 	for (uint32_t i = 0; rc == 0 && i < n; i++) {
 		const struct pl_member *pm = pl_member_at(pl, i);
-		struct in_addr a;
 		int32_t e;
 
-		if (inet_pton(AF_INET, pm->addr, &a) != 1) {
+		/* An IPv6 node needs the router's IPv6 (address6) to be reached from. */
+		if (inet_parse(pm->addr, strlen(pm->addr), &ips[i]) != 0 ||
+		    (!inet_is_v4(&ips[i]) && !dp_ip6_set(dp->cfg.node_router_ip6))) {
 			rc = -EINVAL;
 			break;
 		}
-		ips[i] = a.s_addr;
-		e = ep_find(&x, ips[i], pm->port);
+		e = ep_find(dp, &x, &ips[i], pm->port);
 		if (e < 0 || taken[e]) {
 			/* Two members at one address:port share nothing: each gets its own. */
 			e = ep_claimable(dp, taken, &cursor);
@@ -811,7 +869,7 @@ int dp_prepare_placement(struct dp *dp, const struct pl_placement *pl,
 {
 	uint32_t n = pl_member_count(pl);
 	uint32_t *map = calloc(n ? n : 1, sizeof(*map));
-	uint32_t *ips = calloc(n ? n : 1, sizeof(*ips));
+	struct inet_addr *ips = calloc(n ? n : 1, sizeof(*ips));
 	uint8_t *taken = calloc(dp->cfg.neighbours, 1);
 	int rc, unknown = 0;
 
@@ -827,7 +885,7 @@ int dp_prepare_placement(struct dp *dp, const struct pl_placement *pl,
 		if (e->in_ring)
 			continue;
 		/* Claimable means no ring a worker can read names it: safe to fill now. */
-		ep_commit(dp, map[i], pl_member_at(pl, i), ips[i], macs ? &macs[i] : NULL);
+		ep_commit(dp, map[i], pl_member_at(pl, i), &ips[i], macs ? &macs[i] : NULL);
 		e->pending = true;
 		if (!e->mac_static &&
 		    !(atomic_load_explicit(&e->mac, memory_order_relaxed) & DP_MAC_VALID))
@@ -845,7 +903,7 @@ int dp_publish_placement(struct dp *dp, const struct pl_placement *pl,
 {
 	uint32_t n = pl_member_count(pl);
 	uint32_t *map = calloc(n ? n : 1, sizeof(*map));
-	uint32_t *ips = calloc(n ? n : 1, sizeof(*ips));
+	struct inet_addr *ips = calloc(n ? n : 1, sizeof(*ips));
 	uint8_t *taken = calloc(dp->cfg.neighbours, 1);
 	struct dp_view *nv[DP_WORKERS_MAX] = {0};
 	struct dp_view *old[DP_WORKERS_MAX] = {0};
@@ -886,7 +944,7 @@ int dp_publish_placement(struct dp *dp, const struct pl_placement *pl,
 		memcpy(nv[k]->ep, map, n * sizeof(uint32_t));
 	}
 	for (uint32_t i = 0; i < n; i++)
-		ep_commit(dp, map[i], pl_member_at(pl, i), ips[i], macs ? &macs[i] : NULL);
+		ep_commit(dp, map[i], pl_member_at(pl, i), &ips[i], macs ? &macs[i] : NULL);
 	/* Release: the replica (and the endpoints it names) is complete before a worker can
 	 * load its pointer (acquire, once per burst). */
 	for (uint16_t k = 0; k < nw; k++)
@@ -918,14 +976,15 @@ static int gutter_endpoints(struct dp *dp, const struct pl_placement *gpl,
 			    const struct dp_node_mac *macs, uint32_t *map, uint8_t *taken)
 {
 	uint32_t n = gpl != NULL ? pl_member_count(gpl) : 0;
-	uint32_t *ips = calloc(n ? n : 1, sizeof(*ips));
+	struct inet_addr *ips = calloc(n ? n : 1, sizeof(*ips));
 	int rc = ips == NULL ? -ENOMEM : n == 0 ? 0 : plan_endpoints(dp, gpl, map, ips, taken);
 
 	/* Claimable entries are in no view's ring or pool: safe to fill before the swap. A
 	 * member's entry is left as it is (same node); a gutter node's is renamed, its MAC set. */
 	for (uint32_t i = 0; rc == 0 && i < n; i++)
 		if (!dp->eps[map[i]].in_ring)
-			ep_commit(dp, map[i], pl_member_at(gpl, i), ips[i], macs ? &macs[i] : NULL);
+			ep_commit(dp, map[i], pl_member_at(gpl, i), &ips[i],
+				  macs ? &macs[i] : NULL);
 	free(ips);
 	return rc;
 }
@@ -964,14 +1023,13 @@ int dp_publish_gutter(struct dp *dp, const struct pl_placement *gpl, const struc
 		/* Same placement, same epoch, same members; the source table gets the new
 		 * pool's nodes (every endpoint in use outside the ring is in it). */
 		uint32_t n = cur->n, nsrc;
-		uint32_t *ips = calloc(n ? n : 1, sizeof(*ips));
+		struct inet_addr *ips = calloc(n ? n : 1, sizeof(*ips));
 
 		memset(taken, 0, dp->cfg.neighbours);
 		for (uint32_t i = 0; i < n; i++) {
 			taken[cur->ep[i]] = 1;
-			ips[i] = ips != NULL ? atomic_load_explicit(&dp->eps[cur->ep[i]].ip,
-								    memory_order_relaxed)
-					     : 0;
+			if (ips != NULL)
+				ep_addr(&dp->eps[cur->ep[i]], &ips[i]);
 		}
 		nsrc = n + view_src_extra(dp, taken);
 		for (uint16_t k = 0; ips != NULL && rc == 0 && k < nw; k++) {
@@ -1031,8 +1089,30 @@ unsigned int dp_neigh_update(struct dp *dp, uint32_t ip, const uint8_t mac[6])
 		struct dp_endpoint *e = &dp->eps[i];
 		uint64_t old;
 
-		if (!e->used || e->mac_static ||
+		if (!e->used || e->mac_static || e->v6 ||
 		    atomic_load_explicit(&e->nh_ip, memory_order_relaxed) != ip)
+			continue;
+		old = atomic_exchange_explicit(&e->mac, word, memory_order_relaxed);
+		if ((old & DP_MAC_VALID) && old != word)
+			atomic_fetch_add_explicit(&e->mac_changes, 1, memory_order_relaxed);
+		atomic_fetch_add_explicit(&e->arp_seen, 1, memory_order_relaxed);
+		hits++;
+	}
+	return hits;
+}
+
+unsigned int dp_neigh_update6(struct dp *dp, const uint8_t ip6[16], const uint8_t mac[6])
+{
+	uint32_t n = atomic_load_explicit(&dp->n_eps_hwm, memory_order_relaxed);
+	uint64_t word = DP_MAC_VALID;
+	unsigned int hits = 0;
+
+	memcpy(&word, mac, 6);
+	for (uint32_t i = 0; i < n; i++) {
+		struct dp_endpoint *e = &dp->eps[i];
+		uint64_t old;
+
+		if (!e->used || e->mac_static || !e->v6 || memcmp(e->nh_ip6, ip6, 16) != 0)
 			continue;
 		old = atomic_exchange_explicit(&e->mac, word, memory_order_relaxed);
 		if ((old & DP_MAC_VALID) && old != word)
@@ -1072,7 +1152,7 @@ uint32_t dp_mac_changes(struct dp *dp, struct dp_mac_change *out, uint32_t max)
  * hop has a request out already, share its window instead of sending another (the reply
  * teaches every endpoint whose window is open). @return true when joined.
  */
-static bool arp_join(struct dp *dp, uint32_t i, uint32_t nh, uint64_t now, uint64_t retry)
+static bool arp_join(struct dp *dp, uint32_t i, uint64_t now, uint64_t retry)
 {
 	uint32_t n = atomic_load_explicit(&dp->n_eps_hwm, memory_order_relaxed);
 	struct dp_endpoint *e = &dp->eps[i];
@@ -1081,8 +1161,7 @@ static bool arp_join(struct dp *dp, uint32_t i, uint32_t nh, uint64_t now, uint6
 		const struct dp_endpoint *o = &dp->eps[k];
 		uint64_t until = atomic_load_explicit(&o->arp_until, memory_order_relaxed);
 
-		if (k == i || !o->used || until <= now ||
-		    atomic_load_explicit(&o->nh_ip, memory_order_relaxed) != nh)
+		if (k == i || !o->used || until <= now || !dp_same_nh(o, e))
 			continue;
 		atomic_store_explicit(&e->arp_until, until, memory_order_relaxed);
 		e->tries++;
@@ -1138,9 +1217,10 @@ void dp_control_poll(struct dp *dp)
 		nh = atomic_load_explicit(&e->nh_ip, memory_order_relaxed);
 		if (nh == 0)
 			continue; /* no route: nothing to ask */
-		if (arp_join(dp, i, nh, now, retry))
+		if (arp_join(dp, i, now, retry))
 			continue;
-		m = dp_arp_request(dp, nh);
+		/* An IPv6 next hop is asked by Neighbor Solicitation, on the same timers. */
+		m = e->v6 ? dp_ns_request(dp, e->nh_ip6) : dp_arp_request(dp, nh);
 		if (m == NULL)
 			return;
 		/* Open the window before the request can leave: the enqueue (release) orders
@@ -1216,6 +1296,9 @@ static void node_fill(const struct dp *dp, uint32_t i, struct dp_node_stats *o)
 	o->ip = atomic_load_explicit(&e->ip, memory_order_relaxed);
 	o->port = e->port;
 	o->nh_ip = atomic_load_explicit(&e->nh_ip, memory_order_relaxed);
+	o->v6 = e->v6;
+	memcpy(o->ip6, e->ip6, 16);
+	memcpy(o->nh_ip6, e->nh_ip6, 16);
 	memcpy(o->mac, &mac, 6);
 	o->mac_known = (mac & DP_MAC_VALID) != 0;
 	o->mac_static = e->mac_static;

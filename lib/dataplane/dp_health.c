@@ -281,9 +281,12 @@ static int send_to_node(struct dp *dp, struct dp_endpoint *e, uint16_t id, const
 	mc_frame_write(p + hdr, &f);
 	memcpy(p + hdr + MC_FRAME_HDR_LEN, body, len);
 	memcpy(node_mac, &mac, 6);
-	dp_udp_build(dp->w[0], m, true, node_mac, tagged, w0->node_vlan_tci,
-		     atomic_load_explicit(&e->ip, memory_order_relaxed),
-		     rte_cpu_to_be_16(dp->cfg.probe_port), rte_cpu_to_be_16(e->port));
+	if (!dp_udp_build_ep(dp->w[0], m, node_mac, tagged, w0->node_vlan_tci,
+			     (uint32_t)(e - dp->eps), rte_cpu_to_be_16(dp->cfg.probe_port),
+			     rte_cpu_to_be_16(e->port))) {
+		rte_pktmbuf_free(m);
+		return -ENOBUFS;
+	}
 	if (rte_ring_sp_enqueue(dp->w[0]->ctl_ring, m) != 0) {
 		rte_pktmbuf_free(m);
 		return -EAGAIN;

@@ -191,9 +191,10 @@ static struct rte_mbuf *hot_pkt(struct dp_worker *w, uint32_t ep, bool vlan, uin
 	o->data_len = (uint16_t)(off + MC_FRAME_HDR_LEN + len);
 	o->pkt_len = o->data_len;
 	memcpy(dst, &mac, 6); /* little-endian: bytes 0..5 of the word */
-	dp_udp_build(w, o, true, dst, vlan, tci,
-		     atomic_load_explicit(&w->eps[ep].ip, memory_order_relaxed), sport,
-		     rte_cpu_to_be_16(w->eps[ep].port));
+	if (!dp_udp_build_ep(w, o, dst, vlan, tci, ep, sport, rte_cpu_to_be_16(w->eps[ep].port))) {
+		rte_pktmbuf_free(o);
+		return NULL;
+	}
 	return o;
 }
 
@@ -370,9 +371,7 @@ static bool fetch_from_owner(struct dp_worker *w, uint32_t s)
 	hs->wseq = atomic_load(&k->wseq[hs->id]);
 	hs->stage = DP_HOT_FETCH;
 	sl->gen = gen;
-	sl->ep = hs->owner;
-	sl->node_ip = atomic_load_explicit(&w->eps[hs->owner].ip, memory_order_relaxed);
-	sl->node_port = rte_cpu_to_be_16(w->eps[hs->owner].port);
+	dp_slot_set_node(w, s, hs->owner);
 	sl->total = 0;
 	sl->seq_base = 0;
 	sl->seq_seen = 0;

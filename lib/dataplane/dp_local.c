@@ -16,6 +16,11 @@
 
 #include "dp_tx.h"
 
+/* A Neighbor Advertisement with the target link-layer address option; a Neighbor Solicitation
+ * with the source's: the ICMPv6 bytes. */
+#define DP_NA_LEN 32
+#define DP_NS_LEN 32
+
 /* What `version` answers. */
 #define DP_VERSION_TEXT "1.6.0-ringway"
 
@@ -135,6 +140,160 @@ static void ip_back(struct dp_worker *w, struct rte_mbuf *m, struct dp_pkt *pk, 
 	eth_back(w, pk->eth);
 }
 
+/* Finish a reply built in place: IPv6 back to the sender (extension headers left out) with
+ * @p l4_len bytes of protocol @p proto after the 40-byte header; false without headroom.
+ * The upper-layer checksum is the caller's. */
+static bool ip6_back(struct dp_worker *w, struct rte_mbuf *m, struct dp_pkt *pk, uint32_t l4_len,
+		     uint8_t proto)
+{
+	struct rte_ipv6_hdr *ip6;
+	uint32_t len;
+
+	if (pk->l3_len != sizeof(*ip6) && !dp_l3_rebuild(m, pk, true))
+		return false;
+	ip6 = pk->ip6;
+	memcpy(&ip6->dst_addr, &ip6->src_addr, 16);
+	memcpy(&ip6->src_addr, w->router_ip6, 16);
+	ip6->vtc_flow = rte_cpu_to_be_32(UINT32_C(6) << 28);
+	ip6->proto = proto;
+	ip6->hop_limits = proto == IPPROTO_ICMPV6 && l4_len == DP_NA_LEN ? 255 : 64;
+	ip6->payload_len = rte_cpu_to_be_16((uint16_t)l4_len);
+	len = pk->l2_len + (uint32_t)sizeof(*ip6) + l4_len;
+	m->data_len = (uint16_t)len;
+	m->pkt_len = len;
+	eth_back(w, pk->eth);
+	return true;
+}
+
+void dp_local_icmp6_echo(struct dp_worker *w, struct rte_mbuf *m, struct dp_pkt *pk)
+{
+	uint32_t ilen =
+		sizeof(struct rte_ipv6_hdr) + rte_be_to_cpu_16(pk->ip6->payload_len) - pk->l3_len;
+	uint8_t *ic;
+
+	if (!ip6_back(w, m, pk, ilen, IPPROTO_ICMPV6))
+		return dp_count_drop(w, m, DP_DROP_TRUNC_ETH);
+	ic = (uint8_t *)(pk->ip6 + 1);
+	ic[0] = 129; /* echo reply; identifier, sequence and data stay */
+	ic[2] = ic[3] = 0;
+	uint16_t c = dp_ip6_l4_cksum((const uint8_t *)&pk->ip6->src_addr,
+				     (const uint8_t *)&pk->ip6->dst_addr, ic, ilen, IPPROTO_ICMPV6);
+
+	memcpy(ic + 2, &c, 2);
+	w->ctr[DP_CTR_ICMP_ECHOED]++;
+	dp_tx_push(w, m, (enum dp_tx_tag)w->answer_tag, 0);
+}
+
+/* ND options of a message (@p ilen bytes at @p ic, options from @p at): each a whole number of
+ * 8-byte units, never 0, within the message. *lla: the data of the first option of type
+ * @p want (source / target link-layer address), NULL if none. false when malformed. */
+static bool nd_options(const uint8_t *ic, uint32_t ilen, uint32_t at, uint8_t want,
+		       const uint8_t **lla)
+{
+	*lla = NULL;
+	while (at < ilen) {
+		uint32_t olen;
+
+		if (at + 2 > ilen)
+			return false;
+		olen = (uint32_t)ic[at + 1] * 8;
+		if (olen == 0 || at + olen > ilen)
+			return false;
+		if (ic[at] == want && olen >= 8 && *lla == NULL)
+			*lla = ic + at + 2;
+		at += olen;
+	}
+	return true;
+}
+
+/*
+ * A Neighbor Advertisement teaches a MAC as an ARP reply does (learn_solicited): solicited, to
+ * the router's MAC and address6, on the VLAN its NS went out on, with a unicast target
+ * link-layer address, for the next hop of non-static IPv6 endpoints whose NS window is open;
+ * the first such answer takes the window. @return the endpoints that learned it.
+ */
+static unsigned int learn_na(struct dp_worker *w, const struct dp_pkt *pk, const uint8_t *ic,
+			     const uint8_t *tlla)
+{
+	struct dp *dp = w->dp;
+	uint32_t n = atomic_load_explicit(&dp->n_eps_hwm, memory_order_acquire);
+	bool answer = (ic[4] & 0x40) && tlla != NULL &&
+		      (w->vlan_want != DP_VLAN_ANY || !pk->vlan) &&
+		      rte_is_same_ether_addr(&pk->eth->dst_addr, &w->router_mac) &&
+		      memcmp(&pk->ip6->dst_addr, w->router_ip6, 16) == 0 &&
+		      rte_is_unicast_ether_addr((const struct rte_ether_addr *)tlla) &&
+		      !rte_is_zero_ether_addr((const struct rte_ether_addr *)tlla);
+	uint64_t word = DP_MAC_VALID;
+	unsigned int learned = 0;
+
+	if (!answer)
+		return 0;
+	memcpy(&word, tlla, 6);
+	for (uint32_t i = 0; i < n; i++) {
+		struct dp_endpoint *e = &w->eps[i];
+		uint64_t until, old;
+
+		if (!e->v6 || e->mac_static || memcmp(e->nh_ip6, ic + 8, 16) != 0)
+			continue;
+		until = atomic_load_explicit(&e->arp_until, memory_order_relaxed);
+		if (until == 0 || w->now > until ||
+		    !atomic_compare_exchange_strong_explicit(
+			    &e->arp_until, &until, 0, memory_order_relaxed, memory_order_relaxed))
+			continue;
+		old = atomic_exchange_explicit(&e->mac, word, memory_order_relaxed);
+		if ((old & DP_MAC_VALID) && old != word) {
+			atomic_fetch_add_explicit(&e->mac_changes, 1, memory_order_relaxed);
+			w->ctr[DP_CTR_ARP_MAC_CHANGED]++;
+		}
+		atomic_fetch_add_explicit(&e->arp_seen, 1, memory_order_relaxed);
+		learned++;
+	}
+	return learned;
+}
+
+void dp_local_nd(struct dp_worker *w, struct rte_mbuf *m, struct dp_pkt *pk)
+{
+	uint8_t *ic = (uint8_t *)pk->ip6 + pk->l3_len;
+	uint32_t ilen =
+		sizeof(struct rte_ipv6_hdr) + rte_be_to_cpu_16(pk->ip6->payload_len) - pk->l3_len;
+	static const uint8_t unspec[16];
+	const uint8_t *lla;
+	uint16_t c;
+
+	/* RFC 4861 7.1.1 / 7.1.2: hop limit 255 (never forwarded), code 0, 24 bytes. */
+	if (pk->ip6->hop_limits != 255 || ic[1] != 0 || ilen < 24 ||
+	    !nd_options(ic, ilen, 24, ic[0] == 136 ? 2 : 1, &lla))
+		return dp_count_drop(w, m, DP_DROP_BAD_ND);
+	if (ic[0] == 136) {
+		if (learn_na(w, pk, ic, lla) == 0)
+			return dp_count_drop(w, m, DP_DROP_ND_UNSOLICITED);
+		/* An answer that taught us a MAC is absorbed: handled by the router. */
+		w->ctr[DP_CTR_ND_LEARNED]++;
+		w->ctr[DP_CTR_ANSWERED]++;
+		rte_pktmbuf_free(m);
+		return;
+	}
+	/* A Neighbor Solicitation for address6; duplicate address detection (from ::) is not
+	 * answered. Who asks is answered, and taught nothing. */
+	if (memcmp(ic + 8, w->router_ip6, 16) != 0 || memcmp(&pk->ip6->src_addr, unspec, 16) == 0)
+		return dp_count_drop(w, m, DP_DROP_BAD_ND);
+	if (!ip6_back(w, m, pk, DP_NA_LEN, IPPROTO_ICMPV6))
+		return dp_count_drop(w, m, DP_DROP_TRUNC_ETH);
+	ic = (uint8_t *)(pk->ip6 + 1);
+	memset(ic, 0, DP_NA_LEN);
+	ic[0] = 136;
+	ic[4] = 0x60; /* solicited, override */
+	memcpy(ic + 8, w->router_ip6, 16);
+	ic[24] = 2; /* target link-layer address, one unit */
+	ic[25] = 1;
+	memcpy(ic + 26, &w->router_mac, 6);
+	c = dp_ip6_l4_cksum((const uint8_t *)&pk->ip6->src_addr,
+			    (const uint8_t *)&pk->ip6->dst_addr, ic, DP_NA_LEN, IPPROTO_ICMPV6);
+	memcpy(ic + 2, &c, 2);
+	w->ctr[DP_CTR_ND_REPLIED]++;
+	dp_tx_push(w, m, (enum dp_tx_tag)w->answer_tag, 0);
+}
+
 void dp_local_icmp(struct dp_worker *w, struct rte_mbuf *m, struct dp_pkt *pk)
 {
 	uint32_t tot = rte_be_to_cpu_16(pk->ip->total_length);
@@ -227,6 +386,20 @@ void dp_local_mc_reply(struct dp_worker *w, struct rte_mbuf *m, struct dp_pkt *p
 	pk->udp->src_port = pk->udp->dst_port;
 	pk->udp->dst_port = p;
 	pk->udp->dgram_len = rte_cpu_to_be_16((uint16_t)ulen);
+	if (pk->v6) {
+		if (!ip6_back(w, m, pk, ulen, IPPROTO_UDP))
+			return dp_count_drop(w, m, DP_DROP_TRUNC_ETH);
+		if (w->tx_offload) {
+			pk->udp->dgram_cksum = 0;
+			dp_tx_cksum_offload6(m, pk->ip6, pk->udp, pk->l2_len);
+		} else {
+			pk->udp->dgram_cksum = 0;
+			pk->udp->dgram_cksum = dp_ip6_l4_cksum((const uint8_t *)&pk->ip6->src_addr,
+							       (const uint8_t *)&pk->ip6->dst_addr,
+							       pk->udp, ulen, IPPROTO_UDP);
+		}
+		return dp_tx_push(w, m, (enum dp_tx_tag)w->answer_tag, 0);
+	}
 	ip_back(w, m, pk, ulen);
 	pk->udp->dgram_cksum = 0;
 	if (w->tx_offload)
@@ -273,5 +446,55 @@ struct rte_mbuf *dp_arp_request(const struct dp *dp, uint32_t target_ip)
 	memcpy(&a->arp_data.arp_sha, dp->cfg.node_router_mac, 6);
 	a->arp_data.arp_sip = dp->cfg.node_router_ip;
 	a->arp_data.arp_tip = target_ip;
+	return m;
+}
+
+struct rte_mbuf *dp_ns_request(const struct dp *dp, const uint8_t target[16])
+{
+	struct rte_mbuf *m = dp->cfg.pool ? rte_pktmbuf_alloc(dp->cfg.pool) : NULL;
+	bool tag = dp->cfg.node_vlan_fixed && dp->cfg.node_vlan_id != 0;
+	uint32_t l2 = sizeof(struct rte_ether_hdr) + (tag ? sizeof(struct rte_vlan_hdr) : 0);
+	const uint32_t len = l2 + sizeof(struct rte_ipv6_hdr) + DP_NS_LEN;
+	static const uint8_t sn[13] = {0xff, 0x02, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0xff};
+	struct rte_ether_hdr *eth;
+	struct rte_ipv6_hdr *ip6;
+	uint8_t *ic;
+	uint16_t c;
+
+	if (m == NULL)
+		return NULL;
+	eth = (struct rte_ether_hdr *)rte_pktmbuf_append(m, (uint16_t)len);
+	if (eth == NULL || !dp_ip6_set(dp->cfg.node_router_ip6)) {
+		rte_pktmbuf_free(m);
+		return NULL;
+	}
+	memset(eth, 0, len);
+	dp_sn_mac(target, &eth->dst_addr);
+	memcpy(&eth->src_addr, dp->cfg.node_router_mac, 6);
+	eth->ether_type = rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV6);
+	if (tag) { /* on the port's VLAN */
+		struct rte_vlan_hdr *vh = (struct rte_vlan_hdr *)(eth + 1);
+
+		eth->ether_type = rte_cpu_to_be_16(RTE_ETHER_TYPE_VLAN);
+		vh->vlan_tci = rte_cpu_to_be_16(dp->cfg.node_vlan_id);
+		vh->eth_proto = rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV6);
+	}
+	ip6 = (struct rte_ipv6_hdr *)((uint8_t *)eth + l2);
+	ip6->vtc_flow = rte_cpu_to_be_32(UINT32_C(6) << 28);
+	ip6->payload_len = rte_cpu_to_be_16(DP_NS_LEN);
+	ip6->proto = IPPROTO_ICMPV6;
+	ip6->hop_limits = 255;
+	memcpy(&ip6->src_addr, dp->cfg.node_router_ip6, 16);
+	memcpy(&ip6->dst_addr, sn, 13); /* the target's solicited-node group */
+	memcpy((uint8_t *)&ip6->dst_addr + 13, target + 13, 3);
+	ic = (uint8_t *)(ip6 + 1);
+	ic[0] = 135;
+	memcpy(ic + 8, target, 16);
+	ic[24] = 1; /* source link-layer address, one unit */
+	ic[25] = 1;
+	memcpy(ic + 26, dp->cfg.node_router_mac, 6);
+	c = dp_ip6_l4_cksum((const uint8_t *)&ip6->src_addr, (const uint8_t *)&ip6->dst_addr, ic,
+			    DP_NS_LEN, IPPROTO_ICMPV6);
+	memcpy(ic + 2, &c, 2);
 	return m;
 }

@@ -876,9 +876,11 @@ static void send_sub(struct dp_worker *w, struct dp_mget *g, uint16_t gi, uint16
 	mc_frame_write(body, &f);
 	o->data_len = (uint16_t)(off + MC_FRAME_HDR_LEN + n);
 	memcpy(node_mac, &mac, 6); /* little-endian: bytes 0..5 of the word */
-	dp_udp_build(w, o, true, node_mac, tagged,
-		     w->node_vlan_fixed ? w->node_vlan_tci : sl->vlan_tci, sl->node_ip,
-		     rte_cpu_to_be_16(port), sl->node_port);
+	/* The 20 bytes an IPv6 node's header takes more come from the headroom (a fresh mbuf has
+	 * RTE_PKTMBUF_HEADROOM): never short. */
+	(void)dp_udp_build_ep(w, o, node_mac, tagged,
+			      w->node_vlan_fixed ? w->node_vlan_tci : sl->vlan_tci, g->sub_ep[j],
+			      rte_cpu_to_be_16(port), sl->node_port);
 	dp_tx_push(w, o, DP_TX_MGET_SUB, g->sub_ep[j]);
 }
 
@@ -931,7 +933,8 @@ void dp_mget_split(struct dp_worker *w, struct rte_mbuf *m, struct dp_pkt *pk,
 	struct dp_mget *g;
 	int n;
 
-	if (!splittable(r)) {
+	/* Merged replies are built towards IPv4 clients only (dp_udp_build). */
+	if (!splittable(r) || pk->v6) {
 		w->ctr[DP_CTR_MC_SPLIT_REFUSED]++;
 		return dp_local_mc_reply(w, m, pk, r, "multi-key request spans several nodes", true,
 					 MC_BIN_STATUS_INTERNAL_ERROR, 0);

@@ -8,6 +8,7 @@
  */
 
 #include <stdatomic.h>
+#include <string.h>
 
 #include "dataplane_priv.h"
 
@@ -18,9 +19,15 @@ uint32_t dp_route_nexthop(const struct dp *dp, uint32_t ip)
 	return rt_lookup(&dp->routes, ip, &nh) == 0 ? nh : 0;
 }
 
+void dp_route_nexthop6(const struct dp *dp, const uint8_t ip6[16], uint8_t nh6[16])
+{
+	(void)dp;
+	memcpy(nh6, ip6, 16);
+}
+
 /* Another in-use endpoint (not @p i, not one whose next hop just moved: its MAC is the old
  * next hop's) with next hop @p nh and a learned (not static) MAC, or -1. */
-static int64_t sibling(const struct dp *dp, uint32_t i, uint32_t nh)
+static int64_t sibling(const struct dp *dp, uint32_t i)
 {
 	uint32_t n = atomic_load_explicit(&dp->n_eps_hwm, memory_order_relaxed);
 
@@ -28,7 +35,7 @@ static int64_t sibling(const struct dp *dp, uint32_t i, uint32_t nh)
 		const struct dp_endpoint *o = &dp->eps[k];
 
 		if (k == i || !o->used || o->mac_static || o->nh_moved ||
-		    atomic_load_explicit(&o->nh_ip, memory_order_relaxed) != nh ||
+		    !dp_same_nh(o, &dp->eps[i]) ||
 		    !(atomic_load_explicit(&o->mac, memory_order_relaxed) & DP_MAC_VALID))
 			continue;
 		return k;
@@ -65,7 +72,7 @@ void dp_route_share_mac(struct dp *dp, uint32_t i)
 
 	if (e->mac_static || nh == 0)
 		return;
-	k = sibling(dp, i, nh);
+	k = sibling(dp, i);
 	if (k >= 0)
 		take_mac(dp, i, k);
 }
@@ -80,7 +87,7 @@ unsigned int dp_set_routes(struct dp *dp, const struct rt_table *t)
 		struct dp_endpoint *e = &dp->eps[i];
 		uint32_t nh;
 
-		if (!e->used)
+		if (!e->used || e->v6) /* IPv6 next hops: on-link until routes take IPv6 */
 			continue;
 		nh = dp_route_nexthop(dp, atomic_load_explicit(&e->ip, memory_order_relaxed));
 		if (nh == atomic_load_explicit(&e->nh_ip, memory_order_relaxed))
@@ -99,10 +106,7 @@ unsigned int dp_set_routes(struct dp *dp, const struct rt_table *t)
 	rte_rcu_qsbr_synchronize(dp->rcu, RTE_QSBR_THRID_INVALID);
 	for (uint32_t i = 0; i < n; i++)
 		if (dp->eps[i].nh_moved && !dp->eps[i].mac_static)
-			take_mac(dp, i,
-				 sibling(dp, i,
-					 atomic_load_explicit(&dp->eps[i].nh_ip,
-							      memory_order_relaxed)));
+			take_mac(dp, i, sibling(dp, i));
 	for (uint32_t i = 0; i < n; i++)
 		dp->eps[i].nh_moved = false;
 	return moved;

@@ -238,3 +238,124 @@ void dp_udp_build(struct dp_worker *w, struct rte_mbuf *m, bool to_node, const u
 	ip->hdr_checksum = rte_ipv4_cksum(ip);
 	udp->dgram_cksum = rte_ipv4_udptcp_cksum(ip, udp);
 }
+
+bool dp_l3_rebuild(struct rte_mbuf *m, struct dp_pkt *pk, bool v6)
+{
+	uint16_t want = v6 ? sizeof(struct rte_ipv6_hdr) : sizeof(struct rte_ipv4_hdr);
+	uint8_t *old = (uint8_t *)pk->eth, *p;
+	uint16_t etype = rte_cpu_to_be_16(v6 ? RTE_ETHER_TYPE_IPV6 : RTE_ETHER_TYPE_IPV4);
+
+	if (want > pk->l3_len) {
+		if (rte_pktmbuf_prepend(m, (uint16_t)(want - pk->l3_len)) == NULL)
+			return false;
+		p = old - (want - pk->l3_len);
+		memmove(p, old, pk->l2_len);
+	} else {
+		p = old + (pk->l3_len - want);
+		memmove(p, old, pk->l2_len);
+		rte_pktmbuf_adj(m, (uint16_t)(pk->l3_len - want));
+	}
+	memcpy(p + pk->l2_len - 2, &etype, 2); /* the (inner) EtherType ends the L2 header */
+	pk->eth = (struct rte_ether_hdr *)p;
+	pk->v6 = v6;
+	pk->l3_len = want;
+	m->l3_len = want;
+	if (v6) {
+		pk->ip = NULL;
+		pk->ip6 = (struct rte_ipv6_hdr *)(p + pk->l2_len);
+		pk->ip6->vtc_flow = rte_cpu_to_be_32(UINT32_C(6) << 28);
+		pk->ip6->proto = IPPROTO_UDP;
+	} else {
+		pk->ip6 = NULL;
+		pk->ip = (struct rte_ipv4_hdr *)(p + pk->l2_len);
+		pk->ip->version_ihl = 0x45;
+		pk->ip->type_of_service = 0;
+		pk->ip->packet_id = 0;
+		pk->ip->fragment_offset = 0;
+		pk->ip->next_proto_id = IPPROTO_UDP;
+	}
+	return true;
+}
+
+void dp_l3_finish(struct dp_worker *w, struct rte_mbuf *m, struct dp_pkt *pk, uint32_t sip4,
+		  uint32_t dip4, const uint8_t *sip6, const uint8_t *dip6)
+{
+	uint16_t ulen = rte_be_to_cpu_16(pk->udp->dgram_len);
+
+	pk->udp->dgram_cksum = 0;
+	if (pk->v6) {
+		struct rte_ipv6_hdr *ip6 = pk->ip6;
+
+		ip6->payload_len = pk->udp->dgram_len;
+		ip6->hop_limits = 64;
+		memcpy(&ip6->src_addr, sip6, 16);
+		memcpy(&ip6->dst_addr, dip6, 16);
+		if (w->tx_offload)
+			return dp_tx_cksum_offload6(m, ip6, pk->udp, pk->l2_len);
+		pk->udp->dgram_cksum = dp_ip6_l4_cksum(sip6, dip6, pk->udp, ulen, IPPROTO_UDP);
+		return;
+	}
+	pk->ip->total_length = rte_cpu_to_be_16((uint16_t)(sizeof(struct rte_ipv4_hdr) + ulen));
+	pk->ip->time_to_live = 64;
+	pk->ip->src_addr = sip4;
+	pk->ip->dst_addr = dip4;
+	pk->ip->hdr_checksum = 0;
+	if (w->tx_offload)
+		return dp_tx_cksum_offload(m, pk->ip, pk->udp, pk->l2_len, pk->l3_len);
+	pk->ip->hdr_checksum = rte_ipv4_cksum(pk->ip);
+	pk->udp->dgram_cksum = rte_ipv4_udptcp_cksum(pk->ip, pk->udp); /* 0 -> 0xffff */
+}
+
+bool dp_udp_build_ep(struct dp_worker *w, struct rte_mbuf *m, const uint8_t dst_mac[6], bool vlan,
+		     uint16_t vlan_tci, uint32_t ep, uint16_t sport, uint16_t dport)
+{
+	const struct dp_endpoint *e = &w->eps[ep];
+	uint16_t l2 = sizeof(struct rte_ether_hdr) + (vlan ? sizeof(struct rte_vlan_hdr) : 0);
+	struct rte_ether_hdr *eth;
+	struct rte_ipv6_hdr *ip6;
+	struct rte_udp_hdr *udp;
+	uint16_t ulen;
+
+	if (!e->v6) {
+		dp_udp_build(w, m, true, dst_mac, vlan, vlan_tci,
+			     atomic_load_explicit(&e->ip, memory_order_relaxed), sport, dport);
+		return true;
+	}
+	ulen = (uint16_t)(rte_pktmbuf_data_len(m) - l2 - sizeof(struct rte_ipv4_hdr));
+	eth = (struct rte_ether_hdr *)rte_pktmbuf_prepend(m, sizeof(struct rte_ipv6_hdr) -
+								     sizeof(struct rte_ipv4_hdr));
+	if (eth == NULL)
+		return false;
+	ip6 = (struct rte_ipv6_hdr *)((uint8_t *)eth + l2);
+	udp = (struct rte_udp_hdr *)(ip6 + 1);
+	memcpy(&eth->dst_addr, dst_mac, 6);
+	rte_ether_addr_copy(&w->node_src_mac, &eth->src_addr);
+	eth->ether_type = rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV6);
+	if (vlan) {
+		struct rte_vlan_hdr *vh = (struct rte_vlan_hdr *)(eth + 1);
+
+		eth->ether_type = rte_cpu_to_be_16(RTE_ETHER_TYPE_VLAN);
+		vh->vlan_tci = vlan_tci;
+		vh->eth_proto = rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV6);
+	}
+	ip6->vtc_flow = rte_cpu_to_be_32(UINT32_C(6) << 28);
+	ip6->payload_len = rte_cpu_to_be_16(ulen);
+	ip6->proto = IPPROTO_UDP;
+	ip6->hop_limits = 64;
+	memcpy(&ip6->src_addr, w->node_src_ip6, 16);
+	memcpy(&ip6->dst_addr, e->ip6, 16);
+	udp->src_port = sport;
+	udp->dst_port = dport;
+	udp->dgram_len = rte_cpu_to_be_16(ulen);
+	udp->dgram_cksum = 0;
+	m->nb_segs = 1;
+	m->next = NULL;
+	m->pkt_len = rte_pktmbuf_data_len(m);
+	m->l2_len = l2;
+	m->l3_len = sizeof(*ip6);
+	if (w->tx_offload)
+		dp_tx_cksum_offload6(m, ip6, udp, l2);
+	else
+		udp->dgram_cksum = dp_ip6_l4_cksum(w->node_src_ip6, e->ip6, udp, ulen, IPPROTO_UDP);
+	return true;
+}

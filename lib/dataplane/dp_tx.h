@@ -161,6 +161,64 @@ static inline void dp_tx_cksum_offload(struct rte_mbuf *m, struct rte_ipv4_hdr *
 	udp->dgram_cksum = rte_ipv4_phdr_cksum(ip, m->ol_flags);
 }
 
+/* The 64-bit ones-complement sum of an IPv6 pseudo-header (RFC 8200 8.1): addresses
+ * @p src / @p dst (16 bytes each), upper-layer length @p len and next header @p proto, as native
+ * words of the bytes in network order (add it to dp_csum_sum's start). */
+static inline uint64_t dp_ip6_phdr_sum(const uint8_t *src, const uint8_t *dst, uint32_t len,
+				       uint8_t proto)
+{
+	uint64_t sum = rte_cpu_to_be_32(len), v;
+
+	sum = dp_csum_add64(sum, rte_cpu_to_be_32((uint32_t)proto));
+	for (int i = 0; i < 16; i += 8) {
+		memcpy(&v, src + i, 8);
+		sum = dp_csum_add64(sum, v);
+		memcpy(&v, dst + i, 8);
+		sum = dp_csum_add64(sum, v);
+	}
+	return sum;
+}
+
+/* The IPv6 upper-layer checksum field value for @p len bytes at @p l4 (its checksum field 0)
+ * under the pseudo-header of @p src, @p dst and @p proto; UDP's 0 is sent as 0xffff. */
+static inline uint16_t dp_ip6_l4_cksum(const uint8_t *src, const uint8_t *dst, const void *l4,
+				       uint32_t len, uint8_t proto)
+{
+	uint16_t c = (uint16_t)~dp_csum_sum(l4, len, dp_ip6_phdr_sum(src, dst, len, proto));
+
+	return c == 0 && proto == IPPROTO_UDP ? 0xffff : c;
+}
+
+/* Leave the UDP checksum of IPv6 datagram @p m to the NIC (w->tx_offload), as
+ * dp_tx_cksum_offload() does for IPv4. */
+static inline void dp_tx_cksum_offload6(struct rte_mbuf *m, struct rte_ipv6_hdr *ip6,
+					struct rte_udp_hdr *udp, uint16_t l2_len)
+{
+	m->l2_len = l2_len;
+	m->l3_len = sizeof(*ip6);
+	m->ol_flags |= RTE_MBUF_F_TX_IPV6 | RTE_MBUF_F_TX_UDP_CKSUM;
+	udp->dgram_cksum = rte_ipv6_phdr_cksum(ip6, m->ol_flags);
+}
+
+/*
+ * Replace the L3 header of parsed UDP datagram @p pk in @p m (IPv4 with options, or IPv6 with
+ * extension headers) by a plain one of the family @p v6 (IPv4: 20 bytes, no options; IPv6: 40
+ * bytes, no extension headers), keeping the Ethernet (+VLAN) header in front and the UDP
+ * datagram behind; the EtherType, pk->ip / ip6 / v6 / l3_len follow. Addresses, length,
+ * TTL / hop limit and the checksums are the caller's (dp_l3_finish). false when the mbuf has
+ * no headroom (nothing changed). For the mixed-family and extension-header paths only.
+ */
+bool dp_l3_rebuild(struct rte_mbuf *m, struct dp_pkt *pk, bool v6);
+
+/*
+ * Set the addresses of the plain L3 header of @p pk (as dp_l3_rebuild leaves it, or as
+ * received without options): IPv4 @p sip4 / @p dip4, or IPv6 @p sip6 / @p dip6 (pk->v6), the
+ * total / payload length, TTL / hop limit 64, then both checksums from scratch (or the NIC's
+ * share). The UDP header (ports, length) and payload are final.
+ */
+void dp_l3_finish(struct dp_worker *w, struct rte_mbuf *m, struct dp_pkt *pk, uint32_t sip4,
+		  uint32_t dip4, const uint8_t *sip6, const uint8_t *dip6);
+
 /*
  * Write Ethernet (+VLAN), IPv4 (no options) and UDP headers in front of the frame header and
  * body already in @p m at offset l2 + 28 (data_len covers them), from the router to @p dst_mac
@@ -168,6 +226,12 @@ static inline void dp_tx_cksum_offload(struct rte_mbuf *m, struct rte_ipv4_hdr *
  */
 void dp_udp_build(struct dp_worker *w, struct rte_mbuf *m, bool to_node, const uint8_t dst_mac[6],
 		  bool vlan, uint16_t vlan_tci, uint32_t dip, uint16_t sport, uint16_t dport);
+
+/* dp_udp_build() towards node endpoint @p ep, in its family: an IPv6 node gets Ethernet, IPv6
+ * and UDP headers (the mbuf gives 20 bytes of headroom; the payload stays where the IPv4
+ * layout put it). false when there is no headroom (nothing sent, the caller frees @p m). */
+bool dp_udp_build_ep(struct dp_worker *w, struct rte_mbuf *m, const uint8_t dst_mac[6], bool vlan,
+		     uint16_t vlan_tci, uint32_t ep, uint16_t sport, uint16_t dport);
 
 /* ---- TX buffer and accounting ----------------------------------------------------------- */
 
@@ -264,6 +328,22 @@ static inline void dp_client_give(struct dp_worker *w, uint32_t ip)
 
 /* ---- request slots ---------------------------------------------------------------------- */
 
+/* Slot @p s's request goes to endpoint @p ep now (a hot key's owner, a warm-up's previous
+ * owner): its address, port and family. */
+static inline void dp_slot_set_node(struct dp_worker *w, uint32_t s, uint32_t ep)
+{
+	struct dp_slot *sl = &w->slots[s];
+
+	sl->ep = ep;
+	sl->node_ip = atomic_load_explicit(&w->eps[ep].ip, memory_order_relaxed);
+	sl->node_port = rte_cpu_to_be_16(w->eps[ep].port);
+	sl->fam = (uint8_t)(sl->fam & ~DP_FAM_NODE6);
+	if (w->eps[ep].v6) {
+		sl->fam |= DP_FAM_NODE6;
+		memcpy(w->slot6[s].node, w->eps[ep].ip6, 16);
+	}
+}
+
 /* Give back the reply parser slot @p sl holds, if any. */
 static inline void dp_parser_release(struct dp_worker *w, struct dp_slot *sl)
 {
@@ -313,13 +393,24 @@ static __rte_always_inline uint32_t dp_slot_take(struct dp_worker *w, const stru
 	sl->gen = (uint16_t)((sl->gen + 1) & (0xffffu >> w->slot_lo_bits));
 	*reqid = (uint16_t)((sl->gen << w->slot_lo_bits) | (s & lo_mask));
 	sl->tsc = w->now | 1; /* never 0 while live */
-	sl->client_ip = pk->ip->src_addr;
+	sl->fam = 0;
+	if (unlikely(pk->v6)) {
+		sl->fam = DP_FAM_CLIENT6;
+		memcpy(w->slot6[s].client, &pk->ip6->src_addr, 16);
+		sl->client_ip = dp_fold6(w->slot6[s].client);
+	} else {
+		sl->client_ip = pk->ip->src_addr;
+	}
 	sl->client_port = pk->udp->src_port;
 	memcpy(&client_reqid, pk->payload, 2); /* the frame header's request id */
 	sl->client_reqid = rte_be_to_cpu_16(client_reqid);
 	sl->listen_port = pk->udp->dst_port;
 	sl->node_ip = atomic_load_explicit(&w->eps[ep].ip, memory_order_relaxed);
 	sl->node_port = rte_cpu_to_be_16(w->eps[ep].port);
+	if (unlikely(w->eps[ep].v6)) {
+		sl->fam |= DP_FAM_NODE6;
+		memcpy(w->slot6[s].node, w->eps[ep].ip6, 16);
+	}
 	sl->total = 0;
 	sl->seq_base = 0;
 	sl->seq_seen = 0;

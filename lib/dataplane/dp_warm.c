@@ -85,9 +85,12 @@ static bool warm_send(struct dp_worker *w, uint32_t ep, bool vlan, uint16_t vlan
 	memcpy(p + hdr + 2, "\0\0\0\x01\0\0", 6);
 	memcpy(p + hdr + MC_FRAME_HDR_LEN, body, len);
 	o->data_len = (uint16_t)(hdr + MC_FRAME_HDR_LEN + len);
-	dp_udp_build(w, o, true, (const uint8_t *)&mac, vlan, vlan_tci,
-		     atomic_load_explicit(&w->eps[ep].ip, memory_order_relaxed),
-		     rte_cpu_to_be_16(sport), rte_cpu_to_be_16(w->eps[ep].port));
+	if (!dp_udp_build_ep(w, o, (const uint8_t *)&mac, vlan, vlan_tci, ep,
+			     rte_cpu_to_be_16(sport), rte_cpu_to_be_16(w->eps[ep].port))) {
+		rte_pktmbuf_free(o);
+		w->ctr[DP_CTR_WARM_TX_FAILED]++;
+		return false;
+	}
 	if (tag == DP_TX_WARM_GET)
 		dp_tx_push_fwd_tag(w, o, ep, s, DP_TX_WARM_GET);
 	else
@@ -342,9 +345,8 @@ static bool ask_previous(struct dp_worker *w, struct dp_warm_ctx *c, uint32_t s1
 		b->gen = gen;
 	}
 	b->tsc = w->now | 1;
-	b->ep = c->prev_ep;
-	b->node_ip = atomic_load_explicit(&w->eps[c->prev_ep].ip, memory_order_relaxed);
-	b->node_port = rte_cpu_to_be_16(w->eps[c->prev_ep].port);
+	w->slot6[s2] = w->slot6[s1]; /* the client's address goes with *a */
+	dp_slot_set_node(w, s2, c->prev_ep);
 	b->total = 0;
 	b->seq_base = 0;
 	b->seq_seen = 0;

@@ -74,6 +74,79 @@ static void rewrite_udp(struct dp_worker *w, struct rte_mbuf *m, struct dp_pkt *
 }
 
 /*
+ * rewrite_udp() for an IPv6 datagram going to IPv6 (no extension headers): the addresses
+ * (16 bytes each, as stored), ports and request id; hop limit 64. The UDP checksum is never 0
+ * here (handle_ipv6 drops those).
+ */
+static void rewrite_udp6(struct dp_worker *w, struct rte_mbuf *m, struct dp_pkt *pk,
+			 const uint8_t *sip, const uint8_t *dip, uint16_t sport, uint16_t dport,
+			 uint16_t reqid)
+{
+	struct rte_ipv6_hdr *ip6 = pk->ip6;
+	struct rte_udp_hdr *udp = pk->udp;
+	uint16_t old_reqid, new_reqid = rte_cpu_to_be_16(reqid);
+	uint32_t old_ports, new_ports = (uint32_t)sport | (uint32_t)dport << 16;
+	uint64_t sum = 0;
+
+	memcpy(&old_reqid, pk->payload, 2);
+	memcpy(pk->payload, &new_reqid, 2);
+	ip6->hop_limits = 64;
+	if (w->tx_offload) {
+		memcpy(&ip6->src_addr, sip, 16);
+		memcpy(&ip6->dst_addr, dip, 16);
+		udp->src_port = sport;
+		udp->dst_port = dport;
+		return dp_tx_cksum_offload6(m, ip6, udp, pk->l2_len);
+	}
+	for (int i = 0; i < 16; i += 4) {
+		uint32_t os, od, ns, nd;
+
+		memcpy(&os, (uint8_t *)&ip6->src_addr + i, 4);
+		memcpy(&od, (uint8_t *)&ip6->dst_addr + i, 4);
+		memcpy(&ns, sip + i, 4);
+		memcpy(&nd, dip + i, 4);
+		sum += (uint64_t)(uint32_t)~os + ns + (uint32_t)~od + nd;
+	}
+	memcpy(&old_ports, &udp->src_port, 4);
+	sum += (uint64_t)(uint32_t)~old_ports + new_ports + (uint16_t)~old_reqid + new_reqid;
+	uint16_t c = dp_csum_apply64(udp->dgram_cksum, sum);
+
+	udp->dgram_cksum = c == 0 ? 0xffff : c;
+	memcpy(&ip6->src_addr, sip, 16);
+	memcpy(&ip6->dst_addr, dip, 16);
+	udp->src_port = sport;
+	udp->dst_port = dport;
+}
+
+/*
+ * Any rewrite other than IPv4 to IPv4: towards an IPv6 peer (@p to_v6: @p sip6 / @p dip6) or an
+ * IPv4 one (@p sip4 / @p dip4), from a datagram of either family. IPv6 to IPv6 without
+ * extension headers is updated in place; anything else gets a fresh L3 header of the target's
+ * family (dp_l3_rebuild: 20 bytes more or less in front, extension headers and IPv4 options
+ * left out) and checksums computed anew. false when there is no headroom (nothing sent).
+ * Out of line: the IPv4 path never comes here.
+ */
+static __rte_noinline bool rewrite_mixed(struct dp_worker *w, struct rte_mbuf *m, struct dp_pkt *pk,
+					 bool to_v6, uint32_t sip4, uint32_t dip4,
+					 const uint8_t *sip6, const uint8_t *dip6, uint16_t sport,
+					 uint16_t dport, uint16_t reqid)
+{
+	uint16_t be_reqid = rte_cpu_to_be_16(reqid);
+
+	if (pk->v6 && to_v6 && pk->l3_len == sizeof(struct rte_ipv6_hdr)) {
+		rewrite_udp6(w, m, pk, sip6, dip6, sport, dport, reqid);
+		return true;
+	}
+	if (!dp_l3_rebuild(m, pk, to_v6))
+		return false;
+	memcpy(pk->payload, &be_reqid, 2);
+	pk->udp->src_port = sport;
+	pk->udp->dst_port = dport;
+	dp_l3_finish(w, m, pk, sip4, dip4, sip6, dip6);
+	return true;
+}
+
+/*
  * Two ports: give @p m (parsed as @p pk) the 802.1Q tag of the side it leaves on: @p tci
  * (network order) when @p tagged, else none, inserting or removing the tag (the Ethernet
  * addresses move by 4 bytes; pk->eth, l2_len, vlan and m->l2_len follow). false when the
@@ -115,6 +188,27 @@ static inline bool client_allowed(const struct dp_worker *w, uint32_t src)
 	return false;
 }
 
+static bool client_allowed6(const struct dp_worker *w, const void *src)
+{
+	uint64_t a[2];
+
+	memcpy(a, src, 16);
+	for (uint16_t i = 0; i < w->n_allowed6; i++) {
+		const struct dp_prefix6 *p = &w->allowed6[i];
+
+		if ((a[0] & p->mask[0]) == p->addr[0] && (a[1] & p->mask[1]) == p->addr[1])
+			return true;
+	}
+	return false;
+}
+
+/* The word a client's slots are counted by (dp_client_take): its IPv4 address, or its IPv6
+ * address folded (dp_fold6: two IPv6 clients with one fold share one cap). */
+static inline uint32_t client_word(const struct dp_pkt *pk)
+{
+	return likely(!pk->v6) ? pk->ip->src_addr : dp_fold6((const uint8_t *)&pk->ip6->src_addr);
+}
+
 /*
  * The client ACL, for requests and ICMP echo alike: the IPv4 source in an allowed prefix and,
  * when allowed_client_macs is set, the Ethernet source one of them. @return DP_DROP_COUNT
@@ -125,7 +219,8 @@ static inline enum dp_drop client_check(const struct dp_worker *w, const struct 
 {
 	uint64_t mac = 0;
 
-	if (unlikely(!client_allowed(w, pk->ip->src_addr)))
+	if (unlikely(pk->v6) ? !client_allowed6(w, &pk->ip6->src_addr)
+			     : unlikely(!client_allowed(w, pk->ip->src_addr)))
 		return DP_DROP_CLIENT_DENIED;
 	if (likely(w->n_client_macs == 0))
 		return DP_DROP_COUNT;
@@ -357,8 +452,19 @@ static __rte_always_inline uint32_t forward_request(struct dp_worker *w, struct 
 	}
 	memcpy(&pk->eth->dst_addr, &mac, 6); /* little-endian: bytes 0..5 of the word */
 	rte_ether_addr_copy(&w->node_src_mac, &pk->eth->src_addr);
-	rewrite_udp(w, m, pk, w->node_src_ip, sl->node_ip, rte_cpu_to_be_16(port), sl->node_port,
-		    reqid);
+	if (likely(!pk->v6 && !(sl->fam & DP_FAM_NODE6)))
+		rewrite_udp(w, m, pk, w->node_src_ip, sl->node_ip, rte_cpu_to_be_16(port),
+			    sl->node_port, reqid);
+	else if (unlikely(!rewrite_mixed(w, m, pk, sl->fam & DP_FAM_NODE6, w->node_src_ip,
+					 sl->node_ip, w->node_src_ip6, w->slot6[s].node,
+					 rte_cpu_to_be_16(port), sl->node_port, reqid))) {
+		if (c.quiet)
+			dp_slot_put(w, s);
+		else
+			dp_slot_free(w, s);
+		dp_count_drop(w, m, DP_DROP_TRUNC_ETH);
+		return DP_NO_SLOT;
+	}
 	dp_tx_push_fwd(w, m, ep, c.quiet ? DP_NO_SLOT : s);
 	if (c.quiet) {
 		/* Its generation is spent: an error reply finds the slot free (reply_no_slot)
@@ -398,6 +504,17 @@ static bool failover_cap_ttl(struct dp_worker *w, struct rte_mbuf *m, struct dp_
 	m->data_len = (uint16_t)(hdr + n);
 	m->pkt_len = m->data_len;
 	pk->udp->dgram_len = rte_cpu_to_be_16((uint16_t)(sizeof(struct rte_udp_hdr) + n));
+	if (pk->v6) { /* payload_len covers the extension headers too */
+		pk->ip6->payload_len =
+			rte_cpu_to_be_16((uint16_t)(pk->l3_len - sizeof(struct rte_ipv6_hdr) +
+						    sizeof(struct rte_udp_hdr) + n));
+		pk->udp->dgram_cksum = 0;
+		pk->udp->dgram_cksum = dp_ip6_l4_cksum(
+			(const uint8_t *)&pk->ip6->src_addr, (const uint8_t *)&pk->ip6->dst_addr,
+			pk->udp, (uint32_t)(sizeof(struct rte_udp_hdr) + n), IPPROTO_UDP);
+		w->ctr[DP_CTR_FAILOVER_TTL]++;
+		return mc_parse_datagram_flags(pk->payload, n, MC_PARSE_CTL_KEYS, r) == MC_OK;
+	}
 	pk->ip->total_length =
 		rte_cpu_to_be_16((uint16_t)(pk->l3_len + sizeof(struct rte_udp_hdr) + n));
 	pk->ip->hdr_checksum = 0;
@@ -453,7 +570,7 @@ static __rte_noinline void failover_request(struct dp_worker *w, struct rte_mbuf
 	mac = atomic_load_explicit(&w->eps[ep].mac, memory_order_relaxed);
 	if (unlikely(w->free_head == w->free_tail))
 		return dp_count_drop(w, m, DP_DROP_NO_SLOT);
-	if (!c.quiet && unlikely(!dp_client_take(w, pk->ip->src_addr, 1)))
+	if (!c.quiet && unlikely(!dp_client_take(w, client_word(pk), 1)))
 		return dp_count_drop(w, m, DP_DROP_CLIENT_SLOTS);
 	/* Everything but reads changes what the owner would answer when it is back. */
 	for (uint16_t k = 0; k < r->nkeys; k++)
@@ -513,7 +630,8 @@ static void handle_request(struct dp_worker *w, struct rte_mbuf *m, struct dp_pk
 		return dp_mget_split(w, m, pk, r);
 	ep = w->cur->ep[owner];
 	hot.stage = DP_HOT_NONE;
-	if (unlikely(w->hot->set != NULL))
+	/* Hot keys' copies and warm-up re-asks answer IPv4 clients (the packets they build). */
+	if (unlikely(w->hot->set != NULL) && !pk->v6)
 		ep = dp_hot_route(w, pk, r, ep, &hot); /* a hot key: a replica, or invalidations */
 	if (unlikely(!dp_ep_serving(w, ep)))
 		return failover_request(w, m, pk, r, ep, c);
@@ -522,12 +640,12 @@ static void handle_request(struct dp_worker *w, struct rte_mbuf *m, struct dp_pk
 		return dp_count_drop(w, m, DP_DROP_NODE_NO_MAC);
 	if (unlikely(w->free_head == w->free_tail))
 		return dp_count_drop(w, m, DP_DROP_NO_SLOT);
-	if (!c.quiet && unlikely(!dp_client_take(w, pk->ip->src_addr, 1)))
+	if (!c.quiet && unlikely(!dp_client_take(w, client_word(pk), 1)))
 		return dp_count_drop(w, m, DP_DROP_CLIENT_SLOTS);
 	/* A warm-up window is open: moved keys' writes delete at their previous owner, a moved
 	 * key's read may ask it after a miss (dp_warm.c). Before the rewrite: it reads the
 	 * request's bytes. */
-	if (unlikely(w->prev_cur != NULL))
+	if (unlikely(w->prev_cur != NULL) && !pk->v6)
 		warm = dp_warm_request(w, pk, r, ep);
 	s = forward_request(w, m, pk, r, ep, mac, c);
 	if (unlikely(warm >= 0) && !c.quiet && s != DP_NO_SLOT)
@@ -584,6 +702,34 @@ static inline enum dp_drop reply_seq_mark(struct dp_slot *sl, uint16_t seq)
 	return DP_DROP_COUNT;
 }
 
+/* The reply comes from the node its slot asked: address (IPv6: all 16 bytes) and port. */
+static inline bool reply_src_ok(const struct dp_worker *w, const struct dp_pkt *pk,
+				const struct dp_slot *sl, uint32_t s)
+{
+	if (unlikely(pk->udp->src_port != sl->node_port))
+		return false;
+	if (likely(!pk->v6))
+		return pk->ip->src_addr == sl->node_ip && !(sl->fam & DP_FAM_NODE6);
+	return (sl->fam & DP_FAM_NODE6) && memcmp(&pk->ip6->src_addr, w->slot6[s].node, 16) == 0;
+}
+
+/* The member endpoint datagram @p pk comes from (address, port; IPv6 in full), or -1. */
+static inline int64_t find_src(const struct dp_worker *w, const struct dp_pkt *pk)
+{
+	int64_t ep;
+
+	if (w->cur == NULL)
+		return -1;
+	if (likely(!pk->v6))
+		return dp_view_find_src(w->cur, pk->ip->src_addr,
+					rte_be_to_cpu_16(pk->udp->src_port), false);
+	ep = dp_view_find_src(w->cur, dp_fold6((const uint8_t *)&pk->ip6->src_addr),
+			      rte_be_to_cpu_16(pk->udp->src_port), true);
+	if (ep >= 0 && memcmp(w->eps[ep].ip6, &pk->ip6->src_addr, 16) != 0)
+		return -1;
+	return ep;
+}
+
 /* Node -> router, on the worker owning the slot the destination port names. */
 static void handle_reply_owned(struct dp_worker *w, struct rte_mbuf *m, struct dp_pkt *pk,
 			       uint32_t k)
@@ -602,7 +748,7 @@ static void handle_reply_owned(struct dp_worker *w, struct rte_mbuf *m, struct d
 	if (unlikely(s > w->slot_mask || w->slots[s].tsc == 0))
 		return dp_count_drop(w, m, DP_DROP_REPLY_NO_SLOT);
 	sl = &w->slots[s];
-	if (unlikely(pk->ip->src_addr != sl->node_ip || pk->udp->src_port != sl->node_port))
+	if (unlikely(!reply_src_ok(w, pk, sl, s)))
 		return dp_count_drop(w, m, DP_DROP_REPLY_WRONG_SOURCE);
 	if (unlikely(!reply_mac_ok(w, sl->ep, pk->eth)))
 		return dp_count_drop(w, m, DP_DROP_REPLY_WRONG_MAC);
@@ -643,8 +789,13 @@ static void handle_reply_owned(struct dp_worker *w, struct rte_mbuf *m, struct d
 	rte_ether_addr_copy(&w->client_src_mac, &pk->eth->src_addr);
 	if (pk->vlan)
 		((struct rte_vlan_hdr *)(pk->eth + 1))->vlan_tci = sl->vlan_tci;
-	rewrite_udp(w, m, pk, w->client_src_ip, sl->client_ip, sl->listen_port, sl->client_port,
-		    sl->client_reqid);
+	if (likely(!pk->v6 && !(sl->fam & DP_FAM_CLIENT6)))
+		rewrite_udp(w, m, pk, w->client_src_ip, sl->client_ip, sl->listen_port,
+			    sl->client_port, sl->client_reqid);
+	else if (unlikely(!rewrite_mixed(w, m, pk, sl->fam & DP_FAM_CLIENT6, w->client_src_ip,
+					 sl->client_ip, w->client_src_ip6, w->slot6[s].client,
+					 sl->listen_port, sl->client_port, sl->client_reqid)))
+		return dp_count_drop(w, m, DP_DROP_TRUNC_ETH); /* the slot waits for the rest */
 	dp_tx_push(w, m, DP_TX_RETURNED, sl->ep);
 	sl->total = total;
 	if (done) {
@@ -666,9 +817,7 @@ static void handle_reply(struct dp_worker *w, struct rte_mbuf *m, struct dp_pkt 
 		return handle_reply_owned(w, m, pk, k);
 	if (unlikely(owner >= w->n_workers))
 		return dp_count_drop(w, m, DP_DROP_REPLY_NO_SLOT);
-	ep = w->cur != NULL ? dp_view_find_src(w->cur, pk->ip->src_addr,
-					       rte_be_to_cpu_16(pk->udp->src_port))
-			    : -1;
+	ep = find_src(w, pk);
 	if (unlikely(ep < 0))
 		return dp_count_drop(w, m, DP_DROP_REPLY_UNKNOWN_SOURCE);
 	if (unlikely(!reply_mac_ok(w, (uint32_t)ep, pk->eth)))
@@ -686,9 +835,7 @@ static void handle_reply(struct dp_worker *w, struct rte_mbuf *m, struct dp_pkt 
  * is consumed here (counted as probe_replies): it never reaches a client. */
 static void handle_probe_reply(struct dp_worker *w, struct rte_mbuf *m, struct dp_pkt *pk)
 {
-	int64_t ep = w->cur != NULL ? dp_view_find_src(w->cur, pk->ip->src_addr,
-						       rte_be_to_cpu_16(pk->udp->src_port))
-				    : -1;
+	int64_t ep = find_src(w, pk);
 	uint32_t want;
 
 	if (ep < 0 || !reply_mac_ok(w, (uint32_t)ep, pk->eth))
@@ -713,8 +860,11 @@ static void take_over(struct dp_worker *w, struct rte_mbuf *m)
 	pk.l2_len = m->l2_len;
 	pk.l3_len = m->l3_len;
 	pk.vlan = pk.l2_len != sizeof(struct rte_ether_hdr);
-	pk.ip = (struct rte_ipv4_hdr *)(p + pk.l2_len);
-	pk.udp = (struct rte_udp_hdr *)((uint8_t *)pk.ip + pk.l3_len);
+	/* The (inner) EtherType ends the L2 header: IPv4 or IPv6, as the first worker saw. */
+	pk.v6 = p[pk.l2_len - 2] == 0x86 && p[pk.l2_len - 1] == 0xdd;
+	pk.ip = pk.v6 ? NULL : (struct rte_ipv4_hdr *)(p + pk.l2_len);
+	pk.ip6 = pk.v6 ? (struct rte_ipv6_hdr *)(p + pk.l2_len) : NULL;
+	pk.udp = (struct rte_udp_hdr *)(p + pk.l2_len + pk.l3_len);
 	pk.payload = (uint8_t *)(pk.udp + 1);
 	pk.plen = rte_be_to_cpu_16(pk.udp->dgram_len) - (uint32_t)sizeof(struct rte_udp_hdr);
 	pk.hint.len = 0; /* a reply: no request key to guess */
@@ -838,6 +988,170 @@ static void handle_ipv4(struct dp_worker *w, struct rte_mbuf *m, struct dp_pkt *
 	dp_count_drop(w, m, DP_DROP_BAD_PORT);
 }
 
+/* Extension headers walked at most (hop-by-hop, destination options, routing). */
+#define DP_IP6_EXT_MAX 8
+
+/*
+ * After the IPv6 header: walk the extension headers the router may meet as a destination
+ * (hop-by-hop, destination options, routing with no segments left), each within the payload
+ * and the frame. @return the upper-layer protocol, its offset from the IPv6 header in *off;
+ * or -1 with the drop reason in *why (a fragment header: ip_fragment; cut short:
+ * truncated_ip; a routing header still routing, too many headers: bad_ip).
+ */
+static int ipv6_walk(const struct rte_ipv6_hdr *ip6, uint32_t end, uint32_t *off, enum dp_drop *why)
+{
+	const uint8_t *b = (const uint8_t *)ip6;
+	uint32_t o = sizeof(*ip6);
+	uint8_t nh = ip6->proto;
+
+	for (int i = 0; i < DP_IP6_EXT_MAX; i++) {
+		uint32_t hlen;
+
+		switch (nh) {
+		case IPPROTO_HOPOPTS:
+		case IPPROTO_DSTOPTS:
+		case IPPROTO_ROUTING:
+			break;
+		case IPPROTO_FRAGMENT:
+			*why = DP_DROP_IP_FRAGMENT;
+			return -1;
+		default:
+			*off = o;
+			return nh;
+		}
+		if (o + 8 > end) {
+			*why = DP_DROP_TRUNC_IP;
+			return -1;
+		}
+		hlen = ((uint32_t)b[o + 1] + 1) * 8;
+		if (o + hlen > end) {
+			*why = DP_DROP_TRUNC_IP;
+			return -1;
+		}
+		if (nh == IPPROTO_ROUTING && b[o + 3] != 0) {
+			*why = DP_DROP_BAD_IP; /* segments left: we are not its destination */
+			return -1;
+		}
+		nh = b[o];
+		o += hlen;
+	}
+	*why = DP_DROP_BAD_IP;
+	return -1;
+}
+
+/* The IPv6 UDP checksum of @p m is right (0 was refused before): the port's verdict when it
+ * gives one, else computed over the @p ulen bytes of the datagram. */
+static inline bool udp6_cksum_ok(const struct rte_mbuf *m, const struct rte_ipv6_hdr *ip6,
+				 const struct rte_udp_hdr *udp, uint32_t ulen)
+{
+	switch (m->ol_flags & RTE_MBUF_F_RX_L4_CKSUM_MASK) {
+	case RTE_MBUF_F_RX_L4_CKSUM_GOOD:
+	case RTE_MBUF_F_RX_L4_CKSUM_NONE:
+		return true;
+	case RTE_MBUF_F_RX_L4_CKSUM_BAD:
+		return false;
+	default:
+		break;
+	}
+	return dp_csum_sum(udp, ulen,
+			   dp_ip6_phdr_sum((const uint8_t *)&ip6->src_addr,
+					   (const uint8_t *)&ip6->dst_addr, ulen, IPPROTO_UDP)) ==
+	       0xffff;
+}
+
+/* ICMPv6 at offset pk->l3_len, @p ilen bytes: checksum (over the pseudo-header), then echo
+ * (to whom requests are served) or neighbour discovery (anyone on the link). */
+static void handle_icmp6(struct dp_worker *w, struct rte_mbuf *m, struct dp_pkt *pk, uint32_t ilen)
+{
+	const uint8_t *ic = (const uint8_t *)pk->ip6 + pk->l3_len;
+	enum dp_drop why;
+
+	if (ilen < 4 || dp_csum_sum(ic, ilen,
+				    dp_ip6_phdr_sum((const uint8_t *)&pk->ip6->src_addr,
+						    (const uint8_t *)&pk->ip6->dst_addr, ilen,
+						    IPPROTO_ICMPV6)) != 0xffff)
+		return dp_count_drop(w, m, DP_DROP_BAD_ICMP);
+	if (ic[0] == 135 || ic[0] == 136) /* Neighbor Solicitation / Advertisement */
+		return dp_local_nd(w, m, pk);
+	if (ic[0] != 128 || pk->ip6->dst_addr[0] == 0xff) /* echo request, to our address */
+		return dp_count_drop(w, m, DP_DROP_BAD_ICMP);
+	why = client_check(w, pk);
+	if (unlikely(why != DP_DROP_COUNT))
+		return dp_count_drop(w, m, why);
+	dp_local_icmp6_echo(w, m, pk);
+}
+
+/* The router's solicited-node multicast address ff02::1:ffXX:XXXX (Neighbor Solicitations
+ * for its address go there). */
+static inline bool is_our_sn_addr(const struct dp_worker *w, const uint8_t *a)
+{
+	static const uint8_t pfx[13] = {0xff, 0x02, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0xff};
+
+	return memcmp(a, pfx, 13) == 0 && memcmp(a + 13, w->router_ip6 + 13, 3) == 0;
+}
+
+/* After Ethernet: IPv6 as handle_ipv4 does IPv4, a parallel path: the router's address6 (or,
+ * for neighbour discovery, its solicited-node group), extension headers walked, ICMPv6 or
+ * UDP; the UDP checksum is mandatory. */
+static __rte_noinline void handle_ipv6(struct dp_worker *w, struct rte_mbuf *m, struct dp_pkt *pk,
+				       uint32_t len)
+{
+	struct rte_ipv6_hdr *ip6;
+	uint32_t end, off, ulen, k;
+	enum dp_drop why = DP_DROP_BAD_IP;
+	uint16_t dport;
+	int proto;
+
+	if (unlikely(!w->has_ip6))
+		return dp_count_drop(w, m, DP_DROP_NOT_IPV4);
+	if (unlikely(len < pk->l2_len + sizeof(struct rte_ipv6_hdr)))
+		return dp_count_drop(w, m, DP_DROP_TRUNC_IP);
+	ip6 = pk->ip6 = (struct rte_ipv6_hdr *)((uint8_t *)pk->eth + pk->l2_len);
+	pk->ip = NULL;
+	pk->v6 = true;
+	end = sizeof(*ip6) + rte_be_to_cpu_16(ip6->payload_len);
+	/* payload_len 0 is a jumbogram's: none here. */
+	if (unlikely((rte_be_to_cpu_32(ip6->vtc_flow) >> 28) != 6 || end == sizeof(*ip6) ||
+		     pk->l2_len + end > len))
+		return dp_count_drop(w, m, DP_DROP_BAD_IP);
+	proto = ipv6_walk(ip6, end, &off, &why);
+	if (unlikely(proto < 0))
+		return dp_count_drop(w, m, why);
+	if (unlikely(off > 511)) /* the mbuf's l3_len (9 bits) carries it to another worker */
+		return dp_count_drop(w, m, DP_DROP_BAD_IP);
+	pk->l3_len = (uint16_t)off;
+	if (memcmp(&ip6->dst_addr, w->router_ip6, 16) != 0) {
+		/* Only a Neighbor Solicitation may come to the solicited-node group. */
+		if (proto != IPPROTO_ICMPV6 || !is_our_sn_addr(w, (const uint8_t *)&ip6->dst_addr))
+			return dp_count_drop(w, m, DP_DROP_NOT_OUR_IP);
+	}
+	if (proto == IPPROTO_ICMPV6)
+		return handle_icmp6(w, m, pk, end - off);
+	if (unlikely(proto != IPPROTO_UDP))
+		return dp_count_drop(w, m, DP_DROP_NOT_UDP);
+	if (unlikely(end - off < sizeof(struct rte_udp_hdr)))
+		return dp_count_drop(w, m, DP_DROP_TRUNC_UDP);
+	pk->udp = (struct rte_udp_hdr *)((uint8_t *)ip6 + off);
+	ulen = rte_be_to_cpu_16(pk->udp->dgram_len);
+	if (unlikely(ulen != end - off))
+		return dp_count_drop(w, m, DP_DROP_BAD_UDP_LEN);
+	if (unlikely(pk->udp->dgram_cksum == 0))
+		return dp_count_drop(w, m, DP_DROP_UDP_ZERO_CKSUM);
+	if (unlikely(!udp6_cksum_ok(m, ip6, pk->udp, ulen)))
+		return dp_count_drop(w, m, DP_DROP_BAD_UDP_CKSUM);
+	pk->payload = (uint8_t *)(pk->udp + 1);
+	pk->plen = ulen - (uint32_t)sizeof(struct rte_udp_hdr);
+	dport = rte_be_to_cpu_16(pk->udp->dst_port);
+	k = (uint32_t)(uint16_t)(dport - w->reply_base);
+	if (dport >= w->reply_base && k < w->reply_count)
+		return handle_reply(w, m, pk, k);
+	if (is_listen_port(w, dport))
+		return handle_request(w, m, pk);
+	if (dport == w->probe_port)
+		return handle_probe_reply(w, m, pk);
+	dp_count_drop(w, m, DP_DROP_BAD_PORT);
+}
+
 /* Ethernet (and VLAN) checks and dispatch; @p hint: the look-ahead's guess for @p m. */
 static void handle_packet(struct dp_worker *w, struct rte_mbuf *m, const struct dp_hint *hint)
 {
@@ -852,6 +1166,7 @@ static void handle_packet(struct dp_worker *w, struct rte_mbuf *m, const struct 
 	pk.eth = rte_pktmbuf_mtod(m, struct rte_ether_hdr *);
 	pk.l2_len = sizeof(struct rte_ether_hdr);
 	pk.vlan = false;
+	pk.v6 = false;
 	pk.hint = *hint;
 	etype = pk.eth->ether_type;
 	if (etype == rte_cpu_to_be_16(RTE_ETHER_TYPE_VLAN)) {
@@ -867,7 +1182,9 @@ static void handle_packet(struct dp_worker *w, struct rte_mbuf *m, const struct 
 		return dp_count_drop(w, m, DP_DROP_WRONG_VLAN);
 	if (unlikely(!rte_is_same_ether_addr(&pk.eth->dst_addr, &w->router_mac)) &&
 	    !(etype == rte_cpu_to_be_16(RTE_ETHER_TYPE_ARP) &&
-	      rte_is_broadcast_ether_addr(&pk.eth->dst_addr)))
+	      rte_is_broadcast_ether_addr(&pk.eth->dst_addr)) &&
+	    !(etype == rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV6) && w->has_ip6 &&
+	      rte_is_same_ether_addr(&pk.eth->dst_addr, &w->sn_mac)))
 		return dp_count_drop(w, m, DP_DROP_NOT_FOR_US);
 	/* A group address is never a sender's: an answer to it would go to the whole segment. */
 	if (unlikely(rte_is_multicast_ether_addr(&pk.eth->src_addr)))
@@ -876,6 +1193,8 @@ static void handle_packet(struct dp_worker *w, struct rte_mbuf *m, const struct 
 		return handle_ipv4(w, m, &pk, len);
 	if (etype == rte_cpu_to_be_16(RTE_ETHER_TYPE_ARP))
 		return dp_local_arp(w, m, &pk);
+	if (etype == rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV6))
+		return handle_ipv6(w, m, &pk, len);
 	dp_count_drop(w, m, DP_DROP_NOT_IPV4);
 }
 
@@ -898,8 +1217,9 @@ static inline const uint8_t *peek_payload(const struct dp_worker *w, struct rte_
 	if (len < l2 + sizeof(struct rte_ipv4_hdr) + sizeof(*udp))
 		return NULL;
 	ihl = (uint32_t)(d[l2] & 0x0f) * 4;
-	if (d[l2 + 9] != IPPROTO_UDP || ihl < sizeof(struct rte_ipv4_hdr) ||
-	    len < l2 + ihl + sizeof(*udp))
+	/* Version 4: an IPv6 header read as IPv4 would name other bytes as the key. */
+	if (d[l2 + 9] != IPPROTO_UDP || (d[l2] & 0xf0) != 0x40 ||
+	    ihl < sizeof(struct rte_ipv4_hdr) || len < l2 + ihl + sizeof(*udp))
 		return NULL;
 	udp = (const struct rte_udp_hdr *)(d + l2 + ihl);
 	dport = rte_be_to_cpu_16(udp->dst_port);

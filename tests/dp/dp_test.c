@@ -344,3 +344,209 @@ int32_t t_owner(const char *key)
 {
 	return pl_lookup(rig.pl, key, strlen(key));
 }
+
+void t_ip6(const char *text, uint8_t out[16])
+{
+	assert_int_equal(inet_pton(AF_INET6, text, out), 1);
+}
+
+static void (*tweak6_user)(struct dp_config *);
+
+/* address6 2001:2::1, IPv6 clients 2001:2::100/121, then the test's own tweak. */
+static void tweak6(struct dp_config *c)
+{
+	uint8_t p[16];
+
+	t_ip6(T_ROUTER_IP6, c->router_ip6);
+	t_ip6("2001:2::100", p);
+	memcpy(c->allowed6[0].addr, p, 16);
+	memset(c->allowed6[0].mask, 0xff, 16);
+	((uint8_t *)c->allowed6[0].mask)[15] = 0x80; /* /121 */
+	c->n_allowed6 = 1;
+	if (tweak6_user)
+		tweak6_user(c);
+}
+
+void t_dp_start6(uint16_t workers, uint32_t v6_mask, void (*tweak)(struct dp_config *))
+{
+	struct pl_member mb[4];
+	struct pl_config pc = {0};
+	struct dp_node_mac macs[4];
+
+	tweak6_user = tweak;
+	t_dp_start(workers, 4, tweak6);
+	memset(mb, 0, sizeof(mb));
+	memset(macs, 0, sizeof(macs));
+	for (uint32_t i = 0; i < 4; i++) {
+		uint8_t mac[6] = {0x02, 0, 0, 0, 0x01, (uint8_t)(i + 1)};
+
+		snprintf(mb[i].name, sizeof(mb[i].name), "n%u", i + 1);
+		if (v6_mask & (1u << i))
+			snprintf(mb[i].addr, sizeof(mb[i].addr), "2001:2::1:%u", i + 1);
+		else
+			snprintf(mb[i].addr, sizeof(mb[i].addr), "198.18.1.%u", i + 1);
+		mb[i].port = 11211;
+		mb[i].weight = 1;
+		memcpy(macs[i].mac, mac, 6);
+		macs[i].has_mac = true;
+	}
+	pc.algo = PL_ALGO_RING;
+	pl_free(rig.pl);
+	rig.pl = pl_build(&pc, mb, 4);
+	assert_non_null(rig.pl);
+	assert_int_equal(dp_publish_placement(rig.dp, rig.pl, macs, 2), 0);
+}
+
+static uint64_t t_sum(const uint8_t *p, size_t len, uint64_t sum)
+{
+	for (size_t i = 0; i + 1 < len; i += 2)
+		sum += (uint32_t)p[i] << 8 | p[i + 1];
+	if (len & 1)
+		sum += (uint32_t)p[len - 1] << 8;
+	return sum;
+}
+
+uint16_t t_cksum6(const uint8_t src[16], const uint8_t dst[16], uint8_t proto, const void *l4,
+		  size_t len)
+{
+	uint64_t sum = t_sum(src, 16, 0);
+
+	sum = t_sum(dst, 16, sum);
+	sum += (uint32_t)len + proto;
+	sum = t_sum(l4, len, sum);
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	return rte_cpu_to_be_16((uint16_t)~sum);
+}
+
+struct rte_mbuf *t_pkt6(const struct t_pkt6_spec *s)
+{
+	struct rte_mbuf *m = rte_pktmbuf_alloc(rig.pool);
+	size_t l2 = sizeof(struct rte_ether_hdr) + (s->vlan ? sizeof(struct rte_vlan_hdr) : 0);
+	size_t l4 = s->proto ? s->plen : sizeof(struct rte_udp_hdr) + s->plen;
+	size_t len = l2 + sizeof(struct rte_ipv6_hdr) + s->ext_len + l4;
+	struct rte_ether_hdr *eth;
+	struct rte_ipv6_hdr *ip6;
+	uint8_t *p, *u;
+	uint16_t c;
+
+	assert_non_null(m);
+	p = (uint8_t *)rte_pktmbuf_append(m, (uint16_t)len);
+	assert_non_null(p);
+	memset(p, 0, len);
+	eth = (struct rte_ether_hdr *)p;
+	memcpy(&eth->src_addr, s->src_mac ? s->src_mac : t_client_mac, 6);
+	memcpy(&eth->dst_addr, s->dst_mac ? s->dst_mac : t_router_mac, 6);
+	eth->ether_type = rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV6);
+	if (s->vlan) {
+		struct rte_vlan_hdr *vh = (struct rte_vlan_hdr *)(eth + 1);
+
+		eth->ether_type = rte_cpu_to_be_16(RTE_ETHER_TYPE_VLAN);
+		vh->vlan_tci = rte_cpu_to_be_16(s->vlan);
+		vh->eth_proto = rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV6);
+	}
+	ip6 = (struct rte_ipv6_hdr *)(p + l2);
+	ip6->vtc_flow = rte_cpu_to_be_32(UINT32_C(6) << 28 | 0x12345);
+	ip6->payload_len = rte_cpu_to_be_16((uint16_t)(s->ext_len + l4));
+	ip6->proto = s->ext ? s->ext_first : s->proto ? s->proto : IPPROTO_UDP;
+	ip6->hop_limits = s->hop ? s->hop : 64;
+	t_ip6(s->sip ? s->sip : T_CLIENT_IP6, (uint8_t *)&ip6->src_addr);
+	t_ip6(s->dip ? s->dip : T_ROUTER_IP6, (uint8_t *)&ip6->dst_addr);
+	if (s->ext_len)
+		memcpy(ip6 + 1, s->ext, s->ext_len);
+	u = (uint8_t *)(ip6 + 1) + s->ext_len;
+	if (s->proto) {
+		memcpy(u, s->payload, s->plen);
+		memset(u + s->cksum_off, 0, 2);
+		c = t_cksum6((uint8_t *)&ip6->src_addr, (uint8_t *)&ip6->dst_addr, s->proto, u, l4);
+		if (s->bad_csum)
+			c ^= 0x5a5a;
+		memcpy(u + s->cksum_off, &c, 2);
+	} else {
+		struct rte_udp_hdr *udp = (struct rte_udp_hdr *)u;
+
+		udp->src_port = rte_cpu_to_be_16(s->sport);
+		udp->dst_port = rte_cpu_to_be_16(s->dport);
+		udp->dgram_len = rte_cpu_to_be_16((uint16_t)l4);
+		if (s->plen)
+			memcpy(udp + 1, s->payload, s->plen);
+		c = t_cksum6((uint8_t *)&ip6->src_addr, (uint8_t *)&ip6->dst_addr, IPPROTO_UDP, udp,
+			     l4);
+		if (c == 0)
+			c = 0xffff;
+		if (s->bad_csum)
+			c ^= 0x5a5a;
+		udp->dgram_cksum = s->zero_csum ? 0 : c;
+	}
+	ip6->payload_len = rte_cpu_to_be_16((uint16_t)((int)(s->ext_len + l4) + s->plen_delta));
+	return m;
+}
+
+struct rte_mbuf *t_request6(uint16_t sport, uint16_t reqid, const void *text, size_t len)
+{
+	uint8_t buf[1500];
+	struct t_pkt6_spec s = {0};
+
+	assert_true(len + 8 <= sizeof(buf));
+	s.payload = buf;
+	s.plen = frame(buf, reqid, 0, 1, text, len);
+	s.sport = sport;
+	s.dport = T_LISTEN;
+	return t_pkt6(&s);
+}
+
+struct rte_mbuf *t_reply6(const char *sip, const uint8_t mac[6], uint16_t sport, uint16_t dport,
+			  uint16_t reqid, uint16_t seq, uint16_t total, const void *body,
+			  size_t len)
+{
+	uint8_t buf[1500];
+	struct t_pkt6_spec s = {0};
+
+	assert_true(len + 8 <= sizeof(buf));
+	s.src_mac = mac;
+	s.sip = sip;
+	s.payload = buf;
+	s.plen = frame(buf, reqid, seq, total, body, len);
+	s.sport = sport;
+	s.dport = dport;
+	return t_pkt6(&s);
+}
+
+void t_view_udp6(struct rte_mbuf *m, struct t_view6 *v)
+{
+	uint8_t *p;
+	size_t l2 = sizeof(struct rte_ether_hdr);
+	uint16_t got;
+
+	assert_non_null(m);
+	p = rte_pktmbuf_mtod(m, uint8_t *);
+	v->eth = (struct rte_ether_hdr *)p;
+	if (v->eth->ether_type == rte_cpu_to_be_16(RTE_ETHER_TYPE_VLAN)) {
+		l2 += sizeof(struct rte_vlan_hdr);
+		assert_int_equal(((struct rte_vlan_hdr *)(v->eth + 1))->eth_proto,
+				 rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV6));
+	} else {
+		assert_int_equal(v->eth->ether_type, rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV6));
+	}
+	v->ip6 = (struct rte_ipv6_hdr *)(p + l2);
+	assert_int_equal(rte_be_to_cpu_32(v->ip6->vtc_flow) >> 28, 6);
+	assert_int_equal(v->ip6->proto, IPPROTO_UDP);
+	assert_int_equal(rte_pktmbuf_data_len(m),
+			 l2 + sizeof(*v->ip6) + rte_be_to_cpu_16(v->ip6->payload_len));
+	assert_int_equal(rte_pktmbuf_pkt_len(m), rte_pktmbuf_data_len(m));
+	v->udp = (struct rte_udp_hdr *)(v->ip6 + 1);
+	assert_int_equal(v->udp->dgram_len, v->ip6->payload_len);
+	got = v->udp->dgram_cksum;
+	assert_int_not_equal(got, 0);
+	v->udp->dgram_cksum = 0;
+	uint16_t want = t_cksum6((uint8_t *)&v->ip6->src_addr, (uint8_t *)&v->ip6->dst_addr,
+				 IPPROTO_UDP, v->udp, rte_be_to_cpu_16(v->udp->dgram_len));
+	assert_int_equal(got, want == 0 ? 0xffff : want);
+	v->udp->dgram_cksum = got;
+	v->payload = (uint8_t *)(v->udp + 1);
+	v->plen = rte_be_to_cpu_16(v->udp->dgram_len) - sizeof(struct rte_udp_hdr);
+	assert_true(v->plen >= 8);
+	v->reqid = (uint16_t)(v->payload[0] << 8 | v->payload[1]);
+	v->seq = (uint16_t)(v->payload[2] << 8 | v->payload[3]);
+	v->total = (uint16_t)(v->payload[4] << 8 | v->payload[5]);
+}

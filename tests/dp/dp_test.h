@@ -114,6 +114,54 @@ void t_view_udp(struct rte_mbuf *m, struct t_view *v, bool allow_zero_csum);
 
 uint32_t t_ip(const char *dotted);
 
+/* IPv6: the router's address6, a client in the allowed prefix 2001:2::100/121, an outsider;
+ * t_dp_start6 gives the dp address6 and that prefix, and publishes nodes n1..n4 of which
+ * those flagged in @p v6_mask (bit i: node i+1) are at 2001:2::1:i+1 instead of
+ * 198.18.1.i+1 (same static MACs). */
+#define T_ROUTER_IP6 "2001:2::1"
+#define T_CLIENT_IP6 "2001:2::100"
+void t_ip6(const char *text, uint8_t out[16]);
+void t_dp_start6(uint16_t workers, uint32_t v6_mask, void (*tweak)(struct dp_config *));
+
+/* IPv6 packet description for t_pkt6(): UDP unless @c proto (then the payload is that
+ * protocol's message, its checksum at @c cksum_off computed with the pseudo-header). */
+struct t_pkt6_spec {
+	const uint8_t *src_mac, *dst_mac;
+	const char *sip, *dip;
+	uint16_t sport, dport;
+	const void *payload;
+	size_t plen;
+	uint16_t vlan;
+	const uint8_t *ext; /* extension headers put after the IPv6 header, as they are */
+	size_t ext_len;
+	uint8_t ext_first; /* next header of the IPv6 header when ext is set */
+	uint8_t proto;	   /* 0 = UDP; the upper layer (the last extension header names it) */
+	size_t cksum_off;  /* proto != 0: where its checksum goes in the payload */
+	uint8_t hop;	   /* 0 = 64 */
+	int plen_delta;	   /* added to payload_len after everything */
+	bool zero_csum;	   /* UDP checksum 0 */
+	bool bad_csum;	   /* checksum flipped */
+};
+struct rte_mbuf *t_pkt6(const struct t_pkt6_spec *s);
+/* A request from T_CLIENT_IP6 / a node's reply from @p sip (IPv6 text), as t_request / t_reply. */
+struct rte_mbuf *t_request6(uint16_t sport, uint16_t reqid, const void *text, size_t len);
+struct rte_mbuf *t_reply6(const char *sip, const uint8_t mac[6], uint16_t sport, uint16_t dport,
+			  uint16_t reqid, uint16_t seq, uint16_t total, const void *body,
+			  size_t len);
+/* Parsed view of a sent IPv6 UDP packet; asserts the header, lengths and a valid checksum. */
+struct t_view6 {
+	struct rte_ether_hdr *eth;
+	struct rte_ipv6_hdr *ip6;
+	struct rte_udp_hdr *udp;
+	uint8_t *payload;
+	size_t plen;
+	uint16_t reqid, seq, total;
+};
+void t_view_udp6(struct rte_mbuf *m, struct t_view6 *v);
+/* The ones' complement checksum over an IPv6 pseudo-header and @p len bytes at @p l4. */
+uint16_t t_cksum6(const uint8_t src[16], const uint8_t dst[16], uint8_t proto, const void *l4,
+		  size_t len);
+
 /* The counters; asserts the identity holds and returns the totals. */
 struct dp_stats t_stats(void);
 /* The counters without the identity check (a reply may be between two workers). */

@@ -437,6 +437,44 @@ static const struct bad_case bad_cases[] = {
 	 "key 'address' in [node a]: 198.18.1.1 is the router's node_address"},
 	{"node_vlan_one_port", ROUTER "node_vlan = 5 #!\n" NODE_A,
 	 "section [router]: node_address and node_vlan need node_port"},
+	/* IPv6 (issue 19) */
+	{"address6_multicast", ROUTER "address6 = ff02::1 #!\n" NODE_A,
+	 "key 'address6' in [router]: expected empty or a unicast IPv6 address (not ::, ::1 or "
+	 "multicast), got 'ff02::1'"},
+	{"address6_v4", ROUTER "address6 = 198.18.0.1 #!\n" NODE_A,
+	 "key 'address6' in [router]: expected empty or a unicast IPv6 address"},
+	{"address6_mapped", ROUTER "address6 = ::ffff:198.18.0.1 #!\n" NODE_A,
+	 "key 'address6' in [router]: expected empty or a unicast IPv6 address"},
+	{"allowed6_host_bits",
+	 "[router]\naddress = 198.18.0.1\n"
+	 "allowed_clients = 198.18.0.0/24, 2001:2::100/64 #!\n" NODE_A,
+	 "key 'allowed_clients' in [router]: expected IPv6 prefixes like 2001:db8::/64 "
+	 "('2001:2::100/64': "},
+	{"allowed6_twice",
+	 "[router]\naddress = 198.18.0.1\n"
+	 "allowed_clients = 2001:2::/64, 2001:2::/64 #!\n" NODE_A,
+	 "key 'allowed_clients' in [router]: prefix '2001:2::/64' is listed twice"},
+	{"node6_no_address6", ROUTER "[node a]\naddress = [2001:2::1:1]:11211 #!\n",
+	 "key 'address' in [node a]: an IPv6 node needs the router's IPv6 ('address6' in "
+	 "[router])"},
+	{"node6_bad", ROUTER "address6 = 2001:2::1\n[node a]\naddress = [2001:2::1:1]:0 #!\n",
+	 "key 'address' in [node a]: expected a unicast IPv6 address in brackets with an "
+	 "optional :port (1..65535) like [2001:db8::5]:11211, got '[2001:2::1:1]:0'"},
+	{"node6_multicast", ROUTER "address6 = 2001:2::1\n[node a]\naddress = [ff02::1] #!\n",
+	 "key 'address' in [node a]: expected a unicast IPv6 address in brackets"},
+	{"node6_is_router", ROUTER "address6 = 2001:2::1\n[node a]\naddress = [2001:2::1] #!\n",
+	 "key 'address' in [node a]: 2001:2::1 is the router's own address6"},
+	{"node6_same_endpoint",
+	 ROUTER "address6 = 2001:2::1\n[node a]\naddress = [2001:2::5]\n[node b]\n"
+		"address = [2001:2:0::5]:11211 #!\n",
+	 "key 'address' in [node b]: [2001:2::5]:11211 is also node a (line 6)"},
+	{"node_address6_one_port", ROUTER "node_address6 = 2001:2::9 #!\n" NODE_A,
+	 "section [router]: node_address6 needs node_port (two ports)"},
+	{"node6_two_ports_no_address6",
+	 ROUTER "address6 = 2001:2::1\nnode_port = 1\nnode_address = 198.18.1.254\n"
+		"[node a]\naddress = [2001:2::1:1] #!\n",
+	 "key 'address' in [node a]: two ports and an IPv6 node need 'node_address6' in "
+	 "[router]"},
 	/* [route] */
 	{"route_bad", MINIMAL "[route]\nstatic = 198.18.2.0/24 by 198.18.0.254 #!\n",
 	 "key 'static' in [route]: expected 'via GW' or 'direct' after the prefix"},
@@ -895,6 +933,43 @@ static void test_two_ports(void **state)
 	free(cfg);
 }
 
+/* IPv6: address6, IPv6 prefixes beside IPv4 ones, IPv6 nodes (member text without
+ * brackets, default port), the dump printing them back. */
+static void test_ipv6_keys(void **state)
+{
+	struct rw_config *cfg = load_ok("[router]\naddress = 198.18.0.1\naddress6 = 2001:2::1\n"
+					"allowed_clients = 198.18.0.0/24, 2001:2::100/121\n"
+					"[node a]\naddress = [2001:2::1:1]:11300\n"
+					"[node b]\naddress = [2001:2::1:2]\n"
+					"[node c]\naddress = 198.18.1.3\n");
+	const uint8_t want[16] = {0x20, 0x01, 0, 2, [15] = 1};
+	char *dump = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&dump, &len);
+
+	(void)state;
+	assert_memory_equal(cfg->router.address6, want, 16);
+	assert_int_equal(cfg->router.n_allowed_clients, 2);
+	assert_false(cfg->router.allowed_clients[0].v6);
+	assert_true(cfg->router.allowed_clients[1].v6);
+	assert_int_equal(cfg->router.allowed_clients[1].len, 121);
+	assert_string_equal(cfg->nodes[0].member.addr, "2001:2::1:1");
+	assert_int_equal(cfg->nodes[0].member.port, 11300);
+	assert_int_equal(cfg->nodes[0].ip, 0);
+	assert_false(inet_is_v4(&cfg->nodes[0].addr));
+	assert_string_equal(cfg->nodes[1].member.addr, "2001:2::1:2");
+	assert_int_equal(cfg->nodes[1].member.port, 11211);
+	assert_true(inet_is_v4(&cfg->nodes[2].addr));
+	assert_non_null(m);
+	rw_config_dump(cfg, m);
+	fclose(m);
+	assert_non_null(strstr(dump, "address6 = 2001:2::1\n"));
+	assert_non_null(strstr(dump, "allowed_clients = 198.18.0.0/24, 2001:2::100/121\n"));
+	assert_non_null(strstr(dump, "address = [2001:2::1:1]:11300\n"));
+	free(dump);
+	free(cfg);
+}
+
 static void test_max_nodes(void **state)
 {
 	char *text = many_nodes(RW_CFG_NODES_MAX);
@@ -949,7 +1024,7 @@ static void test_sample_covers_every_key(void **state)
 
 		if (sscanf(line, "[%63[a-z]", section) == 1)
 			continue;
-		if (sscanf(line, "%63[a-z_] =", key) != 1 || strchr(line, '=') == NULL)
+		if (sscanf(line, "%63[a-z_0-9] =", key) != 1 || strchr(line, '=') == NULL)
 			continue;
 		for (size_t i = 0; i < n; i++) {
 			const char *s, *k;
@@ -1135,6 +1210,7 @@ int main(void)
 		cmocka_unit_test(test_routes),
 		cmocka_unit_test(test_vlan),
 		cmocka_unit_test(test_two_ports),
+		cmocka_unit_test(test_ipv6_keys),
 		cmocka_unit_test(test_sample_loads),
 		cmocka_unit_test(test_sample_covers_every_key),
 		cmocka_unit_test(test_doc_matches_table),

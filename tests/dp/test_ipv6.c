@@ -1,0 +1,716 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * IPv6 on real mbufs: IPv6 clients to IPv6 nodes and back; mixed families (an IPv6 client to an
+ * IPv4 node, an IPv4 client to an IPv6 node); ICMPv6 echo; Neighbor Solicitation answered
+ * (unicast and to the solicited-node group); Neighbor Advertisements teaching a next hop's MAC
+ * only in answer to the router's own NS; and every header edge case dropped by reason.
+ * Every test checks the accounting identity (t_stats).
+ */
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dp_test.h"
+
+/* All four nodes IPv6 / only nodes 1 and 3 / none. */
+#define ALL6  0xfu
+#define NONE6 0x0u
+
+/* A key of each node of the rig's ring: key_of[i] is owned by member i. */
+static char key_of[4][16];
+
+static void find_keys(void)
+{
+	bool have[4] = {false, false, false, false};
+
+	for (int k = 0, found = 0; found < 4 && k < 10000; k++) {
+		char key[16];
+		int32_t o;
+
+		snprintf(key, sizeof(key), "k%d", k);
+		o = t_owner(key);
+		assert_true(o >= 0 && o < 4);
+		if (!have[o]) {
+			have[o] = true;
+			snprintf(key_of[o], sizeof(key_of[o]), "%s", key);
+			found++;
+		}
+	}
+}
+
+static void node_mac(int i, uint8_t mac[6])
+{
+	const uint8_t m[6] = {0x02, 0, 0, 0, 0x01, (uint8_t)(i + 1)};
+
+	memcpy(mac, m, 6);
+}
+
+static void node_ip6_text(int i, char *out, size_t len)
+{
+	snprintf(out, len, "2001:2::1:%d", i + 1);
+}
+
+struct sent {
+	uint16_t sport; /* the router's port towards the node */
+	uint16_t reqid; /* the request id the node sees */
+};
+
+/* The request left towards IPv6 node @p i: Ethernet, IPv6 from address6, checksum. */
+static struct sent expect_to_node6(int i, size_t plen)
+{
+	struct rte_mbuf *m = t_sent(0);
+	struct t_view6 v;
+	uint8_t mac[6], a[16];
+	char ip[48];
+	struct sent s;
+
+	assert_non_null(m);
+	t_view_udp6(m, &v);
+	node_mac(i, mac);
+	assert_memory_equal(&v.eth->dst_addr, mac, 6);
+	assert_memory_equal(&v.eth->src_addr, t_router_mac, 6);
+	t_ip6(T_ROUTER_IP6, a);
+	assert_memory_equal(&v.ip6->src_addr, a, 16);
+	node_ip6_text(i, ip, sizeof(ip));
+	t_ip6(ip, a);
+	assert_memory_equal(&v.ip6->dst_addr, a, 16);
+	assert_int_equal(v.ip6->hop_limits, 64);
+	assert_int_equal(rte_be_to_cpu_16(v.udp->dst_port), 11211);
+	assert_int_equal(v.plen, plen);
+	s.sport = rte_be_to_cpu_16(v.udp->src_port);
+	s.reqid = v.reqid;
+	assert_true(s.sport >= T_REPLY_BASE && s.sport < T_REPLY_BASE + T_REPLY_COUNT);
+	rte_pktmbuf_free(m);
+	return s;
+}
+
+/* The request left towards IPv4 node @p i (from the router's IPv4). */
+static struct sent expect_to_node4(int i, size_t plen)
+{
+	struct rte_mbuf *m = t_sent(0);
+	struct t_view v;
+	char ip[24];
+	struct sent s;
+
+	assert_non_null(m);
+	t_view_udp(m, &v, false);
+	assert_int_equal(v.eth->ether_type, rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4));
+	snprintf(ip, sizeof(ip), "198.18.1.%d", i + 1);
+	assert_int_equal(v.ip->src_addr, t_ip(T_ROUTER_IP));
+	assert_int_equal(v.ip->dst_addr, t_ip(ip));
+	assert_int_equal(v.ip->time_to_live, 64);
+	assert_int_equal(v.plen, plen);
+	s.sport = rte_be_to_cpu_16(v.udp->src_port);
+	s.reqid = v.reqid;
+	rte_pktmbuf_free(m);
+	return s;
+}
+
+/* The reply came back to the IPv6 client at @p cport with @p creqid and @p body. */
+static void expect_to_client6(uint16_t cport, uint16_t creqid, const char *body)
+{
+	struct rte_mbuf *m = t_sent(0);
+	struct t_view6 v;
+	uint8_t a[16];
+
+	assert_non_null(m);
+	t_view_udp6(m, &v);
+	assert_memory_equal(&v.eth->dst_addr, t_client_mac, 6);
+	assert_memory_equal(&v.eth->src_addr, t_router_mac, 6);
+	t_ip6(T_ROUTER_IP6, a);
+	assert_memory_equal(&v.ip6->src_addr, a, 16);
+	t_ip6(T_CLIENT_IP6, a);
+	assert_memory_equal(&v.ip6->dst_addr, a, 16);
+	assert_int_equal(rte_be_to_cpu_16(v.udp->src_port), T_LISTEN);
+	assert_int_equal(rte_be_to_cpu_16(v.udp->dst_port), cport);
+	assert_int_equal(v.reqid, creqid);
+	assert_int_equal(v.plen, 8 + strlen(body));
+	assert_memory_equal(v.payload + 8, body, strlen(body));
+	rte_pktmbuf_free(m);
+}
+
+/* The reply came back to the IPv4 client. */
+static void expect_to_client4(uint16_t cport, uint16_t creqid, const char *body)
+{
+	struct rte_mbuf *m = t_sent(0);
+	struct t_view v;
+
+	assert_non_null(m);
+	t_view_udp(m, &v, false);
+	assert_int_equal(v.ip->src_addr, t_ip(T_ROUTER_IP));
+	assert_int_equal(v.ip->dst_addr, t_ip(T_CLIENT_IP));
+	assert_int_equal(rte_be_to_cpu_16(v.udp->dst_port), cport);
+	assert_int_equal(v.reqid, creqid);
+	assert_int_equal(v.plen, 8 + strlen(body));
+	assert_memory_equal(v.payload + 8, body, strlen(body));
+	rte_pktmbuf_free(m);
+}
+
+static const char hit[] = "VALUE k 0 1\r\nx\r\nEND\r\n";
+
+/* An IPv6 client's get reaches the owner over IPv6 and its reply comes back, every byte and
+ * checksum right; on two workers the reply that lands on the other worker is handed over. */
+static void test_v6_round_trip(void **state)
+{
+	char text[96], ip[48];
+	struct dp_stats st;
+
+	(void)state;
+	t_dp_start6(1, ALL6, NULL);
+	find_keys();
+	for (int i = 0; i < 4; i++) {
+		struct sent s;
+		uint8_t mac[6];
+
+		snprintf(text, sizeof(text), "get %s\r\n", key_of[i]);
+		t_inject(0, t_request6(5000 + i, 0x100 + i, text, strlen(text)));
+		t_poll(0);
+		s = expect_to_node6(i, 8 + strlen(text));
+		node_mac(i, mac);
+		node_ip6_text(i, ip, sizeof(ip));
+		t_inject(0, t_reply6(ip, mac, 11211, s.sport, s.reqid, 0, 1, hit, strlen(hit)));
+		t_poll(0);
+		expect_to_client6(5000 + i, 0x100 + i, hit);
+	}
+	st = t_stats();
+	assert_int_equal(st.ctr[DP_CTR_FORWARDED], 4);
+	assert_int_equal(st.ctr[DP_CTR_RETURNED], 4);
+	assert_int_equal(st.ctr[DP_CTR_SLOTS_COMPLETED], 4);
+	assert_int_equal(st.ctr[DP_CTR_DROPPED], 0);
+	t_dp_stop();
+}
+
+/* The same with the TX checksum offload: the fields the NIC needs. */
+static void offload(struct dp_config *c)
+{
+	c->tx_cksum_offload = true;
+}
+
+static void test_v6_offload_flags(void **state)
+{
+	char text[96];
+	struct rte_mbuf *m;
+
+	(void)state;
+	t_dp_start6(1, ALL6, offload);
+	find_keys();
+	snprintf(text, sizeof(text), "get %s\r\n", key_of[0]);
+	t_inject(0, t_request6(5000, 1, text, strlen(text)));
+	t_poll(0);
+	m = t_sent(0);
+	assert_non_null(m);
+	assert_true(m->ol_flags & RTE_MBUF_F_TX_IPV6);
+	assert_true(m->ol_flags & RTE_MBUF_F_TX_UDP_CKSUM);
+	assert_false(m->ol_flags & RTE_MBUF_F_TX_IPV4);
+	assert_int_equal(m->l3_len, 40);
+	rte_pktmbuf_free(m);
+	t_stats();
+	t_dp_stop();
+}
+
+/* Mixed families: an IPv6 client to an IPv4 node and back, an IPv4 client to an IPv6 node and
+ * back; the L3 header is rebuilt (20 bytes more or less) and both checksums recomputed. */
+static void test_mixed_families(void **state)
+{
+	char text[96], ip[48];
+	struct sent s;
+	uint8_t mac[6];
+	struct dp_stats st;
+
+	(void)state;
+	t_dp_start6(1, 0x5u, NULL); /* n1, n3 IPv6; n2, n4 IPv4 */
+	find_keys();
+	/* IPv6 client -> IPv4 node n2 -> IPv6 client. */
+	snprintf(text, sizeof(text), "get %s\r\n", key_of[1]);
+	t_inject(0, t_request6(6000, 0x61, text, strlen(text)));
+	t_poll(0);
+	s = expect_to_node4(1, 8 + strlen(text));
+	t_inject(0, t_reply("198.18.1.2", 11211, s.sport, s.reqid, 0, 1, hit, strlen(hit)));
+	t_poll(0);
+	expect_to_client6(6000, 0x61, hit);
+	/* IPv4 client -> IPv6 node n1 -> IPv4 client. */
+	snprintf(text, sizeof(text), "get %s\r\n", key_of[0]);
+	t_inject(0, t_request(6001, 0x62, text, strlen(text)));
+	t_poll(0);
+	s = expect_to_node6(0, 8 + strlen(text));
+	node_mac(0, mac);
+	node_ip6_text(0, ip, sizeof(ip));
+	t_inject(0, t_reply6(ip, mac, 11211, s.sport, s.reqid, 0, 1, hit, strlen(hit)));
+	t_poll(0);
+	expect_to_client4(6001, 0x62, hit);
+	/* IPv4 to IPv4 is untouched by all this (n4). */
+	snprintf(text, sizeof(text), "get %s\r\n", key_of[3]);
+	t_inject(0, t_request(6002, 0x63, text, strlen(text)));
+	t_poll(0);
+	s = expect_to_node4(3, 8 + strlen(text));
+	t_inject(0, t_reply("198.18.1.4", 11211, s.sport, s.reqid, 0, 1, hit, strlen(hit)));
+	t_poll(0);
+	expect_to_client4(6002, 0x63, hit);
+	st = t_stats();
+	assert_int_equal(st.ctr[DP_CTR_FORWARDED], 3);
+	assert_int_equal(st.ctr[DP_CTR_RETURNED], 3);
+	assert_int_equal(st.ctr[DP_CTR_DROPPED], 0);
+	t_dp_stop();
+}
+
+/* A reply from another IPv6 address (one bit off), another port, or the IPv4 address whose
+ * value folds like it is not the node's: reply_wrong_source; nothing reaches the client. */
+static void test_forged_v6_replies(void **state)
+{
+	char text[96], ip[48];
+	struct sent s;
+	uint8_t mac[6];
+
+	(void)state;
+	t_dp_start6(1, ALL6, NULL);
+	find_keys();
+	snprintf(text, sizeof(text), "get %s\r\n", key_of[2]);
+	t_inject(0, t_request6(7000, 0x70, text, strlen(text)));
+	t_poll(0);
+	s = expect_to_node6(2, 8 + strlen(text));
+	node_mac(2, mac);
+	/* Wrong address (2001:2::1:13 instead of ::1:3), right MAC and port. */
+	t_inject(0, t_reply6("2001:2::1:13", mac, 11211, s.sport, s.reqid, 0, 1, hit, strlen(hit)));
+	/* Right address, wrong port. */
+	node_ip6_text(2, ip, sizeof(ip));
+	t_inject(0, t_reply6(ip, mac, 11212, s.sport, s.reqid, 0, 1, hit, strlen(hit)));
+	/* The IPv4 node n3's address cannot answer an IPv6 node's slot either. */
+	t_inject(0, t_reply("198.18.1.3", 11211, s.sport, s.reqid, 0, 1, hit, strlen(hit)));
+	t_poll(0);
+	assert_null(t_sent(0));
+	assert_int_equal(t_drop(DP_DROP_REPLY_WRONG_SOURCE), 3);
+	/* The real one still passes. */
+	t_inject(0, t_reply6(ip, mac, 11211, s.sport, s.reqid, 0, 1, hit, strlen(hit)));
+	t_poll(0);
+	expect_to_client6(7000, 0x70, hit);
+	t_dp_stop();
+}
+
+/* Clients outside allowed_clients' IPv6 prefixes are refused; version is answered over IPv6. */
+static void test_v6_acl_and_version(void **state)
+{
+	struct t_pkt6_spec sp = {0};
+	uint8_t buf[64];
+	struct rte_mbuf *m;
+	struct t_view6 v;
+
+	(void)state;
+	t_dp_start6(1, ALL6, NULL);
+	memcpy(buf, "\x00\x09\x00\x00\x00\x01\x00\x00get a\r\n", 15);
+	sp.sip = "2001:2::200"; /* the outsider */
+	sp.sport = 1000;
+	sp.dport = T_LISTEN;
+	sp.payload = buf;
+	sp.plen = 15;
+	t_inject(0, t_pkt6(&sp));
+	t_poll(0);
+	assert_null(t_sent(0));
+	assert_int_equal(t_drop(DP_DROP_CLIENT_DENIED), 1);
+	t_inject(0, t_request6(1001, 0x77, "version\r\n", 9));
+	t_poll(0);
+	m = t_sent(0);
+	assert_non_null(m);
+	t_view_udp6(m, &v);
+	assert_int_equal(v.reqid, 0x77);
+	assert_int_equal(rte_be_to_cpu_16(v.udp->dst_port), 1001);
+	assert_memory_equal(v.payload + 8, "VERSION ", 8);
+	rte_pktmbuf_free(m);
+	assert_int_equal(t_stats().ctr[DP_CTR_ANSWERED], 1);
+	t_dp_stop();
+}
+
+/* No address6: IPv6 is not served (not_ipv4, as before). */
+static void test_no_address6(void **state)
+{
+	(void)state;
+	t_dp_start(1, 4, NULL);
+	t_inject(0, t_request6(1001, 1, "get a\r\n", 7));
+	t_poll(0);
+	assert_null(t_sent(0));
+	assert_int_equal(t_drop(DP_DROP_NOT_IPV4), 1);
+	t_dp_stop();
+}
+
+/* ICMPv6 echo request -> echo reply (identifier, sequence and data kept, checksum over the
+ * pseudo-header); an outsider's echo is refused as its requests are. */
+static void test_icmp6_echo(void **state)
+{
+	uint8_t echo[16] = {128, 0, 0, 0, 0x12, 0x34, 0x00, 0x07, 'p', 'i', 'n', 'g', 1, 2, 3, 4};
+	struct t_pkt6_spec sp = {0};
+	struct rte_mbuf *m;
+	struct rte_ipv6_hdr *ip6;
+	uint8_t *ic, a[16];
+
+	(void)state;
+	t_dp_start6(1, ALL6, NULL);
+	sp.proto = IPPROTO_ICMPV6;
+	sp.payload = echo;
+	sp.plen = sizeof(echo);
+	sp.cksum_off = 2;
+	t_inject(0, t_pkt6(&sp));
+	t_poll(0);
+	m = t_sent(0);
+	assert_non_null(m);
+	ip6 = rte_pktmbuf_mtod_offset(m, struct rte_ipv6_hdr *, sizeof(struct rte_ether_hdr));
+	assert_int_equal(ip6->proto, IPPROTO_ICMPV6);
+	t_ip6(T_ROUTER_IP6, a);
+	assert_memory_equal(&ip6->src_addr, a, 16);
+	t_ip6(T_CLIENT_IP6, a);
+	assert_memory_equal(&ip6->dst_addr, a, 16);
+	ic = (uint8_t *)(ip6 + 1);
+	assert_int_equal(ic[0], 129);
+	assert_memory_equal(ic + 4, echo + 4, sizeof(echo) - 4);
+	assert_int_equal(t_cksum6((uint8_t *)&ip6->src_addr, (uint8_t *)&ip6->dst_addr,
+				  IPPROTO_ICMPV6, ic, sizeof(echo)),
+			 0);
+	rte_pktmbuf_free(m);
+	assert_int_equal(t_stats().ctr[DP_CTR_ICMP_ECHOED], 1);
+	/* Wrong checksum: bad_icmp. An outsider: client_denied. */
+	sp.bad_csum = true;
+	t_inject(0, t_pkt6(&sp));
+	sp.bad_csum = false;
+	sp.sip = "2001:2::200";
+	t_inject(0, t_pkt6(&sp));
+	t_poll(0);
+	assert_null(t_sent(0));
+	assert_int_equal(t_drop(DP_DROP_BAD_ICMP), 1);
+	assert_int_equal(t_drop(DP_DROP_CLIENT_DENIED), 1);
+	t_dp_stop();
+}
+
+/* An NS message for @p target with a source link-layer option. */
+static size_t ns_msg(uint8_t *b, const char *target, const uint8_t *sll)
+{
+	memset(b, 0, 32);
+	b[0] = 135;
+	t_ip6(target, b + 8);
+	b[24] = 1;
+	b[25] = 1;
+	memcpy(b + 26, sll, 6);
+	return 32;
+}
+
+/* Neighbor Solicitation for address6, unicast and to the solicited-node group (ff02::1:ff00:1
+ * at 33:33:ff:00:00:01), is answered with a solicited, override NA carrying the router's MAC;
+ * one for another target, one with hop limit 64, DAD from ::, and a group the router is not in
+ * are dropped by reason. */
+static void test_nd_answer(void **state)
+{
+	const uint8_t sn_mac[6] = {0x33, 0x33, 0xff, 0x00, 0x00, 0x01};
+	const uint8_t other_sn_mac[6] = {0x33, 0x33, 0xff, 0x00, 0x00, 0x02};
+	struct t_pkt6_spec sp = {0};
+	uint8_t ns[32], a[16];
+	struct rte_mbuf *m;
+	struct rte_ipv6_hdr *ip6;
+	uint8_t *ic;
+
+	(void)state;
+	t_dp_start6(1, ALL6, NULL);
+	sp.proto = IPPROTO_ICMPV6;
+	sp.payload = ns;
+	sp.plen = ns_msg(ns, T_ROUTER_IP6, t_client_mac);
+	sp.cksum_off = 2;
+	sp.hop = 255;
+	for (int group = 0; group < 2; group++) {
+		sp.dst_mac = group ? sn_mac : NULL;
+		sp.dip = group ? "ff02::1:ff00:1" : NULL;
+		t_inject(0, t_pkt6(&sp));
+		t_poll(0);
+		m = t_sent(0);
+		assert_non_null(m);
+		assert_memory_equal(rte_pktmbuf_mtod(m, uint8_t *), t_client_mac, 6);
+		assert_memory_equal(rte_pktmbuf_mtod(m, uint8_t *) + 6, t_router_mac, 6);
+		ip6 = rte_pktmbuf_mtod_offset(m, struct rte_ipv6_hdr *,
+					      sizeof(struct rte_ether_hdr));
+		assert_int_equal(ip6->hop_limits, 255);
+		assert_int_equal(rte_be_to_cpu_16(ip6->payload_len), 32);
+		t_ip6(T_ROUTER_IP6, a);
+		assert_memory_equal(&ip6->src_addr, a, 16);
+		t_ip6(T_CLIENT_IP6, a);
+		assert_memory_equal(&ip6->dst_addr, a, 16);
+		ic = (uint8_t *)(ip6 + 1);
+		assert_int_equal(ic[0], 136);
+		assert_int_equal(ic[4], 0x60); /* solicited, override; not a router */
+		t_ip6(T_ROUTER_IP6, a);
+		assert_memory_equal(ic + 8, a, 16);
+		assert_int_equal(ic[24], 2);
+		assert_int_equal(ic[25], 1);
+		assert_memory_equal(ic + 26, t_router_mac, 6);
+		assert_int_equal(t_cksum6((uint8_t *)&ip6->src_addr, (uint8_t *)&ip6->dst_addr,
+					  IPPROTO_ICMPV6, ic, 32),
+				 0);
+		rte_pktmbuf_free(m);
+	}
+	assert_int_equal(t_stats().ctr[DP_CTR_ND_REPLIED], 2);
+	assert_int_equal(t_stats().ctr[DP_CTR_ANSWERED], 2);
+	/* Hop limit 64: not from the link. */
+	sp.dst_mac = NULL;
+	sp.dip = NULL;
+	sp.hop = 64;
+	t_inject(0, t_pkt6(&sp));
+	sp.hop = 255;
+	/* Another target. */
+	sp.plen = ns_msg(ns, "2001:2::7", t_client_mac);
+	t_inject(0, t_pkt6(&sp));
+	/* DAD (from ::) for our address. */
+	sp.plen = ns_msg(ns, T_ROUTER_IP6, t_client_mac);
+	ns[24] = 0; /* no source link-layer option from :: (an option of type 0 is still valid) */
+	sp.sip = "::";
+	t_inject(0, t_pkt6(&sp));
+	sp.sip = NULL;
+	t_poll(0);
+	assert_null(t_sent(0));
+	assert_int_equal(t_drop(DP_DROP_BAD_ND), 3);
+	/* Another solicited-node group (MAC and address): not for us. */
+	sp.plen = ns_msg(ns, "2001:2::2", t_client_mac);
+	sp.dst_mac = other_sn_mac;
+	sp.dip = "ff02::1:ff00:2";
+	t_inject(0, t_pkt6(&sp));
+	sp.dst_mac = t_router_mac;
+	t_inject(0, t_pkt6(&sp));
+	t_poll(0);
+	assert_null(t_sent(0));
+	assert_int_equal(t_drop(DP_DROP_NOT_FOR_US), 1);
+	assert_int_equal(t_drop(DP_DROP_NOT_OUR_IP), 1);
+	/* An option of length 0: malformed. */
+	sp.dst_mac = NULL;
+	sp.dip = NULL;
+	sp.plen = ns_msg(ns, T_ROUTER_IP6, t_client_mac);
+	ns[25] = 0;
+	t_inject(0, t_pkt6(&sp));
+	t_poll(0);
+	assert_int_equal(t_drop(DP_DROP_BAD_ND), 4);
+	t_dp_stop();
+}
+
+/* n2 at 2001:2::1:2 has no static MAC: the control lcore sends an NS for it (to its
+ * solicited-node group, with the router's link-layer address, on the same timers as ARP); a
+ * solicited NA from it teaches the MAC (nd_learned, answered), after which requests reach it;
+ * an unsolicited NA (the window closed) moves nothing. */
+static void no_mac_n2(struct dp_config *c)
+{
+	c->arp_retry_ms = 1000;
+}
+
+static void test_ns_and_na_learning(void **state)
+{
+	struct pl_member mb[2];
+	struct pl_config pc = {0};
+	struct dp_node_mac macs[2];
+	const uint8_t n2_mac[6] = {0x02, 0, 0, 0, 0x01, 0x22};
+	const uint8_t forged_mac[6] = {0x02, 0, 0, 0, 0x0f, 0x0f};
+	struct t_pkt6_spec sp = {0};
+	struct rte_mbuf *m;
+	struct rte_ipv6_hdr *ip6;
+	struct dp_stats st;
+	uint8_t na[32], a[16], *ic;
+	char text[96];
+
+	(void)state;
+	t_dp_start6(1, NONE6, no_mac_n2);
+	memset(mb, 0, sizeof(mb));
+	memset(macs, 0, sizeof(macs));
+	snprintf(mb[0].name, sizeof(mb[0].name), "n1");
+	snprintf(mb[0].addr, sizeof(mb[0].addr), "2001:2::1:1");
+	snprintf(mb[1].name, sizeof(mb[1].name), "n2");
+	snprintf(mb[1].addr, sizeof(mb[1].addr), "2001:2::1:2");
+	mb[0].port = mb[1].port = 11211;
+	mb[0].weight = mb[1].weight = 1;
+	memcpy(macs[0].mac, (const uint8_t[]){0x02, 0, 0, 0, 0x01, 0x01}, 6);
+	macs[0].has_mac = true;
+	pc.algo = PL_ALGO_RING;
+	pl_free(rig.pl);
+	rig.pl = pl_build(&pc, mb, 2);
+	assert_int_equal(dp_publish_placement(rig.dp, rig.pl, macs, 3), 0);
+	dp_control_poll(rig.dp);
+	t_poll(0); /* worker 0 sends what the control lcore queued */
+	m = t_sent(0);
+	assert_non_null(m);
+	assert_memory_equal(rte_pktmbuf_mtod(m, uint8_t *),
+			    ((const uint8_t[]){0x33, 0x33, 0xff, 0x01, 0x00, 0x02}), 6);
+	ip6 = rte_pktmbuf_mtod_offset(m, struct rte_ipv6_hdr *, sizeof(struct rte_ether_hdr));
+	assert_int_equal(ip6->hop_limits, 255);
+	t_ip6("ff02::1:ff01:2", a);
+	assert_memory_equal(&ip6->dst_addr, a, 16);
+	ic = (uint8_t *)(ip6 + 1);
+	assert_int_equal(ic[0], 135);
+	t_ip6("2001:2::1:2", a);
+	assert_memory_equal(ic + 8, a, 16);
+	assert_int_equal(ic[24], 1);
+	assert_memory_equal(ic + 26, t_router_mac, 6);
+	assert_int_equal(t_cksum6((uint8_t *)&ip6->src_addr, (uint8_t *)&ip6->dst_addr,
+				  IPPROTO_ICMPV6, ic, 32),
+			 0);
+	rte_pktmbuf_free(m);
+	assert_null(t_sent(0));
+	/* The solicited NA. */
+	memset(na, 0, sizeof(na));
+	na[0] = 136;
+	na[4] = 0x60;
+	t_ip6("2001:2::1:2", na + 8);
+	na[24] = 2;
+	na[25] = 1;
+	memcpy(na + 26, n2_mac, 6);
+	sp.src_mac = n2_mac;
+	sp.sip = "2001:2::1:2";
+	sp.proto = IPPROTO_ICMPV6;
+	sp.payload = na;
+	sp.plen = sizeof(na);
+	sp.cksum_off = 2;
+	sp.hop = 255;
+	t_inject(0, t_pkt6(&sp));
+	t_poll(0);
+	assert_null(t_sent(0));
+	st = t_stats();
+	assert_int_equal(st.ctr[DP_CTR_ND_LEARNED], 1);
+	/* A second (forged) NA: the window is closed, nothing moves. */
+	memcpy(na + 26, forged_mac, 6);
+	sp.src_mac = forged_mac;
+	t_inject(0, t_pkt6(&sp));
+	t_poll(0);
+	assert_int_equal(t_drop(DP_DROP_ND_UNSOLICITED), 1);
+	/* A request for one of n2's keys now reaches n2's learned MAC. */
+	for (int k = 0; k < 10000; k++) {
+		char key[16];
+
+		snprintf(key, sizeof(key), "q%d", k);
+		if (t_owner(key) != 1)
+			continue;
+		snprintf(text, sizeof(text), "get %s\r\n", key);
+		break;
+	}
+	t_inject(0, t_request6(8000, 0x80, text, strlen(text)));
+	t_poll(0);
+	m = t_sent(0);
+	assert_non_null(m);
+	assert_memory_equal(rte_pktmbuf_mtod(m, uint8_t *), n2_mac, 6);
+	rte_pktmbuf_free(m);
+	t_stats();
+	t_dp_stop();
+}
+
+/* Every IPv6 header edge case, each dropped by its reason and nothing sent. */
+static void test_v6_header_edges(void **state)
+{
+	uint8_t buf[64];
+	struct t_pkt6_spec sp = {0}, base = {0};
+	/* A hop-by-hop header (8 bytes: next UDP, PadN) and a destination options one. */
+	uint8_t hbh_dst[16] = {IPPROTO_DSTOPTS, 0, 1, 4, 0, 0, 0, 0,
+			       IPPROTO_UDP,	0, 1, 4, 0, 0, 0, 0};
+	uint8_t frag[8] = {IPPROTO_UDP, 0, 0, 1, 0, 0, 0, 9};
+	uint8_t route_left[8] = {IPPROTO_UDP, 0, 4, 1, 0, 0, 0, 0}; /* segments left 1 */
+	uint8_t route_done[8] = {IPPROTO_UDP, 0, 4, 0, 0, 0, 0, 0}; /* segments left 0 */
+	uint8_t hbh_long[8] = {IPPROTO_UDP, 3, 1, 4, 0, 0, 0, 0};   /* claims 32 bytes */
+	struct dp_stats st;
+	char text[96];
+	struct sent s;
+	struct rte_mbuf *m;
+
+	(void)state;
+	t_dp_start6(1, ALL6, NULL);
+	find_keys();
+	snprintf(text, sizeof(text), "get %s\r\n", key_of[0]);
+	memcpy(buf, "\x00\x01\x00\x00\x00\x01\x00\x00", 8);
+	memcpy(buf + 8, text, strlen(text));
+	base.sport = 9000;
+	base.dport = T_LISTEN;
+	base.payload = buf;
+	base.plen = 8 + strlen(text);
+
+	/* Extension headers the router walks: served, and forwarded without them. */
+	sp = base;
+	sp.ext = hbh_dst;
+	sp.ext_len = sizeof(hbh_dst);
+	sp.ext_first = IPPROTO_HOPOPTS;
+	t_inject(0, t_pkt6(&sp));
+	sp.ext = route_done;
+	sp.ext_len = sizeof(route_done);
+	sp.ext_first = IPPROTO_ROUTING;
+	t_inject(0, t_pkt6(&sp));
+	t_poll(0);
+	s = expect_to_node6(0, base.plen);
+	s = expect_to_node6(0, base.plen);
+	(void)s;
+
+	/* A fragment header. */
+	sp = base;
+	sp.ext = frag;
+	sp.ext_len = sizeof(frag);
+	sp.ext_first = IPPROTO_FRAGMENT;
+	t_inject(0, t_pkt6(&sp));
+	/* A routing header with segments left. */
+	sp.ext = route_left;
+	sp.ext_first = IPPROTO_ROUTING;
+	t_inject(0, t_pkt6(&sp));
+	/* An extension header longer than the payload: 32 bytes claimed, 16 in payload_len;
+	 * and one whose first 8 bytes are cut (payload_len 4). */
+	sp.ext = hbh_long;
+	sp.ext_first = IPPROTO_HOPOPTS;
+	sp.plen_delta = -(int)(8 + base.plen) + 8;
+	t_inject(0, t_pkt6(&sp));
+	sp.plen_delta = -(int)(8 + base.plen) - 4;
+	t_inject(0, t_pkt6(&sp));
+	sp.plen_delta = 0;
+	/* payload_len beyond the frame; payload_len 0 (jumbogram). */
+	sp = base;
+	sp.plen_delta = 1;
+	t_inject(0, t_pkt6(&sp));
+	sp.plen_delta = -(int)(8 + base.plen);
+	t_inject(0, t_pkt6(&sp));
+	/* payload_len shorter than the UDP datagram: the UDP length lies. */
+	sp.plen_delta = -1;
+	t_inject(0, t_pkt6(&sp));
+	/* UDP checksum 0 and wrong. */
+	sp = base;
+	sp.zero_csum = true;
+	t_inject(0, t_pkt6(&sp));
+	sp.zero_csum = false;
+	sp.bad_csum = true;
+	t_inject(0, t_pkt6(&sp));
+	/* A multicast destination (all nodes) and another unicast address. */
+	sp = base;
+	sp.dip = "ff02::1";
+	t_inject(0, t_pkt6(&sp));
+	sp.dip = "2001:2::9";
+	t_inject(0, t_pkt6(&sp));
+	/* Truncated: 30 bytes of an IPv6 header. */
+	m = t_request6(9000, 1, "get a\r\n", 7);
+	rte_pktmbuf_trim(m, (uint16_t)(rte_pktmbuf_data_len(m) - 14 - 30));
+	t_inject(0, m);
+	/* Version 4 in an IPv6 frame. */
+	m = t_request6(9000, 1, "get a\r\n", 7);
+	rte_pktmbuf_mtod_offset(m, uint8_t *, 14)[0] = 0x40;
+	t_inject(0, m);
+	/* Hop limit 1 is fine for UDP to the router (it is the destination). */
+	sp = base;
+	sp.hop = 1;
+	t_inject(0, t_pkt6(&sp));
+	t_poll(0);
+	s = expect_to_node6(0, base.plen);
+	assert_null(t_sent(0));
+	st = t_stats();
+	assert_int_equal(st.drop[DP_DROP_IP_FRAGMENT], 1);
+	assert_int_equal(st.drop[DP_DROP_BAD_IP], 4);	/* routing left, payload_len x2, version */
+	assert_int_equal(st.drop[DP_DROP_TRUNC_IP], 3); /* ext headers x2, 30-byte header */
+	assert_int_equal(st.drop[DP_DROP_BAD_UDP_LEN], 1);
+	assert_int_equal(st.drop[DP_DROP_UDP_ZERO_CKSUM], 1);
+	assert_int_equal(st.drop[DP_DROP_BAD_UDP_CKSUM], 1);
+	assert_int_equal(st.drop[DP_DROP_NOT_OUR_IP], 2);
+	assert_int_equal(st.ctr[DP_CTR_FORWARDED], 3);
+	t_dp_stop();
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_v6_round_trip),	   cmocka_unit_test(test_v6_offload_flags),
+		cmocka_unit_test(test_mixed_families),	   cmocka_unit_test(test_forged_v6_replies),
+		cmocka_unit_test(test_v6_acl_and_version), cmocka_unit_test(test_no_address6),
+		cmocka_unit_test(test_icmp6_echo),	   cmocka_unit_test(test_nd_answer),
+		cmocka_unit_test(test_ns_and_na_learning), cmocka_unit_test(test_v6_header_edges),
+	};
+
+	t_eal_setup("dp_ipv6", "0", 2);
+	return t_eal_teardown(cmocka_run_group_tests(tests, NULL, NULL));
+}
