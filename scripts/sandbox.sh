@@ -171,9 +171,11 @@ ipv6_on() {
 	done
 }
 
-# addr6 ROLE IF ADDR/LEN: an IPv6 address without duplicate address detection.
+# addr6 ROLE IF ADDR/LEN [OPTIONS...]: an IPv6 address without duplicate address detection.
 addr6() {
-	ip -n "$(ns_name "$1")" -6 addr add "$3" dev "$2" nodad
+	local role=$1 ifn=$2 addr=$3
+	shift 3
+	ip -n "$(ns_name "$role")" -6 addr add "$addr" dev "$ifn" nodad "$@"
 }
 
 # no_offload NS IF: af_packet hands the router frames exactly as the sender's kernel left
@@ -386,7 +388,9 @@ cmd_up() {
 	ip -n "$(ns_name client)" addr add "$client_outside_ip/$subnet_len" dev veth0
 	if [ "$ipv6" = 1 ]; then
 		addr6 client veth0 "$client_ip6/64"
-		addr6 client veth0 "$outsider_ip6/64"
+		# Deprecated (preferred_lft 0): never the source the kernel picks, so the client
+		# speaks from 2001:2::100; a socket bound to it still sends from it.
+		addr6 client veth0 "$outsider_ip6/64" preferred_lft 0
 	fi
 	vlan_access client
 	echo "CLIENT_MAC=$(cat_mac client)" >>"$(state_dir)/env"

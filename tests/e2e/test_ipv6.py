@@ -207,7 +207,8 @@ def flat(t, ringway, plan):
     sb = h.Sandbox("v6", nodes=3, ipv6=True)
     # 1. the IPv4 fleet
     restart(sb, ringway, None)
-    t.ok(sb.wait_serving(), "IPv4 fleet: router serves every node")
+    if not t.ok(sb.wait_serving(), "IPv4 fleet: router serves every node"):
+        return  # no point waiting for timeouts (the sandbox goes down at exit)
     keys = [b"move:%d" % i for i in range(150)]
     c4 = sb.client()
     v4_owner = store_and_place(t, sb, plan, c4, keys, False, "IPv4 fleet")
@@ -216,7 +217,8 @@ def flat(t, ringway, plan):
     # 2. the same names at IPv6 addresses
     restart(sb, ringway, "ipv6")
     c6 = sb.client6()
-    t.ok(wait_serving(sb, c6), "IPv6 fleet: router serves every node over IPv6")
+    if not t.ok(wait_serving(sb, c6), "IPv6 fleet: router serves every node over IPv6"):
+        return
     before = h.settled_stats(sb)
     missing = moved = 0
     for k in keys:
@@ -246,14 +248,16 @@ def flat(t, ringway, plan):
     # 3. mixed fleets
     restart(sb, ringway, "ipv6-clients")
     c6 = sb.client6()
-    t.ok(wait_serving(sb, c6), "IPv6 client -> IPv4 nodes: serving")
+    if not t.ok(wait_serving(sb, c6), "IPv6 client -> IPv4 nodes: serving"):
+        return
     store_and_place(t, sb, plan, c6, [b"mix64:%d" % i for i in range(60)], False,
                     "IPv6 client -> IPv4 nodes")
     c6.close()
     h.check_identity(t, sb)
     restart(sb, ringway, "ipv6-nodes")
     c4 = sb.client()
-    t.ok(wait_serving(sb, c4), "IPv4 client -> IPv6 nodes: serving")
+    if not t.ok(wait_serving(sb, c4), "IPv4 client -> IPv6 nodes: serving"):
+        return
     store_and_place(t, sb, plan, c4, [b"mix46:%d" % i for i in range(60)], True,
                     "IPv4 client -> IPv6 nodes")
     c4.close()
@@ -267,7 +271,9 @@ def routed(t, ringway, plan):
     sb = h.Sandbox("v6r", nodes=3, routed=True, ipv6=True)
     restart(sb, ringway, "ipv6")
     c6 = sb.client6()
-    t.ok(wait_serving(sb, c6), "routed: router serves every node behind the IPv6 gateway")
+    if not t.ok(wait_serving(sb, c6), "routed: router serves every node behind the IPv6 "
+                "gateway"):
+        return
     before = h.settled_stats(sb)
     gw, gw_mac = sb.env["GW_IP6"], sb.env["GW_MAC"].lower()
     for n in h.nodes_list(sb.nodes_view()):
