@@ -50,6 +50,7 @@ static int open_steering(struct rw_xdp *x, const char *val, const struct rw_conf
 		return fail(err, errlen, -EINVAL, "--vdev %s: no interface %s here", val,
 			    x->ifname);
 	sc.router_ip = cfg->router.address;
+	inet_from_v6(&sc.router_ip6, cfg->router.address6); /* all zero: IPv6 not steered */
 	sc.n_listen_ports = cfg->router.n_listen_ports;
 	memcpy(sc.listen_ports, cfg->router.listen_ports,
 	       sizeof(uint16_t) * cfg->router.n_listen_ports);
