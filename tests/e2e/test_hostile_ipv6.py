@@ -7,7 +7,7 @@ reason, and nothing else moves (no forward, no reply):
   - extension headers cut short (a hop-by-hop header longer than the payload; UDP cut after
     a complete one);
   - fragment headers (first, later, after a hop-by-hop header): dropped, never reassembled;
-  - UDP checksum 0 (mandatory in IPv6), lying UDP lengths;
+  - UDP checksum 0 (mandatory in IPv6) or wrong, lying UDP lengths;
   - other ports, another address, a client outside the allowed prefixes;
   - forged replies from an IPv6 address that is no node;
   - at a LIVE request slot (its node frozen): forged replies from a non-node IPv6 address,
@@ -41,6 +41,7 @@ FAMILY = {
     "short_udp6": {"truncated_udp"},
     "fragment6": {"ip_fragment"},
     "zero_csum": {"udp_checksum_zero"},
+    "bad_csum6": {"bad_udp_checksum"},
     "bad_udp6": {"truncated_udp", "bad_udp_length"},
     "udp_port6": {"bad_port"},
     "not_for_us6": {"not_our_ip"},

@@ -281,6 +281,8 @@ def cases6(n, req_id=0x5252):
     # UDP: checksum 0 (mandatory in IPv6), lying lengths.
     out.append(("udp6_zero_checksum", n.get(b"hostile6:ok", req_id, udp_checksum=0),
                 "zero_csum"))
+    out.append(("udp6_wrong_checksum", n.get(b"hostile6:ok", req_id, udp_checksum=0x1234),
+                "bad_csum6"))
     out.append(("udp6_len_too_long", eth(n.rmac, n.cmac, ETH_P_IPV6, ipv6(n.cip, n.rip,
                 udp6(n.cip, n.rip, 40000, n.port, inner, length=8 + len(inner) + 100))),
                 "bad_udp6"))
