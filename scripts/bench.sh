@@ -49,7 +49,7 @@ section_placement() {
 }
 
 # The worker code's cost per packet (tests/bench/dataplane): TSC cycles for parse, parse +
-# placement, forward and reply on a 1,000-node x 160-vnode ring (and a 10-node one, to show
+# placement, forward and reply (and forward + reply over IPv6, beside IPv4's) on a 1,000-node x 160-vnode ring (and a 10-node one, to show
 # what the big ring's cache misses cost), 1 and 2 workers; the median of RINGWAY_BENCH_DP_RUNS
 # runs; instructions and simulated L2 misses per packet for forward and reply from callgrind
 # (runs of N and 2N packets, difference / N) with the functions they go to; the same for a
@@ -87,13 +87,17 @@ section_dataplane() {
 			l2=$sz,$(cat "$c2/ways_of_associativity"),$(cat "$c2/coherency_line_size")
 		fi
 		echo "$l2" >"$raw/cg.l2"
-		for st in forward reply handoff; do
+		# forward6 / reply6: the same stages over IPv6 (--ipv6), reported beside IPv4's.
+		for st in forward reply handoff forward6 reply6; do
+			local only=${st%6} v6=
+			[ "$only" != "$st" ] && v6=--ipv6
 			for m in 1 2; do
+				# shellcheck disable=SC2086
 				valgrind --tool=callgrind --collect-atstart=no \
 					--toggle-collect=timed_polls --cache-sim=yes \
 					--D1=32768,8,64 --LL="$l2" \
 					--callgrind-out-file="$raw/cg.$st.$m.out" \
-					"$bin" --only "$st" --packets $((m * cgn)) --workers 1 \
+					"$bin" --only "$only" $v6 --packets $((m * cgn)) --workers 1 \
 					>"$raw/cg.$st.$m.json" 2>"$raw/cg.$st.$m.log" || {
 					tail -20 "$raw/cg.$st.$m.log" >&2
 					return 1

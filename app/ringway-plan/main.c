@@ -221,12 +221,14 @@ static void usage(FILE *f)
 		"\n"
 		"  --nodes FILE       nodes file: one member a line, 'name address[:port] "
 		"[weight]'\n"
+		"                     (IPv6 in brackets: [2001:db8::1]:11211)\n"
 		"  --nodes N          node0..node{N-1} at 198.18.1.1, .2, ... :11211 (254 a /24,\n"
 		"                     then 198.18.2.1 and on, into 198.19.x.y past 198.18.255.x)\n"
 		"  CHANGE (compare, one or more, applied in order):\n"
 		"    --add NAME[=ADDR[:PORT]]   add a member of weight 1 (default address: the "
 		"next\n"
-		"                               generated address no member uses)\n"
+		"                               generated address no member uses; IPv6 in\n"
+		"                               brackets: NAME=[2001:db8::1]:11211)\n"
 		"    --remove NAME              remove a member\n"
 		"    --weight NAME=W            set a member's weight (0 drains it)\n"
 		"  --keys FILE        keys, one a line (empty lines skipped)\n"
@@ -1033,7 +1035,9 @@ static void print_change_text(const struct opts *o)
 		const struct change *c = &o->changes[i];
 
 		printf("%s%s %s", i ? ", " : "", change_names[c->op], c->name);
-		if (c->op == CHANGE_ADD)
+		if (c->op == CHANGE_ADD && strchr(c->addr, ':') != NULL)
+			printf(" [%s]:%u weight %u", c->addr, c->port, c->weight);
+		else if (c->op == CHANGE_ADD)
 			printf(" %s:%u weight %u", c->addr, c->port, c->weight);
 		else if (c->op == CHANGE_WEIGHT)
 			printf("=%u", c->weight);

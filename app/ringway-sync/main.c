@@ -218,8 +218,10 @@ static int block_of(const struct ctl_state *st, int64_t rev, struct ctl_text *t)
 	for (uint32_t i = 0; i < ctl_state_count(st); i++) {
 		const struct ctl_member *m = ctl_state_member(st, i);
 
-		ctl_text_appendf(t, "%s %s:%u weight %u", m->pl.name, m->pl.addr, m->pl.port,
-				 m->pl.weight);
+		char ep[PL_ENDPOINT_MAX];
+
+		pl_member_endpoint(&m->pl, ep);
+		ctl_text_appendf(t, "%s %s weight %u", m->pl.name, ep, m->pl.weight);
 		if (m->has_mac) {
 			snprintf(mac, sizeof(mac), "%02x:%02x:%02x:%02x:%02x:%02x", m->mac[0],
 				 m->mac[1], m->mac[2], m->mac[3], m->mac[4], m->mac[5]);

@@ -292,6 +292,9 @@ enum key_kind {
 	_(ROUTE, "default_gateway", K_OPT_IPV4, C(route.default_gw), 0, 0, 0, 0, "",               \
 	  "next hop of every node no other route holds (the route `default via GW`); empty = "    \
 	  "none")                                                                                  \
+	_(ROUTE, "default_gateway6", K_OPT_IPV6, C(route.default_gw6), 0, 0, 0, 0, "",            \
+	  "next hop of every IPv6 node no other route holds (the route `default6 via GW`); "       \
+	  "empty = none")                                                                          \
 	_(ROUTE, "static", K_ROUTES, C(route.table), C(route.table.n), 0, RT_ROUTES_MAX - 1,       \
 	  F_LIST, "",                                                                              \
 	  "routes to nodes off the router's segment: `PREFIX via GW` (a gateway on the segment) "  \
@@ -699,7 +702,7 @@ static int parse_routes(const struct key_def *d, const char *val, struct rt_tabl
 		if (rt_parse(item, len, &r, why, wlen) < 0)
 			return -EINVAL;
 		for (uint32_t i = 0; i < t->n; i++) {
-			if (t->r[i].addr == r.addr && t->r[i].len == r.len) {
+			if (inet_equal(&t->r[i].addr, &r.addr) && t->r[i].len == r.len) {
 				snprintf(why, wlen, "route '%.*s': its prefix is listed twice",
 					 (int)len, item);
 				return -EINVAL;
@@ -1633,8 +1636,19 @@ static int check_nodes(struct loader *l)
 void rw_config_routes(const struct rw_config *cfg, struct rt_table *out)
 {
 	*out = cfg->route.table;
-	if (cfg->route.default_gw != 0 && out->n < RT_ROUTES_MAX)
-		out->r[out->n++] = (struct rt_route){0, 0, cfg->route.default_gw, 0};
+	if (cfg->route.default_gw != 0 && out->n < RT_ROUTES_MAX) {
+		struct rt_route *r = &out->r[out->n++];
+
+		memset(r, 0, sizeof(*r));
+		inet_from_v4(&r->addr, 0);
+		inet_from_v4(&r->gw, cfg->route.default_gw);
+	}
+	if (ip6_set(cfg->route.default_gw6) && out->n < RT_ROUTES_MAX) {
+		struct rt_route *r = &out->r[out->n++];
+
+		memset(r, 0, sizeof(*r)); /* ::/0 */
+		inet_from_v6(&r->gw, cfg->route.default_gw6);
+	}
 }
 
 /* The routes with the default gateway: one route per prefix, gateways on the segment, a route
@@ -1687,24 +1701,31 @@ static int check_routes(struct loader *l)
 {
 	const struct rw_config *c = l->cfg;
 	struct rt_table t;
+	struct inet_addr nh;
 	char why[200];
-	uint32_t nh;
 
+	for (uint32_t i = 0; ip6_set(c->route.default_gw6) && i < c->route.table.n; i++)
+		if (c->route.table.r[i].len == 0 && !inet_is_v4(&c->route.table.r[i].addr))
+			return fail(l, line_of(l, SEC_ROUTE, "default_gateway6"),
+				    "key 'default_gateway6' in [route]: 'static' has an IPv6 "
+				    "default route already; give one of them");
 	for (uint32_t i = 0; c->route.default_gw != 0 && i < c->route.table.n; i++)
-		if (c->route.table.r[i].len == 0)
+		if (c->route.table.r[i].len == 0 && inet_is_v4(&c->route.table.r[i].addr))
 			return fail(l, line_of(l, SEC_ROUTE, "default_gateway"),
 				    "key 'default_gateway' in [route]: 'static' has a default "
 				    "route already; give one of them");
 	rw_config_routes(c, &t);
 	if (rt_check(&t, why, sizeof(why)) < 0)
 		return fail(l, line_of(l, SEC_ROUTE, "static"), "section [route]: %s", why);
-	for (uint32_t i = 0; i < c->n_nodes; i++)
-		if (c->nodes[i].ip != 0 && /* IPv6: on-link until routes take IPv6 */
-		    rt_lookup(&t, c->nodes[i].ip, &nh) < 0)
+	for (uint32_t i = 0; i < c->n_nodes; i++) {
+		if (rt_lookup(&t, &c->nodes[i].addr, &nh) < 0)
 			return fail(l, l->node_addr_line[i],
 				    "key 'address' in [node %s]: no route to %s (add a 'static' "
-				    "route or 'default_gateway' in [route])",
-				    c->nodes[i].member.name, c->nodes[i].member.addr);
+				    "route or '%s' in [route])",
+				    c->nodes[i].member.name, c->nodes[i].member.addr,
+				    inet_is_v4(&c->nodes[i].addr) ? "default_gateway"
+								  : "default_gateway6");
+	}
 	return 0;
 }
 

@@ -216,6 +216,7 @@ struct rw_cfg_failover {
 /** [route]: how nodes off the router's segment are reached (see route.h). */
 struct rw_cfg_route {
 	uint32_t default_gw;	/**< `default_gateway`, network order; 0 = none */
+	uint8_t default_gw6[16]; /**< `default_gateway6`; all zero = none */
 	struct rt_table table; /**< `static`, in file order (the default gateway apart) */
 };
 

@@ -473,11 +473,12 @@ static int ops_gutter(void *ctx, enum ctl_gutter op, const struct ctl_member *m,
 
 		for (i = 0; i < n_gutter; i++) {
 			const struct ctl_member *g = &gutter_nodes[i];
-			char text[64];
+			char text[64], ep[PL_ENDPOINT_MAX];
 			uint64_t v;
 
-			ctl_text_appendf(out, "name %s addr %s:%u weight %u", g->pl.name,
-					 g->pl.addr, g->pl.port, g->pl.weight);
+			pl_member_endpoint(&g->pl, ep);
+			ctl_text_appendf(out, "name %s addr %s weight %u", g->pl.name, ep,
+					 g->pl.weight);
 			for (uint32_t k = 0; k < nn; k++) {
 				if (!nodes[k].gutter || strcmp(nodes[k].name, g->pl.name) != 0)
 					continue;
@@ -557,7 +558,9 @@ static uint16_t port_setup(uint16_t port, uint16_t nq, struct rte_mempool *pool,
 	if (nq > info.max_tx_queues)
 		nq = info.max_tx_queues;
 	if (nq > 1) {
-		uint64_t hf = (RTE_ETH_RSS_IPV4 | RTE_ETH_RSS_NONFRAG_IPV4_UDP) &
+		/* IPv6 clients and nodes are spread the same way (address6). */
+		uint64_t hf = (RTE_ETH_RSS_IPV4 | RTE_ETH_RSS_NONFRAG_IPV4_UDP | RTE_ETH_RSS_IPV6 |
+			       RTE_ETH_RSS_NONFRAG_IPV6_UDP) &
 			      info.flow_type_rss_offloads;
 
 		if (hf == 0 && !kernel_spreads_queues(&info)) {

@@ -181,14 +181,14 @@ void rw_xdp_neigh_poll(struct rw_xdp *x, struct dp *dp, uint32_t max_nodes, bool
 	for (uint32_t i = 0; i < n; i++)
 		if ((nodes[i].in_ring || nodes[i].gutter) && !nodes[i].mac_static &&
 		    nodes[i].nh_ip != 0)
-			e[k++].ip = nodes[i].nh_ip; /* the node, or the gateway it is behind */
+			inet_from_v4(&e[k++].addr, nodes[i].nh_ip); /* the node, or its gateway */
 	if (k == 0 || neigh_lookup(x->neigh, e, k) != 0)
 		goto out;
 	for (uint32_t i = 0; i < k; i++) {
 		if (e[i].state == NEIGH_KNOWN)
-			dp_neigh_update(dp, e[i].ip, e[i].mac);
+			dp_neigh_update(dp, inet_v4(&e[i].addr), e[i].mac);
 		else if (e[i].state != NEIGH_PENDING)
-			neigh_resolve(x->neigh, e[i].ip);
+			neigh_resolve(x->neigh, &e[i].addr);
 	}
 out:
 	free(nodes);

@@ -442,7 +442,7 @@ void ctl_cmd_release(struct ctl_cmd *cmd)
 struct ctl_engine {
 	struct ctl_state *st;
 	struct pl_placement *pl;
-	char router_addr[PL_ADDR_MAX + 1]; /* "" when not set */
+	char router_addr[2][PL_ADDR_MAX + 1]; /* IPv4, IPv6 (canonical); "" when not set */
 	char *state_path;
 	struct ctl_ops ops;
 	struct ctl_counters cnt;
@@ -496,14 +496,15 @@ void ctl_engine_free(struct ctl_engine *e)
 
 int ctl_engine_set_router_address(struct ctl_engine *e, const char *addr)
 {
-	struct in_addr a;
+	struct inet_addr a;
 
-	e->router_addr[0] = '\0';
-	if (addr == NULL)
+	if (addr == NULL) {
+		e->router_addr[0][0] = e->router_addr[1][0] = '\0';
 		return 0;
-	if (inet_pton(AF_INET, addr, &a) != 1)
+	}
+	if (inet_parse(addr, strlen(addr), &a) < 0)
 		return -EINVAL;
-	inet_ntop(AF_INET, &a, e->router_addr, sizeof(e->router_addr));
+	inet_format(&a, e->router_addr[inet_is_v4(&a) ? 0 : 1]);
 	return 0;
 }
 
@@ -516,8 +517,9 @@ static int check_router_address(const struct ctl_engine *e, const struct ctl_cmd
 		     : cmd->type == CTL_CMD_REPLACE ? cmd->nmembers
 						    : 0;
 
-	for (uint32_t i = 0; e->router_addr[0] != '\0' && i < n; i++)
-		if (strcmp(m[i].pl.addr, e->router_addr) == 0)
+	for (uint32_t i = 0; i < n; i++)
+		if (strcmp(m[i].pl.addr, e->router_addr[0]) == 0 ||
+		    strcmp(m[i].pl.addr, e->router_addr[1]) == 0)
 			return ctl_fail(err, errlen, "node %s: %s is the router's own address",
 					m[i].pl.name, m[i].pl.addr);
 	return 0;
@@ -528,10 +530,10 @@ static int check_routes(const struct rt_table *t, const struct ctl_member *m, ui
 			size_t errlen)
 {
 	for (uint32_t i = 0; i < n; i++) {
-		struct in_addr a;
-		uint32_t nh;
+		struct inet_addr a, nh;
 
-		if (inet_pton(AF_INET, m[i].pl.addr, &a) == 1 && rt_lookup(t, a.s_addr, &nh) < 0)
+		if (inet_parse(m[i].pl.addr, strlen(m[i].pl.addr), &a) == 0 &&
+		    rt_lookup(t, &a, &nh) < 0)
 			return ctl_fail(err, errlen,
 					"node %s: no route to %s (add one with `route add PREFIX "
 					"via GW`, or a default gateway)",
@@ -887,7 +889,7 @@ static int do_list(struct ctl_session *s, struct ctl_text *r)
 	struct pl_placement *owned;
 	double *sh = shares_of(s, st, &owned, &pl);
 	uint32_t n = ctl_state_count(st);
-	char mac[18];
+	char mac[18], ep[PL_ENDPOINT_MAX];
 
 	if (sh == NULL)
 		return reply_error(s, r, "cannot build the placement: %s", strerror(errno));
@@ -898,10 +900,10 @@ static int do_list(struct ctl_session *s, struct ctl_text *r)
 
 		if (m->has_mac)
 			ctl_mac_format(m->mac, mac);
-		ctl_text_appendf(r, "name %s addr %s:%u weight %u state %s share %.6f mac %s",
-				 m->pl.name, m->pl.addr, m->pl.port, m->pl.weight,
-				 m->pl.weight ? "active" : "drained", sh[i],
-				 m->has_mac ? mac : "arp");
+		pl_member_endpoint(&m->pl, ep);
+		ctl_text_appendf(r, "name %s addr %s weight %u state %s share %.6f mac %s",
+				 m->pl.name, ep, m->pl.weight, m->pl.weight ? "active" : "drained",
+				 sh[i], m->has_mac ? mac : "arp");
 		if (st == s->e->st && s->e->ops.member_status != NULL)
 			s->e->ops.member_status(s->e->ops.ctx, i, m, r);
 		ctl_text_appendf(r, "\n");

@@ -275,9 +275,10 @@ struct ctl_engine *ctl_engine_new(struct ctl_state *initial, const char *state_p
 				  const struct ctl_ops *ops);
 void ctl_engine_free(struct ctl_engine *e);
 /**
- * Refuse members at @p addr (the router's own IPv4, dotted quad) in every later change, as
- * the config refuses a node there: `ERROR`, state unchanged. NULL clears it.
- * @return 0, or -EINVAL when @p addr is no IPv4 address.
+ * Refuse members at @p addr (the router's own IPv4 or IPv6 address, without brackets) in every
+ * later change, as the config refuses a node there: `ERROR`, state unchanged. The engine
+ * holds one address per family: a call sets its family's; NULL clears both.
+ * @return 0, or -EINVAL when @p addr is no IPv4 or IPv6 address.
  */
 int ctl_engine_set_router_address(struct ctl_engine *e, const char *addr);
 /**

@@ -26,14 +26,15 @@ static bool digest_part(XXH64_state_t *h, char *buf, size_t size, int n)
 /*
  * The canonical text is the state-file body without its magic, epoch and checksum lines:
  * the placement settings, then one `member NAME ADDR:PORT weight W[ mac MAC]` line per member
- * in placement order. Streamed through XXH64 so that 65536 members need no big buffer.
+ * in placement order ([IPV6]:PORT for IPv6; IPv4 lines as before). Streamed through XXH64 so that
+ * 65536 members need no big buffer.
  */
 uint64_t ctl_state_digest(const struct ctl_state *st)
 {
 	const struct pl_config *cfg = ctl_state_config(st);
 	const char *algo = pl_algo_name(cfg->algo), *hash = pl_hash_name(cfg->key_hash);
 	XXH64_state_t *h = XXH64_createState();
-	char line[PL_NAME_MAX + PL_ADDR_MAX + 96], mac[18], tag[5] = "none";
+	char line[PL_NAME_MAX + PL_ADDR_MAX + 96], mac[18], tag[5] = "none", ep[PL_ENDPOINT_MAX];
 	bool ok;
 	uint64_t d;
 
@@ -53,10 +54,11 @@ uint64_t ctl_state_digest(const struct ctl_state *st)
 
 		if (m->has_mac)
 			ctl_mac_format(m->mac, mac);
+		pl_member_endpoint(&m->pl, ep);
 		ok = digest_part(h, line, sizeof(line),
-				 snprintf(line, sizeof(line), "member %s %s:%u weight %u%s%s\n",
-					  m->pl.name, m->pl.addr, m->pl.port, m->pl.weight,
-					  m->has_mac ? " mac " : "", m->has_mac ? mac : ""));
+				 snprintf(line, sizeof(line), "member %s %s weight %u%s%s\n",
+					  m->pl.name, ep, m->pl.weight, m->has_mac ? " mac " : "",
+					  m->has_mac ? mac : ""));
 	}
 	d = ok ? (uint64_t)XXH64_digest(h) : 0;
 	XXH64_freeState(h);

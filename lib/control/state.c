@@ -226,37 +226,74 @@ static int name_parse(const struct tok *t, char *out, char *err, size_t errlen)
 	return 0;
 }
 
-/* ADDR[:PORT], ADDR an IPv4 dotted quad, stored in canonical form. */
+/* A member is a memcached node, never this host, a group or everyone (the config's rule for
+ * node addresses, app/ringway/config.c): IPv4 not 0.0.0.0/8, 127/8, multicast, reserved or
+ * broadcast; IPv6 not ::, ::1 or multicast. */
+static int addr_usable(const struct inet_addr *a, char *err, size_t errlen)
+{
+	static const uint8_t loop6[16] = {[15] = 1};
+	char text[INET_TEXT_MAX];
+
+	inet_format(a, text);
+	if (inet_is_v4(a)) {
+		uint32_t h = ntohl(inet_v4(a));
+
+		if ((h >> 24) == 0 || (h >> 24) == 127 || h >= 0xe0000000u)
+			return ctl_fail(err, errlen,
+					"address %s is no unicast node address (0.0.0.0/8, "
+					"127.0.0.0/8, multicast, reserved and broadcast are "
+					"refused)",
+					text);
+		return 0;
+	}
+	if (inet_is_zero(a) || memcmp(a->b, loop6, 16) == 0 || a->b[0] == 0xff)
+		return ctl_fail(err, errlen,
+				"address %s is no unicast node address (::, ::1 and multicast are "
+				"refused)",
+				text);
+	return 0;
+}
+
+/* Length of the address part of ADDR:PORT or [IPV6]:PORT (before the port's ':'), or 0 when
+ * @p t has no port. For error messages only. */
+static size_t addr_part(const struct tok *t)
+{
+	const char *end = t->p + t->n, *c;
+
+	if (t->n > 0 && t->p[0] == '[') {
+		c = memchr(t->p, ']', t->n);
+		return c != NULL && c + 1 < end && c[1] == ':' ? (size_t)(c + 1 - t->p) : 0;
+	}
+	c = memchr(t->p, ':', t->n);
+	return c != NULL && memchr(c + 1, ':', (size_t)(end - c - 1)) == NULL ? (size_t)(c - t->p)
+									      : 0;
+}
+
+/* ADDR[:PORT]: an IPv4 dotted quad or [IPV6] (stored without brackets); canonical form. */
 static int addr_parse(const struct tok *t, struct pl_member *m, char *err, size_t errlen)
 {
-	const char *colon = memchr(t->p, ':', t->n);
-	size_t alen = colon ? (size_t)(colon - t->p) : t->n;
-	char buf[INET_ADDRSTRLEN + 1];
-	struct in_addr a;
-	uint64_t port = 11211;
+	struct inet_addr a;
+	uint16_t port = 11211;
 
-	if (alen == 0 || alen >= sizeof(buf))
-		return ctl_fail(err, errlen, "bad address '%.*s': expected IPv4 ADDR:PORT",
-				(int)t->n, t->p);
-	memcpy(buf, t->p, alen);
-	buf[alen] = '\0';
-	if (inet_pton(AF_INET, buf, &a) != 1)
-		return ctl_fail(err, errlen, "bad address '%.*s': expected IPv4 ADDR:PORT",
-				(int)t->n, t->p);
-	/* The config's rule for node addresses (app/ringway/config.c): a member there is a
-	 * memcached node, never this host, a group or everyone. */
-	if ((ntohl(a.s_addr) >> 24) == 0 || (ntohl(a.s_addr) >> 24) == 127 ||
-	    ntohl(a.s_addr) >= 0xe0000000u)
+	if (inet_parse_endpoint(t->p, t->n, true, &a, &port) < 0) {
+		size_t n = addr_part(t);
+
+		if (n > 0 && inet_parse_endpoint(t->p, n, true, &a, &port) == 0)
+			return ctl_fail(err, errlen, "bad port in '%.*s': expected 1..65535",
+					(int)t->n, t->p);
 		return ctl_fail(err, errlen,
-				"address %s is no unicast node address (0.0.0.0/8, 127.0.0.0/8, "
-				"multicast, reserved and broadcast are refused)",
-				buf);
-	if (colon != NULL &&
-	    (ctl_parse_u64(colon + 1, t->n - alen - 1, 65535, &port) < 0 || port == 0))
-		return ctl_fail(err, errlen, "bad port in '%.*s': expected 1..65535", (int)t->n,
-				t->p);
-	inet_ntop(AF_INET, &a, m->addr, sizeof(m->addr));
-	m->port = (uint16_t)port;
+				"bad address '%.*s': expected IPv4 ADDR:PORT or [IPV6]:PORT",
+				(int)t->n, t->p);
+	}
+	if (!inet_is_v4(&a) && memchr(t->p, '[', t->n) == NULL)
+		return ctl_fail(err, errlen,
+				"bad address '%.*s': an IPv6 address goes in brackets "
+				"([2001:db8::1]:11211)",
+				(int)t->n, t->p);
+	if (addr_usable(&a, err, errlen) < 0)
+		return -EINVAL;
+	inet_format(&a, m->addr);
+	m->port = port;
 	return 0;
 }
 
@@ -456,9 +493,13 @@ int ctl_state_add(struct ctl_state *st, const struct ctl_member *m, char *err, s
 	if (ctl_state_find(st, m->pl.name) >= 0)
 		return ctl_fail(err, errlen, "duplicate name: %s is already a member", m->pl.name);
 	dup = find_addr(st, &m->pl);
-	if (dup >= 0)
-		return ctl_fail(err, errlen, "duplicate address: %s:%u is already member %s",
-				m->pl.addr, m->pl.port, st->m[dup].pl.name);
+	if (dup >= 0) {
+		char ep[PL_ENDPOINT_MAX];
+
+		pl_member_endpoint(&m->pl, ep);
+		return ctl_fail(err, errlen, "duplicate address: %s is already member %s", ep,
+				st->m[dup].pl.name);
+	}
 	if (st->n >= PL_MEMBERS_MAX) {
 		ctl_fail(err, errlen, "too many members (limit %d)", PL_MEMBERS_MAX);
 		return -E2BIG;
@@ -515,11 +556,15 @@ static int check_unique(const struct ctl_member *m, uint32_t n, char *err, size_
 		if (cmp_name(&v[i - 1], &v[i]) == 0)
 			rc = ctl_fail(err, errlen, "duplicate name: %s", v[i]->pl.name);
 	qsort(v, n, sizeof(*v), cmp_addr);
-	for (uint32_t i = 1; i < n && rc == 0; i++)
-		if (cmp_addr(&v[i - 1], &v[i]) == 0)
-			rc = ctl_fail(err, errlen, "duplicate address: %s:%u (%s and %s)",
-				      v[i]->pl.addr, v[i]->pl.port, v[i - 1]->pl.name,
-				      v[i]->pl.name);
+	for (uint32_t i = 1; i < n && rc == 0; i++) {
+		char ep[PL_ENDPOINT_MAX];
+
+		if (cmp_addr(&v[i - 1], &v[i]) != 0)
+			continue;
+		pl_member_endpoint(&v[i]->pl, ep);
+		rc = ctl_fail(err, errlen, "duplicate address: %s (%s and %s)", ep,
+			      v[i - 1]->pl.name, v[i]->pl.name);
+	}
 	free(v);
 	return rc;
 }
@@ -642,10 +687,10 @@ struct pl_placement *ctl_state_build(const struct ctl_state *st, char *err, size
 
 static void format_member(const struct ctl_member *m, struct ctl_text *out)
 {
-	char mac[18];
+	char mac[18], ep[PL_ENDPOINT_MAX];
 
-	ctl_text_appendf(out, "%s %s:%u weight %u", m->pl.name, m->pl.addr, m->pl.port,
-			 m->pl.weight);
+	pl_member_endpoint(&m->pl, ep);
+	ctl_text_appendf(out, "%s %s weight %u", m->pl.name, ep, m->pl.weight);
 	if (m->has_mac) {
 		ctl_mac_format(m->mac, mac);
 		ctl_text_appendf(out, " mac %s", mac);

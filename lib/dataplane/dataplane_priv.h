@@ -719,8 +719,7 @@ void dp_warm_rotate(struct dp *dp, struct dp_view **old);
  * endpoint @p i, just (re)claimed for a node, takes the MAC another endpoint behind the same
  * next hop learned (a new node behind a known gateway needs no ARP of its own). */
 uint32_t dp_route_nexthop(const struct dp *dp, uint32_t ip);
-/* ... of IPv6 node @p ip6 into @p nh6 (all zero: no route). Until the route table takes IPv6
- * (branch v6-control), every IPv6 node is on the router's link: its own next hop. */
+/* ... of IPv6 node @p ip6 into @p nh6 (all zero: no route). */
 void dp_route_nexthop6(const struct dp *dp, const uint8_t ip6[16], uint8_t nh6[16]);
 /* Endpoints @p a and @p b have the same next hop (family and, for IPv6, all 16 bytes). */
 static inline bool dp_same_nh(const struct dp_endpoint *a, const struct dp_endpoint *b)

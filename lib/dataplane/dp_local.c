@@ -233,7 +233,11 @@ static unsigned int learn_na(struct dp_worker *w, const struct dp_pkt *pk, const
 		struct dp_endpoint *e = &w->eps[i];
 		uint64_t until, old;
 
-		if (!e->v6 || e->mac_static || memcmp(e->nh_ip6, ic + 8, 16) != 0)
+		/* The fold first (atomic): dp_set_routes changes nh_ip6 only with no window
+		 * open, so a torn compare can count, never learn. */
+		if (!e->v6 || e->mac_static ||
+		    atomic_load_explicit(&e->nh_ip, memory_order_relaxed) != dp_fold6(ic + 8) ||
+		    memcmp(e->nh_ip6, ic + 8, 16) != 0)
 			continue;
 		until = atomic_load_explicit(&e->arp_until, memory_order_relaxed);
 		if (until == 0 || w->now > until ||

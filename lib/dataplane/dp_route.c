@@ -14,15 +14,47 @@
 
 uint32_t dp_route_nexthop(const struct dp *dp, uint32_t ip)
 {
-	uint32_t nh;
+	struct inet_addr a, nh;
 
-	return rt_lookup(&dp->routes, ip, &nh) == 0 ? nh : 0;
+	inet_from_v4(&a, ip);
+	return rt_lookup(&dp->routes, &a, &nh) == 0 ? inet_v4(&nh) : 0;
 }
 
 void dp_route_nexthop6(const struct dp *dp, const uint8_t ip6[16], uint8_t nh6[16])
 {
-	(void)dp;
-	memcpy(nh6, ip6, 16);
+	struct inet_addr a, nh;
+
+	inet_from_v6(&a, ip6);
+	if (rt_lookup(&dp->routes, &a, &nh) == 0)
+		memcpy(nh6, nh.b, 16);
+	else
+		memset(nh6, 0, 16);
+}
+
+/* Endpoint @p e's next hop under dp->routes moved: store it (the caller closed its window).
+ * @return true when it changed. IPv6: nh_ip6 bytes, then nh_ip their fold (workers compare the
+ * fold first; no window is open while the bytes change, so no NA is learned from a torn
+ * read). */
+static bool nexthop_update(struct dp *dp, struct dp_endpoint *e)
+{
+	uint8_t nh6[16];
+	uint32_t nh;
+
+	if (!e->v6) {
+		nh = dp_route_nexthop(dp, atomic_load_explicit(&e->ip, memory_order_relaxed));
+		if (nh == atomic_load_explicit(&e->nh_ip, memory_order_relaxed))
+			return false;
+		atomic_store_explicit(&e->arp_until, 0, memory_order_relaxed);
+		atomic_store_explicit(&e->nh_ip, nh, memory_order_relaxed);
+		return true;
+	}
+	dp_route_nexthop6(dp, e->ip6, nh6);
+	if (memcmp(nh6, e->nh_ip6, 16) == 0)
+		return false;
+	atomic_store_explicit(&e->arp_until, 0, memory_order_relaxed);
+	memcpy(e->nh_ip6, nh6, 16);
+	atomic_store_explicit(&e->nh_ip, dp_ip6_set(nh6) ? dp_fold6(nh6) : 0, memory_order_relaxed);
+	return true;
 }
 
 /* Another in-use endpoint (not @p i, not one whose next hop just moved: its MAC is the old
@@ -85,16 +117,11 @@ unsigned int dp_set_routes(struct dp *dp, const struct rt_table *t)
 	dp->routes = *t;
 	for (uint32_t i = 0; i < n; i++) {
 		struct dp_endpoint *e = &dp->eps[i];
-		uint32_t nh;
 
-		if (!e->used || e->v6) /* IPv6 next hops: on-link until routes take IPv6 */
+		/* The old next hop's ARP / ND window is closed first: nothing it answers is
+		 * learned now. */
+		if (!e->used || !nexthop_update(dp, e))
 			continue;
-		nh = dp_route_nexthop(dp, atomic_load_explicit(&e->ip, memory_order_relaxed));
-		if (nh == atomic_load_explicit(&e->nh_ip, memory_order_relaxed))
-			continue;
-		/* Close the old next hop's ARP window first: no reply to it is learned now. */
-		atomic_store_explicit(&e->arp_until, 0, memory_order_relaxed);
-		atomic_store_explicit(&e->nh_ip, nh, memory_order_relaxed);
 		e->nh_moved = true;
 		moved++;
 	}

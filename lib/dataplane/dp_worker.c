@@ -1198,8 +1198,29 @@ static void handle_packet(struct dp_worker *w, struct rte_mbuf *m, const struct 
 	dp_count_drop(w, m, DP_DROP_NOT_IPV4);
 }
 
-/* Where a request's payload starts if @p m is an IPv4 UDP datagram to a port that is not a
- * reply port: only lengths are checked (handle_packet judges the packet). */
+/* peek_payload() of an IPv6 frame (@p l2 bytes of Ethernet and VLAN): UDP right after the
+ * IPv6 header (no extension headers: those get no look-ahead). */
+static __rte_noinline const uint8_t *peek_payload6(const struct dp_worker *w, const uint8_t *d,
+						   uint32_t len, uint32_t l2, uint32_t *plen)
+{
+	const uint32_t l3 = sizeof(struct rte_ipv6_hdr);
+	const struct rte_udp_hdr *udp;
+	uint32_t ulen;
+
+	if ((d[l2] & 0xf0) != 0x60 || d[l2 + 6] != IPPROTO_UDP || len < l2 + l3 + sizeof(*udp))
+		return NULL;
+	udp = (const struct rte_udp_hdr *)(d + l2 + l3);
+	if ((uint16_t)(rte_be_to_cpu_16(udp->dst_port) - w->reply_base) < w->reply_count)
+		return NULL;
+	ulen = rte_be_to_cpu_16(udp->dgram_len);
+	if (ulen < sizeof(*udp) || ulen > len - l2 - l3)
+		return NULL;
+	*plen = ulen - (uint32_t)sizeof(*udp);
+	return (const uint8_t *)(udp + 1);
+}
+
+/* Where a request's payload starts if @p m is an IPv4 (or IPv6) UDP datagram to a port that
+ * is not a reply port: only lengths are checked (handle_packet judges the packet). */
 static inline const uint8_t *peek_payload(const struct dp_worker *w, struct rte_mbuf *m,
 					  uint32_t *plen)
 {
@@ -1216,10 +1237,12 @@ static inline const uint8_t *peek_payload(const struct dp_worker *w, struct rte_
 		l2 += sizeof(struct rte_vlan_hdr);
 	if (len < l2 + sizeof(struct rte_ipv4_hdr) + sizeof(*udp))
 		return NULL;
-	ihl = (uint32_t)(d[l2] & 0x0f) * 4;
 	/* Version 4: an IPv6 header read as IPv4 would name other bytes as the key. */
-	if (d[l2 + 9] != IPPROTO_UDP || (d[l2] & 0xf0) != 0x40 ||
-	    ihl < sizeof(struct rte_ipv4_hdr) || len < l2 + ihl + sizeof(*udp))
+	if (unlikely((d[l2] & 0xf0) != 0x40))
+		return peek_payload6(w, d, len, l2, plen);
+	ihl = (uint32_t)(d[l2] & 0x0f) * 4;
+	if (d[l2 + 9] != IPPROTO_UDP || ihl < sizeof(struct rte_ipv4_hdr) ||
+	    len < l2 + ihl + sizeof(*udp))
 		return NULL;
 	udp = (const struct rte_udp_hdr *)(d + l2 + ihl);
 	dport = rte_be_to_cpu_16(udp->dst_port);

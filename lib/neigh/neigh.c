@@ -110,17 +110,26 @@ static void apply_neigh(struct neigh *n, const struct nlmsghdr *h, struct neigh_
 	const struct rtattr *a =
 		(const struct rtattr *)((const uint8_t *)nd + NLMSG_ALIGN(sizeof(*nd)));
 	const uint8_t *mac = NULL;
-	uint32_t ip = 0;
+	struct inet_addr ip;
 	bool has_ip = false;
+	uint32_t v4;
 	uint8_t st;
 	size_t i;
 
-	if (len < 0 || nd->ndm_family != AF_INET || nd->ndm_ifindex != (int)n->ifindex)
+	if (len < 0 || (nd->ndm_family != AF_INET && nd->ndm_family != AF_INET6) ||
+	    nd->ndm_ifindex != (int)n->ifindex)
 		return;
 	for (; RTA_OK(a, len); a = RTA_NEXT(a, len)) {
-		if (a->rta_type == NDA_DST && RTA_PAYLOAD(a) == 4) {
-			memcpy(&ip, RTA_DATA(a), 4);
+		if (a->rta_type == NDA_DST && nd->ndm_family == AF_INET && RTA_PAYLOAD(a) == 4) {
+			memcpy(&v4, RTA_DATA(a), 4);
+			inet_from_v4(&ip, v4);
 			has_ip = true;
+		} else if (a->rta_type == NDA_DST && nd->ndm_family == AF_INET6 &&
+			   RTA_PAYLOAD(a) == 16) {
+			inet_from_v6(&ip, RTA_DATA(a));
+			/* the kernel's IPv6 table never holds a mapped address; refuse one as
+			 * an IPv4 entry all the same */
+			has_ip = !inet_is_v4(&ip);
 		} else if (a->rta_type == NDA_LLADDR && RTA_PAYLOAD(a) == 6) {
 			mac = RTA_DATA(a);
 		}
@@ -131,7 +140,7 @@ static void apply_neigh(struct neigh *n, const struct nlmsghdr *h, struct neigh_
 	if (st == NEIGH_KNOWN && mac == NULL)
 		st = NEIGH_PENDING; /* no usable address yet */
 	for (i = 0; i < count; i++) {
-		if (e[i].ip != ip)
+		if (!inet_equal(&e[i].addr, &ip))
 			continue;
 		e[i].state = st;
 		if (st == NEIGH_KNOWN)
@@ -189,7 +198,8 @@ static int recv_replies(struct neigh *n, struct neigh_entry *e, size_t count, bo
 	}
 }
 
-int neigh_lookup(struct neigh *n, struct neigh_entry *e, size_t count)
+/* One dump of the kernel's table of @p family on the interface into @p e. */
+static int dump_family(struct neigh *n, uint8_t family, struct neigh_entry *e, size_t count)
 {
 	struct {
 		struct nlmsghdr h;
@@ -197,19 +207,14 @@ int neigh_lookup(struct neigh *n, struct neigh_entry *e, size_t count)
 		struct rtattr ifa;
 		uint32_t ifindex;
 	} req;
-	size_t i;
 	int rc;
 
-	for (i = 0; i < count; i++) {
-		e[i].state = NEIGH_ABSENT;
-		memset(e[i].mac, 0, sizeof(e[i].mac));
-	}
 	/* Strict dump checking wants the filter as NDA_IFINDEX and a zero header ifindex. */
 	memset(&req, 0, sizeof(req));
 	req.h.nlmsg_len = sizeof(req);
 	req.h.nlmsg_type = RTM_GETNEIGH;
 	req.h.nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
-	req.nd.ndm_family = AF_INET;
+	req.nd.ndm_family = family;
 	req.ifa.rta_type = NDA_IFINDEX;
 	req.ifa.rta_len = RTA_LENGTH(sizeof(req.ifindex));
 	req.ifindex = n->ifindex;
@@ -217,27 +222,51 @@ int neigh_lookup(struct neigh *n, struct neigh_entry *e, size_t count)
 	return rc < 0 ? rc : recv_replies(n, e, count, true);
 }
 
-int neigh_resolve(struct neigh *n, uint32_t ip)
+int neigh_lookup(struct neigh *n, struct neigh_entry *e, size_t count)
+{
+	bool v4 = false, v6 = false;
+	size_t i;
+	int rc = 0;
+
+	for (i = 0; i < count; i++) {
+		e[i].state = NEIGH_ABSENT;
+		memset(e[i].mac, 0, sizeof(e[i].mac));
+		if (inet_is_v4(&e[i].addr))
+			v4 = true;
+		else
+			v6 = true;
+	}
+	/* An empty request still asks the IPv4 table: an unusable socket shows at once. */
+	if (v4 || !v6)
+		rc = dump_family(n, AF_INET, e, count);
+	if (rc == 0 && v6)
+		rc = dump_family(n, AF_INET6, e, count);
+	return rc;
+}
+
+int neigh_resolve(struct neigh *n, const struct inet_addr *addr)
 {
 	struct {
 		struct nlmsghdr h;
 		struct ndmsg nd;
 		struct rtattr dst;
-		uint32_t addr;
+		uint8_t addr[16];
 	} req;
+	bool v4 = inet_is_v4(addr);
+	size_t alen = v4 ? 4 : 16;
 	int rc;
 
 	memset(&req, 0, sizeof(req));
-	req.h.nlmsg_len = sizeof(req);
+	req.h.nlmsg_len = (uint32_t)(NLMSG_LENGTH(sizeof(req.nd)) + RTA_LENGTH(alen));
 	req.h.nlmsg_type = RTM_NEWNEIGH;
 	req.h.nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK | NLM_F_CREATE;
-	req.nd.ndm_family = AF_INET;
+	req.nd.ndm_family = v4 ? AF_INET : AF_INET6;
 	req.nd.ndm_ifindex = (int)n->ifindex;
 	req.nd.ndm_state = NUD_NONE;
 	req.nd.ndm_flags = NTF_USE;
 	req.dst.rta_type = NDA_DST;
-	req.dst.rta_len = RTA_LENGTH(sizeof(req.addr));
-	req.addr = ip;
+	req.dst.rta_len = (unsigned short)RTA_LENGTH(alen);
+	memcpy(req.addr, v4 ? addr->b + 12 : addr->b, alen);
 	rc = send_req(n, &req.h);
 	return rc < 0 ? rc : recv_replies(n, NULL, 0, false);
 }

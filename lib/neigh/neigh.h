@@ -4,18 +4,21 @@
 
 /**
  * @file
- * Node MACs from the kernel's IPv4 neighbour table (rtnetlink), for AF_XDP mode: there the
- * kernel shares the NIC with ringway and owns ARP for the router address, so ringway asks
- * the kernel instead of running its own ARP.
+ * Node MACs from the kernel's neighbour tables (rtnetlink; IPv4 ARP and IPv6 neighbour
+ * discovery), for AF_XDP mode: there the kernel shares the NIC with ringway and owns ARP and
+ * ND for the router's addresses, so ringway asks the kernel instead of running its own.
  *
  * Use from one thread off the data path (the control lcore), every second or so:
  *   n = neigh_open(ifindex, err, sizeof(err));
- *   fill e[i].ip with the nodes' addresses; neigh_lookup(n, e, count);
+ *   fill e[i].addr with the nodes' (or their gateways') addresses, IPv4 or IPv6;
+ *   neigh_lookup(n, e, count);
  *   for each e[i]: NEIGH_KNOWN -> feed e[i].mac to the router's neighbour table;
- *                  NEIGH_ABSENT or NEIGH_FAILED -> neigh_resolve(n, e[i].ip) (the kernel
- *                  sends ARP requests; a later lookup sees the answer)
+ *                  NEIGH_ABSENT or NEIGH_FAILED -> neigh_resolve(n, &e[i].addr) (the kernel
+ *                  sends ARP requests or neighbour solicitations; a later lookup sees the
+ *                  answer)
  *   neigh_close(n);
- * The interface needs an IPv4 address in the nodes' subnet (the kernel's ARP source).
+ * The interface needs an address of the family in the nodes' subnet (the kernel's ARP or ND
+ * source; for IPv6 its link-local address serves too).
  * The netlink socket belongs to the network namespace current at neigh_open().
  *
  * Errors: neigh_open returns NULL and sets errno (reason in @p err); the others return 0
@@ -24,6 +27,8 @@
 
 #include <stddef.h>
 #include <stdint.h>
+
+#include "inet.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -37,11 +42,11 @@ enum neigh_state {
 	NEIGH_KNOWN,	  /**< MAC valid (reachable, stale, delay, probe, permanent) */
 };
 
-/** One address to look up: ip is input, mac and state output. */
+/** One address to look up: addr is input, mac and state output. */
 struct neigh_entry {
-	uint32_t ip;	/**< IPv4, network order */
-	uint8_t mac[6]; /**< valid when state == NEIGH_KNOWN */
-	uint8_t state;	/**< enum neigh_state */
+	struct inet_addr addr; /**< IPv4 (mapped) or IPv6 */
+	uint8_t mac[6];	       /**< valid when state == NEIGH_KNOWN */
+	uint8_t state;	       /**< enum neigh_state */
 };
 
 struct neigh;
@@ -49,14 +54,16 @@ struct neigh;
 /** Open a route netlink socket for interface @p ifindex. */
 struct neigh *neigh_open(unsigned int ifindex, char *err, size_t errlen);
 
-/** Fill mac and state of @p e[0 .. count-1] from one dump of the kernel's IPv4 table. */
+/** Fill mac and state of @p e[0 .. count-1] from one dump of the kernel's table of each family
+ *  present in @p e (IPv4, IPv6 or both). */
 int neigh_lookup(struct neigh *n, struct neigh_entry *e, size_t count);
 
 /**
- * Ask the kernel to resolve @p ip (network order) on the interface without sending any
- * data to it: an RTM_NEWNEIGH with NTF_USE creates the entry if needed and starts ARP.
+ * Ask the kernel to resolve @p addr on the interface without sending any data to it: an
+ * RTM_NEWNEIGH with NTF_USE creates the entry if needed and starts ARP (IPv4) or neighbour
+ * discovery (IPv6).
  */
-int neigh_resolve(struct neigh *n, uint32_t ip);
+int neigh_resolve(struct neigh *n, const struct inet_addr *addr);
 
 /** Close the socket. NULL is allowed. */
 void neigh_close(struct neigh *n);

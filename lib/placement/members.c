@@ -4,10 +4,11 @@
  *
  * Accepted:
  *   name     1..PL_NAME_MAX bytes of [A-Za-z0-9._-]
- *   address  an IPv4 dotted quad (four decimal octets 0..255, no leading zeros) or a host
+ *   address  an IPv4 dotted quad (four decimal octets 0..255, no leading zeros), a host
  *            name (labels of [A-Za-z0-9-], not starting or ending with '-', dot separated),
- *            at most PL_ADDR_MAX bytes
- *   port     decimal 1..65535 after a single ':' (default 11211)
+ *            at most PL_ADDR_MAX bytes, or an IPv6 address in brackets ([2001:db8::1]; no
+ *            zone, no IPv4-mapped form), stored without the brackets in RFC 5952 form
+ *   port     decimal 1..65535 after a single ':' (after the ']' for IPv6; default 11211)
  *   weight   decimal 0..PL_WEIGHT_MAX (default 1; 0 = drained)
  * Fields are separated by spaces or tabs; `#` starts a comment that runs to the end of the
  * line; blank lines are ignored; "\r\n" line ends are accepted. Input bytes are untrusted:
@@ -21,10 +22,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "inet.h"
 #include "placement.h"
 
 /* Largest weight a nodes file may give: keeps `ring` (weight x vnodes tokens) buildable. */
-#define PL_DEFAULT_PORT	      11211u
+#define PL_DEFAULT_PORT 11211u
 /* Longest field text an error message quotes. */
 #define QUOTE_MAX 40
 
@@ -237,7 +239,64 @@ static int parse_name(struct parser *ps, uint32_t line, const struct field *f, s
 	return 0;
 }
 
-/* address[:port]: the port follows the only ':'. */
+static int parse_port(struct parser *ps, uint32_t line, const char *p, size_t len,
+		      struct pl_member *m)
+{
+	struct field pf = {p, len};
+	char q[QUOTE_MAX + 4];
+	uint32_t port;
+
+	quote(&pf, q);
+	if (!parse_uint(p, len, 65535, &port) || port == 0)
+		return fail(ps, line, "bad port '%s': expected a number 1..65535", q);
+	m->port = (uint16_t)port;
+	return 0;
+}
+
+/* A bare IPv6 address (or one followed by what looks like a port: 2001:db8::1:11211 is an
+ * address too), which needs brackets here. */
+static bool is_ipv6(const char *p, size_t len)
+{
+	struct inet_addr a;
+
+	const char *last = p + len;
+
+	if (inet_parse(p, len, &a) == 0)
+		return !inet_is_v4(&a);
+	while (last > p && last[-1] != ':')
+		last--;
+	return last > p && inet_parse(p, (size_t)(last - 1 - p), &a) == 0 && !inet_is_v4(&a);
+}
+
+/* [IPV6][:port]: stored without brackets, in RFC 5952 form (one spelling per address). */
+static int parse_address6(struct parser *ps, uint32_t line, const struct field *f,
+			  struct pl_member *m)
+{
+	const char *close = memchr(f->p, ']', f->len);
+	struct field a = {f->p, close ? (size_t)(close + 1 - f->p) : f->len};
+	struct inet_addr ip;
+	char q[QUOTE_MAX + 4];
+
+	quote(&a, q);
+	if (close == NULL)
+		return fail(ps, line, "bad address '%s': expected ']' after an IPv6 address", q);
+	if (memchr(f->p + 1, ':', a.len - 2) == NULL || inet_parse(f->p + 1, a.len - 2, &ip) < 0)
+		return fail(ps, line,
+			    "bad address '%s': expected an IPv6 address in brackets "
+			    "([2001:db8::1], no zone; IPv4 is written a.b.c.d)",
+			    q);
+	if (a.len < f->len && close[1] != ':') {
+		quote(f, q);
+		return fail(ps, line, "bad address '%s': expected ':PORT' after ']'", q);
+	}
+	inet_format(&ip, m->addr);
+	m->port = PL_DEFAULT_PORT;
+	if (a.len < f->len)
+		return parse_port(ps, line, close + 2, f->len - a.len - 1, m);
+	return 0;
+}
+
+/* address[:port]: the port follows the only ':'; IPv6 in brackets. */
 static int parse_address(struct parser *ps, uint32_t line, const struct field *f,
 			 struct pl_member *m)
 {
@@ -247,6 +306,16 @@ static int parse_address(struct parser *ps, uint32_t line, const struct field *f
 	char q[QUOTE_MAX + 4];
 	uint32_t port = PL_DEFAULT_PORT;
 
+	if (f->len > 0 && f->p[0] == '[')
+		return parse_address6(ps, line, f, m);
+	if (colon != NULL && memchr(colon + 1, ':', f->len - alen - 1) != NULL &&
+	    is_ipv6(f->p, f->len)) {
+		quote(f, q);
+		return fail(ps, line,
+			    "bad address '%s': an IPv6 address goes in brackets "
+			    "([2001:db8::1]:11211)",
+			    q);
+	}
 	quote(&a, q);
 	if (alen == 0)
 		return fail(ps, line,
@@ -349,6 +418,14 @@ static int parse_line(struct parser *ps, uint32_t line, const char *p, size_t le
 	insert_name(ps, ps->n);
 	ps->n++;
 	return 0;
+}
+
+void pl_member_endpoint(const struct pl_member *m, char out[PL_ENDPOINT_MAX])
+{
+	if (strchr(m->addr, ':') != NULL)
+		snprintf(out, PL_ENDPOINT_MAX, "[%s]:%u", m->addr, (unsigned int)m->port);
+	else
+		snprintf(out, PL_ENDPOINT_MAX, "%s:%u", m->addr, (unsigned int)m->port);
 }
 
 int pl_members_parse(const char *text, size_t len, struct pl_member **out, uint32_t *n, char *err,

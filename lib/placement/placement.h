@@ -79,10 +79,17 @@ enum pl_hash {
 /** One member of the fleet. A weight of 0 means drained: it owns nothing. */
 struct pl_member {
 	char name[PL_NAME_MAX + 1];
-	char addr[PL_ADDR_MAX + 1];
+	char addr[PL_ADDR_MAX + 1]; /**< IPv4, host name or IPv6 (without brackets) */
 	uint16_t port;
 	uint32_t weight;
 };
+
+/** Longest text pl_member_endpoint() writes, with the NUL. */
+#define PL_ENDPOINT_MAX (PL_ADDR_MAX + 9)
+
+/** `addr:port`, or `[addr]:port` when addr is an IPv6 address (holds a ':'): the form the
+ *  nodes file, the state file and `ringwayctl add` read back. */
+void pl_member_endpoint(const struct pl_member *m, char out[PL_ENDPOINT_MAX]);
 
 /** How to build a placement. Zero fields take the defaults noted. */
 struct pl_config {
@@ -261,7 +268,9 @@ int pl_moved_fraction(const struct pl_placement *from, const struct pl_placement
 
 /**
  * Parse a nodes file: one member a line, `name address[:port] [weight]`; `#` starts a comment;
- * blank lines are ignored; the port defaults to 11211 and the weight to 1.
+ * blank lines are ignored; the port defaults to 11211 and the weight to 1. An IPv6 address is
+ * written in brackets (`[2001:db8::1]:11211`, `[2001:db8::1]`) and stored without them, in
+ * RFC 5952 form.
  * @p text need not be NUL-terminated. On success *out is a malloc'd array (caller frees) of
  * *n members. On failure returns -EINVAL (or -ENOMEM) and writes "line L: what was expected"
  * to @p err (always NUL-terminated when errlen > 0); *out is left NULL.

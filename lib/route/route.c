@@ -34,11 +34,6 @@ void rt_init(struct rt_table *t)
 	memset(t, 0, sizeof(*t));
 }
 
-static uint32_t len_mask(uint8_t len)
-{
-	return len == 0 ? 0 : htonl(~UINT32_C(0) << (32 - len));
-}
-
 /* The next blank-separated word of [*cur, end): its start and length (0 at the end). */
 static size_t next_word(const char **cur, const char *end, const char **w)
 {
@@ -53,35 +48,31 @@ static size_t next_word(const char **cur, const char *end, const char **w)
 	return (size_t)(p - *w);
 }
 
+static const char *family_name(const struct inet_addr *a)
+{
+	return inet_is_v4(a) ? "IPv4" : "IPv6";
+}
+
+/* `default` is 0.0.0.0/0 (rt_parse turns it into ::/0 for an IPv6 gateway), `default6` ::/0. */
 static int word_prefix(const char *w, size_t n, struct rt_route *r, char *err, size_t errlen)
 {
-	char buf[INET_ADDRSTRLEN + 4];
-	const char *slash = memchr(w, '/', n);
-	unsigned long len;
-	struct in_addr a;
-	char *end;
+	int q = n > 60 ? 60 : (int)n;
 
+	r->len = 0;
 	if (n == 7 && memcmp(w, "default", 7) == 0) {
-		r->addr = r->mask = 0;
-		r->len = 0;
+		inet_from_v4(&r->addr, 0);
 		return 0;
 	}
-	if (slash == NULL || n >= sizeof(buf) || slash == w || slash + 1 == w + n)
-		return fail(err, errlen, "bad prefix '%.*s': expected A.B.C.D/LEN or default",
-			    (int)(n > 40 ? 40 : n), w);
-	memcpy(buf, w, n);
-	buf[n] = '\0';
-	buf[slash - w] = '\0';
-	len = strtoul(buf + (slash - w) + 1, &end, 10);
-	if (*end != '\0' || len > 32 || inet_pton(AF_INET, buf, &a) != 1)
-		return fail(err, errlen, "bad prefix '%.*s': expected A.B.C.D/LEN (LEN 0..32)",
-			    (int)n, w);
-	r->len = (uint8_t)len;
-	r->mask = len_mask(r->len);
-	if ((a.s_addr & ~r->mask) != 0)
-		return fail(err, errlen, "prefix %.*s has host bits set", (int)n, w);
-	r->addr = a.s_addr;
-	return 0;
+	if (n == 8 && memcmp(w, "default6", 8) == 0) {
+		memset(&r->addr, 0, sizeof(r->addr));
+		return 0;
+	}
+	if (memchr(w, '/', n) == NULL)
+		return fail(
+			err, errlen,
+			"bad prefix '%.*s': expected A.B.C.D/LEN, IPV6/LEN, default or default6", q,
+			w);
+	return inet_parse_prefix(w, n, &r->addr, &r->len, err, errlen);
 }
 
 int rt_parse_prefix(const char *text, size_t len, struct rt_route *r, char *err, size_t errlen)
@@ -89,8 +80,10 @@ int rt_parse_prefix(const char *text, size_t len, struct rt_route *r, char *err,
 	const char *cur = text, *end = text + len, *w, *x;
 	size_t n = next_word(&cur, end, &w);
 
+	memset(r, 0, sizeof(*r));
 	if (n == 0)
-		return fail(err, errlen, "missing prefix (A.B.C.D/LEN or default)");
+		return fail(err, errlen,
+			    "missing prefix (A.B.C.D/LEN, IPV6/LEN, default or default6)");
 	size_t m = next_word(&cur, end, &x);
 
 	if (m != 0)
@@ -99,20 +92,55 @@ int rt_parse_prefix(const char *text, size_t len, struct rt_route *r, char *err,
 	return word_prefix(w, n, r, err, errlen);
 }
 
-/* A gateway is a unicast host: not 0/8, 127/8, multicast, reserved or broadcast. */
-static bool gw_usable(uint32_t gw)
+/* A gateway is a unicast host: IPv4 not 0/8, 127/8, multicast, reserved or broadcast; IPv6
+ * not ::, ::1 or multicast. */
+static bool gw_usable(const struct inet_addr *gw)
 {
-	uint32_t h = ntohl(gw);
+	static const uint8_t loop6[16] = {[15] = 1};
 
-	return (h >> 24) != 0 && (h >> 24) != 127 && h < 0xe0000000u;
+	if (inet_is_v4(gw)) {
+		uint32_t h = ntohl(inet_v4(gw));
+
+		return (h >> 24) != 0 && (h >> 24) != 127 && h < 0xe0000000u;
+	}
+	return !inet_is_zero(gw) && memcmp(gw->b, loop6, 16) != 0 && gw->b[0] != 0xff;
+}
+
+static int word_gateway(const char *w, size_t n, struct rt_route *r, bool any_default, char *err,
+			size_t errlen)
+{
+	char text[INET_TEXT_MAX], pfx[INET_PREFIX_TEXT_MAX];
+	int q = n > 60 ? 60 : (int)n;
+
+	if (n == 0)
+		return fail(err, errlen, "via: missing gateway address");
+	if (inet_parse(w, n, &r->gw) < 0)
+		return fail(err, errlen, "bad gateway '%.*s': expected an IPv4 or IPv6 address", q,
+			    w);
+	inet_format(&r->gw, text);
+	if (!gw_usable(&r->gw))
+		return fail(err, errlen,
+			    inet_is_v4(&r->gw)
+				    ? "gateway %s is no unicast host (0.0.0.0/8, 127.0.0.0/8, "
+				      "multicast, reserved and broadcast are refused)"
+				    : "gateway %s is no unicast host (::, ::1 and multicast are "
+				      "refused)",
+			    text);
+	if (any_default && !inet_is_v4(&r->gw))
+		memset(&r->addr, 0, sizeof(r->addr)); /* `default via IPV6`: ::/0 */
+	if (inet_is_v4(&r->gw) != inet_is_v4(&r->addr)) {
+		inet_format_prefix(&r->addr, r->len, pfx);
+		return fail(err, errlen, "gateway %s is %s but the prefix %s is %s", text,
+			    family_name(&r->gw), pfx, family_name(&r->addr));
+	}
+	return 0;
 }
 
 int rt_parse(const char *text, size_t len, struct rt_route *r, char *err, size_t errlen)
 {
 	const char *cur = text, *end = text + len, *w;
-	char buf[INET_ADDRSTRLEN];
-	struct in_addr a;
 	size_t n = next_word(&cur, end, &w);
+	bool any_default = n == 7 && memcmp(w, "default", 7) == 0;
 	int rc;
 
 	memset(r, 0, sizeof(*r));
@@ -123,21 +151,12 @@ int rt_parse(const char *text, size_t len, struct rt_route *r, char *err, size_t
 		return rc;
 	n = next_word(&cur, end, &w);
 	if (n == 6 && memcmp(w, "direct", 6) == 0) {
-		r->gw = 0;
+		memset(&r->gw, 0, sizeof(r->gw));
 	} else if (n == 3 && memcmp(w, "via", 3) == 0) {
 		n = next_word(&cur, end, &w);
-		if (n == 0 || n >= sizeof(buf))
-			return fail(err, errlen, "via: missing or bad gateway address");
-		memcpy(buf, w, n);
-		buf[n] = '\0';
-		if (inet_pton(AF_INET, buf, &a) != 1)
-			return fail(err, errlen, "bad gateway '%s': expected an IPv4 address", buf);
-		if (!gw_usable(a.s_addr))
-			return fail(err, errlen,
-				    "gateway %s is no unicast host (0.0.0.0/8, 127.0.0.0/8, "
-				    "multicast, reserved and broadcast are refused)",
-				    buf);
-		r->gw = a.s_addr;
+		rc = word_gateway(w, n, r, any_default, err, errlen);
+		if (rc < 0)
+			return rc;
 	} else {
 		return fail(err, errlen, "expected 'via GW' or 'direct' after the prefix");
 	}
@@ -148,35 +167,56 @@ int rt_parse(const char *text, size_t len, struct rt_route *r, char *err, size_t
 	return 0;
 }
 
-static bool has_direct(const struct rt_table *t)
+static bool is_direct(const struct rt_route *r)
+{
+	return inet_is_zero(&r->gw);
+}
+
+/* Whether the table has a direct route of @p a's family. */
+static bool has_direct(const struct rt_table *t, const struct inet_addr *a)
 {
 	for (uint32_t i = 0; i < t->n; i++)
-		if (t->r[i].gw == 0)
+		if (is_direct(&t->r[i]) && inet_is_v4(&t->r[i].addr) == inet_is_v4(a))
 			return true;
 	return false;
 }
 
+static bool route_has(const struct rt_route *r, const struct inet_addr *a)
+{
+	return inet_prefix_has(&r->addr, r->len, a);
+}
+
+static int check_one(const struct rt_table *t, const struct rt_route *r, char *err, size_t errlen)
+{
+	char text[RT_TEXT_MAX], gw[INET_TEXT_MAX];
+	bool near = false;
+
+	if (is_direct(r))
+		return 0;
+	rt_format(r, text);
+	inet_format(&r->gw, gw);
+	if (inet_is_v4(&r->gw) != inet_is_v4(&r->addr))
+		return fail(err, errlen, "route %s: gateway %s is not of the prefix's family", text,
+			    gw);
+	if (!has_direct(t, &r->gw))
+		return 0;
+	for (uint32_t k = 0; k < t->n && !near; k++)
+		near = is_direct(&t->r[k]) && route_has(&t->r[k], &r->gw);
+	if (!near)
+		return fail(err, errlen,
+			    "route %s: gateway %s is in no direct route (a gateway must be "
+			    "on the router's segment)",
+			    text, gw);
+	return 0;
+}
+
 int rt_check(const struct rt_table *t, char *err, size_t errlen)
 {
-	char text[RT_TEXT_MAX], gw[INET_ADDRSTRLEN];
-
-	if (!has_direct(t))
-		return 0;
 	for (uint32_t i = 0; i < t->n; i++) {
-		bool near = false;
+		int rc = check_one(t, &t->r[i], err, errlen);
 
-		if (t->r[i].gw == 0)
-			continue;
-		for (uint32_t k = 0; k < t->n && !near; k++)
-			near = t->r[k].gw == 0 && (t->r[i].gw & t->r[k].mask) == t->r[k].addr;
-		if (!near) {
-			rt_format(&t->r[i], text);
-			inet_ntop(AF_INET, &t->r[i].gw, gw, sizeof(gw));
-			return fail(err, errlen,
-				    "route %s: gateway %s is in no direct route (a gateway must be "
-				    "on the router's segment)",
-				    text, gw);
-		}
+		if (rc < 0)
+			return rc;
 	}
 	return 0;
 }
@@ -184,7 +224,7 @@ int rt_check(const struct rt_table *t, char *err, size_t errlen)
 static int32_t find(const struct rt_table *t, const struct rt_route *r)
 {
 	for (uint32_t i = 0; i < t->n; i++)
-		if (t->r[i].addr == r->addr && t->r[i].len == r->len)
+		if (inet_equal(&t->r[i].addr, &r->addr) && t->r[i].len == r->len)
 			return (int32_t)i;
 	return -ENOENT;
 }
@@ -236,36 +276,34 @@ int rt_remove(struct rt_table *t, const struct rt_route *r, char *err, size_t er
 	return rc;
 }
 
-int rt_lookup(const struct rt_table *t, uint32_t ip, uint32_t *nh)
+int rt_lookup(const struct rt_table *t, const struct inet_addr *ip, struct inet_addr *nh)
 {
 	int32_t best = -1;
 
 	for (uint32_t i = 0; i < t->n; i++)
-		if ((ip & t->r[i].mask) == t->r[i].addr &&
-		    (best < 0 || t->r[i].len > t->r[best].len))
+		if (route_has(&t->r[i], ip) && (best < 0 || t->r[i].len > t->r[best].len))
 			best = (int32_t)i;
 	if (best >= 0) {
-		*nh = t->r[best].gw != 0 ? t->r[best].gw : ip;
+		*nh = is_direct(&t->r[best]) ? *ip : t->r[best].gw;
 		return 0;
 	}
-	if (has_direct(t))
+	if (has_direct(t, ip))
 		return -ENOENT;
-	*nh = ip;
+	*nh = *ip;
 	return 0;
 }
 
 void rt_format(const struct rt_route *r, char out[RT_TEXT_MAX])
 {
-	char a[INET_ADDRSTRLEN], g[INET_ADDRSTRLEN];
+	char a[INET_PREFIX_TEXT_MAX], g[INET_TEXT_MAX] = "";
 
-	inet_ntop(AF_INET, &r->addr, a, sizeof(a));
-	inet_ntop(AF_INET, &r->gw, g, sizeof(g));
 	if (r->len == 0)
-		snprintf(out, RT_TEXT_MAX, "default %s%s", r->gw ? "via " : "direct",
-			 r->gw ? g : "");
+		snprintf(a, sizeof(a), "%s", inet_is_v4(&r->addr) ? "default" : "default6");
 	else
-		snprintf(out, RT_TEXT_MAX, "%s/%u %s%s", a, r->len, r->gw ? "via " : "direct",
-			 r->gw ? g : "");
+		inet_format_prefix(&r->addr, r->len, a);
+	if (!is_direct(r))
+		inet_format(&r->gw, g);
+	snprintf(out, RT_TEXT_MAX, "%s %s%s", a, is_direct(r) ? "direct" : "via ", g);
 }
 
 bool rt_equal(const struct rt_table *a, const struct rt_table *b)
@@ -275,7 +313,7 @@ bool rt_equal(const struct rt_table *a, const struct rt_table *b)
 	for (uint32_t i = 0; i < a->n; i++) {
 		int32_t k = find(b, &a->r[i]);
 
-		if (k < 0 || b->r[k].gw != a->r[i].gw)
+		if (k < 0 || !inet_equal(&b->r[k].gw, &a->r[i].gw))
 			return false;
 	}
 	return true;

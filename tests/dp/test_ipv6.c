@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "dp_test.h"
+#include "route.h"
 
 /* All four nodes IPv6 / only nodes 1 and 3 / none. */
 #define ALL6  0xfu
@@ -590,6 +591,108 @@ static void test_ns_and_na_learning(void **state)
 	t_dp_stop();
 }
 
+/* IPv6 nodes behind an IPv6 gateway (`2001:2:2::/64 via 2001:2::fe`): the router solicits
+ * the gateway, not the nodes; the gateway's NA teaches every node behind it; requests leave
+ * with the gateway's MAC and the node's address, and the reply (from the gateway's MAC) is
+ * accepted. IPv4 routes in the same table leave IPv4 nodes alone. */
+static void test_v6_nodes_behind_gateway(void **state)
+{
+	const uint8_t gw_mac[6] = {0x02, 0, 0, 0, 0x0f, 0xfe};
+	struct pl_member mb[2];
+	struct pl_config pc = {0};
+	struct dp_node_mac macs[2];
+	struct rt_table t;
+	struct rt_route r;
+	struct t_pkt6_spec sp = {0};
+	struct rte_mbuf *m;
+	struct rte_ipv6_hdr *ip6;
+	struct dp_stats st;
+	uint8_t na[32], a[16], *ic;
+	char err[128], text[96] = "";
+	struct sent sn;
+	int node = -1;
+
+	(void)state;
+	t_dp_start6(1, NONE6, no_mac_n2);
+	rt_init(&t);
+	assert_int_equal(rt_parse("2001:2:2::/64 via 2001:2::fe", 28, &r, err, sizeof(err)), 0);
+	assert_int_equal(rt_add(&t, &r, err, sizeof(err)), 1);
+	(void)dp_set_routes(rig.dp, &t);
+	memset(mb, 0, sizeof(mb));
+	memset(macs, 0, sizeof(macs));
+	for (int i = 0; i < 2; i++) {
+		snprintf(mb[i].name, sizeof(mb[i].name), "n%d", i + 1);
+		snprintf(mb[i].addr, sizeof(mb[i].addr), "2001:2:2::%d", i + 1);
+		mb[i].port = 11211;
+		mb[i].weight = 1;
+	}
+	pc.algo = PL_ALGO_RING;
+	pl_free(rig.pl);
+	rig.pl = pl_build(&pc, mb, 2);
+	assert_int_equal(dp_publish_placement(rig.dp, rig.pl, macs, 3), 0);
+	dp_control_poll(rig.dp);
+	t_poll(0);
+	/* One NS, for the gateway (both nodes share it). */
+	m = t_sent(0);
+	assert_non_null(m);
+	ip6 = rte_pktmbuf_mtod_offset(m, struct rte_ipv6_hdr *, sizeof(struct rte_ether_hdr));
+	ic = (uint8_t *)(ip6 + 1);
+	assert_int_equal(ic[0], 135);
+	t_ip6("2001:2::fe", a);
+	assert_memory_equal(ic + 8, a, 16);
+	rte_pktmbuf_free(m);
+	assert_null(t_sent(0));
+	/* The gateway's NA. */
+	memset(na, 0, sizeof(na));
+	na[0] = 136;
+	na[4] = 0x60;
+	memcpy(na + 8, a, 16);
+	na[24] = 2;
+	na[25] = 1;
+	memcpy(na + 26, gw_mac, 6);
+	sp.src_mac = gw_mac;
+	sp.sip = "2001:2::fe";
+	sp.proto = IPPROTO_ICMPV6;
+	sp.payload = na;
+	sp.plen = sizeof(na);
+	sp.cksum_off = 2;
+	sp.hop = 255;
+	t_inject(0, t_pkt6(&sp));
+	t_poll(0);
+	st = t_stats();
+	assert_int_equal(st.ctr[DP_CTR_ND_LEARNED], 1);
+	/* A request for a key of n2: to the gateway's MAC, n2's address. */
+	for (int k = 0; k < 10000 && node < 0; k++) {
+		char key[16];
+
+		snprintf(key, sizeof(key), "g%d", k);
+		if (t_owner(key) == 1) {
+			snprintf(text, sizeof(text), "get %s\r\n", key);
+			node = 1;
+		}
+	}
+	t_inject(0, t_request6(8100, 0x81, text, strlen(text)));
+	t_poll(0);
+	m = t_sent(0);
+	assert_non_null(m);
+	{
+		struct t_view6 v;
+
+		t_view_udp6(m, &v);
+		assert_memory_equal(&v.eth->dst_addr, gw_mac, 6);
+		t_ip6("2001:2:2::2", a);
+		assert_memory_equal(&v.ip6->dst_addr, a, 16);
+		sn.sport = rte_be_to_cpu_16(v.udp->src_port);
+		sn.reqid = v.reqid;
+	}
+	rte_pktmbuf_free(m);
+	t_inject(0, t_reply6("2001:2:2::2", gw_mac, 11211, sn.sport, sn.reqid, 0, 1, hit,
+			     strlen(hit)));
+	t_poll(0);
+	expect_to_client6(8100, 0x81, hit);
+	t_dp_stop();
+}
+
 /* Every IPv6 header edge case, each dropped by its reason and nothing sent. */
 static void test_v6_header_edges(void **state)
 {
@@ -704,11 +807,17 @@ static void test_v6_header_edges(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_v6_round_trip),	   cmocka_unit_test(test_v6_offload_flags),
-		cmocka_unit_test(test_mixed_families),	   cmocka_unit_test(test_forged_v6_replies),
-		cmocka_unit_test(test_v6_acl_and_version), cmocka_unit_test(test_no_address6),
-		cmocka_unit_test(test_icmp6_echo),	   cmocka_unit_test(test_nd_answer),
-		cmocka_unit_test(test_ns_and_na_learning), cmocka_unit_test(test_v6_header_edges),
+		cmocka_unit_test(test_v6_round_trip),
+		cmocka_unit_test(test_v6_offload_flags),
+		cmocka_unit_test(test_mixed_families),
+		cmocka_unit_test(test_forged_v6_replies),
+		cmocka_unit_test(test_v6_acl_and_version),
+		cmocka_unit_test(test_no_address6),
+		cmocka_unit_test(test_icmp6_echo),
+		cmocka_unit_test(test_nd_answer),
+		cmocka_unit_test(test_ns_and_na_learning),
+		cmocka_unit_test(test_v6_nodes_behind_gateway),
+		cmocka_unit_test(test_v6_header_edges),
 	};
 
 	t_eal_setup("dp_ipv6", "0", 2);

@@ -2,7 +2,8 @@
 /*
  * libFuzzer target for the nodes-file parser. Besides "no crash, no leak, no UB" it checks the
  * parser's contract: errors leave *out NULL and say "line L: "; accepted members are valid,
- * uniquely named, and survive a print-and-reparse round trip unchanged.
+ * uniquely named (an address with a ':' is IPv6 in RFC 5952 form, held without brackets), and
+ * survive a print-and-reparse round trip (pl_member_endpoint's text) unchanged.
  */
 
 #include <errno.h>
@@ -11,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "inet.h"
 #include "placement.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -22,8 +24,18 @@ static void check_member(const struct pl_member *m)
 	if (len == 0 || len > PL_NAME_MAX || strnlen(m->addr, sizeof(m->addr)) == 0 ||
 	    strnlen(m->addr, sizeof(m->addr)) > PL_ADDR_MAX || m->port == 0)
 		abort();
-	if (strpbrk(m->name, " \t\r\n#:") != NULL || strpbrk(m->addr, " \t\r\n#:") != NULL)
+	if (strpbrk(m->name, " \t\r\n#:") != NULL || strpbrk(m->addr, " \t\r\n#[]") != NULL)
 		abort();
+	if (strchr(m->addr, ':') != NULL) {
+		struct inet_addr a;
+		char canon[INET_TEXT_MAX];
+
+		if (inet_parse(m->addr, strlen(m->addr), &a) != 0 || inet_is_v4(&a))
+			abort();
+		inet_format(&a, canon);
+		if (strcmp(canon, m->addr) != 0)
+			abort();
+	}
 }
 
 /* Print the members back as a nodes file and parse it again: it must give the same array. */
@@ -36,9 +48,13 @@ static void round_trip(const struct pl_member *m, uint32_t n)
 
 	if (text == NULL)
 		abort();
-	for (i = 0; i < n; i++)
-		len += (size_t)snprintf(text + len, cap - len, "%s\t%s:%u %u # member %u\n",
-					m[i].name, m[i].addr, m[i].port, m[i].weight, i);
+	for (i = 0; i < n; i++) {
+		char ep[PL_ENDPOINT_MAX];
+
+		pl_member_endpoint(&m[i], ep);
+		len += (size_t)snprintf(text + len, cap - len, "%s\t%s %u # member %u\n", m[i].name,
+					ep, m[i].weight, i);
+	}
 	if (pl_members_parse(text, len, &again, &n2, err, sizeof(err)) != 0 || n2 != n)
 		abort();
 	for (i = 0; i < n; i++)

@@ -20,6 +20,9 @@
  *            takes it over and returns it to the client ("take"). Both workers are polled in
  *            turn on the main lcore, so the figure is the code's cost without the cache lines
  *            (mbuf, ring slots) crossing cores, which a real second core adds.
+ * IPv6: forward_mix_reply_100_ipv6 is the mixed forward + reply case with IPv6 clients, router
+ * and nodes (the same members by name at IPv6 addresses, so the same owners), reported next
+ * to IPv4's (summary forward_ipv6_vs_ipv4); --ipv6 with --only runs that stage over IPv6.
  * Requests: ASCII `get`, meta `mg <key> v f t`, binary GET, keys of 10-40 random bytes from a
  * set of 65,536, from 4,096 client addresses on random ports, on a ring of 1,000 nodes x 160
  * vnodes (--nodes, --vnodes). Replies are single datagrams of 100 or 1,400 bytes of UDP
@@ -50,7 +53,7 @@
  *
  *   bench_dataplane [--quick] [--packets N] [--batch N] [--nodes N] [--vnodes N]
  *                   [--only forward|reply|handoff] [--scaling] [--workers N] [--json FILE]
- *                   [--offload] [-- EAL-ARGS]
+ *                   [--offload] [--ipv6] [-- EAL-ARGS]
  * --offload: as on a NIC with checksum offloads: every received mbuf carries the IPv4 and L4
  * checksum-good verdicts and the data plane leaves TX checksums to the port
  * (tx_cksum_offload), so the software checksum work is out of the figures.
@@ -122,6 +125,7 @@ struct b_run {
 	uint32_t vnodes;
 	bool quick;
 	bool offload;	  /* act as a NIC with checksum offloads: RX verdicts, TX offload */
+	bool v6;	  /* this case's clients, router and nodes are IPv6 (run.pl6) */
 	const char *only; /* NULL, "forward", "reply" or "handoff" */
 	uint16_t port;
 	uint16_t nq;
@@ -129,6 +133,7 @@ struct b_run {
 	struct rte_ring *tx[B_QUEUES_MAX];
 	struct rte_mempool *pool;
 	struct pl_placement *pl;
+	struct pl_placement *pl6; /* the same members (names) at IPv6 addresses */
 	struct dp_node_mac *macs;
 	uint32_t *node_ip; /* member -> IPv4, network order */
 	char (*keys)[B_KEY_MAX + 1];
@@ -204,6 +209,36 @@ static uint32_t node_ip(uint32_t i)
 				(1 + i % 250));
 }
 
+/* IPv6 (--ipv6 and the IPv6 case): router 2001:2::1, client c at 2001:2:1::c (the allowed
+ * 2001:2:1::/116), node i at 2001:2:2::i+1. */
+static void ip6_of(uint8_t out[16], uint16_t net, uint32_t host)
+{
+	memset(out, 0, 16);
+	out[0] = 0x20;
+	out[1] = 0x01;
+	out[3] = 0x02;
+	out[5] = (uint8_t)net;
+	out[12] = (uint8_t)(host >> 24);
+	out[13] = (uint8_t)(host >> 16);
+	out[14] = (uint8_t)(host >> 8);
+	out[15] = (uint8_t)host;
+}
+
+static void client_ip6(uint32_t c, uint8_t out[16])
+{
+	ip6_of(out, 1, c);
+}
+
+static void router_ip6(uint8_t out[16])
+{
+	ip6_of(out, 0, 1);
+}
+
+static void node_ip6(uint32_t i, uint8_t out[16])
+{
+	ip6_of(out, 2, i + 1);
+}
+
 /* ---------------------------------------------------------------- fleet and keys */
 
 static int make_fleet(void)
@@ -237,8 +272,18 @@ static int make_fleet(void)
 	c.algo = PL_ALGO_RING;
 	c.vnodes = run.vnodes;
 	run.pl = pl_build(&c, m, run.nodes);
+	/* The same names at IPv6 addresses: placement hashes names, so every key has the same
+	 * owner in both. */
+	for (uint32_t i = 0; i < run.nodes; i++) {
+		uint8_t a[16];
+
+		node_ip6(i, a);
+		snprintf(m[i].addr, sizeof(m[i].addr), "2001:2:2::%x:%x", (a[12] << 8) | a[13],
+			 (a[14] << 8) | a[15]);
+	}
+	run.pl6 = pl_build(&c, m, run.nodes);
 	free(m);
-	if (run.pl == NULL)
+	if (run.pl == NULL || run.pl6 == NULL)
 		return -errno;
 	/* Keys like applications make them: a prefix and an id, 10-40 bytes. */
 	static const char alpha[] = "abcdefghijklmnopqrstuvwxyz0123456789:_-";
@@ -324,8 +369,42 @@ static void finish_udp(struct rte_mbuf *m, const uint8_t *dmac, const uint8_t *s
 		m->ol_flags |= RTE_MBUF_F_RX_IP_CKSUM_GOOD | RTE_MBUF_F_RX_L4_CKSUM_GOOD;
 }
 
-#define B_L4_OFF  (sizeof(struct rte_ether_hdr) + sizeof(struct rte_ipv4_hdr))
-#define B_PAY_OFF (B_L4_OFF + sizeof(struct rte_udp_hdr))
+/* Where the UDP payload starts in this case's frames. */
+#define B_PAY_OFF                                                               \
+	(sizeof(struct rte_ether_hdr) +                                         \
+	 (run.v6 ? sizeof(struct rte_ipv6_hdr) : sizeof(struct rte_ipv4_hdr)) + \
+	 sizeof(struct rte_udp_hdr))
+
+/* finish_udp() for IPv6: Ethernet/IPv6/UDP around a payload at offset 62, UDP checksum. */
+static void finish_udp6(struct rte_mbuf *m, const uint8_t *dmac, const uint8_t *smac,
+			const uint8_t *sip, const uint8_t *dip, uint16_t sport, uint16_t dport,
+			size_t plen)
+{
+	uint8_t *p = rte_pktmbuf_mtod(m, uint8_t *);
+	struct rte_ether_hdr *eth = (struct rte_ether_hdr *)p;
+	struct rte_ipv6_hdr *ip6 = (struct rte_ipv6_hdr *)(eth + 1);
+	struct rte_udp_hdr *udp = (struct rte_udp_hdr *)(ip6 + 1);
+	size_t len = sizeof(*eth) + sizeof(*ip6) + sizeof(*udp) + plen;
+
+	m->data_len = (uint16_t)len;
+	m->pkt_len = (uint32_t)len;
+	memcpy(&eth->dst_addr, dmac, 6);
+	memcpy(&eth->src_addr, smac, 6);
+	eth->ether_type = rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV6);
+	ip6->vtc_flow = rte_cpu_to_be_32(UINT32_C(6) << 28);
+	ip6->payload_len = rte_cpu_to_be_16((uint16_t)(sizeof(*udp) + plen));
+	ip6->proto = IPPROTO_UDP;
+	ip6->hop_limits = 64;
+	memcpy(&ip6->src_addr, sip, 16);
+	memcpy(&ip6->dst_addr, dip, 16);
+	udp->src_port = rte_cpu_to_be_16(sport);
+	udp->dst_port = rte_cpu_to_be_16(dport);
+	udp->dgram_len = ip6->payload_len;
+	udp->dgram_cksum = 0;
+	udp->dgram_cksum = rte_ipv6_udptcp_cksum(ip6, udp);
+	if (run.offload)
+		m->ol_flags |= RTE_MBUF_F_RX_L4_CKSUM_GOOD;
+}
 
 /* What a batch sent, to check what came out. */
 struct b_sent {
@@ -357,6 +436,15 @@ static int inject_requests(uint16_t q, enum b_proto proto, uint32_t n, uint64_t 
 		s->reqid = (uint16_t)(r >> 48);
 		plen = request_payload(rte_pktmbuf_mtod_offset(ms[i], uint8_t *, B_PAY_OFF), p,
 				       s->key, s->reqid);
+		if (run.v6) {
+			uint8_t c6[16], r6[16];
+
+			client_ip6(s->client, c6);
+			router_ip6(r6);
+			finish_udp6(ms[i], router_mac, client_gw_mac, c6, r6, s->cport, B_LISTEN,
+				    plen);
+			continue;
+		}
 		finish_udp(ms[i], router_mac, client_gw_mac, client_ip(s->client), router_ip(),
 			   s->cport, B_LISTEN, plen);
 	}
@@ -404,18 +492,26 @@ static uint32_t make_replies(uint16_t q, uint16_t to, uint32_t n, const struct b
 		uint8_t *p = rte_pktmbuf_mtod(m, uint8_t *);
 		struct rte_ether_hdr *eth = (struct rte_ether_hdr *)p;
 		struct rte_ipv4_hdr *ip = (struct rte_ipv4_hdr *)(p + sizeof(*eth));
-		struct rte_udp_hdr *udp = (struct rte_udp_hdr *)(ip + 1);
+		struct rte_ipv6_hdr *ip6 = (struct rte_ipv6_hdr *)(p + sizeof(*eth));
+		struct rte_udp_hdr *udp =
+			run.v6 ? (struct rte_udp_hdr *)(ip6 + 1) : (struct rte_udp_hdr *)(ip + 1);
 		uint8_t *pay = p + B_PAY_OFF;
 		int32_t owner = pl_lookup(run.pl, run.keys[sent[i].key], run.key_len[sent[i].key]);
-		uint8_t node_mac[6];
+		uint8_t node_mac[6], n6[16], r6[16];
 		uint32_t nip = ip->dst_addr;
 		uint16_t rport = rte_be_to_cpu_16(udp->src_port);
 		uint16_t nport = rte_be_to_cpu_16(udp->dst_port);
 		size_t plen;
 
-		if (owner < 0 || nip != run.node_ip[owner] || nport != 11211 ||
-		    ip->src_addr != router_ip() ||
-		    memcmp(&eth->dst_addr, run.macs[owner].mac, 6) != 0)
+		router_ip6(r6);
+		if (owner >= 0)
+			node_ip6((uint32_t)owner, n6);
+		if (owner < 0 || nport != 11211 ||
+		    memcmp(&eth->dst_addr, run.macs[owner].mac, 6) != 0 ||
+		    (run.v6 ? eth->ether_type != rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV6) ||
+				      memcmp(&ip6->dst_addr, n6, 16) != 0 ||
+				      memcmp(&ip6->src_addr, r6, 16) != 0
+			    : nip != run.node_ip[owner] || ip->src_addr != router_ip()))
 			bad++;
 		memcpy(node_mac, &eth->dst_addr, 6);
 		/* The reply echoes the frame's request id; body after it. */
@@ -425,7 +521,10 @@ static uint32_t make_replies(uint16_t q, uint16_t to, uint32_t n, const struct b
 		pay[6] = pay[7] = 0;
 		plen = MC_FRAME_HDR_LEN +
 		       reply_body(pay + MC_FRAME_HDR_LEN, reply_bytes, run.keys[sent[i].key]);
-		finish_udp(m, router_mac, node_mac, nip, router_ip(), nport, rport, plen);
+		if (run.v6)
+			finish_udp6(m, router_mac, node_mac, n6, r6, nport, rport, plen);
+		else
+			finish_udp(m, router_mac, node_mac, nip, router_ip(), nport, rport, plen);
 	}
 	if (bad != 0)
 		fail("worker %u: %u of %u requests went to another node than pl_lookup names", q,
@@ -436,6 +535,17 @@ static uint32_t make_replies(uint16_t q, uint16_t to, uint32_t n, const struct b
 		return 0;
 	}
 	return got;
+}
+
+/* The IPv6 UDP checksum of a datagram the router sent is right (0 is not allowed). */
+static bool udp6_cksum_ok(struct rte_ipv6_hdr *ip6, struct rte_udp_hdr *udp)
+{
+	uint16_t got = udp->dgram_cksum, want;
+
+	udp->dgram_cksum = 0;
+	want = rte_ipv6_udptcp_cksum(ip6, udp);
+	udp->dgram_cksum = got;
+	return got != 0 && got == want;
 }
 
 /* Check the replies on TX ring @p q went to the clients that asked, with their ids; free. */
@@ -449,13 +559,23 @@ static uint32_t check_returned(uint16_t q, uint32_t n, const struct b_sent *sent
 	for (uint32_t i = 0; i < got; i++) {
 		uint8_t *p = rte_pktmbuf_mtod((struct rte_mbuf *)objs[i], uint8_t *);
 		struct rte_ipv4_hdr *ip = (struct rte_ipv4_hdr *)(p + sizeof(struct rte_ether_hdr));
-		struct rte_udp_hdr *udp = (struct rte_udp_hdr *)(ip + 1);
+		struct rte_ipv6_hdr *ip6 =
+			(struct rte_ipv6_hdr *)(p + sizeof(struct rte_ether_hdr));
+		struct rte_udp_hdr *udp =
+			run.v6 ? (struct rte_udp_hdr *)(ip6 + 1) : (struct rte_udp_hdr *)(ip + 1);
 		uint8_t *pay = p + B_PAY_OFF;
 		uint16_t reqid = (uint16_t)(pay[0] << 8 | pay[1]);
+		uint8_t c6[16], r6[16];
 
-		if (ip->dst_addr != client_ip(sent[i].client) ||
+		client_ip6(sent[i].client, c6);
+		router_ip6(r6);
+		if ((run.v6 ? memcmp(&ip6->dst_addr, c6, 16) != 0 ||
+				      memcmp(&ip6->src_addr, r6, 16) != 0 ||
+				      !udp6_cksum_ok(ip6, udp)
+			    : ip->dst_addr != client_ip(sent[i].client) ||
+				      ip->src_addr != router_ip()) ||
 		    rte_be_to_cpu_16(udp->dst_port) != sent[i].cport || reqid != sent[i].reqid ||
-		    rte_be_to_cpu_16(udp->src_port) != B_LISTEN || ip->src_addr != router_ip())
+		    rte_be_to_cpu_16(udp->src_port) != B_LISTEN)
 			bad++;
 	}
 	if (bad != 0)
@@ -570,6 +690,21 @@ static struct dp *make_dp(uint16_t workers, enum b_stage stage)
 	c.allowed[0].addr = client_ip(0);
 	c.allowed[0].mask = rte_cpu_to_be_32(0xfffff000u);
 	c.n_allowed = 1;
+	if (run.v6) {
+		uint8_t a[16], mk[16];
+
+		router_ip6(c.router_ip6);
+		client_ip6(0, a);
+		memset(mk, 0xff, 16);
+		mk[14] = 0xf0; /* /116: 4,096 clients */
+		mk[15] = 0;
+		memcpy(c.allowed6[0].addr, a, 16);
+		memcpy(c.allowed6[0].mask, mk, 16);
+		c.n_allowed6 = 1;
+	}
+	/* Long enough that a slow run (callgrind's cache simulation on a busy host) never
+	 * expires a slot between a forward batch and its replies. */
+	c.request_timeout_ms = 60000;
 	c.neighbours = run.nodes + 16;
 	c.no_arp_requests = true;
 	c.tx_cksum_offload = run.offload;
@@ -585,9 +720,9 @@ static struct dp *make_dp(uint16_t workers, enum b_stage stage)
 		return dp;
 	/* place: every member resolved by ARP, which never runs here: node_no_mac. */
 	struct dp_node_mac *none = calloc(run.nodes, sizeof(*none));
-	int rc = none == NULL
-			 ? -ENOMEM
-			 : dp_publish_placement(dp, run.pl, stage == B_PLACE ? none : run.macs, 1);
+	int rc = none == NULL ? -ENOMEM
+			      : dp_publish_placement(dp, run.v6 ? run.pl6 : run.pl,
+						     stage == B_PLACE ? none : run.macs, 1);
 
 	free(none);
 	if (rc != 0) {
@@ -757,8 +892,8 @@ static int run_case(enum b_stage stage, enum b_proto proto, uint32_t reply_bytes
 		fail("%s %s: accounting identity broken", out->stage, proto_names[proto]);
 	out->ok = out->counted == sent && out->identity && !run.failed;
 	if (stage == B_FORWARD)
-		snprintf(out->name, sizeof(out->name), "forward_%s_reply_%u", proto_names[proto],
-			 reply_bytes);
+		snprintf(out->name, sizeof(out->name), "forward_%s_reply_%u%s", proto_names[proto],
+			 reply_bytes, run.v6 ? "_ipv6" : "");
 	else
 		snprintf(out->name, sizeof(out->name), "%s_%s", out->stage, proto_names[proto]);
 	rc = 0;
@@ -1021,6 +1156,15 @@ static void write_json(FILE *f, const struct b_case *scaling, uint32_t n_scaling
 			mpps(fw->rep.median), fw->fwd.median <= 200 ? "true" : "false",
 			fw->rep.median <= 150 ? "true" : "false");
 	}
+	/* The IPv6 case next to IPv4's (target: within 10%). */
+	const struct b_case *f6 = find_case("forward_mix_reply_100_ipv6");
+
+	if (f6 != NULL && fw != NULL)
+		fprintf(f,
+			"%s\"forward_ipv6_cycles\": %.1f, \"reply_100_ipv6_cycles\": %.1f, "
+			"\"forward_ipv6_vs_ipv4\": %.3f, \"reply_ipv6_vs_ipv4\": %.3f",
+			pa && pp ? ", " : "", f6->fwd.median, f6->rep.median,
+			f6->fwd.median / fw->fwd.median, f6->rep.median / fw->rep.median);
 	/* A reply that lands on another worker: worker 1's hand-over + worker 0's take-over,
 	 * next to the direct reply above. */
 	const struct b_case *ho = find_case("handoff_mix_reply_100");
@@ -1139,7 +1283,7 @@ static void usage(void)
 		"usage: bench_dataplane [--quick] [--packets N] [--batch N] [--nodes N] "
 		"[--vnodes N]\n"
 		"                       [--only forward|reply|handoff] [--scaling] [--workers N] "
-		"[--offload] "
+		"[--offload] [--ipv6] "
 		"[--json FILE]\n"
 		"                       [-- EAL-ARGS]\n");
 	exit(2);
@@ -1160,12 +1304,19 @@ static unsigned long num_arg(const char *s, unsigned long lo, unsigned long hi)
 int main(int argc, char **argv)
 {
 	static const struct option lopts[] = {
-		{"quick", no_argument, NULL, 'q'},	  {"packets", required_argument, NULL, 'p'},
-		{"batch", required_argument, NULL, 'b'},  {"nodes", required_argument, NULL, 'n'},
-		{"vnodes", required_argument, NULL, 'v'}, {"only", required_argument, NULL, 'o'},
-		{"scaling", no_argument, NULL, 's'},	  {"workers", required_argument, NULL, 'w'},
-		{"json", required_argument, NULL, 'j'},	  {"offload", no_argument, NULL, 'f'},
-		{"help", no_argument, NULL, 'h'},	  {NULL, 0, NULL, 0},
+		{"quick", no_argument, NULL, 'q'},
+		{"packets", required_argument, NULL, 'p'},
+		{"batch", required_argument, NULL, 'b'},
+		{"nodes", required_argument, NULL, 'n'},
+		{"vnodes", required_argument, NULL, 'v'},
+		{"only", required_argument, NULL, 'o'},
+		{"scaling", no_argument, NULL, 's'},
+		{"workers", required_argument, NULL, 'w'},
+		{"json", required_argument, NULL, 'j'},
+		{"offload", no_argument, NULL, 'f'},
+		{"ipv6", no_argument, NULL, '6'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
 	};
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 	unsigned long workers = ncpu >= 2 ? 2 : 1;
@@ -1213,6 +1364,9 @@ int main(int argc, char **argv)
 			break;
 		case 'f':
 			run.offload = true;
+			break;
+		case '6':
+			run.v6 = true; /* --only: the stage over IPv6 */
 			break;
 		default:
 			usage();
@@ -1274,6 +1428,11 @@ int main(int argc, char **argv)
 			rc = run_case(B_FORWARD, protos[i], 100, 1, &cases[n_cases++]);
 		if (rc == 0)
 			rc = run_case(B_FORWARD, B_MIX, 1400, 1, &cases[n_cases++]);
+		/* The same mixed load over IPv6 (clients, router and nodes), beside IPv4's. */
+		run.v6 = true;
+		if (rc == 0)
+			rc = run_case(B_FORWARD, B_MIX, 100, 1, &cases[n_cases++]);
+		run.v6 = false;
 		if (rc == 0)
 			rc = handoff_case(B_MIX, 100, &cases[n_cases++]);
 	}
@@ -1301,6 +1460,7 @@ int main(int argc, char **argv)
 	print_table(scal, n_scal);
 
 	pl_free(run.pl);
+	pl_free(run.pl6);
 	rte_eth_dev_stop(run.port);
 	rte_eal_cleanup();
 	return run.failed ? 1 : 0;

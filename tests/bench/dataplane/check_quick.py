@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Smoke-run bench_dataplane --quick: the JSON is well formed, every stage and protocol is
-present (the hand-off of replies between workers too), each case's counter equals the packets sent (the benchmark itself also checks that
+present (the hand-off of replies between workers and the IPv6 forward + reply case too), each case's counter equals the packets sent (the benchmark itself also checks that
 every forwarded request reached the node pl_lookup() names and every reply its client, and
 exits 1 otherwise), and the scaling runs are there. Never judges the time."""
 import json
@@ -10,7 +10,7 @@ import sys
 PROTOS = ("mix", "ascii", "meta", "binary")
 WANT = (["parse_" + p for p in PROTOS] + ["place_" + p for p in PROTOS] +
         ["forward_%s_reply_100" % p for p in PROTOS] + ["forward_mix_reply_1400"] +
-        ["handoff_mix_reply_100"])
+        ["forward_mix_reply_100_ipv6", "handoff_mix_reply_100"])
 
 proc = subprocess.run([sys.argv[1], "--quick"], capture_output=True, text=True)
 sys.stderr.write(proc.stderr)
@@ -36,7 +36,7 @@ for name in WANT:
     print("ok %s: %s %d = %d sent, %.0f cycles/packet" %
           (name, c["counter"], c["counted"], c["expected"], c[stage]["cycles_per_packet"]))
 for key in ("parse_cycles", "place_cycles", "forward_cycles", "reply_100_cycles",
-            "reply_1400_cycles"):
+            "reply_1400_cycles", "forward_ipv6_cycles", "reply_100_ipv6_cycles"):
     assert doc["summary"][key] > 0, doc["summary"]
 assert doc["scaling"] and doc["scaling"][0]["workers"] == 1, doc["scaling"]
 for s in doc["scaling"]:

@@ -3,7 +3,7 @@
 
   report.py dataplane --raw DIR --callgrind-packets N --out FILE.json
       DIR/run*.json: bench_dataplane runs -> per case the median over runs of each run's
-      median cycles/packet; the scaling runs likewise. DIR/cg.{forward,reply,handoff}.{1,2}.txt:
+      median cycles/packet; the scaling runs likewise. DIR/cg.{forward,reply,handoff,forward6,reply6}.{1,2}.txt:
       callgrind_annotate of runs with N and 2N packets -> instructions per packet
       ((2N total - N total) / N) and the same per function.
   report.py sandbox --raw DIR --rounds R --clk-tck HZ --out FILE.json --png FILE.png
@@ -165,7 +165,7 @@ def report_dataplane(a):
                                                     for s in same])) for i in range(w)],
             "ok": all(s["ok"] for s in same)})
     cg = {}
-    for stage in ("forward", "reply", "handoff"):
+    for stage in ("forward", "reply", "handoff", "forward6", "reply6"):
         st = callgrind_stage(a.raw, stage, a.callgrind_packets)
         if st:
             cg[stage] = st
@@ -223,6 +223,17 @@ def report_dataplane(a):
                 ", ".join("%s %.2f" % (e["function"].split(":")[-1],
                                        e["l2_read_misses_per_packet"])
                           for e in st["l2_misses_by_function"][:5])))
+    if "forward_ipv6_cycles" in summary:
+        print("IPv6 (target within 10%%): forward %.1f cycles vs IPv4 %.1f (x%.3f), reply "
+              "%.1f vs %.1f (x%.3f)" % (
+                  summary["forward_ipv6_cycles"], summary["forward_cycles"],
+                  summary["forward_ipv6_vs_ipv4"], summary["reply_100_ipv6_cycles"],
+                  summary["reply_100_cycles"], summary["reply_ipv6_vs_ipv4"]))
+    for v6, v4 in (("forward6", "forward"), ("reply6", "reply")):
+        if v6 in cg and v4 in cg:
+            print("callgrind IPv6 %s: %.1f instructions/packet vs IPv4 %.1f (x%.3f)" % (
+                v4, cg[v6]["instructions_per_packet"], cg[v4]["instructions_per_packet"],
+                cg[v6]["instructions_per_packet"] / cg[v4]["instructions_per_packet"]))
     print("targets: forward %.0f <= 200: %s; reply %.0f <= 150: %s" % (
         summary["forward_cycles"], summary["forward_target_met"], summary["reply_100_cycles"],
         summary["reply_target_met"]))

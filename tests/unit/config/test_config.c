@@ -468,6 +468,14 @@ static const struct bad_case bad_cases[] = {
 	 ROUTER "address6 = 2001:2::1\n[node a]\naddress = [2001:2::5]\n[node b]\n"
 		"address = [2001:2:0::5]:11211 #!\n",
 	 "key 'address' in [node b]: [2001:2::5]:11211 is also node a (line 6)"},
+	{"node6_no_route",
+	 ROUTER "address6 = 2001:2::1\n[route]\nstatic = 2001:2::/64 direct\n[node a]\n"
+		"address = [2001:2:3::5] #!\n",
+	 "key 'address' in [node a]: no route to 2001:2:3::5 (add a 'static' route or "
+	 "'default_gateway6' in [route])"},
+	{"default6_twice",
+	 MINIMAL "[route]\nstatic = default6 via 2001:2::fe\ndefault_gateway6 = 2001:2::fd #!\n",
+	 "key 'default_gateway6' in [route]: 'static' has an IPv6 default route already"},
 	{"node_address6_one_port", ROUTER "node_address6 = 2001:2::9 #!\n" NODE_A,
 	 "section [router]: node_address6 needs node_port (two ports)"},
 	{"node6_two_ports_no_address6",
@@ -890,18 +898,20 @@ static void test_routes(void **state)
 					       "198.18.2.0/24 via 198.18.0.254\n"
 					       "default_gateway = 198.18.0.253\n");
 	struct rt_table t;
-	uint32_t nh;
+	struct inet_addr a[3], nh;
 
 	(void)state;
 	rw_config_routes(cfg, &t);
 	assert_int_equal(t.n, 3);
 	assert_false(cfg->router.has_vlan); /* unset: any VLAN */
-	assert_int_equal(rt_lookup(&t, cfg->nodes[0].ip, &nh), 0);
-	assert_int_equal(nh, htonl(0xc61200fe));
-	assert_int_equal(rt_lookup(&t, cfg->nodes[1].ip, &nh), 0);
-	assert_int_equal(nh, cfg->nodes[1].ip);
-	assert_int_equal(rt_lookup(&t, cfg->nodes[2].ip, &nh), 0);
-	assert_int_equal(nh, htonl(0xc61200fd));
+	for (int i = 0; i < 3; i++)
+		inet_from_v4(&a[i], cfg->nodes[i].ip);
+	assert_int_equal(rt_lookup(&t, &a[0], &nh), 0);
+	assert_int_equal(inet_v4(&nh), htonl(0xc61200fe));
+	assert_int_equal(rt_lookup(&t, &a[1], &nh), 0);
+	assert_int_equal(inet_v4(&nh), cfg->nodes[1].ip);
+	assert_int_equal(rt_lookup(&t, &a[2], &nh), 0);
+	assert_int_equal(inet_v4(&nh), htonl(0xc61200fd));
 	free(cfg);
 }
 
@@ -967,6 +977,27 @@ static void test_ipv6_keys(void **state)
 	assert_non_null(strstr(dump, "allowed_clients = 198.18.0.0/24, 2001:2::100/121\n"));
 	assert_non_null(strstr(dump, "address = [2001:2::1:1]:11300\n"));
 	free(dump);
+	free(cfg);
+}
+
+/* IPv6 nodes behind an IPv6 gateway: a static route or default_gateway6 reaches them. */
+static void test_ipv6_routes(void **state)
+{
+	struct rw_config *cfg = load_ok("[router]\naddress = 198.18.0.1\naddress6 = 2001:2::1\n"
+					"allowed_clients = 198.18.0.0/24\n"
+					"[node a]\naddress = [2001:2:2::5]\n"
+					"[node b]\naddress = [2001:2:3::5]\n"
+					"[route]\nstatic = 2001:2:2::/64 via 2001:2::fe\n"
+					"default_gateway6 = 2001:2::fd\n");
+	struct rt_table t;
+	struct inet_addr a, nh, want;
+
+	(void)state;
+	rw_config_routes(cfg, &t);
+	assert_int_equal(inet_parse("2001:2:3::5", 11, &a), 0);
+	assert_int_equal(rt_lookup(&t, &a, &nh), 0);
+	assert_int_equal(inet_parse("2001:2::fd", 10, &want), 0);
+	assert_true(inet_equal(&nh, &want));
 	free(cfg);
 }
 
@@ -1211,6 +1242,7 @@ int main(void)
 		cmocka_unit_test(test_vlan),
 		cmocka_unit_test(test_two_ports),
 		cmocka_unit_test(test_ipv6_keys),
+		cmocka_unit_test(test_ipv6_routes),
 		cmocka_unit_test(test_sample_loads),
 		cmocka_unit_test(test_sample_covers_every_key),
 		cmocka_unit_test(test_doc_matches_table),

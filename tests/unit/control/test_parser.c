@@ -43,6 +43,20 @@ static void test_add_forms(void **state)
 	assert_int_equal(c.member.pl.weight, CTL_WEIGHT_MAX);
 	c = parse_ok("add x 198.18.1.5:65535");
 	assert_int_equal(c.member.pl.port, 65535);
+
+	/* IPv6 in brackets, stored without them in RFC 5952 form. */
+	c = parse_ok("add n6 [2001:0002::0:1:6]:11311 weight 2");
+	assert_string_equal(c.member.pl.addr, "2001:2::1:6");
+	assert_int_equal(c.member.pl.port, 11311);
+	assert_int_equal(c.member.pl.weight, 2);
+	c = parse_ok("add n6 [2001:2::1:6]");
+	assert_string_equal(c.member.pl.addr, "2001:2::1:6");
+	assert_int_equal(c.member.pl.port, 11211);
+	c = parse_ok("replace a [2001:2::1:1]:1 ; b 198.18.1.2 ; c [2001:2:2::3]");
+	assert_int_equal(c.nmembers, 3);
+	assert_string_equal(c.members[0].pl.addr, "2001:2::1:1");
+	assert_string_equal(c.members[2].pl.addr, "2001:2:2::3");
+	ctl_cmd_release(&c);
 }
 
 static void test_other_forms(void **state)
@@ -114,6 +128,19 @@ static const struct {
 	{"add n5 ::1", "bad address"},
 	{"add n5 cache.example:11211", "bad address"},
 	{"add n5 :11211", "bad address"},
+	{"add n5 2001:2::5", "an IPv6 address goes in brackets"},
+	{"add n5 2001:2::5:11211", "bad address"},
+	{"add n5 [2001:2::5", "bad address"},
+	{"add n5 [2001:2::5]11211", "bad address"},
+	{"add n5 [198.18.1.5]:11211", "bad address"},
+	{"add n5 [::ffff:198.18.1.5]:11211", "bad address"},
+	{"add n5 [fe80::1%eth0]:11211", "bad address"},
+	{"add n5 [::1]:11211", "address ::1 is no unicast node address"},
+	{"add n5 [::]:11211", "no unicast node address"},
+	{"add n5 [ff02::1]:11211", "no unicast node address"},
+	{"add n5 [2001:2::5]:0", "bad port"},
+	{"add n5 [2001:2::5]:65536", "bad port"},
+	{"add n5 [2001:2::5]:", "bad port"},
 	{"add n5 198.18.1.5:0", "bad port"},
 	{"add n5 198.18.1.5:65536", "bad port"},
 	{"add n5 198.18.1.5:", "bad port"},

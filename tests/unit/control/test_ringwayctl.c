@@ -361,6 +361,33 @@ static void test_restart_and_corrupt_state(void **state)
 	expect(&ep, 2, NULL, NULL); /* nobody serves */
 }
 
+/* An IPv6 member through the real client: `add NAME [v6]:port`, listed bracketed (text and
+ * JSON), kept in the state file across a restart. */
+static void test_ipv6_member(void **state)
+{
+	struct run before, after;
+
+	(void)state;
+	CTL(&before, "add", "v6", "2001:2::1:9");
+	expect(&before, 1, NULL,
+	       "ERROR add: bad address '2001:2::1:9': an IPv6 address goes in "
+	       "brackets");
+	CTL(&before, "add", "v6", "[2001:0002::1:9]:11300", "weight", "2");
+	expect(&before, 0, "epoch 2\n", NULL);
+	CTL(&before, "list");
+	expect(&before, 0, "members 5 epoch 2\n", NULL);
+	assert_non_null(strstr(before.out, "name v6 addr [2001:2::1:9]:11300 weight 2 state "));
+	router_stop();
+	assert_int_equal(router_start(), 0);
+	CTL(&after, "list");
+	assert_string_equal(before.out, after.out);
+	if (system("python3 -c 'import json' 2>/dev/null") != 0)
+		return;
+	CTL(&after, "--json", "list");
+	check_json(after.out, "d['items'][4]['name']=='v6' and d['items'][4]['addr']=="
+			      "'[2001:2::1:9]:11300'");
+}
+
 static void test_non_root_refused(void **state)
 {
 	char copy[160], cmd[512];
@@ -539,6 +566,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_json, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stdin_script_and_replace, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_restart_and_corrupt_state, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_ipv6_member, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_non_root_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_tcp_token, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_top_batch, setup_traffic, teardown_traffic),

@@ -159,6 +159,53 @@ static void test_round_trip(void **state)
 	ctl_state_free(st);
 }
 
+/* IPv6 members: written [IPV6]:PORT in RFC 5952 form, read back equal, beside IPv4 ones;
+ * IPv4 lines are as before. */
+static void test_round_trip_ipv6(void **state)
+{
+	struct tmp *t = *state;
+	struct ctl_state *st = ctl_state_new(NULL, 5), *back = NULL;
+	static const char *const specs[] = {
+		"v6a [2001:2::1:1]:11211 weight 2",
+		"v6b [2001:0002:0000:0000:0000:0000:0001:0002]:11300 mac 02:00:00:00:00:09",
+		"v4c 198.18.1.3",
+		"v6d [2001:2:2::ffff:1]",
+	};
+	struct ctl_member m;
+	char err[256];
+	size_t len;
+	char *text;
+
+	for (size_t i = 0; i < sizeof(specs) / sizeof(specs[0]); i++) {
+		assert_int_equal(ctl_member_parse(specs[i], strlen(specs[i]), &m, err, sizeof(err)),
+				 0);
+		assert_int_equal(ctl_state_add(st, &m, err, sizeof(err)), 0);
+	}
+	assert_string_equal(ctl_state_member(st, 1)->pl.addr, "2001:2::1:2");
+	/* The same host and port under another spelling is a duplicate. */
+	assert_int_equal(ctl_member_parse("dup [2001:2:0::1:1]:11211", 25, &m, err, sizeof(err)),
+			 0);
+	assert_int_equal(ctl_state_add(st, &m, err, sizeof(err)), -EINVAL);
+	assert_non_null(
+		strstr(err, "duplicate address: [2001:2::1:1]:11211 is already member v6a"));
+	assert_int_equal(ctl_state_save(st, t->path, err, sizeof(err)), 0);
+	text = slurp(t->path, &len);
+	assert_non_null(strstr(text,
+			       "members 4\n"
+			       "member v6a [2001:2::1:1]:11211 weight 2\n"
+			       "member v6b [2001:2::1:2]:11300 weight 1 mac 02:00:00:00:00:09\n"
+			       "member v4c 198.18.1.3:11211 weight 1\n"
+			       "member v6d [2001:2:2::ffff:1]:11211 weight 1\n"));
+	assert_int_equal(ctl_state_load(t->path, &back, err, sizeof(err)), 0);
+	assert_true(ctl_state_equal(st, back));
+	assert_int_equal(ctl_state_digest(st), ctl_state_digest(back));
+	assert_string_equal(ctl_state_member(back, 3)->pl.addr, "2001:2:2::ffff:1");
+	assert_int_equal(ctl_state_member(back, 1)->pl.port, 11300);
+	free(text);
+	ctl_state_free(back);
+	ctl_state_free(st);
+}
+
 /* Load must refuse with @p reason and leave the file byte-identical. */
 static void expect_refused(const char *path, const char *reason)
 {
@@ -351,6 +398,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_round_trip, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_round_trip_ipv6, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_corrupt_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_foreign_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_missing_and_unreadable, setup, teardown),

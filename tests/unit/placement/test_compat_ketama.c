@@ -256,6 +256,23 @@ static void test_host_names(void **state)
 	free(m);
 }
 
+/* IPv6 members: libmemcached hashes the address as it was given (no brackets, "<host>-<i>" or
+ * "<host>:<port>-<i>"); our members hold IPv6 in RFC 5952 form without brackets, so a client
+ * given the same text places every key as we do. */
+static void test_ipv6_hosts(void **state)
+{
+	struct pl_member *m = fleet(12, "10.2.%u.%u", 11211, 1);
+
+	(void)state;
+	for (uint32_t i = 0; i < 12; i++) {
+		snprintf(m[i].addr, sizeof(m[i].addr), "2001:2::1:%x", i + 1);
+		m[i].port = (uint16_t)(i % 3 ? 11211 : 11300);
+		m[i].weight = 1 + i % 3;
+	}
+	check_fleet(m, 12, KEYS_PER_FLEET);
+	free(m);
+}
+
 static void test_single_server(void **state)
 {
 	struct pl_member *m = fleet(1, "10.3.%u.%u", 11211, 5);
@@ -487,6 +504,7 @@ int main(void)
 		cmocka_unit_test(test_mixed_weights_random),
 		cmocka_unit_test(test_non_default_ports),
 		cmocka_unit_test(test_host_names),
+		cmocka_unit_test(test_ipv6_hosts),
 		cmocka_unit_test(test_single_server),
 		cmocka_unit_test(test_drained_member),
 		cmocka_unit_test(test_points_formula_random_fleets),

@@ -140,10 +140,54 @@ static void test_bad_addresses(void **state)
 	expect_error("a -host.example\n", 1, "bad address '-host.example'");
 	expect_error("a host..example\n", 1, "bad address");
 	expect_error("a host_x\n", 1, "bad address");
-	expect_error("a [::1]:11211\n", 1, "bad address");
+	expect_error("a [::1:11211\n", 1, "expected ']' after an IPv6 address");
 	expect_error("a 10.0.0.010\n", 1, "bad address '10.0.0.010'"); /* octal to inet_aton */
 	expect_error("a h.hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh\n", 1,
 		     "bad address");
+}
+
+/* IPv6 members: in brackets, stored without them in RFC 5952 form; the port after ']'. */
+static void test_ipv6(void **state)
+{
+	struct parsed p;
+	char ep[PL_ENDPOINT_MAX];
+	(void)state;
+
+	parse("a [2001:2::1:1]:11311 2\n"
+	      "b [2001:0002:0000::1:2]\n"
+	      "c 198.18.1.3:11211\n"
+	      "d [2001:2:2::ffff:1]:1\n",
+	      &p);
+	assert_int_equal(p.rc, 0);
+	assert_int_equal(p.n, 4);
+	assert_string_equal(p.m[0].addr, "2001:2::1:1");
+	assert_int_equal(p.m[0].port, 11311);
+	assert_int_equal(p.m[0].weight, 2);
+	assert_string_equal(p.m[1].addr, "2001:2::1:2");
+	assert_int_equal(p.m[1].port, 11211);
+	assert_string_equal(p.m[3].addr, "2001:2:2::ffff:1");
+	assert_int_equal(p.m[3].port, 1);
+	/* What every printer of a member's address shows, and what parses back. */
+	pl_member_endpoint(&p.m[0], ep);
+	assert_string_equal(ep, "[2001:2::1:1]:11311");
+	pl_member_endpoint(&p.m[1], ep);
+	assert_string_equal(ep, "[2001:2::1:2]:11211");
+	pl_member_endpoint(&p.m[2], ep);
+	assert_string_equal(ep, "198.18.1.3:11211");
+	free(p.m);
+	expect_error("a 2001:2::1\n", 1, "an IPv6 address goes in brackets");
+	expect_error("a 2001:2::1:11211\n", 1, "an IPv6 address goes in brackets");
+	expect_error("a [2001:2::1]11211\n", 1, "expected ':PORT' after ']'");
+	expect_error("a [2001:2::1]:0\n", 1, "bad port '0'");
+	expect_error("a [2001:2::1]:65536\n", 1, "bad port '65536'");
+	expect_error("a [2001:2::1]:\n", 1, "bad port ''");
+	expect_error("a [2001:2::g]:11211\n", 1, "bad address '[2001:2::g]'");
+	expect_error("a [2001:2:::1]\n", 1, "expected an IPv6 address in brackets");
+	expect_error("a [198.18.1.1]:11211\n", 1, "expected an IPv6 address in brackets");
+	expect_error("a [::ffff:198.18.1.1]\n", 1, "expected an IPv6 address in brackets");
+	expect_error("a [fe80::1%eth0]\n", 1, "expected an IPv6 address in brackets");
+	expect_error("a []:11211\n", 1, "bad address '[]'");
+	expect_error("a [2001:2::1]:11211:1\n", 1, "bad port '11211:1'");
 }
 
 static void test_bad_ports(void **state)
@@ -241,6 +285,7 @@ int main(void)
 		cmocka_unit_test(test_bad_names),
 		cmocka_unit_test(test_missing_address),
 		cmocka_unit_test(test_bad_addresses),
+		cmocka_unit_test(test_ipv6),
 		cmocka_unit_test(test_bad_ports),
 		cmocka_unit_test(test_bad_weights),
 		cmocka_unit_test(test_duplicates_and_fields),

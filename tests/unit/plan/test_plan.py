@@ -242,6 +242,40 @@ def test_errors(tmp):
     check("line 2:" in p.stderr, "a key over 250 bytes names its line", p.stderr.strip())
 
 
+def test_ipv6(tmp):
+    """IPv6 members: the same names at IPv6 addresses place every key as at IPv4 ones, except
+    under ketama, whose libmemcached recipe hashes the address (its points are MD5 of
+    "<host>-<i>"); --add takes [IPV6]:PORT and the text report prints it bracketed."""
+    v4 = nodes_file(tmp, "v4", 10)
+    v6 = os.path.join(tmp, "v6")
+    with open(v6, "w") as f:
+        for i in range(10):
+            f.write("node%d [2001:2::1:%x]:11211 1\n" % (i, i + 1))
+    for name in ALGOS:
+        a = assign("--nodes", v4, "--algo", name, "--generate", "20000")
+        b = assign("--nodes", v6, "--algo", name, "--generate", "20000")
+        moved = sum(1 for k in a if a[k] != b[k])
+        if name == "ketama":
+            check(moved > 20000 // 2, "ketama: the same names at IPv6 addresses move keys "
+                  "(libmemcached hashes the address)", "%d moved" % moved)
+        else:
+            check(len(a) == 20000 and moved == 0,
+                  "%s: the same names at IPv6 addresses move no key" % name, "%d moved" % moved)
+    doc = json.loads(run("compare", "--json", "--nodes", v6, "--add", "big=[2001:2::9]:11300",
+                         "--algo", "ring", "--generate", "3000").stdout)
+    c = doc["changes"][0]
+    check(c["addr"] == "2001:2::9" and c["port"] == 11300,
+          "--add NAME=[IPV6]:PORT: the address without brackets, the port", str(c))
+    out = run("compare", "--nodes", v6, "--add", "big=[2001:0002::9]", "--algo", "ring",
+              "--generate", "3000").stdout
+    check("add big [2001:2::9]:11211 weight 1" in out,
+          "the text report prints an IPv6 member [v6]:port", out[:300])
+    p = subprocess.run([PLAN, "compare", "--nodes", "3", "--add", "n=2001:2::9"],
+                       capture_output=True, text=True)
+    check(p.returncode == 2 and "brackets" in p.stderr,
+          "--add NAME=IPV6 without brackets is refused, saying so", p.stderr.strip())
+
+
 def test_text_output():
     out = run("compare", "--nodes", "10", "--add", "node10", "--generate", "20000").stdout
     rows = {l.split()[0]: l.split() for l in out.splitlines() if l.split()
@@ -254,7 +288,7 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         steps = [lambda: test_assign_agrees(tmp, test_add_one(tmp)), test_remove_and_weight,
                  lambda: test_keys_file_and_generated_addresses(tmp), lambda: test_errors(tmp),
-                 lambda: test_settings(tmp),
+                 lambda: test_settings(tmp), lambda: test_ipv6(tmp),
                  test_text_output]
         for step in steps:
             try:
