@@ -288,7 +288,10 @@ class Sandbox:
         return UdpClient(self.router6, ns=ns or self.client_ns, bind=bind, timeout=timeout)
 
     def node_tcp6(self, i):
-        return TcpClient((self.node_ips6[i - 1], int(self.env["MC_PORT"])), ns=self.client_ns)
+        """A TCP connection to node i's IPv6 address from its own namespace (reachable in
+        every topology, two ports included)."""
+        return TcpClient((self.node_ips6[i - 1], int(self.env["MC_PORT"])),
+                         ns=self.env["NODE%d_NS" % i])
 
     def node_udp(self, i, timeout=2.0):
         return UdpClient((self.node_ips[i - 1], int(self.env["MC_PORT"])), ns=self.client_ns,

@@ -22,7 +22,7 @@ runs, so each config's members are the ones served):
 Then a routed sandbox (`up --routed --ipv6`): the nodes 2001:2:2::/64 behind the gateway
 2001:2::fe, reached via it (its MAC as next hop), keys placed as planned from the segment's
 IPv6 client and the remote one 2001:2:3::100 (replies back through the MAC the request came
-from), identity.
+from), identity. On af_packet also two ports and a VLAN over IPv6 (keys placed, identity).
 
 Environment: RINGWAY, RINGWAY_PLAN, RINGWAY_E2E_PORT.
 """
@@ -293,6 +293,23 @@ def routed(t, ringway, plan):
     sb.down()
 
 
+def other_topologies(t, ringway, plan):
+    """af_packet only (neither runs on an AF_XDP port yet): IPv6 on two ports (nodes on the
+    router's second port, 2001:2:1::/64, node_address6 2001:2:1::fe) and on a VLAN."""
+    for kw, what in (({"two_ports": True}, "two ports"), ({"vlan": 7}, "VLAN 7")):
+        sb = h.Sandbox("v6t" if "two_ports" in kw else "v6v", nodes=2, ipv6=True, **kw)
+        restart(sb, ringway, "ipv6")
+        c6 = sb.client6()
+        if t.ok(wait_serving(sb, c6), "%s: router serves every node over IPv6" % what):
+            before = h.settled_stats(sb)
+            store_and_place(t, sb, plan, c6, [b"topo6:%d" % i for i in range(60)], True,
+                            "%s, IPv6" % what)
+            d = h.delta(before, h.check_identity(t, sb))
+            t.eq(h.own_drops(d["drops"]), {}, "%s: nothing dropped" % what)
+        c6.close()
+        sb.down()
+
+
 def main():
     h.need_root()
     ringway = h.binary("RINGWAY", "app/ringway/ringway")
@@ -300,6 +317,8 @@ def main():
     t = h.Checker("e2e ipv6 (%s)" % h.PORT)
     flat(t, ringway, plan)
     routed(t, ringway, plan)
+    if h.PORT != "af_xdp":
+        other_topologies(t, ringway, plan)
     return t.finish()
 
 
