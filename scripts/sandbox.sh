@@ -18,6 +18,10 @@
 #       (br1) with the nodes, 198.18.1.0/24, the router there 198.18.1.254 (node_address);
 #       the client's segment 198.18.0.0/24 keeps veth0 (port 0). The client cannot reach the
 #       nodes directly (checks run inside the node namespaces). Not with --routed or --vlan.
+#       --ipv6: IPv6 too, in every topology (addresses below, all `nodad`): IPv6 is enabled
+#       only in the namespaces that get an address (sysctl inside each), RA, autoconf and
+#       router solicitations off; memcached listens on both families. Without --ipv6 IPv6
+#       stays off everywhere, so no IPv6 chatter (MLD, ND) moves an IPv4 test's counters.
 #   scripts/sandbox.sh down   [--prefix NAME]
 #   scripts/sandbox.sh status [--prefix NAME]
 #   scripts/sandbox.sh exec   [--prefix NAME] ROLE CMD...      ROLE: client router fabric nodeI
@@ -32,8 +36,13 @@
 #        as PORT= in router.env.)
 #   scripts/sandbox.sh router-stop  [--prefix NAME]
 #   scripts/sandbox.sh config [--prefix NAME] [--algo A] [--vnodes N] [--request-ms MS]
-#                             [--static-macs] [--members M] > FILE
-#       (--members M: only node1..M in the config; the others are spares to `ringwayctl add`)
+#                             [--static-macs] [--members M] [--ipv6|--ipv6-nodes|--ipv6-clients]
+#                             > FILE
+#       (--members M: only node1..M in the config; the others are spares to `ringwayctl add`.
+#        With an `up --ipv6` sandbox: --ipv6 = everything IPv6: `address6`, nodes
+#        `[v6]:port`, IPv6 client prefixes only, IPv6 routes; the mixed fleets: --ipv6-nodes =
+#        IPv6 nodes, --ipv6-clients = IPv4 nodes, both with `address6` and the client
+#        prefixes of both families, so IPv4 and IPv6 clients reach the nodes' family.)
 #
 # Addresses (all inside 198.18.0.0/15, one /15 subnet):
 #   router 198.18.0.1 (af_packet: owned by DPDK, the router namespace's kernel has NO address
@@ -49,10 +58,23 @@
 # The nodes and the remote client route through the gateway; `config` then writes a [route]
 # section (198.18.0.0/24 direct, 198.18.2.0/24 via 198.18.0.254) and allows 198.18.3.0/24.
 # Each memcached node: `memcached -U 11211 -p 11211 -l 198.18.1.i -u root` (UDP for the
-# router, TCP for direct checks).
+# router, TCP for direct checks); with --ipv6 `-l 198.18.1.i,[2001:2::1:i]`.
+#
+# IPv6 (`up --ipv6`; the benchmarking range 2001:2::/48, every prefix a /64, every address
+# `nodad`; node numbers in hex):
+#   flat: router 2001:2::1 (af_packet: the router namespace's kernel keeps IPv6 disabled on
+#   its veth, so it holds no address and sends nothing: ringway alone answers ND and ping6;
+#   af_xdp: the kernel holds it and owns ND, as with ARP), client 2001:2::100 (allowed
+#   prefix 2001:2::100/121), outsider 2001:2::200, node i 2001:2::1:i.
+#   routed: gateway 2001:2::fe on the segment, nodes 2001:2:2::i behind it (gateway
+#   2001:2:2::fe), remote client 2001:2:3::100 (gateway 2001:2:3::fe); IPv6 forwarding on in
+#   the gateway only; the client and nodes hold kernel routes through it.
+#   two ports: nodes 2001:2:1::i on br1, the router there 2001:2:1::fe (node_address6).
+#   --routers R: router I at 2001:2::I.
 #
 # State lives in /run/ringway-sandbox/<prefix>/: env (KEY=value lines, sourceable by sh and
-# easy to parse), nodes (the `name address:port weight` file ringway-plan reads), pid files,
+# easy to parse), nodes (the `name address:port weight` file ringway-plan reads; nodes6 the
+# same with the nodes' IPv6 addresses, `name [v6]:port weight`, with --ipv6), pid files,
 # logs and the hugepage reservation this sandbox made (given back on `down`).
 # `up` over a leftover sandbox of the same prefix removes the leftover first; a failed `up`
 # removes what it had made (trap EXIT).
@@ -80,6 +102,16 @@ gw_seg_ip=198.18.0.254
 gw_node_ip=198.18.2.254
 gw_rclient_ip=198.18.3.254
 rclient_ip=198.18.3.10
+ipv6=0
+router_ip6=2001:2::1
+client_ip6=2001:2::100
+outsider_ip6=2001:2::200
+client_prefix6=2001:2::100/121
+gw_seg_ip6=2001:2::fe
+gw_node_ip6=2001:2:2::fe
+gw_rclient_ip6=2001:2:3::fe
+rclient_ip6=2001:2:3::100
+node_side_ip6=2001:2:1::fe
 
 die() {
 	echo "$prog: $*" >&2
@@ -88,6 +120,17 @@ die() {
 note() { echo "sandbox[$prefix]: $*" >&2; }
 
 node_ip() { if [ "$routed" = 1 ]; then echo "198.18.2.$1"; else echo "198.18.1.$1"; fi; }
+# node_ip6 I: node I's IPv6 address (I in hex): on the segment, behind the gateway, or on the
+# node port's segment (two ports).
+node_ip6() {
+	if [ "$routed" = 1 ]; then
+		printf '2001:2:2::%x\n' "$1"
+	elif [ "$two_ports" = 1 ]; then
+		printf '2001:2:1::%x\n' "$1"
+	else
+		printf '2001:2::1:%x\n' "$1"
+	fi
+}
 # rsuf I: the suffix of router I's names ("" for router 1, which keeps the old ones).
 rsuf() { [ "$1" = 1 ] && echo "" || echo "$1"; }
 ns_name() { echo "$prefix-$1"; }
@@ -112,6 +155,27 @@ make_ns() {
 	ip -n "$ns" link set lo up
 	ip netns exec "$ns" sysctl -qw net.ipv6.conf.all.disable_ipv6=1 \
 		net.ipv6.conf.default.disable_ipv6=1
+}
+
+# ipv6_on ROLE [IF]: with --ipv6, IPv6 on in ROLE's namespace (all interfaces, or only IF),
+# quiet: no DAD, no autoconf, no router advertisements accepted, no router solicitations.
+ipv6_on() {
+	local ns k conf
+	[ "$ipv6" = 1 ] || return 0
+	ns=$(ns_name "$1")
+	for conf in ${2:-all default}; do
+		for k in accept_dad=0 accept_ra=0 autoconf=0 router_solicitations=0 \
+			disable_ipv6=0; do
+			ip netns exec "$ns" sysctl -qw "net.ipv6.conf.$conf.$k"
+		done
+	done
+}
+
+# addr6 ROLE IF ADDR/LEN [OPTIONS...]: an IPv6 address without duplicate address detection.
+addr6() {
+	local role=$1 ifn=$2 addr=$3
+	shift 3
+	ip -n "$(ns_name "$role")" -6 addr add "$addr" dev "$ifn" nodad "$@"
 }
 
 # no_offload NS IF: af_packet hands the router frames exactly as the sender's kernel left
@@ -152,16 +216,26 @@ vlan_access() {
 	ip netns exec "$ns" tc filter add dev veth0 egress bpf da obj "$obj" sec tc/egress
 }
 
+# bridge NAME: a bridge in the fabric namespace, forwarding at once. With --ipv6 it does no
+# MLD snooping: the af_packet router's kernel never joins its solicited-node group (it has
+# IPv6 off), and a snooping bridge could hold back the Neighbor Solicitations for it.
+bridge() {
+	local fab
+	fab=$(ns_name fabric)
+	ip -n "$fab" link add "$1" type bridge forward_delay 0 stp_state 0
+	[ "$ipv6" = 0 ] || ip -n "$fab" link set "$1" type bridge mcast_snooping 0
+	ip -n "$fab" link set "$1" up
+}
+
 # routed_up: the node and remote-client bridges, the gateway between them and the segment
 # (forwarding on there only), the remote client. Before the nodes are attached.
 routed_up() {
-	local fab gw br
-	fab=$(ns_name fabric)
+	local gw br
 	for br in br1 br2; do
-		ip -n "$fab" link add "$br" type bridge forward_delay 0 stp_state 0
-		ip -n "$fab" link set "$br" up
+		bridge "$br"
 	done
 	make_ns gw
+	ipv6_on gw
 	gw=$(ns_name gw)
 	attach gw g0 seg br0
 	attach gw g1 nodes br1
@@ -172,12 +246,29 @@ routed_up() {
 	ip netns exec "$gw" sysctl -qw net.ipv4.ip_forward=1 net.ipv4.conf.all.rp_filter=0 \
 		net.ipv4.conf.default.rp_filter=0
 	make_ns rclient
+	ipv6_on rclient
 	attach rclient rc0 veth0 br2
 	ip -n "$(ns_name rclient)" addr add "$rclient_ip/24" dev veth0
 	ip -n "$(ns_name rclient)" route add default via "$gw_rclient_ip"
 	# The segment's client reaches the nodes (direct checks) through the gateway too.
 	ip -n "$(ns_name client)" route add 198.18.2.0/24 via "$gw_seg_ip"
 	ip -n "$(ns_name client)" route add 198.18.3.0/24 via "$gw_seg_ip"
+	if [ "$ipv6" = 1 ]; then
+		addr6 gw seg "$gw_seg_ip6/64"
+		addr6 gw nodes "$gw_node_ip6/64"
+		addr6 gw rclients "$gw_rclient_ip6/64"
+		ip netns exec "$gw" sysctl -qw net.ipv6.conf.all.forwarding=1
+		addr6 rclient veth0 "$rclient_ip6/64"
+		ip -n "$(ns_name rclient)" -6 route add default via "$gw_rclient_ip6"
+		ip -n "$(ns_name client)" -6 route add 2001:2:2::/64 via "$gw_seg_ip6"
+		ip -n "$(ns_name client)" -6 route add 2001:2:3::/64 via "$gw_seg_ip6"
+		{
+			echo "GW_IP6=$gw_seg_ip6"
+			echo "RCLIENT_IP6=$rclient_ip6"
+			echo "RCLIENT_PREFIX6=2001:2:3::/64"
+			echo "NODE_PREFIX6=2001:2:2::/64"
+		} >>"$(state_dir)/env"
+	fi
 	{
 		echo "ROUTED=1"
 		echo "GW_IP=$gw_seg_ip"
@@ -212,9 +303,11 @@ reserve_hugepages() {
 	fi
 }
 
+# start_node I: memcached on the node's IPv4 address (and IPv6 one with --ipv6), UDP and TCP.
 start_node() {
 	local i=$1 ip sd
 	ip=$(node_ip "$i")
+	[ "$ipv6" = 0 ] || ip="$ip,[$(node_ip6 "$i")]"
 	sd=$(state_dir)
 	nsx "node$i" memcached -d -U $mc_port -p $mc_port -l "$ip" -u root -t 1 -m 256 -c 1024 \
 		-P "$sd/node$i.pid"
@@ -224,13 +317,15 @@ start_node() {
 # with --two-ports from the node's own namespace: the client cannot reach it).
 wait_node() {
 	local i=$1 ip tries=0 from=client
-	ip=$(node_ip "$i")
 	[ "$two_ports" = 0 ] || from="node$i"
-	until nsx "$from" bash -c "exec 3<>/dev/tcp/$ip/$mc_port && printf 'version\r\n' >&3 &&
-		read -r -t 2 l <&3 && [[ \$l == VERSION* ]]" 2>/dev/null; do
-		tries=$((tries + 1))
-		[ $tries -lt 50 ] || die "node$i ($ip) does not answer over TCP"
-		sleep 0.1
+	for ip in $(node_ip "$i") $([ "$ipv6" = 0 ] || node_ip6 "$i"); do
+		until nsx "$from" bash -c "exec 3<>/dev/tcp/$ip/$mc_port &&
+			printf 'version\r\n' >&3 && read -r -t 2 l <&3 && [[ \$l == VERSION* ]]" \
+			2>/dev/null; do
+			tries=$((tries + 1))
+			[ $tries -lt 50 ] || die "node$i ($ip) does not answer over TCP"
+			sleep 0.1
+		done
 	done
 }
 
@@ -269,11 +364,17 @@ cmd_up() {
 		echo "STATE_DIR=$(state_dir)"
 		echo "SUBNET_LEN=$subnet_len"
 		echo "VLAN=$vlan"
+		echo "IPV6=$ipv6"
+		if [ "$ipv6" = 1 ]; then
+			echo "ROUTER_IP6=$router_ip6"
+			echo "CLIENT_IP6=$client_ip6"
+			echo "OUTSIDER_IP6=$outsider_ip6"
+			echo "CLIENT_PREFIX6=$client_prefix6"
+		fi
 	} >"$(state_dir)/env"
 
 	make_ns fabric
-	ip -n "$(ns_name fabric)" link add br0 type bridge forward_delay 0 stp_state 0
-	ip -n "$(ns_name fabric)" link set br0 up
+	bridge br0
 	# With br_netfilter loaded the bridge would validate (and trim or drop) IPv4 and IPv6
 	# headers before forwarding; the hostile tests need the router to see frames as sent.
 	ip netns exec "$(ns_name fabric)" sysctl -qw net.bridge.bridge-nf-call-iptables=0 \
@@ -281,9 +382,16 @@ cmd_up() {
 		2>/dev/null || true
 
 	make_ns client
+	ipv6_on client
 	attach client c0
 	ip -n "$(ns_name client)" addr add "$client_ip/$subnet_len" dev veth0
 	ip -n "$(ns_name client)" addr add "$client_outside_ip/$subnet_len" dev veth0
+	if [ "$ipv6" = 1 ]; then
+		addr6 client veth0 "$client_ip6/64"
+		# Deprecated (preferred_lft 0): never the source the kernel picks, so the client
+		# speaks from 2001:2::100; a socket bound to it still sends from it.
+		addr6 client veth0 "$outsider_ip6/64" preferred_lft 0
+	fi
 	vlan_access client
 	echo "CLIENT_MAC=$(cat_mac client)" >>"$(state_dir)/env"
 
@@ -291,13 +399,13 @@ cmd_up() {
 	make_ns router
 	attach router r0
 	if [ "$two_ports" = 1 ]; then
-		ip -n "$(ns_name fabric)" link add br1 type bridge forward_delay 0 stp_state 0
-		ip -n "$(ns_name fabric)" link set br1 up
+		bridge br1
 		attach router rn0 veth1 br1
 		{
 			echo "TWO_PORTS=1"
 			echo "NODE_SIDE_IP=$node_side_ip"
 			echo "NODE_SIDE_MAC=$(ip netns exec "$(ns_name router)" cat /sys/class/net/veth1/address)"
+			[ "$ipv6" = 0 ] || echo "NODE_SIDE_IP6=$node_side_ip6"
 		} >>"$(state_dir)/env"
 	fi
 	echo "ROUTER_MAC=$(cat_mac router)" >>"$(state_dir)/env"
@@ -308,6 +416,7 @@ cmd_up() {
 		attach "router$r" "r$r"
 		{
 			echo "ROUTER${r}_IP=198.18.0.$r"
+			[ "$ipv6" = 0 ] || printf 'ROUTER%s_IP6=2001:2::%x\n' "$r" "$r"
 			echo "NS_ROUTER$r=$(ns_name "router$r")"
 			echo "ROUTER${r}_MAC=$(cat_mac "router$r")"
 			echo "FILE_PREFIX$r=rw-$prefix-r$r"
@@ -319,10 +428,15 @@ cmd_up() {
 	local i
 	for i in $(seq 1 "$nodes"); do
 		make_ns "node$i"
+		ipv6_on "node$i"
 		if [ "$routed" = 1 ]; then
 			attach "node$i" "n$i" veth0 br1
 			ip -n "$(ns_name "node$i")" addr add "$(node_ip "$i")/24" dev veth0
 			ip -n "$(ns_name "node$i")" route add default via "$gw_node_ip"
+			if [ "$ipv6" = 1 ]; then
+				addr6 "node$i" veth0 "$(node_ip6 "$i")/64"
+				ip -n "$(ns_name "node$i")" -6 route add default via "$gw_node_ip6"
+			fi
 		elif [ "$two_ports" = 1 ]; then
 			attach "node$i" "n$i" veth0 br1
 			ip -n "$(ns_name "node$i")" addr add "$(node_ip "$i")/24" dev veth0
@@ -331,10 +445,14 @@ cmd_up() {
 			ip -n "$(ns_name "node$i")" addr add "$(node_ip "$i")/$subnet_len" dev veth0
 			vlan_access "node$i"
 		fi
+		# Flat and two ports: the node's segment is on-link (/64).
+		[ "$ipv6" = 0 ] || [ "$routed" = 1 ] || addr6 "node$i" veth0 "$(node_ip6 "$i")/64"
 		echo "NODE${i}_IP=$(node_ip "$i")" >>"$(state_dir)/env"
+		[ "$ipv6" = 0 ] || echo "NODE${i}_IP6=$(node_ip6 "$i")" >>"$(state_dir)/env"
 		echo "NODE${i}_MAC=$(cat_mac "node$i")" >>"$(state_dir)/env"
 		echo "NODE${i}_NS=$(ns_name "node$i")" >>"$(state_dir)/env"
 		echo "node$i $(node_ip "$i"):$mc_port 1" >>"$(state_dir)/nodes"
+		[ "$ipv6" = 0 ] || echo "node$i [$(node_ip6 "$i")]:$mc_port 1" >>"$(state_dir)/nodes6"
 		start_node "$i"
 	done
 	reserve_hugepages
@@ -342,10 +460,11 @@ cmd_up() {
 		wait_node "$i"
 	done
 	trap - EXIT
-	local where="on the segment"
+	local where="on the segment" v6=""
 	[ "$routed" = 0 ] || where="behind gateway $gw_seg_ip, remote client $rclient_ip"
+	[ "$ipv6" = 0 ] || v6=" IPv6: client $client_ip6, router $router_ip6, nodes $(node_ip6 1)..;"
 	note "up: client $client_ip, router $router_ip (DPDK on $(ns_name router)/veth0)," \
-		"$nodes memcached nodes $(node_ip 1)..$nodes $where; state in $(state_dir)"
+		"$nodes memcached nodes $(node_ip 1)..$nodes $where;$v6 state in $(state_dir)"
 }
 
 cat_mac() { ip netns exec "$(ns_name "$1")" cat /sys/class/net/veth0/address; }
@@ -493,14 +612,26 @@ cmd_router_start() {
 	af_packet)
 		# DPDK alone owns the router address (a leftover from an af_xdp run goes).
 		ip -n "$NS_ROUTER" addr del "$ROUTER_IP/$subnet_len" dev "$ROUTER_IF" 2>/dev/null || true
+		# And its IPv6 address: the kernel keeps IPv6 off on the veth (no address, no
+		# link-local, no ND, RS, MLD or DAD of its own); ringway answers ND itself.
+		ip netns exec "$NS_ROUTER" sysctl -qw "net.ipv6.conf.$ROUTER_IF.disable_ipv6=1"
 		vdev="net_af_packet0,iface=$ROUTER_IF${pmd_args:+,$pmd_args}"
 		# Two ports: the node side is port 1 (veth1), same queue pairs.
 		[ "${TWO_PORTS:-0}" = 0 ] ||
 			extra=(--vdev "net_af_packet1,iface=veth1${pmd_args:+,$pmd_args}" "${extra[@]}")
 		;;
 	af_xdp)
-		# The kernel shares the veth: it owns ARP, ICMP and TCP for the router address.
+		# The kernel shares the veth: it owns ARP, ICMP and TCP for the router address, and
+		# with IPv6 ND, ICMPv6 and TCP for its IPv6 address.
 		ip -n "$NS_ROUTER" addr replace "$ROUTER_IP/$subnet_len" dev "$ROUTER_IF"
+		if [ "${IPV6:-0}" = 1 ]; then
+			local k
+			for k in accept_dad=0 accept_ra=0 autoconf=0 router_solicitations=0 \
+				disable_ipv6=0; do
+				ip netns exec "$NS_ROUTER" sysctl -qw "net.ipv6.conf.$ROUTER_IF.$k"
+			done
+			ip -n "$NS_ROUTER" -6 addr replace "$ROUTER_IP6/64" dev "$ROUTER_IF" nodad
+		fi
 		vdev="net_af_xdp0,iface=$ROUTER_IF${xdp_args:+,$xdp_args}"
 		;;
 	*) die "router-start: --port must be af_packet or af_xdp, not $port" ;;
@@ -577,7 +708,8 @@ cmd_router_stop() {
 
 # config: a ringway.conf for this sandbox, in the format of config/ringway.conf.
 cmd_config() {
-	local sd algo=ring vnodes=160 static=0 i mac request_ms=1000 members=""
+	local sd algo=ring vnodes=160 static=0 i mac request_ms=1000 members="" fam=""
+	local nodes6=0 allowed routes=""
 	sd=$(state_dir)
 	[ -f "$sd/env" ] || die "sandbox $prefix is not up"
 	while [ $# -gt 0 ]; do
@@ -588,6 +720,11 @@ cmd_config() {
 		--static-macs) static=1; shift ;;
 		--members) members=$2; shift 2 ;;
 		--router) router_sel=$2; shift 2 ;;
+		--ipv6 | --ipv6-nodes | --ipv6-clients)
+			[ -z "$fam" ] || die "config: one of --ipv6, --ipv6-nodes, --ipv6-clients"
+			fam=${1#--}
+			shift
+			;;
 		*) die "config: unknown argument $1" ;;
 		esac
 	done
@@ -595,11 +732,35 @@ cmd_config() {
 	. "$sd/env"
 	routed=${ROUTED:-0}
 	vlan=${VLAN:-0}
+	two_ports=${TWO_PORTS:-0}
+	[ -z "$fam" ] || [ "${IPV6:-0}" = 1 ] || die "config --$fam: the sandbox is not up --ipv6"
 	local rs
 	rs=$(rsuf "$router_sel")
 	if [ -n "$rs" ]; then
 		ROUTER_IP=ROUTER${rs}_IP
 		ROUTER_IP=${!ROUTER_IP:?no router $router_sel (up --routers)}
+		if [ -n "$fam" ]; then
+			ROUTER_IP6=ROUTER${rs}_IP6
+			ROUTER_IP6=${!ROUTER_IP6}
+		fi
+	fi
+	# The client prefixes: IPv4 (default), IPv6 (--ipv6) or both (mixed fleets); the nodes'
+	# family: IPv6 with --ipv6 and --ipv6-nodes.
+	allowed=$CLIENT_PREFIX${RCLIENT_PREFIX:+, $RCLIENT_PREFIX}
+	local allowed6=${CLIENT_PREFIX6:-}${RCLIENT_PREFIX6:+, $RCLIENT_PREFIX6}
+	case $fam in
+	ipv6) allowed=$allowed6; nodes6=1 ;;
+	ipv6-nodes) allowed="$allowed, $allowed6"; nodes6=1 ;;
+	ipv6-clients) allowed="$allowed, $allowed6" ;;
+	esac
+	if [ "$routed" = 1 ]; then
+		routes=$(printf 'static = 198.18.0.0/24 direct\nstatic = %s via %s' "$NODE_PREFIX" "$GW_IP")
+		[ -z "$fam" ] || routes+=$(printf '\nstatic = 2001:2::/64 direct\nstatic = %s via %s' \
+			"$NODE_PREFIX6" "$GW_IP6")
+	fi
+	if [ "$two_ports" = 1 ]; then
+		routes='static = 198.18.1.0/24 direct'
+		[ -z "$fam" ] || routes+=$'\nstatic = 2001:2:1::/64 direct'
 	fi
 	cat <<EOF
 # ringway configuration for sandbox $prefix (generated by scripts/sandbox.sh config;
@@ -609,8 +770,10 @@ port = 0
 address = $ROUTER_IP
 listen_ports = $mc_port
 $([ "$vlan" = 0 ] || echo "vlan = $vlan")
+$([ -z "$fam" ] || echo "address6 = $ROUTER_IP6")
 $([ "${TWO_PORTS:-0}" = 0 ] || printf 'node_port = 1\nnode_address = %s' "$NODE_SIDE_IP")
-allowed_clients = $CLIENT_PREFIX${RCLIENT_PREFIX:+, $RCLIENT_PREFIX}
+$([ "${TWO_PORTS:-0}" = 0 ] || [ -z "$fam" ] || echo "node_address6 = $NODE_SIDE_IP6")
+allowed_clients = $allowed
 idle = backoff
 backoff_us = 50
 
@@ -627,20 +790,19 @@ arp_attempts = 5
 socket = $sd/control$rs.sock
 state_file = $sd/state$rs
 EOF
-	if [ "$routed" = 1 ]; then
-		printf '\n[route]\nstatic = 198.18.0.0/24 direct\nstatic = %s via %s\n' \
-			"$NODE_PREFIX" "$GW_IP"
-	fi
-	if [ "${TWO_PORTS:-0}" = 1 ]; then
-		printf '\n[route]\nstatic = 198.18.1.0/24 direct\n'
-	fi
+	[ -z "$routes" ] || printf '\n[route]\n%s\n' "$routes"
 	members=${members:-$NODES}
 	[[ $members =~ ^[0-9]+$ ]] && [ "$members" -ge 1 ] && [ "$members" -le "$NODES" ] ||
 		die "config: --members must be 1..$NODES"
 	for i in $(seq 1 "$members"); do
 		echo
 		echo "[node node$i]"
-		echo "address = $(node_ip "$i"):$mc_port"
+		if [ "$nodes6" = 1 ]; then
+			mac=NODE${i}_IP6
+			echo "address = [${!mac}]:$mc_port"
+		else
+			echo "address = $(node_ip "$i"):$mc_port"
+		fi
 		echo "weight = 1"
 		if [ "$static" = 1 ]; then
 			mac=NODE${i}_MAC
@@ -665,6 +827,7 @@ while [ $# -gt 0 ]; do
 	--routed) routed=1; shift ;;
 	--vlan) vlan=$2; shift 2 ;;
 	--two-ports) two_ports=1; shift ;;
+	--ipv6) ipv6=1; args+=("$1"); shift ;; # up: addresses; config: the fleet's family
 	*) args+=("$1"); shift ;;
 	esac
 done

@@ -50,6 +50,7 @@ static int open_steering(struct rw_xdp *x, const char *val, const struct rw_conf
 		return fail(err, errlen, -EINVAL, "--vdev %s: no interface %s here", val,
 			    x->ifname);
 	sc.router_ip = cfg->router.address;
+	inet_from_v6(&sc.router_ip6, cfg->router.address6); /* all zero: IPv6 not steered */
 	sc.n_listen_ports = cfg->router.n_listen_ports;
 	memcpy(sc.listen_ports, cfg->router.listen_ports,
 	       sizeof(uint16_t) * cfg->router.n_listen_ports);
@@ -163,6 +164,18 @@ int rw_xdp_started(struct rw_xdp *x, char *err, size_t errlen)
 					  "AF_XDP steering program counters. No parameters");
 }
 
+/* The address the kernel must resolve for @p n: the node, or the gateway it is behind, in the
+ * node's family. False when it has no route. */
+static bool next_hop(const struct dp_node_stats *n, struct inet_addr *a)
+{
+	if (!n->v6) {
+		inet_from_v4(a, n->nh_ip);
+		return n->nh_ip != 0;
+	}
+	inet_from_v6(a, n->nh_ip6);
+	return !inet_is_zero(a);
+}
+
 void rw_xdp_neigh_poll(struct rw_xdp *x, struct dp *dp, uint32_t max_nodes, bool now)
 {
 	struct dp_node_stats *nodes;
@@ -179,13 +192,15 @@ void rw_xdp_neigh_poll(struct rw_xdp *x, struct dp *dp, uint32_t max_nodes, bool
 	n = dp_nodes_get(dp, nodes, max_nodes);
 	for (uint32_t i = 0; i < n; i++)
 		if ((nodes[i].in_ring || nodes[i].gutter) && !nodes[i].mac_static &&
-		    nodes[i].nh_ip != 0)
-			inet_from_v4(&e[k++].addr, nodes[i].nh_ip); /* the node, or its gateway */
+		    next_hop(&nodes[i], &e[k].addr))
+			k++;
 	if (k == 0 || neigh_lookup(x->neigh, e, k) != 0)
 		goto out;
 	for (uint32_t i = 0; i < k; i++) {
-		if (e[i].state == NEIGH_KNOWN)
+		if (e[i].state == NEIGH_KNOWN && inet_is_v4(&e[i].addr))
 			dp_neigh_update(dp, inet_v4(&e[i].addr), e[i].mac);
+		else if (e[i].state == NEIGH_KNOWN)
+			dp_neigh_update6(dp, e[i].addr.b, e[i].mac);
 		else if (e[i].state != NEIGH_PENDING)
 			neigh_resolve(x->neigh, &e[i].addr);
 	}

@@ -64,8 +64,12 @@ static int config_check(const struct steer_config *cfg, char *err, size_t errlen
 {
 	unsigned int i;
 
-	if (cfg->router_ip == 0) {
-		set_err(err, errlen, "steer: router address is 0.0.0.0");
+	if (cfg->router_ip == 0 && inet_is_zero(&cfg->router_ip6)) {
+		set_err(err, errlen, "steer: router address is 0.0.0.0 and no IPv6 address is set");
+		return -EINVAL;
+	}
+	if (inet_is_v4(&cfg->router_ip6)) {
+		set_err(err, errlen, "steer: the IPv6 router address is an IPv4-mapped one");
 		return -EINVAL;
 	}
 	if (cfg->n_listen_ports == 0 || cfg->n_listen_ports > STEER_MAX_LISTEN_PORTS) {
@@ -100,6 +104,10 @@ static void config_to_abi(const struct steer_config *cfg, struct steer_cfg *abi)
 	abi->n_listen_ports = (uint16_t)cfg->n_listen_ports;
 	abi->reply_port_base = cfg->reply_port_base;
 	abi->reply_port_count = cfg->reply_port_count;
+	if (!inet_is_zero(&cfg->router_ip6)) {
+		abi->flags |= STEER_CFG_IPV6;
+		memcpy(abi->router_ip6, cfg->router_ip6.b, sizeof(abi->router_ip6));
+	}
 }
 
 /* Section header @i of the ELF image, or NULL when the table does not fit in @len. */

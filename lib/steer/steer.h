@@ -34,6 +34,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "inet.h"
 #include "steer_abi.h"
 
 #ifdef __cplusplus
@@ -42,7 +43,10 @@ extern "C" {
 
 /** What the program steers to the AF_XDP sockets (everything else goes to the kernel). */
 struct steer_config {
-	uint32_t router_ip;			       /**< network order, not 0 */
+	uint32_t router_ip; /**< network order; 0 = no IPv4 (then router_ip6 is needed) */
+	/** The router's IPv6 address (not an IPv4-mapped one); all zero = IPv6 not steered
+	 *  (every IPv6 frame passes to the kernel as pass_not_ipv4). */
+	struct inet_addr router_ip6;
 	uint16_t listen_ports[STEER_MAX_LISTEN_PORTS]; /**< host order, not 0 */
 	unsigned int n_listen_ports;		       /**< 1 .. STEER_MAX_LISTEN_PORTS */
 	uint16_t reply_port_base;		       /**< host order, first reply port */

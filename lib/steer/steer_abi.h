@@ -29,20 +29,29 @@
 #define STEER_MAX_LISTEN_PORTS 16
 /** steer_cfg.magic in the unpatched object; the loader checks it before patching. */
 #define STEER_CFG_MAGIC 0x52575354u /* "RWST" */
+/** steer_cfg.flags: router_ip6 is set, IPv6 is steered (else IPv6 counts as not ours). */
+#define STEER_CFG_IPV6 0x1u
+/**
+ * IPv6 extension headers (hop-by-hop, routing, destination options) the program walks
+ * before UDP; a packet with more passes to the kernel (pass_ipv6_ext).
+ */
+#define STEER_MAX_EXT_HDRS 4
 
 /**
  * The configuration the program reads (const volatile .rodata). The object as built has
  * magic set and everything else zero, which steers nothing (every packet passes with
- * reason "unconfigured"); the loader writes a filled copy into the object it hands out.
+ * reason "unconfigured": no IPv4 address and no IPv6 flag); the loader writes a filled copy
+ * into the object it hands out.
  */
 struct steer_cfg {
 	__u32 magic;				    /**< STEER_CFG_MAGIC */
-	__u32 router_ip;			    /**< network order; 0 = unconfigured */
+	__u32 router_ip;			    /**< network order; 0 = none */
 	__u16 listen_ports[STEER_MAX_LISTEN_PORTS]; /**< network order; the first n used */
 	__u16 n_listen_ports;			    /**< 1 .. STEER_MAX_LISTEN_PORTS */
 	__u16 reply_port_base;			    /**< host order: first reply port */
 	__u16 reply_port_count;			    /**< ports base .. base + count - 1 */
-	__u16 pad;				    /**< zero */
+	__u16 flags;				    /**< STEER_CFG_IPV6 */
+	__u32 router_ip6[4]; /**< network order (16 bytes as words), with STEER_CFG_IPV6 */
 };
 
 /*
@@ -56,11 +65,13 @@ struct steer_cfg {
 	_(TO_XSK_REPLY, "to_xsk_reply")		  /* UDP to router address, reply port range */  \
 	_(PASS_UNCONFIGURED, "pass_unconfigured") /* object not patched by the loader */         \
 	_(PASS_SHORT_ETH, "pass_short_eth")   /* frame shorter than its Ethernet/VLAN header */  \
-	_(PASS_NOT_IPV4, "pass_not_ipv4")     /* ARP, IPv6, other ethertypes, stacked VLANs */   \
+	_(PASS_NOT_IPV4, "pass_not_ipv4")     /* ARP, others, 2 tags; IPv6 if no router_ip6 */   \
 	_(PASS_BAD_IPV4, "pass_bad_ipv4")     /* truncated, version != 4, IHL < 5, bad length */ \
-	_(PASS_FRAGMENT, "pass_fragment")     /* MF set or offset != 0 */                        \
-	_(PASS_NOT_UDP, "pass_not_udp")	      /* ICMP, TCP, ... */                               \
-	_(PASS_OTHER_ADDR, "pass_other_addr") /* UDP not to the router address */                \
+	_(PASS_BAD_IPV6, "pass_bad_ipv6")     /* truncated (ext.) header, version, length */     \
+	_(PASS_IPV6_EXT, "pass_ipv6_ext")     /* over STEER_MAX_EXT_HDRS extension headers */    \
+	_(PASS_FRAGMENT, "pass_fragment")     /* IPv4 MF or offset; IPv6 fragment header */      \
+	_(PASS_NOT_UDP, "pass_not_udp")	      /* ICMP, ICMPv6, TCP, ... */                       \
+	_(PASS_OTHER_ADDR, "pass_other_addr") /* not to the router address (ND multicast) */     \
 	_(PASS_BAD_UDP, "pass_bad_udp")	      /* truncated UDP header or lying UDP length */     \
 	_(PASS_OTHER_PORT, "pass_other_port") /* UDP to the router, not a port of ours */        \
 	_(XSK_MISSING, "xsk_missing")	      /* of TO_XSK_*: no socket on the queue */

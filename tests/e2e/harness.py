@@ -112,7 +112,7 @@ class Sandbox:
     SIGTERM/SIGINT (meson's timeout) and on any exception."""
 
     def __init__(self, tag, nodes=4, no_huge=False, port=None, routed=False, vlan=0,
-                 two_ports=False):
+                 two_ports=False, ipv6=False):
         self.port = port or PORT
         self.xdp = self.port == "af_xdp"
         self.prefix = ("e%s%s%d" % (tag, "x" if self.xdp else "", os.getpid() % 100000))[:12]
@@ -128,6 +128,8 @@ class Sandbox:
             args += ["--vlan", str(vlan)]  # the segment's frames tagged on the wire
         if two_ports:
             args.append("--two-ports")  # the nodes on the router's second port
+        if ipv6:
+            args.append("--ipv6")  # IPv6 addresses too (2001:2::/48), nodes on both families
         atexit.register(self.down)
         for sig in (signal.SIGTERM, signal.SIGINT):
             signal.signal(sig, self._on_signal)
@@ -137,6 +139,9 @@ class Sandbox:
         self.router = (self.env["ROUTER_IP"], int(self.env["MC_PORT"]))
         self.node_ips = [self.env["NODE%d_IP" % i] for i in range(1, nodes + 1)]
         self.client_ns = self.env["NS_CLIENT"]
+        if ipv6:
+            self.router6 = (self.env["ROUTER_IP6"], int(self.env["MC_PORT"]))
+            self.node_ips6 = [self.env["NODE%d_IP6" % i] for i in range(1, nodes + 1)]
 
     @staticmethod
     def _read_env(path):
@@ -162,10 +167,14 @@ class Sandbox:
 
     # ---- the router
 
-    def config(self, algo="ring", extra="", request_ms=1000):
-        """Write this sandbox's ringway.conf (plus `extra` INI text) and return its path."""
+    def config(self, algo="ring", extra="", request_ms=1000, family=None):
+        """Write this sandbox's ringway.conf (plus `extra` INI text) and return its path.
+        family (an `ipv6=True` sandbox): "ipv6", "ipv6-nodes" or "ipv6-clients" (see
+        `sandbox.sh config`)."""
         args = [SANDBOX, "config", "--prefix", self.prefix, "--algo", algo,
                 "--request-ms", str(request_ms)]
+        if family:
+            args.append("--" + family)
         text = subprocess.run(args, check=True, stdout=subprocess.PIPE).stdout.decode()
         path = os.path.join(self.state, "ringway.conf")
         with open(path, "w") as f:
@@ -273,6 +282,16 @@ class Sandbox:
 
     def client(self, timeout=2.0, bind=None):
         return UdpClient(self.router, ns=self.client_ns, bind=bind, timeout=timeout)
+
+    def client6(self, timeout=2.0, bind=None, ns=None):
+        """A UDP client of the router's IPv6 address (from the client namespace)."""
+        return UdpClient(self.router6, ns=ns or self.client_ns, bind=bind, timeout=timeout)
+
+    def node_tcp6(self, i):
+        """A TCP connection to node i's IPv6 address from its own namespace (reachable in
+        every topology, two ports included)."""
+        return TcpClient((self.node_ips6[i - 1], int(self.env["MC_PORT"])),
+                         ns=self.env["NODE%d_NS" % i])
 
     def node_udp(self, i, timeout=2.0):
         return UdpClient((self.node_ips[i - 1], int(self.env["MC_PORT"])), ns=self.client_ns,

@@ -7,7 +7,9 @@ Frames are built field by field so that every length and checksum can lie on pur
 count: truncated Ethernet / IPv4 / UDP headers, lying IP and UDP length fields, IP
 fragments, non-IPv4 and non-UDP traffic, UDP to ports the router does not serve, frames
 without a memcached frame header, keys of 251 bytes, requests spanning two datagrams, forged
-replies from an address that is no node, and clients outside the allowed prefixes.
+replies from an address that is no node, and clients outside the allowed prefixes;
+`cases6(...)` the same over IPv6 (cut headers and extension headers, fragment headers, UDP
+checksum 0, lying lengths, other ports and addresses, forged replies).
 
 CLI (inside the client namespace):
   hostile.py --iface veth0 --dst-mac MAC --src-mac MAC --router 198.18.0.1 \\
@@ -173,6 +175,135 @@ def cases(n, req_id=0x5151):
     return out
 
 
+# ---- IPv6 (cases6: the hostile suite over IPv6)
+
+IPPROTO_HOPOPTS, IPPROTO_ROUTING, IPPROTO_FRAGMENT, IPPROTO_DSTOPTS = 0, 43, 44, 60
+
+
+def ip6_bytes(a):
+    return socket.inet_pton(socket.AF_INET6, a)
+
+
+def ext_chain(exts, last):
+    """Extension headers [(type, bytes of options after the 2-byte header)] before `last`:
+    (the first next-header value, the headers' bytes). Options are padded with PadN to a
+    multiple of 8; a fragment header is given as (IPPROTO_FRAGMENT, 6 bytes)."""
+    out = b""
+    for i, (typ, body) in enumerate(exts):
+        nxt = exts[i + 1][0] if i + 1 < len(exts) else last
+        if typ == IPPROTO_FRAGMENT:
+            out += struct.pack("!BB", nxt, 0) + body
+            continue
+        need = (-(2 + len(body))) % 8
+        if need:
+            body += b"\x00" if need == 1 else struct.pack("!BB", 1, need - 2) + bytes(need - 2)
+        out += struct.pack("!BB", nxt, (2 + len(body)) // 8 - 1) + body
+    return (exts[0][0] if exts else last), out
+
+
+def fragment_hdr(offset=0, more=True, ident=0x4242):
+    return (IPPROTO_FRAGMENT, struct.pack("!HI", (offset << 3) | int(more), ident))
+
+
+def ipv6(src, dst, payload, next_hdr=17, exts=(), plen=None, hlim=64, version=6):
+    """An IPv6 packet; `exts` go between the fixed header and `payload` (see ext_chain)."""
+    first, ext = ext_chain(list(exts), next_hdr)
+    if plen is None:
+        plen = len(ext) + len(payload)
+    return struct.pack("!IHBB", version << 28, plen, first, hlim) + ip6_bytes(src) + \
+        ip6_bytes(dst) + ext + payload
+
+
+def udp6(src, dst, sport, dport, payload, length=None, checksum=None):
+    """UDP over IPv6; checksum None = computed (never 0: it is mandatory in IPv6)."""
+    if length is None:
+        length = 8 + len(payload)
+    if checksum is None:
+        pseudo = ip6_bytes(src) + ip6_bytes(dst) + struct.pack("!IxxxB", 8 + len(payload), 17)
+        checksum = csum(pseudo + struct.pack("!HHHH", sport, dport, 8 + len(payload), 0) +
+                        payload) or 0xFFFF
+    return struct.pack("!HHHH", sport, dport, length, checksum) + payload
+
+
+class Net6:
+    """IPv6 addresses of one sandbox (`up --ipv6`), for building frames."""
+
+    def __init__(self, router_mac, client_mac, router_ip, client_ip, node_ips,
+                 outside_ip="2001:2::200", port=11211, reply_base=32768):
+        self.rmac, self.cmac = router_mac, client_mac
+        self.rip, self.cip = router_ip, client_ip
+        self.node_ips = list(node_ips)
+        self.outside_ip = outside_ip
+        self.port = port
+        self.reply_base = reply_base
+
+    def udp_frame(self, payload, src=None, dst=None, sport=40000, dport=None, exts=(),
+                  udp_checksum=None, **ipkw):
+        src = src or self.cip
+        dst = dst or self.rip
+        dport = self.port if dport is None else dport
+        return eth(self.rmac, self.cmac, ETH_P_IPV6,
+                   ipv6(src, dst, udp6(src, dst, sport, dport, payload, checksum=udp_checksum),
+                        exts=exts, **ipkw))
+
+    def get(self, key, req_id=7, **kw):
+        return self.udp_frame(mc_frame(req_id, b"get " + key + b"\r\n"), **kw)
+
+
+def cases6(n, req_id=0x5252):
+    """The IPv6 catalogue, as cases(): [(name, frame, family)]."""
+    good = n.get(b"hostile6:ok", req_id)
+    inner = mc_frame(req_id, b"get hostile6:ok\r\n")
+    u = udp6(n.cip, n.rip, 40000, n.port, inner)
+    hbh = (IPPROTO_HOPOPTS, b"")
+    out = []
+    out.append(("ip6_header_cut", good[:14 + 30], "bad_ip6"))
+    out.append(("ip6_payload_len_past_frame", eth(n.rmac, n.cmac, ETH_P_IPV6,
+                ipv6(n.cip, n.rip, u, plen=len(u) + 100)), "bad_ip6"))
+    out.append(("ip6_version_4", eth(n.rmac, n.cmac, ETH_P_IPV6,
+                ipv6(n.cip, n.rip, u, version=4)), "bad_ip6"))
+    # Extension headers cut short: a hop-by-hop header claiming 64 bytes in a payload of 8,
+    # and one whose 8 bytes are all the frame holds.
+    cut = struct.pack("!BB", 17, 7) + bytes(6)
+    out.append(("ext_hdr_len_past_payload", eth(n.rmac, n.cmac, ETH_P_IPV6,
+                ipv6(n.cip, n.rip, cut, next_hdr=IPPROTO_HOPOPTS, exts=())), "trunc_ext"))
+    out.append(("ext_hdr_then_cut_udp", eth(n.rmac, n.cmac, ETH_P_IPV6,
+                ipv6(n.cip, n.rip, u[:4], exts=[hbh])), "short_udp6"))
+    # Fragments: a first fragment (M set) and a later one, right after IPv6 and after a
+    # hop-by-hop header.
+    out.append(("ip6_fragment_first", n.get(b"hostile6:frag", req_id,
+                exts=[fragment_hdr(0, True)]), "fragment6"))
+    out.append(("ip6_fragment_later", eth(n.rmac, n.cmac, ETH_P_IPV6,
+                ipv6(n.cip, n.rip, b"tail of a datagram", exts=[fragment_hdr(3, False)])),
+                "fragment6"))
+    out.append(("ip6_fragment_after_hbh", n.get(b"hostile6:frag", req_id,
+                exts=[hbh, fragment_hdr(0, True)]), "fragment6"))
+    # UDP: checksum 0 (mandatory in IPv6), lying lengths.
+    out.append(("udp6_zero_checksum", n.get(b"hostile6:ok", req_id, udp_checksum=0),
+                "zero_csum"))
+    out.append(("udp6_wrong_checksum", n.get(b"hostile6:ok", req_id, udp_checksum=0x1234),
+                "bad_csum6"))
+    out.append(("udp6_len_too_long", eth(n.rmac, n.cmac, ETH_P_IPV6, ipv6(n.cip, n.rip,
+                udp6(n.cip, n.rip, 40000, n.port, inner, length=8 + len(inner) + 100))),
+                "bad_udp6"))
+    out.append(("udp6_len_too_short", eth(n.rmac, n.cmac, ETH_P_IPV6, ipv6(n.cip, n.rip,
+                udp6(n.cip, n.rip, 40000, n.port, inner, length=6))), "bad_udp6"))
+    # Not ours: another port, another address, a client outside the allowed prefixes.
+    out.append(("udp6_other_port", n.udp_frame(b"hello, anybody there?", dport=9999),
+                "udp_port6"))
+    out.append(("ip6_not_for_router", n.get(b"hostile6:ok", req_id, dst="2001:2::99"),
+                "not_for_us6"))
+    out.append(("ip6_client_not_allowed", n.get(b"hostile6:ok", req_id, src=n.outside_ip),
+                "client_not_allowed"))
+    # Forged replies from an IPv6 address that is no node, to ports of the reply range.
+    reply = mc_frame(1, b"VALUE hostile6:ok 0 6\r\nforged\r\nEND\r\n")
+    for i, port in enumerate((n.reply_base, n.reply_base + 1, n.reply_base + 77)):
+        out.append(("forged6_reply_non_node_%d" % i,
+                    n.udp_frame(reply, src="2001:2::1:fa", sport=11211, dport=port),
+                    "forged_reply"))
+    return out
+
+
 class Sender:
     """An AF_PACKET socket on `iface` in namespace `ns`."""
 
@@ -221,6 +352,26 @@ class Sniffer:
             payload = f[14 + ihl + 8: 14 + ihl + ulen]
             out.append((f, socket.inet_ntoa(f[26:30]), socket.inet_ntoa(f[30:34]),
                         sport, dport, payload))
+        return out
+
+    def udp6_frames(self, wait, until=None):
+        """As udp_frames, for UDP directly after an IPv6 header (addresses as text)."""
+        import time
+        out = []
+        end = time.monotonic() + wait
+        while time.monotonic() < end:
+            if until is not None and out and until(*out[-1]):
+                break
+            try:
+                f = self.sock.recv(65536)
+            except socket.timeout:
+                continue
+            if len(f) < 62 or struct.unpack_from("!H", f, 12)[0] != ETH_P_IPV6 or f[20] != 17:
+                continue
+            sport, dport, ulen = struct.unpack_from("!HHH", f, 54)
+            out.append((f, socket.inet_ntop(socket.AF_INET6, f[22:38]),
+                        socket.inet_ntop(socket.AF_INET6, f[38:54]), sport, dport,
+                        f[62:54 + ulen]))
         return out
 
     def close(self):

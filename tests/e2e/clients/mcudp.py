@@ -137,13 +137,19 @@ def mask_bin_cas(data):
     return b"".join(parts)
 
 
+def family_of(host):
+    """AF_INET6 for an IPv6 address (it has a colon), else AF_INET."""
+    return socket.AF_INET6 if ":" in host else socket.AF_INET
+
+
 class UdpClient:
-    """One connected UDP socket (in namespace `ns`) to `server` = (ip, port)."""
+    """One connected UDP socket (in namespace `ns`) to `server` = (ip, port); IPv4 or IPv6
+    by the server's address."""
 
     def __init__(self, server, ns=None, bind=None, timeout=2.0, rcvbuf=8 << 20):
         self.server = server
         self.timeout = timeout
-        self.sock = socket_in(ns, socket.AF_INET, socket.SOCK_DGRAM)
+        self.sock = socket_in(ns, family_of(server[0]), socket.SOCK_DGRAM)
         try:
             self.sock.setsockopt(socket.SOL_SOCKET, 33, rcvbuf)  # SO_RCVBUFFORCE
         except OSError:
@@ -277,7 +283,7 @@ class TcpClient:
     """A TCP connection to a node (from namespace `ns`) for direct checks."""
 
     def __init__(self, server, ns=None, timeout=5.0):
-        self.sock = socket_in(ns, socket.AF_INET, socket.SOCK_STREAM)
+        self.sock = socket_in(ns, family_of(server[0]), socket.SOCK_STREAM)
         self.sock.settimeout(timeout)
         self.sock.connect(server)
         self.buf = b""
@@ -349,13 +355,20 @@ class TcpClient:
 
 
 def parse_addr(s, port=11211):
+    """IP[:PORT] or [IPV6][:PORT] (a bare IPv6 address takes the default port)."""
+    if s.startswith("["):
+        host, _, rest = s[1:].partition("]")
+        return host, int(rest[1:]) if rest.startswith(":") else port
+    if s.count(":") > 1:
+        return s, port
     host, _, p = s.partition(":")
     return host, int(p) if p else port
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--server", required=True, help="IP[:PORT] (default port 11211)")
+    ap.add_argument("--server", required=True,
+                    help="IP[:PORT] or [IPV6][:PORT] (default port 11211)")
     ap.add_argument("--bind", help="local source address")
     ap.add_argument("--timeout", type=float, default=2.0)
     ap.add_argument("--binary", action="store_true",

@@ -74,6 +74,9 @@ static void test_bad_configs(void **state)
 	c = good_config();
 	c.reply_port_base = 0;
 	expect_invalid(&c, "reply ports");
+	c = good_config();
+	inet_from_v4(&c.router_ip6, htonl(0xc6120001)); /* ::ffff:198.18.0.1 is no IPv6 */
+	expect_invalid(&c, "IPv4-mapped");
 }
 
 /* The .rodata initial value libbpf would load from @img. */
@@ -136,6 +139,38 @@ static void test_config_lands_in_rodata(void **state)
 	assert_int_equal(
 		bpf_map__max_entries(bpf_object__find_map_by_name(obj, STEER_STATS_MAP_NAME)),
 		STEER_CTR_COUNT);
+	bpf_object__close(obj);
+	free(img);
+}
+
+/* IPv6: the address as 16 bytes in network order with the flag; IPv4 may be absent. */
+static void test_ipv6_lands_in_rodata(void **state)
+{
+	static const uint8_t v6[16] = {0x20, 0x01, 0, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1};
+	struct steer_config c = good_config();
+	const struct steer_cfg *ro;
+	struct bpf_object *obj;
+	char err[256] = "";
+	void *img = NULL;
+	size_t len = 0;
+
+	(void)state;
+	assert_int_equal(steer_object_build(&c, &img, &len, err, sizeof(err)), 0);
+	obj = bpf_object__open_mem(img, len, NULL);
+	assert_non_null(obj);
+	assert_int_equal(rodata_of(obj)->flags & STEER_CFG_IPV6, 0); /* none given: off */
+	bpf_object__close(obj);
+	free(img);
+
+	c.router_ip = 0; /* an IPv6-only router */
+	inet_from_v6(&c.router_ip6, v6);
+	assert_int_equal(steer_object_build(&c, &img, &len, err, sizeof(err)), 0);
+	obj = bpf_object__open_mem(img, len, NULL);
+	assert_non_null(obj);
+	ro = rodata_of(obj);
+	assert_int_equal(ro->flags, STEER_CFG_IPV6);
+	assert_int_equal(ro->router_ip, 0);
+	assert_memory_equal(ro->router_ip6, v6, 16);
 	bpf_object__close(obj);
 	free(img);
 }
@@ -207,6 +242,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_bad_configs),
 		cmocka_unit_test(test_config_lands_in_rodata),
+		cmocka_unit_test(test_ipv6_lands_in_rodata),
 		cmocka_unit_test(test_two_builds_differ_only_in_config),
 		cmocka_unit_test(test_counter_names),
 		cmocka_unit_test(test_vdev_iface),

@@ -8,7 +8,8 @@
  *   - an AF_XDP socket bound to lo's queue 0 in xsks_map: our packets now return
  *     XDP_REDIRECT, everything else still XDP_PASS.
  * Config: router 198.18.0.1, 16 listen ports (11211, 11311, 20002..20015), replies
- * 40000..40999.
+ * 40000..40999; the IPv6 fixtures add the router's IPv6 address 2001:2::1 (without it IPv6
+ * is not steered at all).
  */
 #include <errno.h>
 #include <net/if.h>
@@ -41,6 +42,18 @@
 #define PORT_LAST 20015 /* the last of the 16 listen ports; 2..15 are 20002..20015 */
 #define RBASE	  40000
 #define RCOUNT	  1000
+
+static const uint8_t ROUTER6[16] = {0x20, 0x01, 0, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1};
+static const uint8_t OTHER6[16] = {0x20, 0x01, 0, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2};
+/* ff02::1:ff00:1, the solicited-node group of 2001:2::1 (where Neighbor Solicitations go). */
+static const uint8_t SNMC6[16] = {0xff, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0xff, 0, 0, 1};
+
+#define IP6_HOPOPTS  0
+#define IP6_ROUTING  43
+#define IP6_FRAGMENT 44
+#define IP6_ESP	     50
+#define IP6_ICMP     58
+#define IP6_DSTOPTS  60
 
 struct fixture {
 	struct bpf_object *obj;
@@ -136,6 +149,79 @@ static size_t build(const struct frame *f, uint8_t *b)
 	return l2 + ip_len + f->pad;
 }
 
+/* An IPv6 frame; build6() turns it into bytes. */
+struct frame6 {
+	int vlans;
+	uint16_t ethertype; /* ETH_P_IPV6 unless a test lies */
+	uint8_t version;    /* version nibble */
+	int plen_delta;	    /* added to the true payload length */
+	int n_ext;	    /* extension headers before the last next header */
+	uint8_t ext[8];	    /* their types */
+	uint8_t ext_len[8]; /* their Hdr Ext Len (8-byte units after the first 8) */
+	uint8_t next;	    /* what follows them: UDP, TCP, ICMPv6, fragment */
+	const uint8_t *daddr;
+	uint16_t dport;
+	int udp_len_delta;
+	size_t payload; /* bytes after the UDP header */
+	size_t pad;	/* after the IPv6 packet */
+};
+
+static struct frame6 request6(uint16_t port)
+{
+	struct frame6 f = {
+		.ethertype = ETH_P_IPV6,
+		.version = 6,
+		.next = IPPROTO_UDP,
+		.daddr = ROUTER6,
+		.dport = port,
+		.payload = 24,
+	};
+	return f;
+}
+
+static size_t build6(const struct frame6 *f, uint8_t *b)
+{
+	size_t l2 = 14 + 4 * (size_t)f->vlans, off = 40, udp_len = 8 + f->payload, plen;
+	uint8_t *ip = b + l2, *udp;
+	int i;
+
+	memset(b, 0, 2048);
+	memcpy(b, "\x02\x00\x00\x00\x00\x01\x02\x00\x00\x00\x00\x02", 12);
+	for (i = 0; i < f->vlans; i++)
+		memcpy(b + 12 + 4 * i, "\x81\x00\x00\x07", 4);
+	b[l2 - 2] = (uint8_t)(f->ethertype >> 8);
+	b[l2 - 1] = (uint8_t)f->ethertype;
+	ip[0] = (uint8_t)(f->version << 4);
+	ip[7] = 64;
+	memcpy(ip + 8, "\x20\x01\x00\x02\0\0\0\0\0\0\0\0\0\0\x01\x00", 16); /* 2001:2::100 */
+	memcpy(ip + 24, f->daddr, 16);
+	ip[6] = f->n_ext ? f->ext[0] : f->next;
+	for (i = 0; i < f->n_ext; i++) {
+		ip[off] = i + 1 < f->n_ext ? f->ext[i + 1] : f->next;
+		ip[off + 1] = f->ext_len[i];
+		ip[off + 2] = 1; /* PadN over the rest of the options */
+		ip[off + 3] = (uint8_t)(f->ext_len[i] * 8 + 4);
+		off += ((size_t)f->ext_len[i] + 1) * 8;
+	}
+	if (f->next == IP6_FRAGMENT) { /* a fragment header: offset 0, M set, then UDP */
+		ip[off] = IPPROTO_UDP;
+		ip[off + 3] = 1;
+		off += 8;
+	}
+	udp = ip + off;
+	udp[0] = 0x9c; /* source port 40000; checksum left 0 */
+	udp[1] = 0x40;
+	udp[2] = (uint8_t)(f->dport >> 8);
+	udp[3] = (uint8_t)f->dport;
+	udp[4] = (uint8_t)((udp_len + (size_t)f->udp_len_delta) >> 8);
+	udp[5] = (uint8_t)(udp_len + (size_t)f->udp_len_delta);
+	memcpy(udp + 8, "get key\r\n", 9);
+	plen = off - 40 + udp_len;
+	ip[4] = (uint8_t)((plen + (size_t)f->plen_delta) >> 8);
+	ip[5] = (uint8_t)(plen + (size_t)f->plen_delta);
+	return l2 + 40 + plen + f->pad;
+}
+
 static void read_counters(const struct fixture *fx, uint64_t out[STEER_CTR_COUNT])
 {
 	int ncpu = libbpf_num_possible_cpus();
@@ -173,15 +259,14 @@ static int run(const struct fixture *fx, const uint8_t *b, size_t len,
 }
 
 /* @f must move counter @ctr (and, for to_xsk_*, xsk_missing unless a socket is bound). */
-static void expect(const struct fixture *fx, const struct frame *f, unsigned int ctr,
-		   const char *what)
+static void expect_bytes(const struct fixture *fx, const uint8_t *b, size_t len, unsigned int ctr,
+			 const char *what)
 {
-	uint8_t b[2048];
 	uint64_t d[STEER_CTR_COUNT];
 	bool ours = ctr == STEER_CTR_TO_XSK_REQUEST || ctr == STEER_CTR_TO_XSK_REPLY;
 	int act, i;
 
-	act = run(fx, b, build(f, b), d);
+	act = run(fx, b, len, d);
 	for (i = 0; i < STEER_CTR_COUNT; i++) {
 		uint64_t want = (unsigned int)i == ctr;
 
@@ -202,6 +287,22 @@ static void expect(const struct fixture *fx, const struct frame *f, unsigned int
 		fail_msg("%s: action %d", what, act);
 }
 
+static void expect(const struct fixture *fx, const struct frame *f, unsigned int ctr,
+		   const char *what)
+{
+	uint8_t b[2048];
+
+	expect_bytes(fx, b, build(f, b), ctr, what);
+}
+
+static void expect6(const struct fixture *fx, const struct frame6 *f, unsigned int ctr,
+		    const char *what)
+{
+	uint8_t b[2048];
+
+	expect_bytes(fx, b, build6(f, b), ctr, what);
+}
+
 static int quiet(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
 	(void)level;
@@ -210,7 +311,7 @@ static int quiet(enum libbpf_print_level level, const char *fmt, va_list ap)
 	return 0;
 }
 
-static int load(struct fixture *fx)
+static int load(struct fixture *fx, bool ipv6)
 {
 	struct steer_config c = {
 		.router_ip = htonl(ROUTER),
@@ -226,6 +327,8 @@ static int load(struct fixture *fx)
 
 	for (i = 2; i < STEER_MAX_LISTEN_PORTS; i++)
 		c.listen_ports[i] = (uint16_t)(PORT_LAST - (STEER_MAX_LISTEN_PORTS - 1) + i);
+	if (ipv6)
+		inet_from_v6(&c.router_ip6, ROUTER6);
 	if (steer_object_build(&c, &img, &len, err, sizeof(err)) < 0) {
 		fprintf(stderr, "# %s\n", err);
 		return -1;
@@ -240,18 +343,28 @@ static int load(struct fixture *fx)
 	return fx->prog_fd >= 0 && fx->stats_fd >= 0 && fx->xsks_fd >= 0 ? 0 : -1;
 }
 
-static int setup_empty(void **state)
+static int setup_family(void **state, bool ipv6)
 {
 	struct fixture *fx = calloc(1, sizeof(*fx));
 
-	if (fx == NULL || load(fx) < 0)
+	if (fx == NULL || load(fx, ipv6) < 0)
 		return -1;
 	*state = fx;
 	return 0;
 }
 
+static int setup_empty(void **state)
+{
+	return setup_family(state, false);
+}
+
+static int setup_empty6(void **state)
+{
+	return setup_family(state, true);
+}
+
 /* An AF_XDP socket on lo queue 0 (what test runs see as rx_queue_index 0) in xsks_map. */
-static int setup_socket(void **state)
+static int setup_socket_family(void **state, bool ipv6)
 {
 	struct xsk_socket_config sc = {
 		.rx_size = 64,
@@ -262,7 +375,7 @@ static int setup_socket(void **state)
 	struct fixture *fx;
 	int fd, key = 0;
 
-	if (setup_empty(state) < 0)
+	if (setup_family(state, ipv6) < 0)
 		return -1;
 	fx = *state;
 	if (shared.xsk == NULL) {
@@ -281,6 +394,16 @@ static int setup_socket(void **state)
 	fx->xsk = shared.xsk;
 	fd = xsk_socket__fd(shared.xsk);
 	return bpf_map_update_elem(fx->xsks_fd, &key, &fd, 0) < 0 ? -1 : 0;
+}
+
+static int setup_socket(void **state)
+{
+	return setup_socket_family(state, false);
+}
+
+static int setup_socket6(void **state)
+{
+	return setup_socket_family(state, true);
 }
 
 static int teardown(void **state)
@@ -470,6 +593,182 @@ static void test_truncated(void **state)
 	truncate_all(*state, 1);
 }
 
+/* Extension headers @types (lengths @lens) before UDP. */
+static struct frame6 with_ext(uint16_t port, int n, const uint8_t *types, const uint8_t *lens)
+{
+	struct frame6 f = request6(port);
+
+	f.n_ext = n;
+	memcpy(f.ext, types, (size_t)n);
+	memcpy(f.ext_len, lens, (size_t)n);
+	return f;
+}
+
+static void test_ours6(void **state)
+{
+	static const uint8_t four[4] = {IP6_HOPOPTS, IP6_DSTOPTS, IP6_ROUTING, IP6_DSTOPTS};
+	static const uint8_t lens[4] = {0, 1, 2, 127}; /* the last: 1,024 bytes */
+	const struct fixture *fx = *state;
+	struct frame6 f;
+	struct frame v4;
+
+	f = request6(PORT_A);
+	expect6(fx, &f, STEER_CTR_TO_XSK_REQUEST, "IPv6 request to the first listen port");
+	f = request6(PORT_LAST);
+	expect6(fx, &f, STEER_CTR_TO_XSK_REQUEST, "IPv6 request to the last listen port");
+	f = request6(RBASE);
+	expect6(fx, &f, STEER_CTR_TO_XSK_REPLY, "IPv6 reply to the first reply port");
+	f = request6(RBASE + RCOUNT - 1);
+	expect6(fx, &f, STEER_CTR_TO_XSK_REPLY, "IPv6 reply to the last reply port");
+	f = request6(PORT_A);
+	f.vlans = 1;
+	expect6(fx, &f, STEER_CTR_TO_XSK_REQUEST, "VLAN-tagged IPv6 request");
+	f = request6(PORT_A);
+	f.pad = 18;
+	expect6(fx, &f, STEER_CTR_TO_XSK_REQUEST, "IPv6 request with Ethernet padding");
+	f = request6(PORT_A);
+	f.payload = 1400;
+	expect6(fx, &f, STEER_CTR_TO_XSK_REQUEST, "1400-byte IPv6 request");
+	f = request6(PORT_A);
+	f.payload = 0;
+	expect6(fx, &f, STEER_CTR_TO_XSK_REQUEST, "empty UDP payload over IPv6");
+	/* Checksum 0 (build6 leaves it so) is the router's to drop under its own reason. */
+	f = with_ext(PORT_A, 1, four, lens);
+	expect6(fx, &f, STEER_CTR_TO_XSK_REQUEST, "hop-by-hop header, then UDP");
+	f = with_ext(RBASE, 2, four, lens);
+	expect6(fx, &f, STEER_CTR_TO_XSK_REPLY, "hop-by-hop + destination options, then UDP");
+	f = with_ext(PORT_A, 3, four, lens);
+	expect6(fx, &f, STEER_CTR_TO_XSK_REQUEST, "three extension headers, then UDP");
+	f = with_ext(PORT_A, 4, four, lens);
+	f.payload = 16;
+	expect6(fx, &f, STEER_CTR_TO_XSK_REQUEST, "four extension headers (the last 1 KB)");
+	v4 = request(PORT_A);
+	expect(fx, &v4, STEER_CTR_TO_XSK_REQUEST, "IPv4 request beside IPv6");
+}
+
+static void test_not_ours6(void **state)
+{
+	const struct fixture *fx = *state;
+	struct frame6 f;
+
+	f = request6(PORT_A);
+	f.daddr = OTHER6;
+	expect6(fx, &f, STEER_CTR_PASS_OTHER_ADDR, "IPv6 request to another address");
+	f = request6(PORT_A);
+	f.daddr = SNMC6;
+	f.next = IP6_ICMP;
+	expect6(fx, &f, STEER_CTR_PASS_OTHER_ADDR, "Neighbor Solicitation (solicited-node group)");
+	f = request6(PORT_A);
+	f.next = IP6_ICMP;
+	expect6(fx, &f, STEER_CTR_PASS_NOT_UDP, "ICMPv6 to the router (echo, unicast NS)");
+	f = request6(PORT_A);
+	f.next = IPPROTO_TCP;
+	expect6(fx, &f, STEER_CTR_PASS_NOT_UDP, "TCP over IPv6 to a listen port");
+	f = request6(PORT_A);
+	f.next = IP6_ESP;
+	expect6(fx, &f, STEER_CTR_PASS_NOT_UDP, "ESP");
+	f = request6(PORT_A + 1);
+	expect6(fx, &f, STEER_CTR_PASS_OTHER_PORT, "IPv6 UDP to another port");
+	f = request6(RBASE - 1);
+	expect6(fx, &f, STEER_CTR_PASS_OTHER_PORT, "IPv6 port below the reply range");
+	f = request6(RBASE + RCOUNT);
+	f.vlans = 1;
+	expect6(fx, &f, STEER_CTR_PASS_OTHER_PORT, "VLAN-tagged IPv6, above the reply range");
+	f = request6(PORT_A);
+	f.vlans = 2;
+	expect6(fx, &f, STEER_CTR_PASS_NOT_IPV4, "IPv6 under two VLAN tags");
+}
+
+static void test_fragments_and_malformed6(void **state)
+{
+	static const uint8_t hbh[5] = {IP6_HOPOPTS, IP6_DSTOPTS, IP6_DSTOPTS, IP6_DSTOPTS,
+				       IP6_DSTOPTS};
+	static const uint8_t zero[5] = {0};
+	const struct fixture *fx = *state;
+	struct frame6 f;
+
+	f = request6(PORT_A);
+	f.next = IP6_FRAGMENT;
+	expect6(fx, &f, STEER_CTR_PASS_FRAGMENT, "fragment header right after IPv6");
+	f = with_ext(PORT_A, 1, hbh, zero);
+	f.next = IP6_FRAGMENT;
+	expect6(fx, &f, STEER_CTR_PASS_FRAGMENT, "fragment header after hop-by-hop");
+	f = with_ext(PORT_A, 5, hbh, zero);
+	expect6(fx, &f, STEER_CTR_PASS_IPV6_EXT, "five extension headers");
+	f = with_ext(PORT_A, 1, hbh, zero);
+	f.ext_len[0] = 10; /* claims 88 bytes; the payload holds 8 + 32 */
+	f.payload = 0;
+	f.pad = 100; /* the frame is long enough: the payload length is what bounds it */
+	{
+		uint8_t b[2048];
+		size_t len = build6(&f, b);
+
+		/* build6 sized the payload from the claim: shrink it back to 8 + 8 + 0. */
+		b[14 + 4] = 0;
+		b[14 + 5] = 16;
+		expect_bytes(fx, b, len, STEER_CTR_PASS_BAD_IPV6,
+			     "extension header longer than the payload");
+	}
+	f = request6(PORT_A);
+	f.plen_delta = 1;
+	expect6(fx, &f, STEER_CTR_PASS_BAD_IPV6, "payload length one byte past the frame");
+	f = request6(PORT_A);
+	f.version = 4;
+	expect6(fx, &f, STEER_CTR_PASS_BAD_IPV6, "IP version 4 in an IPv6 ethertype");
+	f = request6(PORT_A);
+	f.plen_delta = -(int)(24 + 4);
+	expect6(fx, &f, STEER_CTR_PASS_BAD_UDP, "payload length ends inside the UDP header");
+	f = request6(PORT_A);
+	f.udp_len_delta = -(int)(24 + 1);
+	expect6(fx, &f, STEER_CTR_PASS_BAD_UDP, "IPv6: UDP length 7");
+	f = request6(RBASE);
+	f.udp_len_delta = 1;
+	expect6(fx, &f, STEER_CTR_PASS_BAD_UDP, "IPv6: UDP length past the payload");
+}
+
+/* Every prefix of an IPv6 request (with a hop-by-hop header): nothing is steered. */
+static void truncate_all6(const struct fixture *fx, int vlans)
+{
+	static const uint8_t hbh[1] = {IP6_HOPOPTS}, zero[1] = {0};
+	struct frame6 f = with_ext(PORT_A, 1, hbh, zero);
+	size_t full, l2 = 14 + 4 * (size_t)vlans, len;
+	uint8_t b[2048];
+	uint64_t d[STEER_CTR_COUNT];
+	int act, i;
+
+	f.vlans = vlans;
+	full = build6(&f, b);
+	for (len = ETH_HLEN; len < full; len++) {
+		uint64_t moved = 0;
+
+		act = run(fx, b, len, d);
+		assert_int_equal(act, XDP_PASS);
+		for (i = 0; i < STEER_CTR_COUNT; i++)
+			moved += d[i];
+		if (moved != 1 ||
+		    d[len < l2 ? STEER_CTR_PASS_SHORT_ETH : STEER_CTR_PASS_BAD_IPV6] != 1)
+			fail_msg("IPv6: %zu of %zu bytes (vlans %d): not counted as truncated", len,
+				 full, vlans);
+	}
+	assert_int_equal(run(fx, b, full, d), fx->xsk ? XDP_REDIRECT : XDP_PASS);
+	assert_int_equal(d[STEER_CTR_TO_XSK_REQUEST], 1);
+}
+
+static void test_truncated6(void **state)
+{
+	truncate_all6(*state, 0);
+	truncate_all6(*state, 1);
+}
+
+/* Without an IPv6 address configured, even a perfect IPv6 request is not ours. */
+static void test_ipv6_unconfigured(void **state)
+{
+	const struct fixture *fx = *state;
+	struct frame6 f = request6(PORT_A);
+
+	expect6(fx, &f, STEER_CTR_PASS_NOT_IPV4, "IPv6 request, no IPv6 address configured");
+}
+
 static int lo_up(void)
 {
 	struct ifreq ifr;
@@ -487,8 +786,10 @@ static int lo_up(void)
 	return rc;
 }
 
-#define WITH_EMPTY_MAP(t) cmocka_unit_test_setup_teardown(t, setup_empty, teardown)
-#define WITH_SOCKET(t)	  cmocka_unit_test_setup_teardown(t, setup_socket, teardown)
+#define WITH_EMPTY_MAP(t)  cmocka_unit_test_setup_teardown(t, setup_empty, teardown)
+#define WITH_SOCKET(t)	   cmocka_unit_test_setup_teardown(t, setup_socket, teardown)
+#define WITH_EMPTY_MAP6(t) cmocka_unit_test_setup_teardown(t, setup_empty6, teardown)
+#define WITH_SOCKET6(t)	   cmocka_unit_test_setup_teardown(t, setup_socket6, teardown)
 
 int main(void)
 {
@@ -501,6 +802,16 @@ int main(void)
 		WITH_SOCKET(test_not_ours),
 		WITH_SOCKET(test_fragments_and_malformed),
 		WITH_SOCKET(test_truncated),
+		WITH_EMPTY_MAP(test_ipv6_unconfigured),
+		WITH_EMPTY_MAP6(test_ours),
+		WITH_EMPTY_MAP6(test_ours6),
+		WITH_EMPTY_MAP6(test_not_ours6),
+		WITH_EMPTY_MAP6(test_fragments_and_malformed6),
+		WITH_EMPTY_MAP6(test_truncated6),
+		WITH_SOCKET6(test_ours6),
+		WITH_SOCKET6(test_not_ours6),
+		WITH_SOCKET6(test_fragments_and_malformed6),
+		WITH_SOCKET6(test_truncated6),
 	};
 	int rc;
 
