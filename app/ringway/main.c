@@ -1071,6 +1071,10 @@ int main(int argc, char **argv)
 	the_engine = engine;
 	inet_ntop(AF_INET, &cfg.router.address, err, sizeof(err));
 	ctl_engine_set_router_address(engine, err); /* as the config refuses a node there */
+	if (memcmp(cfg.router.address6, (uint8_t[16]){0}, 16) != 0) {
+		inet_ntop(AF_INET6, cfg.router.address6, err, sizeof(err));
+		ctl_engine_set_router_address(engine, err);
+	}
 	/* The config's nodes have routes (its loader checked); a state file's may not. A state
 	 * file that records routes (its loader checked them) wins over [route]. */
 	rw_config_routes(&cfg, &routes);

@@ -527,11 +527,23 @@ static int check_router_address(const struct ctl_engine *e, const struct ctl_cmd
 		     : cmd->type == CTL_CMD_REPLACE ? cmd->nmembers
 						    : 0;
 
-	for (uint32_t i = 0; i < n; i++)
+	for (uint32_t i = 0; i < n; i++) {
+		bool v6 = strchr(m[i].pl.addr, ':') != NULL;
+
 		if (strcmp(m[i].pl.addr, e->router_addr[0]) == 0 ||
 		    strcmp(m[i].pl.addr, e->router_addr[1]) == 0)
 			return ctl_fail(err, errlen, "node %s: %s is the router's own address",
 					m[i].pl.name, m[i].pl.addr);
+		/* the router reaches a node from its own address of the node's family: with
+		 * addresses set, a family it has none of cannot be served */
+		if ((e->router_addr[0][0] != '\0' || e->router_addr[1][0] != '\0') &&
+		    e->router_addr[v6 ? 1 : 0][0] == '\0')
+			return ctl_fail(err, errlen,
+					"node %s: %s is %s and the router has no %s address "
+					"(set [router] %s)",
+					m[i].pl.name, m[i].pl.addr, v6 ? "IPv6" : "IPv4",
+					v6 ? "IPv6" : "IPv4", v6 ? "address6" : "address");
+	}
 	return 0;
 }
 

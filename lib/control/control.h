@@ -303,7 +303,9 @@ void ctl_engine_free(struct ctl_engine *e);
 /**
  * Refuse members at @p addr (the router's own IPv4 or IPv6 address, without brackets) in every
  * later change, as the config refuses a node there: `ERROR`, state unchanged. The engine
- * holds one address per family: a call sets its family's; NULL clears both.
+ * holds one address per family: a call sets its family's; NULL clears both. Once any is set,
+ * a member of a family the router has no address of is refused too (the router speaks to a
+ * node from its own address of the node's family).
  * @return 0, or -EINVAL when @p addr is no IPv4 or IPv6 address.
  */
 int ctl_engine_set_router_address(struct ctl_engine *e, const char *addr);

@@ -133,6 +133,13 @@ static void test_refused_addresses(void **state)
 	assert_string_equal(before, after);
 	/* other addresses are still fine */
 	test_ok(s, "add x 198.18.0.2", "OK epoch 2\n");
+	/* an IPv4-only router (no address6) cannot reach an IPv6 node: refused, nothing moves */
+	test_ok(s, "add y [2001:2::9]",
+		"ERROR node y: 2001:2::9 is IPv6 and the router has no IPv6 address (set [router] "
+		"address6)");
+	test_ok(s, "epoch", "OK epoch 2\n");
+	assert_int_equal(ctl_engine_set_router_address(e, "2001:2::1"), 0);
+	test_ok(s, "add y [2001:2::9]", "OK epoch 3\n");
 	free(before);
 	free(after);
 	ctl_session_free(s);
