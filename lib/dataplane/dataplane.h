@@ -158,6 +158,9 @@ enum dp_counter {
 						     reassembled */                                \
 	_(NOT_OUR_IP, "not_our_ip")		  /* to another address (IPv6: or multicast) */    \
 	_(NOT_UDP, "not_udp")                   /* other IP protocols (ICMP echo excepted) */     \
+	_(FAMILY_TOO_BIG, "family_too_big")	  /* an IPv4 datagram to an IPv6 peer would pass   \
+						     the MTU with its 20 more header bytes (or     \
+						     the mbuf has no headroom for them) */         \
 	_(BAD_ICMP, "bad_icmp")			  /* ICMP other than a well-formed echo request;   \
 						     ICMPv6 other than that, NS for address6       \
 						     or NA, or with a wrong checksum */            \
@@ -318,7 +321,10 @@ struct dp_config {
 	struct rte_mempool *pool;  /**< mbufs for packets the router builds (ARP requests,
 				        multi-get sub-requests and merged replies) */
 	uint32_t mtu;              /**< IP MTU of the port: merged multi-get replies use
-				        datagrams of min(1400, mtu - 28) UDP payload bytes */
+				        datagrams of min(1400, mtu - 28) UDP payload bytes
+				        (mtu - 48 with router_ip6); an IPv4 datagram too big
+				        for it once its header grows for an IPv6 peer is
+				        dropped (family_too_big) */
 	uint32_t mget_max;         /**< multi-gets split and in flight per worker (0: none are
 				        split, multi-node multi-gets are refused) */
 	uint32_t mget_bytes;       /**< bytes of merged replies a worker may buffer (items being

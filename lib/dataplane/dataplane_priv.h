@@ -501,6 +501,7 @@ struct dp_worker {
 	uint64_t mget_bytes_peak;
 	uint64_t mget_bytes_max;
 	uint32_t mget_body_max; /* merged reply bytes per datagram after the frame header */
+	uint32_t mtu;           /* IP MTU of the port(s): rewrite_mixed's bound */
 	struct rte_mbuf **mget_index; /* scratch: a stream's mbufs by position (finish) */
 	uint32_t mget_index_max;
 	struct rte_mempool *pool;

@@ -376,6 +376,7 @@ static struct dp_worker *worker_new(struct dp *dp, uint16_t id, uint32_t inst)
 	memcpy(&w->node_src_mac, dp->cfg.node_router_mac, 6);
 	dp_rx_side(w, false);
 	w->tx_offload = c->tx_cksum_offload;
+	w->mtu = c->mtu != 0 ? c->mtu : 1500;
 	w->eps = dp->eps;
 	w->timeout_tsc = (uint64_t)c->request_timeout_ms * dp->tsc_hz / 1000;
 	/* 0 or more than the request timeout: the request timeout. */

@@ -124,7 +124,9 @@ static void rewrite_udp6(struct dp_worker *w, struct rte_mbuf *m, struct dp_pkt 
  * IPv4 one (@p sip4 / @p dip4), from a datagram of either family. IPv6 to IPv6 without
  * extension headers is updated in place; anything else gets a fresh L3 header of the target's
  * family (dp_l3_rebuild: 20 bytes more or less in front, extension headers and IPv4 options
- * left out) and checksums computed anew. false when there is no headroom (nothing sent).
+ * left out) and checksums computed anew. false (nothing sent) when the datagram would pass
+ * the MTU in the target's family (a full-size IPv4 datagram to an IPv6 peer: the router does
+ * not fragment, and an IPv6 path never does) or there is no headroom.
  * Out of line: the IPv4 path never comes here.
  */
 static __rte_noinline bool rewrite_mixed(struct dp_worker *w, struct rte_mbuf *m, struct dp_pkt *pk,
@@ -138,6 +140,8 @@ static __rte_noinline bool rewrite_mixed(struct dp_worker *w, struct rte_mbuf *m
 		rewrite_udp6(w, m, pk, sip6, dip6, sport, dport, reqid);
 		return true;
 	}
+	if (to_v6 && pk->plen + sizeof(struct rte_udp_hdr) + sizeof(struct rte_ipv6_hdr) > w->mtu)
+		return false;
 	if (!dp_l3_rebuild(m, pk, to_v6))
 		return false;
 	memcpy(pk->payload, &be_reqid, 2);
@@ -448,7 +452,7 @@ static __rte_always_inline uint32_t forward_request(struct dp_worker *w, struct 
 			dp_slot_put(w, s); /* a quiet write holds no client count */
 		else
 			dp_slot_free(w, s);
-		dp_count_drop(w, m, DP_DROP_TRUNC_ETH);
+		dp_count_drop(w, m, DP_DROP_FAMILY_TOO_BIG);
 		return DP_NO_SLOT;
 	}
 	memcpy(&pk->eth->dst_addr, &mac, 6); /* little-endian: bytes 0..5 of the word */
@@ -463,7 +467,7 @@ static __rte_always_inline uint32_t forward_request(struct dp_worker *w, struct 
 			dp_slot_put(w, s);
 		else
 			dp_slot_free(w, s);
-		dp_count_drop(w, m, DP_DROP_TRUNC_ETH);
+		dp_count_drop(w, m, DP_DROP_FAMILY_TOO_BIG);
 		return DP_NO_SLOT;
 	}
 	dp_tx_push_fwd(w, m, ep, c.quiet ? DP_NO_SLOT : s);
@@ -795,7 +799,8 @@ static void handle_reply_owned(struct dp_worker *w, struct rte_mbuf *m, struct d
 	else if (unlikely(!rewrite_mixed(w, m, pk, sl->fam & DP_FAM_CLIENT6, w->client_src_ip,
 					 sl->client_ip, w->client_src_ip6, w->slot6[s].client,
 					 sl->listen_port, sl->client_port, sl->client_reqid)))
-		return dp_count_drop(w, m, DP_DROP_TRUNC_ETH); /* the slot waits for the rest */
+		/* the slot waits for the rest */
+		return dp_count_drop(w, m, DP_DROP_FAMILY_TOO_BIG);
 	dp_tx_push(w, m, DP_TX_RETURNED, sl->ep);
 	sl->total = total;
 	if (done) {

@@ -255,6 +255,52 @@ static void test_mixed_families(void **state)
 	t_dp_stop();
 }
 
+/* A set of @p payload UDP payload bytes (frame header included) for key_of[@p node]. */
+static size_t set_text(char *out, size_t cap, int node, size_t payload)
+{
+	size_t text = payload - 8, head, data;
+	int n;
+
+	n = snprintf(out, cap, "set %s 0 0 ", key_of[node]);
+	head = (size_t)n;
+	/* "set K 0 0 DDDD\r\n" + data + "\r\n": the length has four digits here */
+	data = text - head - 4 - 2 - 2;
+	n = snprintf(out + head, cap - head, "%zu\r\n", data);
+	memset(out + head + (size_t)n, 'v', data);
+	memcpy(out + head + (size_t)n + data, "\r\n", 2);
+	assert_int_equal(head + (size_t)n + data + 2, text);
+	return text;
+}
+
+/* An IPv4 client's datagram grows by 20 header bytes towards an IPv6 node: one that fits the
+ * 1500-byte MTU over IPv6 is forwarded, one that fits only over IPv4 is dropped
+ * (family_too_big), its slot freed, nothing sent; the identity holds. */
+static void test_v4_to_v6_mtu(void **state)
+{
+	static char text[1600];
+	struct dp_stats st;
+	size_t len;
+	struct sent s;
+
+	(void)state;
+	t_dp_start6(1, ALL6, NULL);
+	find_keys();
+	len = set_text(text, sizeof(text), 0, 1500 - 48);
+	t_inject(0, t_request(6100, 0x71, text, len));
+	t_poll(0);
+	s = expect_to_node6(0, 8 + len);
+	(void)s;
+	len = set_text(text, sizeof(text), 0, 1500 - 28);
+	t_inject(0, t_request(6101, 0x72, text, len));
+	t_poll(0);
+	assert_null(t_sent(0));
+	st = t_stats();
+	assert_int_equal(st.ctr[DP_CTR_FORWARDED], 1);
+	assert_int_equal(st.drop[DP_DROP_FAMILY_TOO_BIG], 1);
+	assert_int_equal(st.ctr[DP_CTR_DROPPED], 1);
+	t_dp_stop();
+}
+
 /* A reply from another IPv6 address (one bit off), another port, or the IPv4 address whose
  * value folds like it is not the node's: reply_wrong_source; nothing reaches the client. */
 static void test_forged_v6_replies(void **state)
@@ -1067,6 +1113,7 @@ int main(void)
 		cmocka_unit_test(test_v6_round_trip),
 		cmocka_unit_test(test_v6_offload_flags),
 		cmocka_unit_test(test_mixed_families),
+		cmocka_unit_test(test_v4_to_v6_mtu),
 		cmocka_unit_test(test_forged_v6_replies),
 		cmocka_unit_test(test_v6_acl_and_version),
 		cmocka_unit_test(test_no_address6),
