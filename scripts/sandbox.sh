@@ -12,12 +12,16 @@
 #       --vlan N: the segment is VLAN N (1..4094): the client's and the nodes' frames are
 #       tagged N on the wire (tc BPF on their veth0, scripts/sandbox-vlan.bpf.c: untag on
 #       ingress, tag on egress, as a switch's access port; the kernel needs no 802.1Q), the
-#       router's veth0 carries the tags, and `config` writes `vlan = N` in [router].
-#       Not with --routed.
+#       router's veth0 carries the tags (in the frames: tx VLAN offload off on its peer), and
+#       `config` writes `vlan = N` in [router]. In af_xdp mode the router namespace's kernel
+#       holds the router address on VLAN N: on veth0.N when the kernel has 802.1Q, else on
+#       veth0 with the same tagging program on it. Not with --routed.
 #       --two-ports: the router gets a second veth (veth1, DPDK port 1) on a bridge of its own
 #       (br1) with the nodes, 198.18.1.0/24, the router there 198.18.1.254 (node_address);
 #       the client's segment 198.18.0.0/24 keeps veth0 (port 0). The client cannot reach the
-#       nodes directly (checks run inside the node namespaces). Not with --routed or --vlan.
+#       nodes directly (checks run inside the node namespaces); in af_xdp mode port 1 is
+#       net_af_xdp1 on veth1 and the kernel holds node_address (node_address6) there.
+#       Not with --routed or --vlan.
 #       --ipv6: IPv6 too, in every topology (addresses below, all `nodad`): IPv6 is enabled
 #       only in the namespaces that get an address (sysctl inside each), RA, autoconf and
 #       router solicitations off; memcached listens on both families. Without --ipv6 IPv6
@@ -398,6 +402,9 @@ cmd_up() {
 	# The router's veth carries no kernel address: DPDK's af_packet port owns 198.18.0.1.
 	make_ns router
 	attach router r0
+	# The tags reach the router's veth0 inside the frames (not as skb metadata), so that an
+	# XDP program there sees them as a NIC's would deliver them.
+	[ "$vlan" = 0 ] || ip netns exec "$(ns_name fabric)" ethtool -K r0 txvlan off >/dev/null
 	if [ "$two_ports" = 1 ]; then
 		bridge br1
 		attach router rn0 veth1 br1
@@ -575,6 +582,64 @@ cmd_status() {
 
 # ---------------------------------------------------------------- router
 
+# router_kernel_addr IF ADDR/LEN [ADDR6]: af_xdp mode: the router namespace's kernel holds the
+# address on IF (and ADDR6/64 with --ipv6, IPv6 turned on quietly there).
+router_kernel_addr() {
+	local ifn=$1 k
+	ip -n "$NS_ROUTER" addr replace "$2" dev "$ifn"
+	[ "${IPV6:-0}" = 1 ] && [ -n "${3:-}" ] || return 0
+	for k in accept_dad=0 accept_ra=0 autoconf=0 router_solicitations=0 disable_ipv6=0; do
+		ip netns exec "$NS_ROUTER" sysctl -qw "net.ipv6.conf.$ifn.$k"
+	done
+	ip -n "$NS_ROUTER" -6 addr replace "$3/64" dev "$ifn" nodad
+}
+
+# router_vlan_if: af_xdp mode, the interface where the router namespace's kernel meets the
+# segment: veth0, or with --vlan N the VLAN's interface: veth0.N when the kernel has 802.1Q,
+# else veth0 itself with the sandbox's tagging program on it (tc: untag VLAN N on ingress,
+# drop other tags, tag on egress), which makes veth0 the kernel's interface on VLAN N. XDP
+# runs before tc, so ringway's program still sees the tags. Prints the interface.
+router_vlan_if() {
+	local obj
+	if [ "${VLAN:-0}" = 0 ]; then
+		echo "$ROUTER_IF"
+		return
+	fi
+	if ip -n "$NS_ROUTER" link show "$ROUTER_IF.$VLAN" >/dev/null 2>&1 ||
+		ip -n "$NS_ROUTER" link add link "$ROUTER_IF" name "$ROUTER_IF.$VLAN" type vlan \
+			id "$VLAN" 2>/dev/null; then
+		ip -n "$NS_ROUTER" link set "$ROUTER_IF.$VLAN" up
+		echo "$ROUTER_IF.$VLAN"
+		return
+	fi
+	obj=$sd/vlan.bpf.o
+	[ -f "$obj" ] || die "af_xdp --vlan: no $obj (built by up --vlan)"
+	if ! ip netns exec "$NS_ROUTER" tc filter show dev "$ROUTER_IF" ingress 2>/dev/null |
+		grep -q bpf; then
+		{
+			ip netns exec "$NS_ROUTER" tc qdisc add dev "$ROUTER_IF" clsact
+			ip netns exec "$NS_ROUTER" tc filter add dev "$ROUTER_IF" ingress bpf da \
+				obj "$obj" sec tc/ingress
+			ip netns exec "$NS_ROUTER" tc filter add dev "$ROUTER_IF" egress bpf da \
+				obj "$obj" sec tc/egress
+		} >&2
+	fi
+	echo "$ROUTER_IF"
+}
+
+# router_kernel_off: af_packet mode after an af_xdp run: the kernel's VLAN interface or
+# tagging program and the node-side addresses go (DPDK alone owns those addresses again).
+router_kernel_off() {
+	if [ "${VLAN:-0}" != 0 ]; then
+		ip -n "$NS_ROUTER" link del "$ROUTER_IF.$VLAN" 2>/dev/null || true
+		ip netns exec "$NS_ROUTER" tc qdisc del dev "$ROUTER_IF" clsact 2>/dev/null || true
+	fi
+	if [ "${TWO_PORTS:-0}" = 1 ]; then
+		ip -n "$NS_ROUTER" addr flush dev veth1 2>/dev/null || true
+		ip netns exec "$NS_ROUTER" sysctl -qw net.ipv6.conf.veth1.disable_ipv6=1
+	fi
+}
+
 cmd_router_start() {
 	local sd bin="" conf="" lcores=0-1 extra=() sock t port=${SANDBOX_PORT:-af_packet} vdev
 	# Deep af_packet rings: a 500 KB value comes back as ~370 datagrams in one burst.
@@ -615,6 +680,7 @@ cmd_router_start() {
 		# And its IPv6 address: the kernel keeps IPv6 off on the veth (no address, no
 		# link-local, no ND, RS, MLD or DAD of its own); ringway answers ND itself.
 		ip netns exec "$NS_ROUTER" sysctl -qw "net.ipv6.conf.$ROUTER_IF.disable_ipv6=1"
+		[ -z "$rs" ] && router_kernel_off
 		vdev="net_af_packet0,iface=$ROUTER_IF${pmd_args:+,$pmd_args}"
 		# Two ports: the node side is port 1 (veth1), same queue pairs.
 		[ "${TWO_PORTS:-0}" = 0 ] ||
@@ -622,17 +688,16 @@ cmd_router_start() {
 		;;
 	af_xdp)
 		# The kernel shares the veth: it owns ARP, ICMP and TCP for the router address, and
-		# with IPv6 ND, ICMPv6 and TCP for its IPv6 address.
-		ip -n "$NS_ROUTER" addr replace "$ROUTER_IP/$subnet_len" dev "$ROUTER_IF"
-		if [ "${IPV6:-0}" = 1 ]; then
-			local k
-			for k in accept_dad=0 accept_ra=0 autoconf=0 router_solicitations=0 \
-				disable_ipv6=0; do
-				ip netns exec "$NS_ROUTER" sysctl -qw "net.ipv6.conf.$ROUTER_IF.$k"
-			done
-			ip -n "$NS_ROUTER" -6 addr replace "$ROUTER_IP6/64" dev "$ROUTER_IF" nodad
-		fi
+		# with IPv6 ND, ICMPv6 and TCP for its IPv6 address. On a VLAN it holds them on
+		# the VLAN's interface; with two ports the node-side addresses on veth1 (port 1).
+		local kif
+		kif=$(router_vlan_if)
+		router_kernel_addr "$kif" "$ROUTER_IP/$subnet_len" "${ROUTER_IP6:-}"
 		vdev="net_af_xdp0,iface=$ROUTER_IF${xdp_args:+,$xdp_args}"
+		if [ "${TWO_PORTS:-0}" = 1 ]; then
+			router_kernel_addr veth1 "$NODE_SIDE_IP/24" "${NODE_SIDE_IP6:-}"
+			extra=(--vdev "net_af_xdp1,iface=veth1${xdp_args:+,$xdp_args}" "${extra[@]}")
+		fi
 		;;
 	*) die "router-start: --port must be af_packet or af_xdp, not $port" ;;
 	esac

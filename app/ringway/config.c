@@ -136,12 +136,13 @@ enum key_kind {
 	  "backoff: empty polls in a row before sleeping")                                         \
 	_(ROUTER, "vlan", K_OPT_U32, C(router.vlan), C(router.has_vlan), 0, 4094, 0, "",              \
 	  "the port's VLAN: only frames on this VLAN id are served (0 = untagged only), the "      \
-	  "router's ARP goes out and is learned there; empty = any VLAN (a reply must come on "    \
-	  "its request's), ARP untagged")                                                          \
+	  "router's ARP goes out and is learned there (AF_XDP: the steering program takes this "   \
+	  "VLAN only, the kernel's VLAN interface resolves the nodes); empty = any VLAN (a reply " \
+	  "must come on its request's), ARP untagged")                                             \
 	_(ROUTER, "node_port", K_OPT_U32, C(router.node_port), C(router.has_node_port), 0,         \
 	  RTE_MAX_ETHPORTS - 1, 0, "",                                                             \
 	  "two ports: DPDK ethdev port id facing the nodes (`port` then faces the clients only); " \
-	  "empty = one port for both")                                                             \
+	  "either may be AF_XDP, each with its own steering program; empty = one port for both")   \
 	_(ROUTER, "node_address", K_OPT_IPV4, C(router.node_address), 0, 0, 0, 0, "",              \
 	  "two ports: the router's IPv4 on the node network (nodes reply there, ARP asks from "    \
 	  "it); required with node_port")                                                          \

@@ -689,7 +689,8 @@ static void dp_config_from(struct dp_config *d, uint16_t nw, const unsigned int 
 	d->backoff_us = cfg.router.backoff_us;
 	d->backoff_after = cfg.router.backoff_after;
 	d->tx_cksum_offload = offload;
-	d->no_arp_requests = the_xdp != NULL; /* the kernel owns ARP on an interface it shares */
+	/* The kernel owns ARP and ND on the node-facing interface it shares. */
+	d->no_arp_requests = rw_xdp_kernel_neigh(the_xdp);
 	d->pool = pool;
 	d->slow_factor_pct = cfg.health.slow_factor_pct;
 	d->slow_window_ms = cfg.health.slow_window_ms;
@@ -746,25 +747,11 @@ static void start_eal(int eal_argc, char **argv, struct start *st)
 		fprintf(stderr, "ringway: %s\n", err);
 		exit(1);
 	}
-	if (rw_xdp_stale_removed(the_xdp) != 0)
-		printf("ringway: %s: removed XDP program id %u that an earlier ringway left "
-		       "attached (killed or crashed)\n",
-		       rw_xdp_ifname(the_xdp), rw_xdp_stale_removed(the_xdp));
-	if (the_xdp != NULL && cfg.router.has_node_port) {
-		fprintf(stderr, "ringway: [router] node_port with an AF_XDP port: two ports need "
-				"DPDK-owned ports\n");
-		rw_xdp_close(the_xdp);
-		exit(1);
-	}
-	if (the_xdp != NULL && cfg.router.has_vlan && cfg.router.vlan != 0) {
-		fprintf(stderr,
-			"ringway: [router] vlan %u with an AF_XDP port: the kernel resolves "
-			"the nodes there, and its neighbours on a VLAN interface are not read "
-			"yet; use a DPDK-owned port or leave vlan unset\n",
-			cfg.router.vlan);
-		rw_xdp_close(the_xdp);
-		exit(1);
-	}
+	for (unsigned int i = 0; i < rw_xdp_ports(the_xdp); i++)
+		if (rw_xdp_stale_removed(the_xdp, i) != 0)
+			printf("ringway: %s: removed XDP program id %u that an earlier ringway "
+			       "left attached (killed or crashed)\n",
+			       rw_xdp_port_ifname(the_xdp, i), rw_xdp_stale_removed(the_xdp, i));
 	if (rte_eal_init(eal_argc, argv) < 0) {
 		fprintf(stderr, "ringway: EAL initialisation failed: %s\n",
 			rte_strerror(rte_errno));
@@ -827,10 +814,10 @@ static void start_port(struct start *st)
 	if (the_pool == NULL)
 		fatal("cannot create the mbuf pool (%u mbufs): %s", cfg.tables.mbufs,
 		      rte_strerror(rte_errno));
-	st->n_workers = port_setup(st->port, st->n_lcores, the_pool, &st->offload);
-	rc = rw_xdp_started(the_xdp, err, sizeof(err));
+	rc = rw_xdp_bind(the_xdp, &cfg, err, sizeof(err));
 	if (rc != 0)
-		fatal("AF_XDP port on %s: %s", rw_xdp_ifname(the_xdp), err);
+		fatal("%s", err);
+	st->n_workers = port_setup(st->port, st->n_lcores, the_pool, &st->offload);
 	if (!cfg.router.has_mac) {
 		if (rte_eth_macaddr_get(st->port, &mac) != 0)
 			fatal("port %u: cannot read its MAC", st->port);
@@ -840,6 +827,12 @@ static void start_port(struct start *st)
 	}
 	if (cfg.router.has_node_port)
 		start_node_port(st);
+	rc = rw_xdp_started(the_xdp, err, sizeof(err));
+	if (rc != 0)
+		fatal("AF_XDP port on %s: %s", rw_xdp_ifname(the_xdp), err);
+	if (rw_xdp_kernel_neigh(the_xdp))
+		printf("ringway: AF_XDP: node MACs from the kernel's neighbour table of %s\n",
+		       rw_xdp_neigh_ifname(the_xdp));
 }
 
 /* The data plane with the engine's membership published, telemetry, workers launched. */

@@ -28,13 +28,48 @@ int rw_xdp_prepare(int argc, char **argv, const struct rw_config *cfg, struct rw
 	return 0;
 }
 
-uint32_t rw_xdp_stale_removed(const struct rw_xdp *x)
+int rw_xdp_bind(struct rw_xdp *x, const struct rw_config *cfg, char *err, size_t errlen)
+{
+	(void)x;
+	(void)cfg;
+	(void)err;
+	(void)errlen;
+	return 0;
+}
+
+unsigned int rw_xdp_ports(const struct rw_xdp *x)
 {
 	(void)x;
 	return 0;
 }
 
+const char *rw_xdp_port_ifname(const struct rw_xdp *x, unsigned int i)
+{
+	(void)x;
+	(void)i;
+	return "";
+}
+
+uint32_t rw_xdp_stale_removed(const struct rw_xdp *x, unsigned int i)
+{
+	(void)x;
+	(void)i;
+	return 0;
+}
+
 const char *rw_xdp_ifname(const struct rw_xdp *x)
+{
+	(void)x;
+	return "";
+}
+
+bool rw_xdp_kernel_neigh(const struct rw_xdp *x)
+{
+	(void)x;
+	return false;
+}
+
+const char *rw_xdp_neigh_ifname(const struct rw_xdp *x)
 {
 	(void)x;
 	return "";

@@ -3,7 +3,8 @@
  * XDP steering for ringway's AF_XDP mode: memcached UDP for the router goes to the AF_XDP
  * socket of the packet's RX queue, everything else to the kernel.
  *
- * Ours: Ethernet (at most one 802.1Q tag) / IPv4 (options allowed, not a fragment) / UDP
+ * Ours: Ethernet (at most one 802.1Q tag: with STEER_CFG_VLAN the port's VLAN only, untagged
+ * or a priority tag for VLAN 0) / IPv4 (options allowed, not a fragment) / UDP
  * to steer_cfg.router_ip, or Ethernet / IPv6 (up to STEER_MAX_EXT_HDRS hop-by-hop, routing
  * or destination-options headers, no fragment header) / UDP to steer_cfg.router_ip6, to a
  * listen port (requests) or into the reply port range (replies from the nodes), with a UDP
@@ -28,8 +29,9 @@
 
 #include "steer_abi.h"
 
-#define IP_MF	  0x2000
-#define IP_OFFSET 0x1fff
+#define IP_MF	      0x2000
+#define IP_OFFSET     0x1fff
+#define VLAN_VID_MASK 0x0fff
 
 /* Read-only configuration: the loader patches it in the object file (steer_cfg_patch). */
 const volatile struct steer_cfg steer_cfg = {.magic = STEER_CFG_MAGIC};
@@ -196,6 +198,7 @@ int ringway_steer(struct xdp_md *ctx)
 	void *data = (void *)(long)ctx->data;
 	void *data_end = (void *)(long)ctx->data_end;
 	struct ethhdr *eth = data;
+	__u16 vid = 0; /* untagged */
 	__be16 proto;
 	void *l3;
 
@@ -210,9 +213,14 @@ int ringway_steer(struct xdp_md *ctx)
 
 		if ((void *)(tag + 1) > data_end)
 			return pass(STEER_CTR_PASS_SHORT_ETH);
+		vid = bpf_ntohs(tag->tci) & VLAN_VID_MASK;
 		proto = tag->inner_proto;
 		l3 = tag + 1;
 	}
+	/* The port's VLAN only (a priority tag, VLAN 0, counts as untagged): frames on another
+	 * are the kernel's (a VLAN interface of its own there, or nothing). */
+	if ((steer_cfg.flags & STEER_CFG_VLAN) && vid != steer_cfg.vlan_id)
+		return pass(STEER_CTR_PASS_OTHER_VLAN);
 	if (proto == bpf_htons(ETH_P_IP))
 		return steer_ipv4(ctx, l3, data_end);
 	if (proto == bpf_htons(ETH_P_IPV6))

@@ -83,6 +83,10 @@ static int config_check(const struct steer_config *cfg, char *err, size_t errlen
 			return -EINVAL;
 		}
 	}
+	if (cfg->vlan_fixed && cfg->vlan_id > 4094) {
+		set_err(err, errlen, "steer: VLAN %u is outside 0..4094", cfg->vlan_id);
+		return -EINVAL;
+	}
 	if ((uint32_t)cfg->reply_port_base + cfg->reply_port_count > 65536 ||
 	    (cfg->reply_port_count > 0 && cfg->reply_port_base == 0)) {
 		set_err(err, errlen, "steer: reply ports %u + %u are outside 1..65535",
@@ -107,6 +111,10 @@ static void config_to_abi(const struct steer_config *cfg, struct steer_cfg *abi)
 	if (!inet_is_zero(&cfg->router_ip6)) {
 		abi->flags |= STEER_CFG_IPV6;
 		memcpy(abi->router_ip6, cfg->router_ip6.b, sizeof(abi->router_ip6));
+	}
+	if (cfg->vlan_fixed) {
+		abi->flags |= STEER_CFG_VLAN;
+		abi->vlan_id = cfg->vlan_id;
 	}
 }
 
@@ -406,18 +414,24 @@ static int try_load(const void *img, size_t len, char *err, size_t errlen)
 	return rc;
 }
 
+/* The object file's content becomes @img (the memfd is created on first use). */
 static int write_memfd(struct steer *s, const void *img, size_t len, char *err, size_t errlen)
 {
 	const uint8_t *p = img;
 	size_t done = 0;
 
-	s->obj_fd = memfd_create(STEER_PROG_NAME ".o", MFD_CLOEXEC);
+	if (s->obj_fd < 0)
+		s->obj_fd = memfd_create(STEER_PROG_NAME ".o", MFD_CLOEXEC);
 	if (s->obj_fd < 0) {
 		set_err(err, errlen, "steer: memfd_create: %s", strerror(errno));
 		return -errno;
 	}
+	if (ftruncate(s->obj_fd, 0) < 0) {
+		set_err(err, errlen, "steer: truncating the object: %s", strerror(errno));
+		return -errno;
+	}
 	while (done < len) {
-		ssize_t n = write(s->obj_fd, p + done, len - done);
+		ssize_t n = pwrite(s->obj_fd, p + done, len - done, (off_t)done);
 
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -484,6 +498,20 @@ fail:
 	steer_close(s);
 	errno = -rc;
 	return NULL;
+}
+
+int steer_reconfigure(struct steer *s, const struct steer_config *cfg, char *err, size_t errlen)
+{
+	void *img = NULL;
+	size_t len = 0;
+	int rc = steer_object_build(cfg, &img, &len, err, errlen);
+
+	if (rc == 0)
+		rc = try_load(img, len, err, errlen);
+	if (rc == 0)
+		rc = write_memfd(s, img, len, err, errlen);
+	free(img);
+	return rc;
 }
 
 const char *steer_object_path(const struct steer *s)

@@ -18,6 +18,8 @@
  *     steer_vdev_iface(vdev, ifname, sizeof(ifname)) == 1 -> ifindex = if_nametoindex()
  *     s = steer_open(ifindex, &cfg, err, sizeof(err));
  *     steer_vdev_with_prog(vdev, s, buf, sizeof(buf)); replace the argument with buf
+ *   rte_eal_init; optionally steer_reconfigure(s, &cfg2, ...) (e.g. the port turned out to
+ *   be the node-facing one of two)
  *   rte_eth_dev_configure / rx_queue_setup (the PMD loads and attaches here) / start
  *   steer_check_attached(s, err, sizeof(err));               ours is now on the interface
  *   telemetry: steer_read_stats(s, counters)                 any thread, not per packet
@@ -51,6 +53,10 @@ struct steer_config {
 	unsigned int n_listen_ports;		       /**< 1 .. STEER_MAX_LISTEN_PORTS */
 	uint16_t reply_port_base;		       /**< host order, first reply port */
 	uint16_t reply_port_count;		       /**< 0 = no reply range */
+	/** Only frames on VLAN vlan_id are steered (0: untagged or a priority tag); false =
+	 *  untagged or any one 802.1Q tag. */
+	bool vlan_fixed;
+	uint16_t vlan_id; /**< 0 .. 4094, with vlan_fixed */
 };
 
 /** Directory of the per-interface lock files that keep two routers off one interface. */
@@ -76,6 +82,15 @@ int steer_object_build(const struct steer_config *cfg, void **obj, size_t *len, 
  */
 struct steer *steer_open(unsigned int ifindex, const struct steer_config *cfg, char *err,
 			 size_t errlen);
+
+/**
+ * Replace the configuration of the object in steer_object_path() by @p cfg (checked and
+ * test-loaded as in steer_open()), for a router that learns what a port is for only after
+ * rte_eal_init() (which port id the PMD gave it). Only before the PMD loads the file (port
+ * configuration); the program already attached keeps its configuration. A configuration
+ * refused (checked, test-loaded) leaves the object unchanged.
+ */
+int steer_reconfigure(struct steer *s, const struct steer_config *cfg, char *err, size_t errlen);
 
 /** Path of the object for the PMD's `xdp_prog=` devarg; valid until steer_close(). */
 const char *steer_object_path(const struct steer *s);

@@ -32,6 +32,11 @@
 /** steer_cfg.flags: router_ip6 is set, IPv6 is steered (else IPv6 counts as not ours). */
 #define STEER_CFG_IPV6 0x1u
 /**
+ * steer_cfg.flags: only frames on VLAN vlan_id are ours (0: untagged or priority-tagged);
+ * without it any one tag (or none) is.
+ */
+#define STEER_CFG_VLAN 0x2u
+/**
  * IPv6 extension headers (hop-by-hop, routing, destination options) the program walks
  * before UDP; a packet with more passes to the kernel (pass_ipv6_ext).
  */
@@ -50,8 +55,10 @@ struct steer_cfg {
 	__u16 n_listen_ports;			    /**< 1 .. STEER_MAX_LISTEN_PORTS */
 	__u16 reply_port_base;			    /**< host order: first reply port */
 	__u16 reply_port_count;			    /**< ports base .. base + count - 1 */
-	__u16 flags;				    /**< STEER_CFG_IPV6 */
+	__u16 flags;				    /**< STEER_CFG_IPV6, STEER_CFG_VLAN */
 	__u32 router_ip6[4]; /**< network order (16 bytes as words), with STEER_CFG_IPV6 */
+	__u16 vlan_id;	     /**< host order, 0..4094, with STEER_CFG_VLAN */
+	__u16 reserved;	     /**< 0 */
 };
 
 /*
@@ -65,6 +72,7 @@ struct steer_cfg {
 	_(TO_XSK_REPLY, "to_xsk_reply")		  /* UDP to router address, reply port range */  \
 	_(PASS_UNCONFIGURED, "pass_unconfigured") /* object not patched by the loader */         \
 	_(PASS_SHORT_ETH, "pass_short_eth")   /* frame shorter than its Ethernet/VLAN header */  \
+	_(PASS_OTHER_VLAN, "pass_other_vlan") /* STEER_CFG_VLAN: tagged otherwise (or not) */    \
 	_(PASS_NOT_IPV4, "pass_not_ipv4")     /* ARP, others, 2 tags; IPv6 if no router_ip6 */   \
 	_(PASS_BAD_IPV4, "pass_bad_ipv4")     /* truncated, version != 4, IHL < 5, bad length */ \
 	_(PASS_BAD_IPV6, "pass_bad_ipv6")     /* truncated (ext.) header, version, length */     \

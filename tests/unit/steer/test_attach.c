@@ -130,6 +130,68 @@ static void test_attach_detach(void **state)
 	steer_close(s);
 }
 
+/* The configuration in the object at @path, as the PMD's libbpf would load it. */
+static struct steer_cfg object_config(const char *path)
+{
+	struct bpf_object *obj = bpf_object__open_file(path, NULL);
+	struct steer_cfg c;
+	struct bpf_map *m;
+	bool found = false;
+
+	assert_non_null(obj);
+	bpf_object__for_each_map(m, obj)
+	{
+		const char *n = bpf_map__name(m);
+		size_t nl = strlen(n), sz = 0;
+		const void *v;
+
+		if (nl < 7 || strcmp(n + nl - 7, ".rodata") != 0)
+			continue;
+		v = bpf_map__initial_value(m, &sz);
+		assert_true(sz >= sizeof(c));
+		memcpy(&c, v, sizeof(c));
+		found = true;
+	}
+	bpf_object__close(obj);
+	assert_true(found);
+	return c;
+}
+
+/* After EAL names the port (e.g. the node port of two): the same file, the new configuration,
+ * and it still loads and attaches; a bad one leaves the file as it was. */
+static void test_reconfigure(void **state)
+{
+	struct steer *s = open_ok();
+	struct steer_config c = config();
+	struct steer_cfg got;
+	struct pmd p;
+	char err[256] = "", path[64];
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s", steer_object_path(s));
+	got = object_config(path);
+	assert_int_equal(got.reply_port_count, 512);
+	assert_int_equal(got.flags & STEER_CFG_VLAN, 0);
+	c.router_ip = htonl(0xc61201fe); /* 198.18.1.254 */
+	c.listen_ports[0] = 39999;
+	c.vlan_fixed = true;
+	c.vlan_id = 100;
+	assert_int_equal(steer_reconfigure(s, &c, err, sizeof(err)), 0);
+	assert_string_equal(steer_object_path(s), path);
+	got = object_config(path);
+	assert_int_equal(got.router_ip, htonl(0xc61201fe));
+	assert_int_equal(got.listen_ports[0], htons(39999));
+	assert_int_equal(got.flags & STEER_CFG_VLAN, STEER_CFG_VLAN);
+	assert_int_equal(got.vlan_id, 100);
+	c.n_listen_ports = 0;
+	assert_int_equal(steer_reconfigure(s, &c, err, sizeof(err)), -EINVAL);
+	assert_int_equal(object_config(path).vlan_id, 100);
+	assert_int_equal(pmd_attach(&p, path, 0), 0);
+	assert_int_equal(steer_check_attached(s, err, sizeof(err)), 0);
+	pmd_close(&p, 0);
+	steer_close(s);
+}
+
 static void test_close_detaches_what_pmd_left(void **state)
 {
 	struct steer *s = open_ok();
@@ -306,6 +368,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_attach_detach),
+		cmocka_unit_test(test_reconfigure),
 		cmocka_unit_test(test_close_detaches_what_pmd_left),
 		cmocka_unit_test(test_killed_run_is_replaced),
 		cmocka_unit_test(test_foreign_program_kept),

@@ -77,6 +77,10 @@ static void test_bad_configs(void **state)
 	c = good_config();
 	inet_from_v4(&c.router_ip6, htonl(0xc6120001)); /* ::ffff:198.18.0.1 is no IPv6 */
 	expect_invalid(&c, "IPv4-mapped");
+	c = good_config();
+	c.vlan_fixed = true;
+	c.vlan_id = 4095;
+	expect_invalid(&c, "VLAN 4095");
 }
 
 /* The .rodata initial value libbpf would load from @img. */
@@ -175,6 +179,39 @@ static void test_ipv6_lands_in_rodata(void **state)
 	free(img);
 }
 
+/* A VLAN: its id with the flag; without one neither (any tag is steered). */
+static void test_vlan_lands_in_rodata(void **state)
+{
+	struct steer_config c = good_config();
+	const struct steer_cfg *ro;
+	struct bpf_object *obj;
+	char err[256] = "";
+	void *img = NULL;
+	size_t len = 0;
+
+	(void)state;
+	c.vlan_id = 100; /* without vlan_fixed: ignored */
+	assert_int_equal(steer_object_build(&c, &img, &len, err, sizeof(err)), 0);
+	obj = bpf_object__open_mem(img, len, NULL);
+	assert_non_null(obj);
+	ro = rodata_of(obj);
+	assert_int_equal(ro->flags & STEER_CFG_VLAN, 0);
+	assert_int_equal(ro->vlan_id, 0);
+	bpf_object__close(obj);
+	free(img);
+
+	c.vlan_fixed = true;
+	c.vlan_id = 4094;
+	assert_int_equal(steer_object_build(&c, &img, &len, err, sizeof(err)), 0);
+	obj = bpf_object__open_mem(img, len, NULL);
+	assert_non_null(obj);
+	ro = rodata_of(obj);
+	assert_int_equal(ro->flags, STEER_CFG_VLAN);
+	assert_int_equal(ro->vlan_id, 4094);
+	bpf_object__close(obj);
+	free(img);
+}
+
 static void test_two_builds_differ_only_in_config(void **state)
 {
 	struct steer_config a = good_config(), b = good_config();
@@ -243,6 +280,7 @@ int main(void)
 		cmocka_unit_test(test_bad_configs),
 		cmocka_unit_test(test_config_lands_in_rodata),
 		cmocka_unit_test(test_ipv6_lands_in_rodata),
+		cmocka_unit_test(test_vlan_lands_in_rodata),
 		cmocka_unit_test(test_two_builds_differ_only_in_config),
 		cmocka_unit_test(test_counter_names),
 		cmocka_unit_test(test_vdev_iface),

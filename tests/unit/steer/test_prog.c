@@ -9,7 +9,9 @@
  *     XDP_REDIRECT, everything else still XDP_PASS.
  * Config: router 198.18.0.1, 16 listen ports (11211, 11311, 20002..20015), replies
  * 40000..40999; the IPv6 fixtures add the router's IPv6 address 2001:2::1 (without it IPv6
- * is not steered at all).
+ * is not steered at all); the VLAN fixtures steer VLAN 7 (or untagged) only; the two-port
+ * fixtures are the client port (no reply range) and the node port (node_address 198.18.1.254,
+ * the probe port 39999 and the reply range only).
  */
 #include <errno.h>
 #include <net/if.h>
@@ -80,6 +82,8 @@ static struct {
 /* What a frame looks like; build() turns it into bytes. */
 struct frame {
 	int vlans;	    /* 802.1Q tags before the ethertype: 0, 1 or 2 */
+	bool tci_set;	    /* the tags' TCI is tci, else VLAN 7 */
+	uint16_t tci;	    /* priority bits and VLAN id */
 	uint16_t ethertype; /* after the tags */
 	uint8_t version;    /* IPv4 version nibble */
 	uint8_t ihl;	    /* 32-bit words */
@@ -119,8 +123,8 @@ static size_t build(const struct frame *f, uint8_t *b)
 	for (i = 0; i < f->vlans; i++) {
 		b[12 + 4 * i] = 0x81;
 		b[13 + 4 * i] = 0x00;
-		b[14 + 4 * i] = 0x00;
-		b[15 + 4 * i] = 0x07; /* VLAN 7 */
+		b[14 + 4 * i] = (uint8_t)(f->tci_set ? f->tci >> 8 : 0x00);
+		b[15 + 4 * i] = (uint8_t)(f->tci_set ? f->tci : 0x07); /* VLAN 7 */
 	}
 	b[l2 - 2] = (uint8_t)(f->ethertype >> 8);
 	b[l2 - 1] = (uint8_t)f->ethertype;
@@ -311,7 +315,47 @@ static int quiet(enum libbpf_print_level level, const char *fmt, va_list ap)
 	return 0;
 }
 
-static int load(struct fixture *fx, bool ipv6)
+/* The program's configuration in a fixture: one port, its variants for a VLAN, or one of two
+ * ports (the client port: requests only; the node port: replies and probe answers to
+ * NODE_IP only). */
+enum variant {
+	ONE_PORT,
+	ONE_PORT6,
+	VLAN_7,
+	VLAN_0,
+	CLIENT_PORT,
+	NODE_PORT,
+};
+
+#define NODE_IP	   0xc61201feu /* 198.18.1.254, node_address */
+#define PROBE_PORT (RBASE - 1)
+
+static void tweak(struct steer_config *c, enum variant v)
+{
+	switch (v) {
+	case ONE_PORT6:
+		inet_from_v6(&c->router_ip6, ROUTER6);
+		break;
+	case VLAN_7:
+	case VLAN_0:
+		c->vlan_fixed = true;
+		c->vlan_id = v == VLAN_7 ? 7 : 0;
+		break;
+	case CLIENT_PORT:
+		c->reply_port_base = 0;
+		c->reply_port_count = 0;
+		break;
+	case NODE_PORT:
+		c->router_ip = htonl(NODE_IP);
+		c->listen_ports[0] = PROBE_PORT;
+		c->n_listen_ports = 1;
+		break;
+	case ONE_PORT:
+		break;
+	}
+}
+
+static int load(struct fixture *fx, enum variant v)
 {
 	struct steer_config c = {
 		.router_ip = htonl(ROUTER),
@@ -327,8 +371,7 @@ static int load(struct fixture *fx, bool ipv6)
 
 	for (i = 2; i < STEER_MAX_LISTEN_PORTS; i++)
 		c.listen_ports[i] = (uint16_t)(PORT_LAST - (STEER_MAX_LISTEN_PORTS - 1) + i);
-	if (ipv6)
-		inet_from_v6(&c.router_ip6, ROUTER6);
+	tweak(&c, v);
 	if (steer_object_build(&c, &img, &len, err, sizeof(err)) < 0) {
 		fprintf(stderr, "# %s\n", err);
 		return -1;
@@ -343,11 +386,11 @@ static int load(struct fixture *fx, bool ipv6)
 	return fx->prog_fd >= 0 && fx->stats_fd >= 0 && fx->xsks_fd >= 0 ? 0 : -1;
 }
 
-static int setup_family(void **state, bool ipv6)
+static int setup_variant(void **state, enum variant v)
 {
 	struct fixture *fx = calloc(1, sizeof(*fx));
 
-	if (fx == NULL || load(fx, ipv6) < 0)
+	if (fx == NULL || load(fx, v) < 0)
 		return -1;
 	*state = fx;
 	return 0;
@@ -355,12 +398,32 @@ static int setup_family(void **state, bool ipv6)
 
 static int setup_empty(void **state)
 {
-	return setup_family(state, false);
+	return setup_variant(state, ONE_PORT);
 }
 
 static int setup_empty6(void **state)
 {
-	return setup_family(state, true);
+	return setup_variant(state, ONE_PORT6);
+}
+
+static int setup_vlan7(void **state)
+{
+	return setup_variant(state, VLAN_7);
+}
+
+static int setup_vlan0(void **state)
+{
+	return setup_variant(state, VLAN_0);
+}
+
+static int setup_client_port(void **state)
+{
+	return setup_variant(state, CLIENT_PORT);
+}
+
+static int setup_node_port(void **state)
+{
+	return setup_variant(state, NODE_PORT);
 }
 
 /* An AF_XDP socket on lo queue 0 (what test runs see as rx_queue_index 0) in xsks_map. */
@@ -375,7 +438,7 @@ static int setup_socket_family(void **state, bool ipv6)
 	struct fixture *fx;
 	int fd, key = 0;
 
-	if (setup_family(state, ipv6) < 0)
+	if (setup_variant(state, ipv6 ? ONE_PORT6 : ONE_PORT) < 0)
 		return -1;
 	fx = *state;
 	if (shared.xsk == NULL) {
@@ -769,6 +832,119 @@ static void test_ipv6_unconfigured(void **state)
 	expect6(fx, &f, STEER_CTR_PASS_NOT_IPV4, "IPv6 request, no IPv6 address configured");
 }
 
+/* A request or reply whose one tag has TCI @p tci (@p vlans 0: untagged). */
+static struct frame tagged(uint16_t port, int vlans, uint16_t tci)
+{
+	struct frame f = request(port);
+
+	f.vlans = vlans;
+	f.tci_set = true;
+	f.tci = tci;
+	return f;
+}
+
+/* vlan = 7: VLAN 7 only, whatever the priority bits; everything else is the kernel's. */
+static void test_vlan7(void **state)
+{
+	const struct fixture *fx = *state;
+	struct frame f;
+	uint8_t b[2048];
+
+	f = tagged(PORT_A, 1, 7);
+	expect(fx, &f, STEER_CTR_TO_XSK_REQUEST, "request on VLAN 7");
+	f = tagged(RBASE + 1, 1, 7);
+	expect(fx, &f, STEER_CTR_TO_XSK_REPLY, "reply on VLAN 7");
+	f = tagged(PORT_A, 1, 0xe007);
+	expect(fx, &f, STEER_CTR_TO_XSK_REQUEST, "request on VLAN 7, priority 7, DEI 0");
+	f = tagged(PORT_A, 1, 0x1007);
+	expect(fx, &f, STEER_CTR_TO_XSK_REQUEST, "request on VLAN 7 with DEI set");
+	f = tagged(PORT_A, 0, 0);
+	expect(fx, &f, STEER_CTR_PASS_OTHER_VLAN, "untagged request");
+	f = tagged(PORT_A, 1, 0);
+	expect(fx, &f, STEER_CTR_PASS_OTHER_VLAN, "priority-tagged request (VLAN 0)");
+	f = tagged(PORT_A, 1, 8);
+	expect(fx, &f, STEER_CTR_PASS_OTHER_VLAN, "request on VLAN 8");
+	f = tagged(RBASE + 1, 1, 0x0fff);
+	expect(fx, &f, STEER_CTR_PASS_OTHER_VLAN, "reply on VLAN 4095");
+	f = tagged(PORT_A, 1, 0x0107);
+	expect(fx, &f, STEER_CTR_PASS_OTHER_VLAN, "request on VLAN 263 (7 in the low byte)");
+	f = tagged(PORT_A, 1, 7);
+	f.ethertype = ETH_P_ARP;
+	expect(fx, &f, STEER_CTR_PASS_NOT_IPV4, "ARP on VLAN 7 (the kernel's)");
+	f = tagged(PORT_A, 1, 7);
+	f.proto = IPPROTO_ICMP;
+	expect(fx, &f, STEER_CTR_PASS_NOT_UDP, "ICMP on VLAN 7 (the kernel's)");
+	f = tagged(PORT_A, 2, 7);
+	expect(fx, &f, STEER_CTR_PASS_NOT_IPV4, "two tags, the outer one VLAN 7");
+	f = tagged(PORT_A, 1, 7);
+	f.daddr = OTHER_IP;
+	expect(fx, &f, STEER_CTR_PASS_OTHER_ADDR, "VLAN 7, another address");
+	f = tagged(PORT_A, 1, 7);
+	expect_bytes(fx, b, build(&f, b) > 17 ? 17 : 0, STEER_CTR_PASS_SHORT_ETH, "tag cut short");
+}
+
+/* vlan = 0: untagged or priority-tagged only. */
+static void test_vlan0(void **state)
+{
+	const struct fixture *fx = *state;
+	struct frame f;
+
+	f = tagged(PORT_A, 0, 0);
+	expect(fx, &f, STEER_CTR_TO_XSK_REQUEST, "untagged request");
+	f = tagged(RBASE, 0, 0);
+	expect(fx, &f, STEER_CTR_TO_XSK_REPLY, "untagged reply");
+	f = tagged(PORT_A, 1, 0xa000);
+	expect(fx, &f, STEER_CTR_TO_XSK_REQUEST, "priority-tagged request (priority 5)");
+	f = tagged(PORT_A, 1, 7);
+	expect(fx, &f, STEER_CTR_PASS_OTHER_VLAN, "request on VLAN 7");
+	f = tagged(PORT_A, 0, 0);
+	f.ethertype = ETH_P_ARP;
+	expect(fx, &f, STEER_CTR_PASS_NOT_IPV4, "untagged ARP");
+}
+
+/* Two ports, the client port: requests to the router address, nothing in the reply range. */
+static void test_client_port(void **state)
+{
+	const struct fixture *fx = *state;
+	struct frame f;
+
+	f = request(PORT_A);
+	expect(fx, &f, STEER_CTR_TO_XSK_REQUEST, "client port: request");
+	f = request(RBASE);
+	expect(fx, &f, STEER_CTR_PASS_OTHER_PORT, "client port: a \"reply\" is not ours");
+	f = request(PROBE_PORT);
+	expect(fx, &f, STEER_CTR_PASS_OTHER_PORT, "client port: the probe port is not ours");
+	f = request(PORT_A);
+	f.daddr = NODE_IP;
+	expect(fx, &f, STEER_CTR_PASS_OTHER_ADDR, "client port: request to node_address");
+}
+
+/* Two ports, the node port: replies and probe answers to node_address only. */
+static void test_node_port(void **state)
+{
+	const struct fixture *fx = *state;
+	struct frame f;
+
+	f = request(RBASE);
+	f.daddr = NODE_IP;
+	expect(fx, &f, STEER_CTR_TO_XSK_REPLY, "node port: reply to node_address");
+	f = request(RBASE + RCOUNT - 1);
+	f.daddr = NODE_IP;
+	expect(fx, &f, STEER_CTR_TO_XSK_REPLY, "node port: reply to the last reply port");
+	f = request(PROBE_PORT);
+	f.daddr = NODE_IP;
+	expect(fx, &f, STEER_CTR_TO_XSK_REQUEST, "node port: probe answer");
+	f = request(PORT_A);
+	f.daddr = NODE_IP;
+	expect(fx, &f, STEER_CTR_PASS_OTHER_PORT, "node port: a request is not ours");
+	f = request(RBASE);
+	expect(fx, &f, STEER_CTR_PASS_OTHER_ADDR, "node port: reply to the client address");
+	f = request(RBASE);
+	f.daddr = NODE_IP;
+	f.ethertype = ETH_P_ARP;
+	expect(fx, &f, STEER_CTR_PASS_NOT_IPV4, "node port: ARP (the kernel's)");
+}
+
 static int lo_up(void)
 {
 	struct ifreq ifr;
@@ -812,6 +988,10 @@ int main(void)
 		WITH_SOCKET6(test_not_ours6),
 		WITH_SOCKET6(test_fragments_and_malformed6),
 		WITH_SOCKET6(test_truncated6),
+		cmocka_unit_test_setup_teardown(test_vlan7, setup_vlan7, teardown),
+		cmocka_unit_test_setup_teardown(test_vlan0, setup_vlan0, teardown),
+		cmocka_unit_test_setup_teardown(test_client_port, setup_client_port, teardown),
+		cmocka_unit_test_setup_teardown(test_node_port, setup_node_port, teardown),
 	};
 	int rc;
 
