@@ -78,6 +78,24 @@ static inline uint16_t dp_csum_sum(const void *p, uint32_t len, uint64_t sum)
 	const uint8_t *b = (const uint8_t *)p;
 	uint64_t v0, v1;
 
+#if defined(__x86_64__) && defined(__GNUC__)
+	/* 32 bytes a step as one add-with-carry chain (the carry flag is the end-around carry):
+	 * about a third of the portable loop's instructions (a request or reply is checked whole
+	 * on every packet). The block operand tells the compiler which bytes are read. */
+	struct dp_csum_block {
+		uint8_t b[32];
+	};
+
+	for (; len >= 32; b += 32, len -= 32)
+		__asm__("addq (%[p]), %[s]\n\t"
+			"adcq 8(%[p]), %[s]\n\t"
+			"adcq 16(%[p]), %[s]\n\t"
+			"adcq 24(%[p]), %[s]\n\t"
+			"adcq $0, %[s]"
+			: [s] "+r"(sum)
+			: [p] "r"(b), "m"(*(const struct dp_csum_block *)(const void *)b)
+			: "cc");
+#endif
 	for (; len >= 16; b += 16, len -= 16) {
 		memcpy(&v0, b, 8);
 		memcpy(&v1, b + 8, 8);
