@@ -205,7 +205,8 @@ static inline bool word_has_special(const uint8_t *q)
 }
 
 /*
- * First index in [i, end) holding a byte <= 0x20 or 0x7f, or end. In a word that has one,
+ * First index in [i, end) holding a byte <= 0x20 or 0x7f, or end; [p, p + end) is readable
+ * (the SSE2 tail reads from end - 16, before i). In a word that has one,
  * the lowest flagged byte of the word tricks is exact (borrows only run upwards), so on a
  * little-endian host its position comes from the trailing zero count.
  */
@@ -227,6 +228,17 @@ static inline uint32_t scan_plain(const uint8_t *p, uint32_t i, uint32_t end)
 		if (m != 0)
 			return i + (uint32_t)__builtin_ctz(m);
 		i += 16;
+	}
+	/* The last 1..15 bytes: the 16 that end at end (the buffer holds them), without the
+	 * lanes before i, instead of a word and a byte loop. */
+	if (i < end && end >= 16) {
+		uint32_t b = end - 16;
+		__m128i x = _mm_loadu_si128((const __m128i *)(const void *)(p + b));
+		__m128i hit = _mm_or_si128(_mm_cmpeq_epi8(_mm_min_epu8(x, sp), x),
+					   _mm_cmpeq_epi8(x, del));
+		unsigned m = (unsigned)_mm_movemask_epi8(hit) & (0xffffu << (i - b));
+
+		return m != 0 ? b + (uint32_t)__builtin_ctz(m) : end;
 	}
 #endif
 	while (end - i >= 8) {
