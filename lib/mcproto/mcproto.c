@@ -60,14 +60,20 @@ const char *mc_kind_name(enum mc_kind kind)
 	return (unsigned)kind < MC_KIND_COUNT ? kind_names[kind] : "unknown";
 }
 
-enum mc_err mc_frame_parse(const uint8_t *p, size_t len, struct mc_frame *f)
+/* The frame header's four fields (the caller checked the 8 bytes are there). */
+static inline void frame_read(const uint8_t *p, struct mc_frame *f)
 {
-	if (len < MC_FRAME_HDR_LEN)
-		return MC_E_FRAME_SHORT;
 	f->request_id = mc_rd16(p);
 	f->seq = mc_rd16(p + 2);
 	f->total = mc_rd16(p + 4);
 	f->reserved = mc_rd16(p + 6);
+}
+
+enum mc_err mc_frame_parse(const uint8_t *p, size_t len, struct mc_frame *f)
+{
+	if (len < MC_FRAME_HDR_LEN)
+		return MC_E_FRAME_SHORT;
+	frame_read(p, f);
 	return MC_OK;
 }
 
@@ -707,6 +713,49 @@ static enum mc_err parse_text(struct pctx *c, uint32_t pos, uint32_t *next)
 	return MC_OK;
 }
 
+#ifdef __SSE2__
+/*
+ * meta_flags() for the flags of a one-line `mg` (parse_fast) in one 16-byte window: [pos, end)
+ * with p[pos] a space and end + 2 the buffer's length (the line's "\r\n" ends it). True with
+ * @p r filled as meta_flags() fills it; false, @p r unchanged, when the flags do not fit the
+ * window, or hold a `b` or `O` flag, or anything meta_flags() refuses (it decides then).
+ */
+static inline bool meta_flags_window(const uint8_t *p, uint32_t pos, uint32_t end,
+				     struct mc_request *r)
+{
+	if (end + 2 < 16 || pos < end + 2 - 16)
+		return false;
+	uint32_t b = end + 2 - 16;
+	__m128i x = _mm_loadu_si128((const __m128i *)(const void *)(p + b));
+	__m128i low = _mm_or_si128(x, _mm_set1_epi8(0x20));
+	unsigned span = ((1u << (end - b)) - 1) & ~((1u << (pos - b)) - 1);
+	unsigned sp = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(x, _mm_set1_epi8(' ')));
+	unsigned ctl = (unsigned)_mm_movemask_epi8(
+		_mm_or_si128(_mm_cmpeq_epi8(_mm_min_epu8(x, _mm_set1_epi8(0x1f)), x),
+			     _mm_cmpeq_epi8(x, _mm_set1_epi8(0x7f))));
+	/* A letter: x | 0x20 within 'a'..'z'. */
+	unsigned letter = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(
+		_mm_max_epu8(_mm_min_epu8(low, _mm_set1_epi8('z')), _mm_set1_epi8('a')), low));
+	unsigned tok = span & ~sp, starts = tok & (sp << 1);
+
+	if ((ctl & span) != 0 || (starts & ~letter) != 0)
+		return false;
+	if (tok == 0)
+		return true;
+	if ((unsigned)_mm_movemask_epi8(_mm_or_si128(_mm_cmpeq_epi8(x, _mm_set1_epi8('b')),
+						     _mm_cmpeq_epi8(x, _mm_set1_epi8('O')))) &
+	    starts)
+		return false;
+	if ((unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(x, _mm_set1_epi8('q'))) & starts)
+		r->flags |= MC_REQ_F_QUIET;
+	if ((unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(x, _mm_set1_epi8('k'))) & starts)
+		r->flags |= MC_REQ_F_KEY_IN_REPLY;
+	r->args_off = b + (uint32_t)__builtin_ctz(starts);
+	r->args_len = b + 32 - (uint32_t)__builtin_clz(tok) - r->args_off;
+	return true;
+}
+#endif
+
 /*
  * The commonest datagrams in one pass over the key: exactly `get <key>\r\n`, or one
  * `mg <key>[ <flags>]\r\n` line. True with @p out as parse_text() fills it for them; false
@@ -753,6 +802,12 @@ static bool parse_fast(const uint8_t *p, uint32_t start, uint32_t len, unsigned 
 	 * not start with a letter: meta_flags() refuses it and the full parser decides. */
 	struct line l = {.p = p, .pos = e, .end = len - 2, .next = len};
 	out->nkeys = 1;
+#ifdef __SSE2__
+	if (meta_flags_window(p, e, len - 2, r)) {
+		out->nreq = 1;
+		return true;
+	}
+#endif
 	if (meta_flags(&c, &l, r) != MC_OK || meta_base64_key(&c, r) != MC_OK) {
 		out->nkeys = 0;
 		return false;
@@ -761,9 +816,10 @@ static bool parse_fast(const uint8_t *p, uint32_t start, uint32_t len, unsigned 
 	return true;
 }
 
-/* Parse [start, len) of @p p; offsets stay relative to @p p. @p known_end: parse_fast()'s. */
+/* Parse [start, len) of @p p; offsets stay relative to @p p. @p known_end: parse_fast()'s;
+ * @p fast: whether parse_fast() is worth trying (false: the caller tried it). */
 static enum mc_err parse_from(const uint8_t *p, uint32_t start, uint32_t len, unsigned flags,
-			      struct mc_requests *out, uint32_t known_end)
+			      struct mc_requests *out, uint32_t known_end, bool fast)
 {
 	struct pctx c = {.p = p, .len = len, .flags = flags, .out = out};
 	uint32_t pos = start;
@@ -774,7 +830,7 @@ static enum mc_err parse_from(const uint8_t *p, uint32_t start, uint32_t len, un
 	out->err_off = start;
 	if (start >= len)
 		return MC_E_EMPTY;
-	if ((p[start] == 'g' || p[start] == 'm') &&
+	if (fast && (p[start] == 'g' || p[start] == 'm') &&
 	    parse_fast(p, start, len, flags, out, known_end))
 		return MC_OK;
 	bool binary = p[start] == MC_BIN_REQ_MAGIC;
@@ -804,7 +860,7 @@ enum mc_err mc_parse_requests_flags(const uint8_t *p, size_t len, unsigned flags
 		out->err_off = 0;
 		return MC_E_TOO_MANY_REQUESTS;
 	}
-	return parse_from(p, 0, (uint32_t)len, flags, out, 0);
+	return parse_from(p, 0, (uint32_t)len, flags, out, 0, true);
 }
 
 enum mc_err mc_parse_requests(const uint8_t *p, size_t len, struct mc_requests *out)
@@ -822,13 +878,13 @@ enum mc_err mc_parse_datagram_peeked(const uint8_t *p, size_t len, unsigned flag
 				     uint32_t key_len, struct mc_requests *out)
 {
 	uint32_t known_end = 0;
-	enum mc_err e;
 
 	out->err_off = 0;
 	out->nreq = 0;
 	out->nkeys = 0;
-	if ((e = mc_frame_parse(p, len, &out->frame)) != MC_OK)
-		return e;
+	if (len < MC_FRAME_HDR_LEN)
+		return MC_E_FRAME_SHORT;
+	frame_read(p, &out->frame);
 	if (out->frame.total != 1)
 		return MC_E_FRAME_MULTI;
 	if (out->frame.seq != 0)
@@ -841,7 +897,19 @@ enum mc_err mc_parse_datagram_peeked(const uint8_t *p, size_t len, unsigned flag
 	    (p[MC_FRAME_HDR_LEN] == 'g' || p[MC_FRAME_HDR_LEN] == 'm') && key_off + key_len < len &&
 	    key_len <= MC_KEY_MAX)
 		known_end = key_off + key_len;
-	return parse_from(p, MC_FRAME_HDR_LEN, (uint32_t)len, flags, out, known_end);
+	/* The look-ahead's shapes straight away, as parse_from() would find them: a one-line
+	 * `get` / `mg` (parse_fast) or one binary GET filling the datagram. */
+	if (key_len != 0) {
+		out->err_off = MC_FRAME_HDR_LEN;
+		if (known_end != 0 &&
+		    parse_fast(p, MC_FRAME_HDR_LEN, (uint32_t)len, flags, out, known_end))
+			return MC_OK;
+		if (p[MC_FRAME_HDR_LEN] == MC_BIN_REQ_MAGIC &&
+		    mc_parse_binary_get(p, (uint32_t)len, MC_FRAME_HDR_LEN, out))
+			return MC_OK;
+	}
+	return parse_from(p, MC_FRAME_HDR_LEN, (uint32_t)len, flags, out, known_end,
+			  known_end == 0);
 }
 
 enum mc_err mc_parse_datagram(const uint8_t *p, size_t len, struct mc_requests *out)
