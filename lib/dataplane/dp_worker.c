@@ -300,15 +300,15 @@ struct req_class {
 
 static struct req_class classify(const struct mc_requests *r)
 {
-	struct req_class c = {false, true, false, -1, false};
-	bool any_quiet = false;
-	uint8_t last = r->nreq > 0 ? r->req[r->nreq - 1].cmd : 0;
-
 	/* The common case at once: one read that expects its reply (one message when it has
 	 * one key, as mc_reply_is_one_message() says of a read). */
 	if (likely(r->nreq == 1 && r->req[0].kind == MC_KIND_READ &&
 		   !(r->req[0].flags & MC_REQ_F_QUIET)))
 		return (struct req_class){false, false, false, -1, r->req[0].key_count <= 1};
+
+	struct req_class c = {false, true, false, -1, false};
+	bool any_quiet = false;
+	uint8_t last = r->nreq > 0 ? r->req[r->nreq - 1].cmd : 0;
 
 	for (uint16_t i = 0; i < r->nreq && c.refused < 0; i++) {
 		const struct mc_request *rq = &r->req[i];
