@@ -570,6 +570,12 @@ static inline enum dp_drop reply_seq_mark(struct dp_slot *sl, uint16_t seq)
 	uint32_t d = (uint32_t)seq - sl->seq_base;
 	uint32_t n;
 
+	/* The commonest: the first missing one, nothing past it passed yet (a one-datagram
+	 * reply): it alone moves the base, as the general steps below would. */
+	if (likely(d == 0 && sl->seq_seen == 0)) {
+		sl->seq_base = (uint16_t)(sl->seq_base + 1);
+		return DP_DROP_COUNT;
+	}
 	if (unlikely(seq < sl->seq_base))
 		return DP_DROP_REPLY_DUPLICATE;
 	if (unlikely(d >= DP_SEQ_WINDOW))
