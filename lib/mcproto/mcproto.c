@@ -4,6 +4,7 @@
  * Binary requests are in binary.c. Every read is bounded by the line or buffer end computed
  * before it; lengths from the wire are compared with what is left before they are used.
  */
+#include <stddef.h>
 #include <string.h>
 #ifdef __SSE2__
 #include <emmintrin.h>
@@ -63,10 +64,22 @@ const char *mc_kind_name(enum mc_kind kind)
 /* The frame header's four fields (the caller checked the 8 bytes are there). */
 static inline void frame_read(const uint8_t *p, struct mc_frame *f)
 {
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	/* The four big-endian fields at once: one load, the bytes of each 16-bit lane swapped,
+	 * one store (struct mc_frame is the four fields in wire order). */
+	uint64_t v, m = 0x00ff00ff00ff00ffull;
+
+	_Static_assert(sizeof(*f) == 8 && offsetof(struct mc_frame, reserved) == 6,
+		       "struct mc_frame: the wire's four fields");
+	memcpy(&v, p, 8);
+	v = (v & m) << 8 | (v >> 8 & m);
+	memcpy(f, &v, 8);
+#else
 	f->request_id = mc_rd16(p);
 	f->seq = mc_rd16(p + 2);
 	f->total = mc_rd16(p + 4);
 	f->reserved = mc_rd16(p + 6);
+#endif
 }
 
 enum mc_err mc_frame_parse(const uint8_t *p, size_t len, struct mc_frame *f)
@@ -771,10 +784,9 @@ static bool parse_fast(const uint8_t *p, uint32_t start, uint32_t len, unsigned 
 	bool mg = p[start] == 'm';
 	uint32_t k = start + (mg ? 3 : 4), e;
 
-	if (len - start < 6 || p[len - 2] != '\r' || p[len - 1] != '\n')
+	if (len - start < 6 || mc_rd16(p + len - 2) != ('\r' << 8 | '\n'))
 		return false;
-	if (mg ? p[start + 1] != 'g' || p[start + 2] != ' '
-	       : p[start + 1] != 'e' || p[start + 2] != 't' || p[start + 3] != ' ')
+	if (mg ? memcmp(p + start, "mg ", 3) != 0 : memcmp(p + start, "get ", 4) != 0)
 		return false;
 	e = known_end != 0 ? known_end : scan_plain(p, k, len);
 	if (e == k || e - k > MC_KEY_MAX)
