@@ -775,10 +775,13 @@ static inline bool meta_flags_window(const uint8_t *p, uint32_t pos, uint32_t en
  * (out->nreq and nkeys still 0) for anything else, including keys the flags decide on
  * (control bytes), so that the full parser gives the answer and the error. @p known_end: where
  * scan_plain(p, key start, len) stops when the caller knows it already (mc_peek_key() ran it
- * on the same bytes), else 0.
+ * on the same bytes), else 0. Always inlined: mc_parse_datagram_peeked() calls it for every
+ * request the look-ahead found a text key in (a call and its register saves: ~20 instructions).
  */
-static bool parse_fast(const uint8_t *p, uint32_t start, uint32_t len, unsigned flags,
-		       struct mc_requests *out, uint32_t known_end)
+static inline __attribute__((always_inline)) bool parse_fast(const uint8_t *p, uint32_t start,
+							     uint32_t len, unsigned flags,
+							     struct mc_requests *out,
+							     uint32_t known_end)
 {
 	struct pctx c = {.p = p, .len = len, .flags = flags, .out = out};
 	bool mg = p[start] == 'm';
