@@ -34,6 +34,13 @@
 #include <rte_ring.h>
 #include <rte_udp.h>
 
+/* DPDK 22.11's x86 rte_bswap16() of a non-constant is an `asm volatile` (xchgb): the compiler
+ * can neither fold it nor move it, and each use costs extra moves (20 instructions per
+ * forwarded request, 12 per reply, in callgrind). The builtin gives the same value (later
+ * DPDK releases use it too); every byte-order conversion of the data plane goes through it. */
+#undef rte_bswap16
+#define rte_bswap16(x) ((uint16_t)__builtin_bswap16((uint16_t)(x)))
+
 #include "dataplane.h"
 #include "mcproto.h"
 #include "observe.h"

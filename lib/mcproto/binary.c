@@ -152,6 +152,40 @@ enum mc_err mc_parse_binary(const uint8_t *p, uint32_t len, uint32_t pos, struct
 	return MC_OK;
 }
 
+bool mc_parse_binary_get(const uint8_t *p, uint32_t len, uint32_t pos, struct mc_requests *out)
+{
+	const uint8_t *h = p + pos;
+
+	if (len - pos < MC_BIN_HDR_LEN)
+		return false;
+	const struct bin_op *op = &bin_ops[h[1]];
+	/* GET family: no extras, a key of 1..MC_KEY_MAX bytes, no value, so body = key. */
+	if (!op->valid || op->cmd != MC_CMD_GET || h[4] != 0 || h[5] != 0)
+		return false;
+	uint32_t keylen = mc_rd16(h + 2), bodylen = mc_rd32(h + 8);
+	if (keylen == 0 || keylen > MC_KEY_MAX || bodylen != keylen ||
+	    len - pos - MC_BIN_HDR_LEN != bodylen)
+		return false;
+	out->req[0] = (struct mc_request){
+		.off = pos,
+		.len = MC_BIN_HDR_LEN + bodylen,
+		.line_len = MC_BIN_HDR_LEN + keylen,
+		.args_off = pos + MC_BIN_HDR_LEN,
+		.opaque = mc_rd32(h + 12),
+		.proto = MC_PROTO_BINARY,
+		.cmd = MC_CMD_GET,
+		.kind = mc_cmd_kind[MC_CMD_GET],
+		.flags = op->flags,
+		.opcode = h[1],
+		.key_count = 1,
+	};
+	out->keys[0] = (struct mc_key){.off = pos + MC_BIN_HDR_LEN, .len = (uint16_t)keylen};
+	out->proto = MC_PROTO_BINARY;
+	out->nreq = 1;
+	out->nkeys = 1;
+	return true;
+}
+
 void mc_bin_response_write(uint8_t *h, uint8_t opcode, uint16_t status, uint32_t body_len,
 			   uint32_t opaque)
 {

@@ -3,6 +3,7 @@
 #ifndef RINGWAY_MCPROTO_PRIV_H
 #define RINGWAY_MCPROTO_PRIV_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "mcproto.h"
@@ -41,5 +42,13 @@ static inline void mc_wr32(uint8_t *p, uint32_t v)
  */
 enum mc_err mc_parse_binary(const uint8_t *p, uint32_t len, uint32_t pos, struct mc_requests *out,
 			    uint32_t *next);
+
+/*
+ * mc_parse_binary() for the commonest binary datagram: one GET, GETQ, GETK or GETKQ at @p pos
+ * whose body ends at @p len. True with @p out (empty before) as mc_parse_requests() leaves it
+ * for such a buffer (proto, one request, its key); false, nreq and nkeys untouched, for
+ * anything else (mc_parse_binary() decides).
+ */
+bool mc_parse_binary_get(const uint8_t *p, uint32_t len, uint32_t pos, struct mc_requests *out);
 
 #endif /* RINGWAY_MCPROTO_PRIV_H */

@@ -41,11 +41,9 @@ static void apply_hash_tag(const char tag[2], const uint8_t **key, size_t *len)
 	*len = (size_t)(e - (s + 1));
 }
 
-uint64_t pl_key_hash(const struct pl_placement *p, const void *key, size_t len)
+/* The hash of @p len bytes at @p k, after any hash tag. */
+static inline uint64_t key_hash_plain(const struct pl_placement *p, const uint8_t *k, size_t len)
 {
-	const uint8_t *k = key;
-
-	apply_hash_tag(p->cfg.hash_tag, &k, &len);
 	switch (p->cfg.algo) {
 	case PL_ALGO_KETAMA:
 		return pl_ketama_key_hash(k, len);
@@ -54,6 +52,22 @@ uint64_t pl_key_hash(const struct pl_placement *p, const void *key, size_t len)
 	default:
 		return XXH3_64bits(k, len);
 	}
+}
+
+/* A configured hash tag, out of line: the untagged path (once per packet) then needs no
+ * registers saved and ends in a tail call to the hash. */
+static __attribute__((noinline)) uint64_t key_hash_tagged(const struct pl_placement *p,
+							  const uint8_t *k, size_t len)
+{
+	apply_hash_tag(p->cfg.hash_tag, &k, &len);
+	return key_hash_plain(p, k, len);
+}
+
+uint64_t pl_key_hash(const struct pl_placement *p, const void *key, size_t len)
+{
+	if (__builtin_expect(p->cfg.hash_tag[0] != '\0', 0))
+		return key_hash_tagged(p, key, len);
+	return key_hash_plain(p, key, len);
 }
 
 /* First point >= h by binary search; npoints (the sentinel) when every point is below h. */
