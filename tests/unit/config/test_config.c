@@ -31,9 +31,9 @@
 #define DOC    RW_SOURCE_DIR "/docs/config.md"
 
 /* The smallest valid file, in pieces the cases combine. */
-#define ROUTER	"[router]\naddress = 198.18.0.1\nallowed_clients = 198.18.0.0/24\n"
-#define NODE_A	"[node a]\naddress = 198.18.1.1\n"
-#define MINIMAL ROUTER NODE_A
+#define ROUTER	      "[router]\naddress = 198.18.0.1\nallowed_clients = 198.18.0.0/24\n"
+#define NODE_A	      "[node a]\naddress = 198.18.1.1\n"
+#define MINIMAL	      ROUTER NODE_A
 #define NODE_A_MARKED "[node a]\naddress = 198.18.1.1 #!\n"
 
 static char tmp_path[64];
@@ -454,6 +454,32 @@ static const struct bad_case bad_cases[] = {
 	 "[router]\naddress = 198.18.0.1\n"
 	 "allowed_clients = 2001:2::/64, 2001:2::/64 #!\n" NODE_A,
 	 "key 'allowed_clients' in [router]: prefix '2001:2::/64' is listed twice"},
+	/* IPv6-only: no `address`; IPv4 clients and nodes need one */
+	{"no_address_either", "[router] #!\nallowed_clients = 2001:2::/64\n" NODE_A,
+	 "section [router]: missing key 'address' (a unicast IPv4 address) or 'address6' (a "
+	 "unicast IPv6 address): the router needs one of them or both"},
+	{"v6only_ipv4_prefix",
+	 "[router]\naddress6 = 2001:2::1\nallowed_clients = 2001:2::/64, 198.18.0.0/24 #!\n"
+	 "[node a]\naddress = [2001:2::1:1]\n",
+	 "key 'allowed_clients' in [router]: 198.18.0.0/24 is an IPv4 prefix and the router has "
+	 "no IPv4 'address'"},
+	{"v6only_ipv4_node",
+	 "[router]\naddress6 = 2001:2::1\nallowed_clients = 2001:2::/64\n[node a]\n"
+	 "address = [2001:2::1:1]\n[node b]\naddress = 198.18.1.2 #!\n",
+	 "key 'address' in [node b]: an IPv4 node needs the router's IPv4 ('address' in [router]"},
+	{"v6only_ipv4_gutter",
+	 "[router]\naddress6 = 2001:2::1\nallowed_clients = 2001:2::/64\n[node a]\n"
+	 "address = [2001:2::1:1]\n[gutter g]\naddress = 198.18.1.9:11300 #!\n",
+	 "key 'address' in [gutter g]: an IPv4 node needs the router's IPv4"},
+	{"v6only_two_ports_no_node_address",
+	 "[router]\naddress6 = 2001:2::1\nallowed_clients = 2001:2::/64\nnode_port = 1 #!\n"
+	 "[node a]\naddress = [2001:2::1:1]\n",
+	 "key 'node_port' in [router]: two ports need 'node_address', the router's IPv4 on the "
+	 "node network, or 'node_address6' (or both)"},
+	{"two_ports_ipv4_node_no_node_address",
+	 ROUTER "address6 = 2001:2::1\nnode_port = 1\nnode_address6 = 2001:3::1\n[node a]\n"
+		"address = [2001:3::5]\n[node b]\naddress = 198.18.1.2 #!\n",
+	 "key 'address' in [node b]: two ports and an IPv4 node need 'node_address' in [router]"},
 	{"node6_no_address6", ROUTER "[node a]\naddress = [2001:2::1:1]:11211 #!\n",
 	 "key 'address' in [node a]: an IPv6 node needs the router's IPv6 ('address6' in "
 	 "[router])"},
@@ -980,6 +1006,51 @@ static void test_ipv6_keys(void **state)
 	free(cfg);
 }
 
+/* An IPv6-only router: no `address`, IPv6 prefixes and nodes, one port and two; the dump
+ * leaves the IPv4 address out and loads again. */
+static void test_ipv6_only(void **state)
+{
+	static const char one[] = "[router]\naddress6 = 2001:2::1\nallowed_clients = 2001:2::/64\n"
+				  "[node a]\naddress = [2001:2::1:1]\n"
+				  "[gutter g]\naddress = [2001:2::1:9]\n";
+	static const char two[] = "[router]\naddress6 = 2001:2::1\nallowed_clients = 2001:2::/64\n"
+				  "node_port = 1\nnode_address6 = 2001:3::1\n"
+				  "[node a]\naddress = [2001:3::5]\n";
+	struct rw_config *cfg = load_ok(one), *again;
+	char *dump = NULL, path[] = "/tmp/rw-config-v6only-XXXXXX", err[512];
+	size_t len = 0;
+	FILE *m = open_memstream(&dump, &len);
+	int fd;
+
+	(void)state;
+	assert_int_equal(cfg->router.address, 0);
+	assert_int_equal(cfg->n_nodes, 1);
+	assert_int_equal(cfg->n_gutter, 1);
+	assert_non_null(m);
+	rw_config_dump(cfg, m);
+	fclose(m);
+	assert_null(strstr(dump, "\naddress = 0.0.0.0"));
+	assert_non_null(strstr(dump, "[router]\nport = 0\naddress6 = 2001:2::1\n"));
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, dump, len), (ssize_t)len);
+	close(fd);
+	again = malloc(sizeof(*again));
+	assert_non_null(again);
+	if (rw_config_load(path, again, err, sizeof(err)) != 0)
+		fail_msg("the dump of an IPv6-only config does not load: %s", err);
+	unlink(path);
+	assert_int_equal(again->router.address, 0);
+	free(again);
+	free(dump);
+	free(cfg);
+	cfg = load_ok(two);
+	assert_int_equal(cfg->router.address, 0);
+	assert_int_equal(cfg->router.node_address, 0);
+	assert_true(cfg->router.has_node_port);
+	free(cfg);
+}
+
 /* IPv6 nodes behind an IPv6 gateway: a static route or default_gateway6 reaches them. */
 static void test_ipv6_routes(void **state)
 {
@@ -1243,6 +1314,7 @@ int main(void)
 		cmocka_unit_test(test_two_ports),
 		cmocka_unit_test(test_ipv6_keys),
 		cmocka_unit_test(test_ipv6_routes),
+		cmocka_unit_test(test_ipv6_only),
 		cmocka_unit_test(test_sample_loads),
 		cmocka_unit_test(test_sample_covers_every_key),
 		cmocka_unit_test(test_doc_matches_table),
