@@ -144,6 +144,10 @@ enum key_kind {
 	  RTE_MAX_ETHPORTS - 1, 0, "",                                                             \
 	  "two ports: DPDK ethdev port id facing the nodes (`port` then faces the clients only); " \
 	  "either may be AF_XDP, each with its own steering program; empty = one port for both")   \
+	_(ROUTER, "client_port", K_OPT_U32, C(router.client_port), C(router.has_client_port), 0,   \
+	  RTE_MAX_ETHPORTS - 1, 0, "",                                                             \
+	  "two ports: DPDK ethdev port id facing the clients, the name to use beside node_port; "  \
+	  "`port` still works (both given: the same id); empty = `port`")                          \
 	_(ROUTER, "node_address", K_OPT_IPV4, C(router.node_address), 0, 0, 0, 0, "",              \
 	  "two ports: the router's IPv4 on the node network (nodes reply there, ARP asks from "    \
 	  "it); with node_port it or node_address6 is required (without it, no IPv4 node)")        \
@@ -1696,8 +1700,20 @@ void rw_config_routes(const struct rw_config *cfg, struct rt_table *out)
 /* Two ports: node_port with its own address; the node_* keys only with it. */
 static int check_node_port(struct loader *l)
 {
-	const struct rw_cfg_router *r = &l->cfg->router;
+	struct rw_cfg_router *r = &l->cfg->router;
+	unsigned int port_line = l->key_line[find_key(SEC_ROUTER, "port") - keys];
 
+	if (r->has_client_port && !r->has_node_port)
+		return fail(l, line_of(l, SEC_ROUTER, "client_port"),
+			    "key 'client_port' in [router]: needs node_port (two ports); one port "
+			    "is 'port'");
+	if (r->has_client_port && port_line != 0 && r->port != r->client_port)
+		return fail(l, line_of(l, SEC_ROUTER, "client_port"),
+			    "keys 'client_port' and 'port' (line %u) in [router]: %u and %u name "
+			    "different client ports; give one of them",
+			    port_line, r->client_port, r->port);
+	if (r->has_client_port)
+		r->port = r->client_port;
 	if (!r->has_node_port) {
 		if (r->node_address != 0 || r->has_node_vlan)
 			return fail(l,

@@ -435,6 +435,16 @@ static const struct bad_case bad_cases[] = {
 	 "key 'node_address' in [router]: the node port needs an address of its own"},
 	{"node_at_node_address", ROUTER "node_port = 1\nnode_address = 198.18.1.1\n" NODE_A_MARKED,
 	 "key 'address' in [node a]: 198.18.1.1 is the router's node_address"},
+	{"client_port_one_port", ROUTER "client_port = 1 #!\n" NODE_A,
+	 "key 'client_port' in [router]: needs node_port (two ports); one port is 'port'"},
+	{"client_port_vs_port",
+	 "[router]\nport = 0\naddress = 198.18.0.1\nallowed_clients = 198.18.0.0/24\n"
+	 "node_port = 2\nnode_address = 198.18.1.254\nclient_port = 1 #!\n" NODE_A,
+	 "keys 'client_port' and 'port' (line 2) in [router]: 1 and 0 name different client "
+	 "ports; give one of them"},
+	{"client_port_is_node_port",
+	 ROUTER "client_port = 1\nnode_port = 1 #!\nnode_address = 198.18.1.254\n" NODE_A,
+	 "key 'node_port' in [router]: 1 is also 'port'"},
 	{"node_vlan_one_port", ROUTER "node_vlan = 5 #!\n" NODE_A,
 	 "section [router]: node_address and node_vlan need node_port"},
 	/* IPv6 (issue 19) */
@@ -966,6 +976,20 @@ static void test_two_ports(void **state)
 	assert_int_equal(cfg->router.node_address, htonl(0xc61201fe));
 	assert_true(cfg->router.has_node_vlan);
 	assert_int_equal(cfg->router.node_vlan, 7);
+	assert_false(cfg->router.has_client_port);
+	assert_int_equal(cfg->router.port, 0);
+	free(cfg);
+	/* client_port, the two-port name of `port`: alone, or with `port` of the same id. */
+	cfg = load_ok(ROUTER
+		      "client_port = 3\nnode_port = 1\nnode_address = 198.18.1.254\n" NODE_A);
+	assert_true(cfg->router.has_client_port);
+	assert_int_equal(cfg->router.port, 3);
+	assert_int_equal(cfg->router.node_port, 1);
+	free(cfg);
+	cfg = load_ok("[router]\nport = 2\naddress = 198.18.0.1\nallowed_clients = 198.18.0.0/24\n"
+		      "client_port = 2\nnode_port = 0\nnode_address = 198.18.1.254\n" NODE_A);
+	assert_int_equal(cfg->router.port, 2);
+	assert_int_equal(cfg->router.node_port, 0);
 	free(cfg);
 }
 
