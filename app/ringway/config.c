@@ -42,8 +42,8 @@
 	_(HEALTH, "health")       \
 	_(METRICS, "metrics")     \
 	_(FAILOVER, "failover")   \
-	_(WARMUP, "warmup") \
-	_(ROUTE, "route") \
+	_(WARMUP, "warmup")       \
+	_(ROUTE, "route")         \
 	_(HOTKEYS, "hotkeys")
 
 enum sec_id {
@@ -105,8 +105,9 @@ enum key_kind {
 #define RW_CFG_FOREACH_KEY(_)                                                                      \
 	_(ROUTER, "port", K_U32, C(router.port), 0, 0, RTE_MAX_ETHPORTS - 1, 0, "0",               \
 	  "DPDK ethdev port id of the router's port")                                              \
-	_(ROUTER, "address", K_IPV4, C(router.address), 0, 0, 0, F_REQUIRED, NULL,                 \
-	  "the router's IPv4 address: clients send requests here, nodes reply here")               \
+	_(ROUTER, "address", K_IPV4, C(router.address), 0, 0, 0, 0, NULL,                          \
+	  "the router's IPv4 address: clients send requests here, nodes reply here; leave it out " \
+	  "on an IPv6-only network (address6 then required, IPv4 is not served)")                  \
 	_(ROUTER, "address6", K_OPT_IPV6, C(router.address6), 0, 0, 0, 0, "",                      \
 	  "the router's IPv6 address: IPv6 clients send requests here, IPv6 nodes reply here, "    \
 	  "Neighbor Solicitations for it are answered; empty = IPv6 is not served")                \
@@ -134,7 +135,7 @@ enum key_kind {
 	  "backoff: microseconds slept per empty poll; adaptive: the longest sleep")               \
 	_(ROUTER, "backoff_after", K_U32, C(router.backoff_after), 0, 1, 1000000, 0, "1024",       \
 	  "backoff: empty polls in a row before sleeping")                                         \
-	_(ROUTER, "vlan", K_OPT_U32, C(router.vlan), C(router.has_vlan), 0, 4094, 0, "",              \
+	_(ROUTER, "vlan", K_OPT_U32, C(router.vlan), C(router.has_vlan), 0, 4094, 0, "",           \
 	  "the port's VLAN: only frames on this VLAN id are served (0 = untagged only), the "      \
 	  "router's ARP goes out and is learned there (AF_XDP: the steering program takes this "   \
 	  "VLAN only, the kernel's VLAN interface resolves the nodes); empty = any VLAN (a reply " \
@@ -143,9 +144,13 @@ enum key_kind {
 	  RTE_MAX_ETHPORTS - 1, 0, "",                                                             \
 	  "two ports: DPDK ethdev port id facing the nodes (`port` then faces the clients only); " \
 	  "either may be AF_XDP, each with its own steering program; empty = one port for both")   \
+	_(ROUTER, "client_port", K_OPT_U32, C(router.client_port), C(router.has_client_port), 0,   \
+	  RTE_MAX_ETHPORTS - 1, 0, "",                                                             \
+	  "two ports: DPDK ethdev port id facing the clients, the name to use beside node_port; "  \
+	  "`port` still works (both given: the same id); empty = `port`")                          \
 	_(ROUTER, "node_address", K_OPT_IPV4, C(router.node_address), 0, 0, 0, 0, "",              \
 	  "two ports: the router's IPv4 on the node network (nodes reply there, ARP asks from "    \
-	  "it); required with node_port")                                                          \
+	  "it); with node_port it or node_address6 is required (without it, no IPv4 node)")        \
 	_(ROUTER, "node_address6", K_OPT_IPV6, C(router.node_address6), 0, 0, 0, 0, "",            \
 	  "two ports: the router's IPv6 on the node network; required with node_port when a "      \
 	  "node is IPv6")                                                                          \
@@ -168,7 +173,7 @@ enum key_kind {
 	  "65537", "maglev: lookup table size (other algorithms ignore it)")                       \
 	_(NODE, "address", K_NODE_ADDR, N(member), N(ip), 0, 0, F_REQUIRED, NULL,                  \
 	  "the node's address and memcached UDP port (default 11211): a.b.c.d[:port] or "          \
-	  "[IPv6][:port] (IPv6 needs [router] address6)")                                          \
+	  "[IPv6][:port] (IPv6 needs [router] address6, IPv4 [router] address)")                   \
 	_(NODE, "weight", K_U32, N(member.weight), 0, 1, PL_WEIGHT_MAX, 0, "1",                    \
 	  "the node's share relative to the others")                                               \
 	_(NODE, "mac", K_MAC, N(mac), N(has_mac), 0, 0, 0, NULL,                                   \
@@ -226,15 +231,14 @@ enum key_kind {
 	  0, NULL,                                                                                 \
 	  "with tcp_port: file whose first line is the token TCP clients send as `auth TOKEN` "    \
 	  "(16-256 printable characters; owner-only mode, or ringway refuses to start)")           \
-	_(LOG, "level", K_LOG_LEVEL, C(log.level), 0, 0, 0, 0, "info", "log level")               \
+	_(LOG, "level", K_LOG_LEVEL, C(log.level), 0, 0, 0, 0, "info", "log level")                \
 	_(HEALTH, "slow_factor_pct", K_U32, C(health.slow_factor_pct), 0, 0, 100000, 0, "300",     \
-	  "a node whose round-trip p99 over a window is above this % of the fleet's median p99 "  \
+	  "a node whose round-trip p99 over a window is above this % of the fleet's median p99 "   \
 	  "is flagged slow (log line, `list` field slow, counter slow_windows); 0 = off")          \
 	_(HEALTH, "slow_window_ms", K_U32, C(health.slow_window_ms), 0, 100, 3600000, 0, "10000",  \
 	  "length of a slow-node window")                                                          \
 	_(HEALTH, "slow_min_replies", K_U32, C(health.slow_min_replies), 0, 1, 1000000000, 0,      \
-	  "100",                                                                                   \
-	  "replies a node needs in a window to be judged (and 3 nodes with that many)")            \
+	  "100", "replies a node needs in a window to be judged (and 3 nodes with that many)")     \
 	_(HOTKEYS, "sample_every", K_U32, C(hotkeys.sample_every), 0, 0, 1000000, 0, "64",         \
 	  "each worker files the first key of 1 in N keyed requests (on average) in its hot-key "  \
 	  "sketch; 0 = no detection")                                                              \
@@ -254,8 +258,8 @@ enum key_kind {
 	  "exptime of the copies added to replicas; a key no longer hot keeps invalidating them "  \
 	  "this long")                                                                             \
 	_(METRICS, "listen", K_LISTEN, C(metrics.address), C(metrics.port), 0, 0, 0, "",           \
-	  "Prometheus /metrics on this IPv4:port (HTTP, a thread of its own, not a worker); "     \
-	  "empty = off. Loopback unless the scrapers need more") \
+	  "Prometheus /metrics on this IPv4:port (HTTP, a thread of its own, not a worker); "      \
+	  "empty = off. Loopback unless the scrapers need more")                                   \
 	_(HEALTH, "fail_down", K_U32, C(health.fail_down), 0, 1, 1000, 0, "3",                     \
 	  "requests without an answer (or failed probes) within window_ms that mark a node down")  \
 	_(HEALTH, "window_ms", K_U32, C(health.window_ms), 0, 1, 600000, 0, "1000",                \
@@ -282,25 +286,25 @@ enum key_kind {
 	  "gutter (the [gutter NAME] pool, placed by the same algorithm) or fast (the "            \
 	  "protocol's error at once)")                                                             \
 	_(FAILOVER, "failover_ttl_s", K_U32, C(failover.ttl_s), 0, 1, 2592000, 0, "60",            \
-	  "writes sent to a stand-in expire within this (their expiry is capped)")                \
+	  "writes sent to a stand-in expire within this (their expiry is capped)")                 \
 	_(WARMUP, "window_s", K_U32, C(warmup.window_s), 0, 0, 86400, 0, "0",                      \
-	  "after a membership change, reads of moved keys that miss at the new owner are asked "  \
+	  "after a membership change, reads of moved keys that miss at the new owner are asked "   \
 	  "of the previous one (and its hit written to the new owner with add) for this long; "    \
 	  "0 = off")                                                                               \
 	_(WARMUP, "ttl_s", K_U32, C(warmup.ttl_s), 0, 1, 2592000, 0, "300",                        \
 	  "expiry of a warm copy written to the new owner when the reply does not say its TTL "    \
-	  "(meta mg ... t does)") \
+	  "(meta mg ... t does)")                                                                  \
 	_(ROUTE, "default_gateway", K_OPT_IPV4, C(route.default_gw), 0, 0, 0, 0, "",               \
-	  "next hop of every node no other route holds (the route `default via GW`); empty = "    \
+	  "next hop of every node no other route holds (the route `default via GW`); empty = "     \
 	  "none")                                                                                  \
-	_(ROUTE, "default_gateway6", K_OPT_IPV6, C(route.default_gw6), 0, 0, 0, 0, "",            \
+	_(ROUTE, "default_gateway6", K_OPT_IPV6, C(route.default_gw6), 0, 0, 0, 0, "",             \
 	  "next hop of every IPv6 node no other route holds (the route `default6 via GW`); "       \
 	  "empty = none")                                                                          \
 	_(ROUTE, "static", K_ROUTES, C(route.table), C(route.table.n), 0, RT_ROUTES_MAX - 1,       \
 	  F_LIST, "",                                                                              \
 	  "routes to nodes off the router's segment: `PREFIX via GW` (a gateway on the segment) "  \
 	  "or `PREFIX direct` (on the segment); the longest prefix wins. With no direct route "    \
-	  "every node no route holds is on the segment; with one, such a node is refused. "       \
+	  "every node no route holds is on the segment; with one, such a node is refused. "        \
 	  "Changed live with `ringwayctl route`")
 
 struct key_def {
@@ -919,8 +923,8 @@ static int parse_value(const struct key_def *d, const char *val, void *base, cha
 	case K_NODE_ADDR: /* node keys only: base is the node */
 		return parse_node_addr(d, val, (struct rw_cfg_node *)base, why, wlen);
 	case K_LISTEN:
-		return parse_listen(d, val, (uint32_t *)p, (uint32_t *)((char *)base + d->off2), why,
-				    wlen);
+		return parse_listen(d, val, (uint32_t *)p, (uint32_t *)((char *)base + d->off2),
+				    why, wlen);
 	case K_OPT_IPV4:
 		*(uint32_t *)p = 0;
 		if (*val != '\0' && parse_ipv4_text(val, strlen(val), (uint32_t *)p) < 0)
@@ -1465,10 +1469,42 @@ static unsigned int line_of(const struct loader *l, enum sec_id sec, const char 
 	return line ? line : l->section_line[sec];
 }
 
+/* The router needs an address of at least one family: `address` (IPv4), `address6` or both. */
+static int check_router_address(struct loader *l)
+{
+	static const char what[] = "missing key 'address' (a unicast IPv4 address) or 'address6' "
+				   "(a unicast IPv6 address): the router needs one of them or both";
+
+	const struct rw_cfg_router *r = &l->cfg->router;
+
+	/* IPv6-only: an IPv4 client could never be answered (nothing IPv4 is received). */
+	for (uint32_t i = 0; r->address == 0 && i < r->n_allowed_clients; i++) {
+		const struct rw_cfg_prefix *p = &r->allowed_clients[i];
+		struct in_addr a = {.s_addr = p->addr};
+		char text[INET_ADDRSTRLEN];
+
+		if (p->v6 || !ip6_set(r->address6))
+			continue;
+		inet_ntop(AF_INET, &a, text, sizeof(text));
+		return fail(l, line_of(l, SEC_ROUTER, "allowed_clients"),
+			    "key 'allowed_clients' in [router]: %s/%u is an IPv4 prefix and the "
+			    "router has no IPv4 'address' (IPv6-only: list IPv6 prefixes only)",
+			    text, p->len);
+	}
+	if (r->address != 0 || ip6_set(r->address6))
+		return 0;
+	if (l->section_line[SEC_ROUTER] == 0)
+		return fail(l, 0, "missing section [router] with key 'address' or 'address6'");
+	return fail(l, l->section_line[SEC_ROUTER], "section [router]: %s", what);
+}
+
 static int check_required(struct loader *l)
 {
 	char what[160];
+	int ret = check_router_address(l);
 
+	if (ret < 0)
+		return ret;
 	for (size_t k = 0; k < KEY_COUNT; k++) {
 		const struct key_def *d = &keys[k];
 
@@ -1586,10 +1622,17 @@ static int check_nodes(struct loader *l)
 
 		weight += n->member.weight;
 		if (!inet_is_v4(&n->addr) && !ip6_set(c->router.address6))
-			return fail(l, l->node_addr_line[i],
-				    "key 'address' in [%s %s]: an IPv6 node needs the router's IPv6 "
-				    "('address6' in [router])",
-				    n->gutter ? "gutter" : "node", n->member.name);
+			return fail(
+				l, l->node_addr_line[i],
+				"key 'address' in [%s %s]: an IPv6 node needs the router's IPv6 "
+				"('address6' in [router])",
+				n->gutter ? "gutter" : "node", n->member.name);
+		if (inet_is_v4(&n->addr) && c->router.address == 0 && !c->router.has_node_port)
+			return fail(
+				l, l->node_addr_line[i],
+				"key 'address' in [%s %s]: an IPv4 node needs the router's IPv4 "
+				"('address' in [router]; this router is IPv6-only)",
+				n->gutter ? "gutter" : "node", n->member.name);
 		if (!inet_is_v4(&n->addr) && memcmp(n->addr.b, c->router.address6, 16) == 0)
 			return fail(l, l->node_addr_line[i],
 				    "key 'address' in [%s %s]: %s is the router's own address6",
@@ -1657,8 +1700,20 @@ void rw_config_routes(const struct rw_config *cfg, struct rt_table *out)
 /* Two ports: node_port with its own address; the node_* keys only with it. */
 static int check_node_port(struct loader *l)
 {
-	const struct rw_cfg_router *r = &l->cfg->router;
+	struct rw_cfg_router *r = &l->cfg->router;
+	unsigned int port_line = l->key_line[find_key(SEC_ROUTER, "port") - keys];
 
+	if (r->has_client_port && !r->has_node_port)
+		return fail(l, line_of(l, SEC_ROUTER, "client_port"),
+			    "key 'client_port' in [router]: needs node_port (two ports); one port "
+			    "is 'port'");
+	if (r->has_client_port && port_line != 0 && r->port != r->client_port)
+		return fail(l, line_of(l, SEC_ROUTER, "client_port"),
+			    "keys 'client_port' and 'port' (line %u) in [router]: %u and %u name "
+			    "different client ports; give one of them",
+			    port_line, r->client_port, r->port);
+	if (r->has_client_port)
+		r->port = r->client_port;
 	if (!r->has_node_port) {
 		if (r->node_address != 0 || r->has_node_vlan)
 			return fail(l,
@@ -1676,11 +1731,11 @@ static int check_node_port(struct loader *l)
 			    "key 'node_port' in [router]: %u is also 'port'; leave node_port "
 			    "empty for one port",
 			    r->node_port);
-	if (r->node_address == 0)
+	if (r->node_address == 0 && !ip6_set(r->node_address6))
 		return fail(l, line_of(l, SEC_ROUTER, "node_port"),
 			    "key 'node_port' in [router]: two ports need 'node_address', the "
-			    "router's IPv4 on the node network");
-	if (r->node_address == r->address)
+			    "router's IPv4 on the node network, or 'node_address6' (or both)");
+	if (r->node_address != 0 && r->node_address == r->address)
 		return fail(l, line_of(l, SEC_ROUTER, "node_address"),
 			    "key 'node_address' in [router]: the node port needs an address of "
 			    "its own (it is 'address')");
@@ -1689,6 +1744,12 @@ static int check_node_port(struct loader *l)
 			return fail(l, l->node_addr_line[i],
 				    "key 'address' in [node %s]: two ports and an IPv6 node need "
 				    "'node_address6' in [router]",
+				    l->cfg->nodes[i].member.name);
+	for (uint32_t i = 0; i < l->cfg->n_nodes; i++)
+		if (inet_is_v4(&l->cfg->nodes[i].addr) && r->node_address == 0)
+			return fail(l, l->node_addr_line[i],
+				    "key 'address' in [node %s]: two ports and an IPv4 node need "
+				    "'node_address' in [router]",
 				    l->cfg->nodes[i].member.name);
 	for (uint32_t i = 0; i < l->cfg->n_nodes; i++)
 		if (l->cfg->nodes[i].ip != 0 && l->cfg->nodes[i].ip == r->node_address)
@@ -1931,6 +1992,8 @@ static void dump_section(FILE *out, enum sec_id sec, const void *base)
 			continue; /* unset: the port's MAC / ARP */
 		if (d->kind == K_PATH && *((const char *)base + d->off) == '\0')
 			continue; /* unset (only keys without a default can be) */
+		if (d->kind == K_IPV4 && *(const uint32_t *)((const char *)base + d->off) == 0)
+			continue; /* unset: no IPv4 address (IPv6-only) */
 		fprintf(out, "%s = ", d->name);
 		print_value(out, d, base);
 		fputc('\n', out);

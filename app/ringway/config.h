@@ -79,11 +79,11 @@ struct rw_cfg_prefix {
 
 /** [router]: the router's own identity on the wire. */
 struct rw_cfg_router {
-	uint32_t port;	  /**< `port`: DPDK ethdev port id */
-	uint32_t address; /**< `address`: the router's IPv4, network byte order */
+	uint32_t port;	      /**< `port`: DPDK ethdev port id */
+	uint32_t address;     /**< `address`: the router's IPv4, network byte order */
 	uint8_t address6[16]; /**< `address6`: the router's IPv6; all zero = none */
-	bool has_mac;	  /**< `mac` was given; when false, use the port's own MAC */
-	uint8_t mac[6];	  /**< `mac`: source MAC for everything the router sends */
+	bool has_mac;	      /**< `mac` was given; when false, use the port's own MAC */
+	uint8_t mac[6];	      /**< `mac`: source MAC for everything the router sends */
 	/** `listen_ports`: UDP ports for client requests, host byte order, distinct. */
 	uint16_t listen_ports[RW_CFG_LISTEN_PORTS_MAX];
 	uint32_t n_listen_ports;  /**< entries in listen_ports, >= 1 */
@@ -98,19 +98,21 @@ struct rw_cfg_router {
 	 *  unicast; none = any. */
 	uint8_t allowed_client_macs[RW_CFG_CLIENT_MACS_MAX][6];
 	uint32_t n_allowed_client_macs;
-	enum dp_idle idle;	/**< `idle`: what a worker does on an empty RX queue */
-	uint32_t backoff_us;	/**< `backoff_us` */
-	uint32_t backoff_after; /**< `backoff_after` */
-	uint32_t mtu;		/**< `mtu`: IP MTU of the port */
-	bool has_vlan;		/**< `vlan` was given: the port serves that VLAN only */
-	uint32_t vlan;		/**< `vlan`: 0 (untagged) .. 4094 */
-	bool has_node_port;	/**< `node_port` was given: two ports */
-	uint32_t node_port;	/**< `node_port`: ethdev port facing the nodes */
-	uint32_t node_address;	/**< `node_address`: network byte order; 0 = unset */
+	enum dp_idle idle;	   /**< `idle`: what a worker does on an empty RX queue */
+	uint32_t backoff_us;	   /**< `backoff_us` */
+	uint32_t backoff_after;	   /**< `backoff_after` */
+	uint32_t mtu;		   /**< `mtu`: IP MTU of the port */
+	bool has_vlan;		   /**< `vlan` was given: the port serves that VLAN only */
+	uint32_t vlan;		   /**< `vlan`: 0 (untagged) .. 4094 */
+	bool has_client_port;	   /**< `client_port` was given (two ports; `port` is set to it) */
+	uint32_t client_port;	   /**< `client_port`: ethdev port facing the clients */
+	bool has_node_port;	   /**< `node_port` was given: two ports */
+	uint32_t node_port;	   /**< `node_port`: ethdev port facing the nodes */
+	uint32_t node_address;	   /**< `node_address`: network byte order; 0 = unset */
 	uint8_t node_address6[16]; /**< `node_address6`: all zero = unset */
-	uint8_t node_mac[6];	/**< the node port's own MAC (filled at start) */
-	bool has_node_vlan;	/**< `node_vlan` was given */
-	uint32_t node_vlan;	/**< `node_vlan` */
+	uint8_t node_mac[6];	   /**< the node port's own MAC (filled at start) */
+	bool has_node_vlan;	   /**< `node_vlan` was given */
+	uint32_t node_vlan;	   /**< `node_vlan` */
 };
 
 /** [node NAME]: one initial cache node. */
@@ -119,11 +121,11 @@ struct rw_cfg_node {
 	 *  weight: ready for pl_build(). No two nodes share address and port; none has the
 	 *  router's address. */
 	struct pl_member member;
-	uint32_t ip;	/**< the node's IPv4, network byte order; 0 for an IPv6 node */
+	uint32_t ip;	       /**< the node's IPv4, network byte order; 0 for an IPv6 node */
 	struct inet_addr addr; /**< the node's address, either family */
-	bool has_mac;	/**< `mac` was given: use it, no ARP for this node */
-	uint8_t mac[6]; /**< `mac`: static MAC of the node */
-	bool gutter;	/**< from a [gutter NAME] section: a node of the gutter pool */
+	bool has_mac;	       /**< `mac` was given: use it, no ARP for this node */
+	uint8_t mac[6];	       /**< `mac`: static MAC of the node */
+	bool gutter;	       /**< from a [gutter NAME] section: a node of the gutter pool */
 };
 
 /** Most [gutter NAME] nodes (the gutter pool of [failover] mode = gutter). */
@@ -156,9 +158,9 @@ struct rw_cfg_tables {
 
 /** [control] */
 struct rw_cfg_control {
-	char socket[RW_CFG_PATH_MAX];	  /**< `socket`: absolute path, fits sun_path */
-	char state_file[RW_CFG_PATH_MAX]; /**< `state_file`: absolute path */
-	uint32_t tcp_port;		  /**< `tcp_port`: 0 = no TCP listener */
+	char socket[RW_CFG_PATH_MAX];	      /**< `socket`: absolute path, fits sun_path */
+	char state_file[RW_CFG_PATH_MAX];     /**< `state_file`: absolute path */
+	uint32_t tcp_port;		      /**< `tcp_port`: 0 = no TCP listener */
 	char tcp_token_file[RW_CFG_PATH_MAX]; /**< `tcp_token_file`: required with tcp_port */
 };
 
@@ -215,9 +217,9 @@ struct rw_cfg_failover {
 
 /** [route]: how nodes off the router's segment are reached (see route.h). */
 struct rw_cfg_route {
-	uint32_t default_gw;	/**< `default_gateway`, network order; 0 = none */
+	uint32_t default_gw;	 /**< `default_gateway`, network order; 0 = none */
 	uint8_t default_gw6[16]; /**< `default_gateway6`; all zero = none */
-	struct rt_table table; /**< `static`, in file order (the default gateway apart) */
+	struct rt_table table;	 /**< `static`, in file order (the default gateway apart) */
 };
 
 /** The whole configuration. About 150 KB: keep it static or on the heap, not the stack. */

@@ -402,7 +402,8 @@ static void ops_member_status(void *ctx, uint32_t idx, const struct ctl_member *
 	ctl_text_appendf(out, " health %s", text);
 	dp_node_field(&n, DP_NODE_F_failover, text, sizeof(text), &v);
 	ctl_text_appendf(out, " failover %s", text);
-	ctl_text_appendf(out, " warmup %s", dp_warm_get(the_dp, &ws) == 0 && ws.open ? "open" : "off");
+	ctl_text_appendf(out, " warmup %s",
+			 dp_warm_get(the_dp, &ws) == 0 && ws.open ? "open" : "off");
 	dp_node_field(&n, DP_NODE_F_via, text, sizeof(text), &v);
 	ctl_text_appendf(out, " via %s", text);
 	for (int f = 0; f < DP_NODE_FIELD_COUNT; f++)
@@ -422,8 +423,8 @@ static int ops_warmup(void *ctx, bool end, struct ctl_text *out, char *err, size
 	}
 	dp_warm_get(the_dp, &ws);
 	ctl_text_appendf(out,
-			 "OK warmup %s window_s %u ttl_s %u ms_left %" PRIu64
-			 " prev_epoch %" PRIu64 " bytes %" PRIu64 "\n",
+			 "OK warmup %s window_s %u ttl_s %u ms_left %" PRIu64 " prev_epoch %" PRIu64
+			 " bytes %" PRIu64 "\n",
 			 ws.open ? "open" : (end ? "ended" : "off"), ws.window_s, ws.ttl_s,
 			 ws.ms_left, ws.prev_epoch, ws.bytes);
 	return 0;
@@ -611,6 +612,16 @@ static uint16_t port_setup(uint16_t port, uint16_t nq, struct rte_mempool *pool,
 	if (rc != 0)
 		fatal("port %u: start: %s", port, rte_strerror(-rc));
 	return nq;
+}
+
+/* The IPv4 address the control engine knows the router by: 0 when the router reaches no IPv4
+ * node (IPv6-only: no `address`; two ports: no `node_address`), so that a live add of an IPv4
+ * node is refused with the key to set. */
+static uint32_t router_ipv4_for_engine(void)
+{
+	if (!cfg.router.has_node_port || cfg.router.node_address == 0)
+		return cfg.router.has_node_port ? 0 : cfg.router.address;
+	return cfg.router.address != 0 ? cfg.router.address : cfg.router.node_address;
 }
 
 /* The data plane's configuration from the file's and what EAL and the port decided. */
@@ -1062,8 +1073,14 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	the_engine = engine;
-	inet_ntop(AF_INET, &cfg.router.address, err, sizeof(err));
-	ctl_engine_set_router_address(engine, err); /* as the config refuses a node there */
+	/* As the config refuses a node there, and a node of a family the router reaches no node
+	 * in: IPv4 only with an IPv4 address facing the nodes (two ports: node_address). */
+	if (router_ipv4_for_engine() != 0) {
+		uint32_t v4 = router_ipv4_for_engine();
+
+		inet_ntop(AF_INET, &v4, err, sizeof(err));
+		ctl_engine_set_router_address(engine, err);
+	}
 	if (memcmp(cfg.router.address6, (uint8_t[16]){0}, 16) != 0) {
 		inet_ntop(AF_INET6, cfg.router.address6, err, sizeof(err));
 		ctl_engine_set_router_address(engine, err);

@@ -148,7 +148,7 @@ enum dp_counter {
 	_(NOT_FOR_US, "not_for_us")             /* unicast to another MAC */                      \
 	_(SRC_MAC_GROUP, "source_mac_multicast") /* Ethernet source multicast or broadcast */     \
 	_(NOT_IPV4, "not_ipv4")			  /* other EtherType (LLDP, QinQ, ...; IPv6 when   \
-						     no address6 is set) */                        \
+						     no address6 is set, IPv4 when no address) */  \
 	_(TRUNC_IP, "truncated_ip")		  /* shorter than the IPv4 header it claims, or an \
 						     IPv6 extension header cut short */            \
 	_(BAD_IP, "bad_ip")			  /* version, IHL, total / payload length, IPv4    \
@@ -261,7 +261,8 @@ struct dp_config {
 	uint16_t port_id;          /**< ethdev port: RX queue w and TX queue w belong to worker w */
 	uint16_t n_workers;        /**< 1..DP_WORKERS_MAX */
 	unsigned int worker_socket[DP_WORKERS_MAX]; /**< NUMA socket of each worker's lcore */
-	uint32_t router_ip;        /**< the router's IPv4 (network order) */
+	uint32_t router_ip;        /**< the router's IPv4 (network order); 0 = none (IPv6-only:
+				        IPv4 frames are dropped as not_ipv4, no ARP) */
 	/** The router's IPv6 (address6), network order; all zero: IPv6 is not served (IPv6
 	 *  frames are dropped as not_ipv4). Nodes and clients may be of either family. */
 	uint8_t router_ip6[16];

@@ -430,6 +430,10 @@ struct dp_worker {
 	 * the node port no listen port, so the dispatch needs no test of its own. */
 	uint32_t router_ip;
 	uint16_t vlan_want;
+	/* The EtherType handle_packet takes for IPv4: IPv4's (network order), or 0 (no frame
+	 * has it past the Ethernet checks' dispatch) on a port without an IPv4 address, so an
+	 * IPv6-only router drops IPv4 as not_ipv4 at no cost to the IPv4 path. */
+	uint16_t ipv4_etype;
 	struct rte_ether_addr router_mac;
 	/* ... its IPv6 (has_ip6: one is set) and the solicited-node multicast MAC of it
 	 * (33:33:ff:xx:xx:xx), the one group address Neighbor Solicitations reach it at. */
@@ -625,6 +629,7 @@ static inline void dp_rx_side(struct dp_worker *w, bool node)
 	const struct dp_config *c = &w->dp->cfg;
 
 	w->router_ip = node ? c->node_router_ip : c->router_ip;
+	w->ipv4_etype = w->router_ip != 0 ? rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4) : 0;
 	memcpy(&w->router_mac, node ? c->node_router_mac : c->router_mac, 6);
 	memcpy(w->router_ip6, node ? c->node_router_ip6 : c->router_ip6, 16);
 	w->has_ip6 = dp_ip6_set(w->router_ip6);
@@ -755,7 +760,8 @@ void dp_local_nd(struct dp_worker *w, struct rte_mbuf *m, struct dp_pkt *pk);
 void dp_local_mc_reply(struct dp_worker *w, struct rte_mbuf *m, struct dp_pkt *pk,
 		       const struct mc_requests *r, const char *why, bool server_error,
 		       uint16_t status, uint16_t req_idx);
-/* Build an ARP request for @p target_ip from the router; NULL when the pool is empty. */
+/* Build an ARP request for @p target_ip from the router; NULL when the pool is empty or the
+ * router has no IPv4 on the node side (IPv6-only). */
 struct rte_mbuf *dp_arp_request(const struct dp *dp, uint32_t target_ip);
 /* Build a Neighbor Solicitation for IPv6 @p target from the router (to its solicited-node
  * multicast address, with the router's link-layer address); NULL when the pool is empty or

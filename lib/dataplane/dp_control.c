@@ -263,8 +263,12 @@ static int config_check(const struct dp_config *c)
 	if (c->hot_sketch_keys == 0 || c->hot_sketch_keys > HK_K_MAX || c->hot_interval_ms == 0 ||
 	    c->hot_replicas < 2 || c->hot_replicas > DP_HOT_R_MAX)
 		return -EINVAL;
-	if (c->two_ports && (c->node_port_id == c->port_id || c->node_router_ip == 0 ||
+	if (c->two_ports && (c->node_port_id == c->port_id ||
+			     (c->node_router_ip == 0 && !dp_ip6_set(c->node_router_ip6)) ||
 			     (c->node_vlan_fixed && c->node_vlan_id > 4094)))
+		return -EINVAL;
+	/* No IPv4 address (IPv6-only): no IPv4 client either (nothing IPv4 is received). */
+	if (c->router_ip == 0 && c->n_allowed > 0)
 		return -EINVAL;
 	if (c->mget_max >= DP_NO_MGET || (c->mtu != 0 && (c->mtu < 576 || c->mtu > 9000)))
 		return -EINVAL;
@@ -843,9 +847,11 @@ static int plan_endpoints(const struct dp *dp, const struct pl_placement *pl, ui
 		const struct pl_member *pm = pl_member_at(pl, i);
 		int32_t e;
 
-		/* An IPv6 node needs the router's IPv6 (address6) to be reached from. */
+		/* A node is reached from the router's address of its family: an IPv6 node needs
+		 * address6, an IPv4 node an IPv4 address (none on an IPv6-only router). */
 		if (inet_parse(pm->addr, strlen(pm->addr), &ips[i]) != 0 ||
-		    (!inet_is_v4(&ips[i]) && !dp_ip6_set(dp->cfg.node_router_ip6))) {
+		    (!inet_is_v4(&ips[i]) && !dp_ip6_set(dp->cfg.node_router_ip6)) ||
+		    (inet_is_v4(&ips[i]) && dp->cfg.node_router_ip == 0)) {
 			rc = -EINVAL;
 			break;
 		}

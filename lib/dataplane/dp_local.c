@@ -96,7 +96,8 @@ void dp_local_arp(struct dp_worker *w, struct rte_mbuf *m, struct dp_pkt *pk)
 	unsigned int nodes, learned;
 	uint32_t sip;
 
-	if (rte_pktmbuf_data_len(m) < pk->l2_len + sizeof(*a) ||
+	/* No IPv4 address (IPv6-only port): nothing to answer, nothing was asked. */
+	if (w->router_ip == 0 || rte_pktmbuf_data_len(m) < pk->l2_len + sizeof(*a) ||
 	    a->arp_hardware != rte_cpu_to_be_16(RTE_ARP_HRD_ETHER) ||
 	    a->arp_protocol != rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4) || a->arp_hlen != 6 ||
 	    a->arp_plen != 4)
@@ -263,7 +264,10 @@ void dp_local_nd(struct dp_worker *w, struct rte_mbuf *m, struct dp_pkt *pk)
 	uint32_t ilen =
 		sizeof(struct rte_ipv6_hdr) + rte_be_to_cpu_16(pk->ip6->payload_len) - pk->l3_len;
 	static const uint8_t unspec[16];
+	static const uint8_t all_nodes[16] = {0xff, 0x02, [15] = 1};
+	static const uint8_t all_nodes_mac[6] = {0x33, 0x33, 0, 0, 0, 1};
 	const uint8_t *lla;
+	bool dad;
 	uint16_t c;
 
 	/* RFC 4861 7.1.1 / 7.1.2: hop limit 255 (never forwarded), code 0, 24 bytes. */
@@ -279,16 +283,24 @@ void dp_local_nd(struct dp_worker *w, struct rte_mbuf *m, struct dp_pkt *pk)
 		rte_pktmbuf_free(m);
 		return;
 	}
-	/* A Neighbor Solicitation for address6; duplicate address detection (from ::) is not
-	 * answered. Who asks is answered, and taught nothing. */
-	if (memcmp(ic + 8, w->router_ip6, 16) != 0 || memcmp(&pk->ip6->src_addr, unspec, 16) == 0)
+	/* A Neighbor Solicitation for address6. Who asks is answered, and taught nothing. One
+	 * from :: is duplicate address detection: valid only to the solicited-node group and
+	 * without a source link-layer address (RFC 4861 7.1.1); the router defends its address
+	 * (7.2.4) with an advertisement to all nodes, ff02::1, solicited flag clear. */
+	dad = memcmp(&pk->ip6->src_addr, unspec, 16) == 0;
+	if (memcmp(ic + 8, w->router_ip6, 16) != 0 ||
+	    (dad && (pk->ip6->dst_addr[0] != 0xff || lla != NULL)))
 		return dp_count_drop(w, m, DP_DROP_BAD_ND);
 	if (!ip6_back(w, m, pk, DP_NA_LEN, IPPROTO_ICMPV6))
 		return dp_count_drop(w, m, DP_DROP_TRUNC_ETH);
+	if (dad) {
+		memcpy(&pk->ip6->dst_addr, all_nodes, 16);
+		memcpy(&pk->eth->dst_addr, all_nodes_mac, 6);
+	}
 	ic = (uint8_t *)(pk->ip6 + 1);
 	memset(ic, 0, DP_NA_LEN);
 	ic[0] = 136;
-	ic[4] = 0x60; /* solicited, override */
+	ic[4] = dad ? 0x20 : 0x60; /* override; solicited unless it defends against DAD */
 	memcpy(ic + 8, w->router_ip6, 16);
 	ic[24] = 2; /* target link-layer address, one unit */
 	ic[25] = 1;
@@ -417,7 +429,10 @@ void dp_local_mc_reply(struct dp_worker *w, struct rte_mbuf *m, struct dp_pkt *p
 
 struct rte_mbuf *dp_arp_request(const struct dp *dp, uint32_t target_ip)
 {
-	struct rte_mbuf *m = dp->cfg.pool ? rte_pktmbuf_alloc(dp->cfg.pool) : NULL;
+	/* No IPv4 address on the node side (IPv6-only): the router never ARPs (from 0.0.0.0). */
+	struct rte_mbuf *m = dp->cfg.pool && dp->cfg.node_router_ip != 0
+				     ? rte_pktmbuf_alloc(dp->cfg.pool)
+				     : NULL;
 	struct rte_ether_hdr *eth;
 	struct rte_arp_hdr *a;
 	bool tag = dp->cfg.node_vlan_fixed && dp->cfg.node_vlan_id != 0;

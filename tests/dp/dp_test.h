@@ -59,7 +59,8 @@ void t_eal_setup(const char *name, const char *lcores, uint16_t nq);
 int t_eal_teardown(int rc);
 
 /* A dp with @p workers workers over the rig's port, the fleet published (nodes n1..n_nodes;
- * n5 has no static MAC). @p tweak may edit the config before creation. */
+ * n5 has no static MAC). @p tweak may edit the config before creation; one that clears
+ * router_ip (IPv6-only) leaves the publishing to t_dp_start6. */
 void t_dp_start(uint16_t workers, uint32_t n_nodes, void (*tweak)(struct dp_config *));
 /* Free the dp and drain both rings of every queue. */
 void t_dp_stop(void);

@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <rte_arp.h>
+
 #include "dp_test.h"
 #include "route.h"
 
@@ -529,6 +531,203 @@ static void test_nd_answer(void **state)
 	t_poll(0);
 	assert_int_equal(t_drop(DP_DROP_BAD_ND), 4);
 	t_dp_stop();
+}
+
+/* Duplicate address detection for address6 (an NS from ::, to the solicited-node group, no
+ * source link-layer address): the router defends its address with an NA to all nodes
+ * (ff02::1, 33:33:00:00:00:01), solicited flag clear, override set, its MAC as the target
+ * link-layer address (RFC 4861 7.2.4). DAD carrying a source link-layer address, DAD for
+ * another target, and DAD unicast (test_nd_answer) are bad_nd. */
+static void test_nd_dad_defended(void **state)
+{
+	const uint8_t sn_mac[6] = {0x33, 0x33, 0xff, 0x00, 0x00, 0x01};
+	const uint8_t all_mac[6] = {0x33, 0x33, 0x00, 0x00, 0x00, 0x01};
+	struct t_pkt6_spec sp = {0};
+	uint8_t ns[32], a[16];
+	struct rte_mbuf *m;
+	struct rte_ipv6_hdr *ip6;
+	struct dp_stats st;
+	uint8_t *ic;
+
+	(void)state;
+	t_dp_start6(1, ALL6, NULL);
+	sp.proto = IPPROTO_ICMPV6;
+	sp.payload = ns;
+	sp.plen = ns_msg(ns, T_ROUTER_IP6, t_client_mac) - 8; /* no option at all */
+	sp.cksum_off = 2;
+	sp.hop = 255;
+	sp.sip = "::";
+	sp.dst_mac = sn_mac;
+	sp.dip = "ff02::1:ff00:1";
+	t_inject(0, t_pkt6(&sp));
+	t_poll(0);
+	m = t_sent(0);
+	assert_non_null(m);
+	assert_memory_equal(rte_pktmbuf_mtod(m, uint8_t *), all_mac, 6);
+	assert_memory_equal(rte_pktmbuf_mtod(m, uint8_t *) + 6, t_router_mac, 6);
+	ip6 = rte_pktmbuf_mtod_offset(m, struct rte_ipv6_hdr *, sizeof(struct rte_ether_hdr));
+	assert_int_equal(ip6->proto, IPPROTO_ICMPV6);
+	assert_int_equal(ip6->hop_limits, 255);
+	assert_int_equal(rte_be_to_cpu_16(ip6->payload_len), 32);
+	t_ip6(T_ROUTER_IP6, a);
+	assert_memory_equal(&ip6->src_addr, a, 16);
+	t_ip6("ff02::1", a);
+	assert_memory_equal(&ip6->dst_addr, a, 16);
+	ic = (uint8_t *)(ip6 + 1);
+	assert_int_equal(ic[0], 136);
+	assert_int_equal(ic[1], 0);
+	assert_int_equal(ic[4], 0x20); /* override only: not solicited, not a router */
+	t_ip6(T_ROUTER_IP6, a);
+	assert_memory_equal(ic + 8, a, 16);
+	assert_int_equal(ic[24], 2);
+	assert_int_equal(ic[25], 1);
+	assert_memory_equal(ic + 26, t_router_mac, 6);
+	assert_int_equal(t_cksum6((uint8_t *)&ip6->src_addr, (uint8_t *)&ip6->dst_addr,
+				  IPPROTO_ICMPV6, ic, 32),
+			 0);
+	assert_int_equal(rte_pktmbuf_data_len(m), sizeof(struct rte_ether_hdr) + 40 + 32);
+	rte_pktmbuf_free(m);
+	st = t_stats();
+	assert_int_equal(st.ctr[DP_CTR_ND_REPLIED], 1);
+	assert_int_equal(st.ctr[DP_CTR_ANSWERED], 1);
+	/* From :: with a source link-layer address: invalid (RFC 4861 7.1.1). */
+	sp.plen = ns_msg(ns, T_ROUTER_IP6, t_client_mac);
+	t_inject(0, t_pkt6(&sp));
+	/* DAD for another address (in our solicited-node group): not ours to defend. */
+	sp.plen = ns_msg(ns, "2001:2::5:0:1", t_client_mac) - 8;
+	t_inject(0, t_pkt6(&sp));
+	t_poll(0);
+	assert_null(t_sent(0));
+	assert_int_equal(t_drop(DP_DROP_BAD_ND), 2);
+	assert_int_equal(t_stats().ctr[DP_CTR_ND_REPLIED], 1);
+	t_dp_stop();
+}
+
+/* An IPv6-only router: no IPv4 address (router_ip 0), no IPv4 prefix. */
+static void v6_only(struct dp_config *c)
+{
+	c->router_ip = 0;
+	c->n_allowed = 0;
+}
+
+/* An ARP request for @p tip from a client. */
+static struct rte_mbuf *arp_request(const char *tip)
+{
+	static const uint8_t bcast[6] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
+	struct rte_mbuf *m = rte_pktmbuf_alloc(rig.pool);
+	struct rte_arp_hdr *a;
+	uint8_t p[64] = {0};
+	char *d;
+
+	assert_non_null(m);
+	memcpy(p, bcast, 6);
+	memcpy(p + 6, t_client_mac, 6);
+	p[12] = 0x08;
+	p[13] = 0x06;
+	a = (struct rte_arp_hdr *)(p + 14);
+	a->arp_hardware = rte_cpu_to_be_16(RTE_ARP_HRD_ETHER);
+	a->arp_protocol = rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4);
+	a->arp_hlen = 6;
+	a->arp_plen = 4;
+	a->arp_opcode = rte_cpu_to_be_16(RTE_ARP_OP_REQUEST);
+	memcpy(&a->arp_data.arp_sha, t_client_mac, 6);
+	a->arp_data.arp_sip = t_ip(T_CLIENT_IP);
+	a->arp_data.arp_tip = t_ip(tip);
+	d = rte_pktmbuf_append(m, sizeof(p));
+	assert_non_null(d);
+	memcpy(d, p, sizeof(p));
+	return m;
+}
+
+/*
+ * IPv6-only: IPv6 clients are served by IPv6 nodes; every IPv4 frame is dropped as not_ipv4
+ * (a family the router has no address of, as IPv6 without address6), whatever its
+ * destination (the router's old IPv4, 0.0.0.0); ARP is never answered (not for 0.0.0.0
+ * either): bad_arp; a placement with an IPv4 member is refused; so is a dp given IPv4 client
+ * prefixes. A frame whose EtherType is 0 (what the IPv4 dispatch compares with there) is
+ * still refused: the IPv4 ACL is empty. The identity holds throughout (t_stats).
+ */
+static void test_v6_only_router(void **state)
+{
+	struct t_pkt_spec sp4 = {0};
+	struct dp_config c;
+	struct rte_mbuf *m;
+	struct pl_member mb = {.name = "v4", .addr = "198.18.1.1", .port = 11211, .weight = 1};
+	struct pl_config pc = {.algo = PL_ALGO_RING};
+	struct dp_node_mac mac = {.mac = {0x02, 0, 0, 0, 0x01, 0x01}, .has_mac = true};
+	struct pl_placement *pl;
+	struct dp_stats st;
+	char text[64], ip[48];
+	struct sent s;
+	uint8_t nmac[6];
+
+	(void)state;
+	t_dp_start6(1, ALL6, v6_only);
+	find_keys();
+	snprintf(text, sizeof(text), "get %s\r\n", key_of[1]);
+	t_inject(0, t_request6(5001, 0x77, text, strlen(text)));
+	t_poll(0);
+	s = expect_to_node6(1, 8 + strlen(text));
+	node_mac(1, nmac);
+	node_ip6_text(1, ip, sizeof(ip));
+	t_inject(0, t_reply6(ip, nmac, 11211, s.sport, s.reqid, 0, 1, hit, strlen(hit)));
+	t_poll(0);
+	expect_to_client6(5001, 0x77, hit);
+	/* IPv4: to the address an IPv4 router would have, to 0.0.0.0, an ICMP echo. */
+	t_inject(0, t_request(5002, 1, text, strlen(text)));
+	sp4.sip = T_CLIENT_IP;
+	sp4.dip = "0.0.0.0";
+	sp4.sport = 5003;
+	sp4.dport = T_LISTEN;
+	sp4.payload = "\0\1\0\0\0\1\0\0get a\r\n";
+	sp4.plen = 15;
+	t_inject(0, t_pkt(&sp4));
+	sp4.proto = IPPROTO_ICMP;
+	t_inject(0, t_pkt(&sp4));
+	t_poll(0);
+	assert_null(t_sent(0));
+	assert_int_equal(t_drop(DP_DROP_NOT_IPV4), 3);
+	/* ARP for 0.0.0.0 and for a would-be IPv4 address: never answered. */
+	t_inject(0, arp_request("0.0.0.0"));
+	t_inject(0, arp_request(T_ROUTER_IP));
+	t_poll(0);
+	assert_null(t_sent(0));
+	assert_int_equal(t_drop(DP_DROP_BAD_ARP), 2);
+	/* EtherType 0 with an IPv4 datagram to 0.0.0.0 inside: the empty IPv4 ACL refuses it. */
+	sp4.proto = 0;
+	m = t_pkt(&sp4);
+	rte_pktmbuf_mtod(m, uint8_t *)[12] = 0;
+	rte_pktmbuf_mtod(m, uint8_t *)[13] = 0;
+	t_inject(0, m);
+	t_poll(0);
+	assert_null(t_sent(0));
+	assert_int_equal(t_drop(DP_DROP_CLIENT_DENIED), 1);
+	st = t_stats();
+	assert_int_equal(st.ctr[DP_CTR_FORWARDED], 1);
+	assert_int_equal(st.ctr[DP_CTR_RETURNED], 1);
+	assert_int_equal(st.ctr[DP_CTR_ARP_REPLIED], 0);
+	assert_int_equal(st.ctr[DP_CTR_DROPPED], 6);
+	/* An IPv4 member cannot be published: the router has nothing to reach it from. */
+	pl = pl_build(&pc, &mb, 1);
+	assert_non_null(pl);
+	assert_int_equal(dp_publish_placement(rig.dp, pl, &mac, 3), -EINVAL);
+	pl_free(pl);
+	t_dp_stop();
+	/* IPv4 client prefixes on a router without IPv4: refused at creation. */
+	dp_config_defaults(&c);
+	c.port_id = rig.port;
+	c.n_workers = 1;
+	c.listen_ports[0] = T_LISTEN;
+	c.n_listen = 1;
+	c.reply_port_base = T_REPLY_BASE;
+	c.reply_port_count = T_REPLY_COUNT;
+	c.allowed[0].addr = t_ip("198.18.0.0");
+	c.allowed[0].mask = t_ip("255.255.255.0");
+	c.n_allowed = 1;
+	c.slots = 256;
+	c.pool = rig.pool;
+	t_ip6(T_ROUTER_IP6, c.router_ip6);
+	assert_null(dp_create(&c));
 }
 
 /* n2 at 2001:2::1:2 has no static MAC: the control lcore sends an NS for it (to its
@@ -1119,6 +1318,8 @@ int main(void)
 		cmocka_unit_test(test_no_address6),
 		cmocka_unit_test(test_icmp6_echo),
 		cmocka_unit_test(test_nd_answer),
+		cmocka_unit_test(test_nd_dad_defended),
+		cmocka_unit_test(test_v6_only_router),
 		cmocka_unit_test(test_ns_and_na_learning),
 		cmocka_unit_test(test_v6_nodes_behind_gateway),
 		cmocka_unit_test(test_v6_multiget_split),

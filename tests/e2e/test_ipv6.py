@@ -19,6 +19,10 @@ runs, so each config's members are the ones served):
      packet accounting identity holds and the router drops nothing of its own.
   3. Mixed fleets: IPv6 client -> IPv4 nodes (`--ipv6-clients`) and IPv4 client -> IPv6 nodes
      (`--ipv6-nodes`), each key on its planned node, value back.
+  4. An IPv6-only router (`--ipv6-only`: no `address` in the config): IPv6 client -> IPv6
+     nodes, each key on its planned node; an IPv4 request gets no answer (af_packet: dropped
+     by reason, not_ipv4 or the client's ARP as bad_arp); `ringwayctl add` of an IPv4 node
+     is refused; identity.
 Then a routed sandbox (`up --routed --ipv6`): the nodes 2001:2:2::/64 behind the gateway
 2001:2::fe, reached via it (its MAC as next hop), keys placed as planned from the segment's
 IPv6 client and the remote one 2001:2:3::100 (replies back through the MAC the request came
@@ -34,6 +38,7 @@ import sys
 import time
 
 import harness as h
+from control_util import Ctl
 from mcudp import UdpClient, Timeout, bin_request, bin_responses, bin_set
 
 ALGO = "ring"
@@ -204,6 +209,44 @@ def ping6(t, sb, ns, dst):
              % d["answered"])
 
 
+def v6_only(t, sb, ringway, plan):
+    """Phase 4: the router with no IPv4 address at all."""
+    restart(sb, ringway, "ipv6-only")
+    with open(os.path.join(sb.state, "ringway.conf")) as f:
+        router = f.read().split("[router]", 1)[1].split("\n[", 1)[0]
+    t.ok(re.search(r"^(node_)?address\s*=", router, re.M) is None and
+         re.search(r"^address6 = ", router, re.M) is not None,
+         "IPv6-only config: [router] has address6 and no IPv4 address")
+    c6 = sb.client6()
+    if not t.ok(wait_serving(sb, c6), "IPv6-only router: serves every node over IPv6"):
+        c6.close()
+        return
+    before = h.settled_stats(sb)
+    store_and_place(t, sb, plan, c6, [b"v6only:%d" % i for i in range(100)], True,
+                    "IPv6-only router")
+    t.eq(c6.strays, [], "IPv6-only router: no stray datagram at the IPv6 client")
+    c6.close()
+    c4 = sb.client(timeout=0.5)
+    got = None
+    try:
+        got = c4.request(b"get v6only:1\r\n")
+    except (Timeout, OSError):
+        pass
+    c4.close()
+    t.eq(got, None, "IPv6-only router: an IPv4 request gets no answer")
+    rc, out, err = Ctl(sb).run("add", "node9", "198.18.1.9:11211")
+    t.ok(rc != 0 and "no IPv4 address" in out + err,
+         "IPv6-only router: a live add of an IPv4 node is refused: %s" % (out + err).strip())
+    d = h.delta(before, h.check_identity(t, sb))
+    if sb.xdp:
+        return  # the kernel holds the IPv4 address on the veth: IPv4 is its, not ringway's
+    v4 = d["drops"].get("not_ipv4", 0) + d["drops"].get("bad_arp", 0)
+    t.ok(v4 >= 1, "af_packet: the IPv4 request (or the client's ARP) dropped by reason: %s"
+         % d["drops"])
+    t.eq({k: v for k, v in h.own_drops(d["drops"]).items() if k not in ("not_ipv4", "bad_arp")},
+         {}, "IPv6-only router: nothing else dropped")
+
+
 def flat(t, ringway, plan):
     sb = h.Sandbox("v6", nodes=3, ipv6=True)
     # 1. the IPv4 fleet
@@ -263,6 +306,9 @@ def flat(t, ringway, plan):
                     "IPv4 client -> IPv6 nodes")
     c4.close()
     h.check_identity(t, sb)
+
+    # 4. an IPv6-only router
+    v6_only(t, sb, ringway, plan)
     log = sb.stop_router()
     t.ok(re.search(r"^identity ok", log, re.M) is not None, "identity ok at exit")
     sb.down()

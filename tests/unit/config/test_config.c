@@ -31,9 +31,9 @@
 #define DOC    RW_SOURCE_DIR "/docs/config.md"
 
 /* The smallest valid file, in pieces the cases combine. */
-#define ROUTER	"[router]\naddress = 198.18.0.1\nallowed_clients = 198.18.0.0/24\n"
-#define NODE_A	"[node a]\naddress = 198.18.1.1\n"
-#define MINIMAL ROUTER NODE_A
+#define ROUTER	      "[router]\naddress = 198.18.0.1\nallowed_clients = 198.18.0.0/24\n"
+#define NODE_A	      "[node a]\naddress = 198.18.1.1\n"
+#define MINIMAL	      ROUTER NODE_A
 #define NODE_A_MARKED "[node a]\naddress = 198.18.1.1 #!\n"
 
 static char tmp_path[64];
@@ -435,6 +435,16 @@ static const struct bad_case bad_cases[] = {
 	 "key 'node_address' in [router]: the node port needs an address of its own"},
 	{"node_at_node_address", ROUTER "node_port = 1\nnode_address = 198.18.1.1\n" NODE_A_MARKED,
 	 "key 'address' in [node a]: 198.18.1.1 is the router's node_address"},
+	{"client_port_one_port", ROUTER "client_port = 1 #!\n" NODE_A,
+	 "key 'client_port' in [router]: needs node_port (two ports); one port is 'port'"},
+	{"client_port_vs_port",
+	 "[router]\nport = 0\naddress = 198.18.0.1\nallowed_clients = 198.18.0.0/24\n"
+	 "node_port = 2\nnode_address = 198.18.1.254\nclient_port = 1 #!\n" NODE_A,
+	 "keys 'client_port' and 'port' (line 2) in [router]: 1 and 0 name different client "
+	 "ports; give one of them"},
+	{"client_port_is_node_port",
+	 ROUTER "client_port = 1\nnode_port = 1 #!\nnode_address = 198.18.1.254\n" NODE_A,
+	 "key 'node_port' in [router]: 1 is also 'port'"},
 	{"node_vlan_one_port", ROUTER "node_vlan = 5 #!\n" NODE_A,
 	 "section [router]: node_address and node_vlan need node_port"},
 	/* IPv6 (issue 19) */
@@ -454,6 +464,32 @@ static const struct bad_case bad_cases[] = {
 	 "[router]\naddress = 198.18.0.1\n"
 	 "allowed_clients = 2001:2::/64, 2001:2::/64 #!\n" NODE_A,
 	 "key 'allowed_clients' in [router]: prefix '2001:2::/64' is listed twice"},
+	/* IPv6-only: no `address`; IPv4 clients and nodes need one */
+	{"no_address_either", "[router] #!\nallowed_clients = 2001:2::/64\n" NODE_A,
+	 "section [router]: missing key 'address' (a unicast IPv4 address) or 'address6' (a "
+	 "unicast IPv6 address): the router needs one of them or both"},
+	{"v6only_ipv4_prefix",
+	 "[router]\naddress6 = 2001:2::1\nallowed_clients = 2001:2::/64, 198.18.0.0/24 #!\n"
+	 "[node a]\naddress = [2001:2::1:1]\n",
+	 "key 'allowed_clients' in [router]: 198.18.0.0/24 is an IPv4 prefix and the router has "
+	 "no IPv4 'address'"},
+	{"v6only_ipv4_node",
+	 "[router]\naddress6 = 2001:2::1\nallowed_clients = 2001:2::/64\n[node a]\n"
+	 "address = [2001:2::1:1]\n[node b]\naddress = 198.18.1.2 #!\n",
+	 "key 'address' in [node b]: an IPv4 node needs the router's IPv4 ('address' in [router]"},
+	{"v6only_ipv4_gutter",
+	 "[router]\naddress6 = 2001:2::1\nallowed_clients = 2001:2::/64\n[node a]\n"
+	 "address = [2001:2::1:1]\n[gutter g]\naddress = 198.18.1.9:11300 #!\n",
+	 "key 'address' in [gutter g]: an IPv4 node needs the router's IPv4"},
+	{"v6only_two_ports_no_node_address",
+	 "[router]\naddress6 = 2001:2::1\nallowed_clients = 2001:2::/64\nnode_port = 1 #!\n"
+	 "[node a]\naddress = [2001:2::1:1]\n",
+	 "key 'node_port' in [router]: two ports need 'node_address', the router's IPv4 on the "
+	 "node network, or 'node_address6' (or both)"},
+	{"two_ports_ipv4_node_no_node_address",
+	 ROUTER "address6 = 2001:2::1\nnode_port = 1\nnode_address6 = 2001:3::1\n[node a]\n"
+		"address = [2001:3::5]\n[node b]\naddress = 198.18.1.2 #!\n",
+	 "key 'address' in [node b]: two ports and an IPv4 node need 'node_address' in [router]"},
 	{"node6_no_address6", ROUTER "[node a]\naddress = [2001:2::1:1]:11211 #!\n",
 	 "key 'address' in [node a]: an IPv6 node needs the router's IPv6 ('address6' in "
 	 "[router])"},
@@ -940,6 +976,20 @@ static void test_two_ports(void **state)
 	assert_int_equal(cfg->router.node_address, htonl(0xc61201fe));
 	assert_true(cfg->router.has_node_vlan);
 	assert_int_equal(cfg->router.node_vlan, 7);
+	assert_false(cfg->router.has_client_port);
+	assert_int_equal(cfg->router.port, 0);
+	free(cfg);
+	/* client_port, the two-port name of `port`: alone, or with `port` of the same id. */
+	cfg = load_ok(ROUTER
+		      "client_port = 3\nnode_port = 1\nnode_address = 198.18.1.254\n" NODE_A);
+	assert_true(cfg->router.has_client_port);
+	assert_int_equal(cfg->router.port, 3);
+	assert_int_equal(cfg->router.node_port, 1);
+	free(cfg);
+	cfg = load_ok("[router]\nport = 2\naddress = 198.18.0.1\nallowed_clients = 198.18.0.0/24\n"
+		      "client_port = 2\nnode_port = 0\nnode_address = 198.18.1.254\n" NODE_A);
+	assert_int_equal(cfg->router.port, 2);
+	assert_int_equal(cfg->router.node_port, 0);
 	free(cfg);
 }
 
@@ -977,6 +1027,51 @@ static void test_ipv6_keys(void **state)
 	assert_non_null(strstr(dump, "allowed_clients = 198.18.0.0/24, 2001:2::100/121\n"));
 	assert_non_null(strstr(dump, "address = [2001:2::1:1]:11300\n"));
 	free(dump);
+	free(cfg);
+}
+
+/* An IPv6-only router: no `address`, IPv6 prefixes and nodes, one port and two; the dump
+ * leaves the IPv4 address out and loads again. */
+static void test_ipv6_only(void **state)
+{
+	static const char one[] = "[router]\naddress6 = 2001:2::1\nallowed_clients = 2001:2::/64\n"
+				  "[node a]\naddress = [2001:2::1:1]\n"
+				  "[gutter g]\naddress = [2001:2::1:9]\n";
+	static const char two[] = "[router]\naddress6 = 2001:2::1\nallowed_clients = 2001:2::/64\n"
+				  "node_port = 1\nnode_address6 = 2001:3::1\n"
+				  "[node a]\naddress = [2001:3::5]\n";
+	struct rw_config *cfg = load_ok(one), *again;
+	char *dump = NULL, path[] = "/tmp/rw-config-v6only-XXXXXX", err[512];
+	size_t len = 0;
+	FILE *m = open_memstream(&dump, &len);
+	int fd;
+
+	(void)state;
+	assert_int_equal(cfg->router.address, 0);
+	assert_int_equal(cfg->n_nodes, 1);
+	assert_int_equal(cfg->n_gutter, 1);
+	assert_non_null(m);
+	rw_config_dump(cfg, m);
+	fclose(m);
+	assert_null(strstr(dump, "\naddress = 0.0.0.0"));
+	assert_non_null(strstr(dump, "[router]\nport = 0\naddress6 = 2001:2::1\n"));
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, dump, len), (ssize_t)len);
+	close(fd);
+	again = malloc(sizeof(*again));
+	assert_non_null(again);
+	if (rw_config_load(path, again, err, sizeof(err)) != 0)
+		fail_msg("the dump of an IPv6-only config does not load: %s", err);
+	unlink(path);
+	assert_int_equal(again->router.address, 0);
+	free(again);
+	free(dump);
+	free(cfg);
+	cfg = load_ok(two);
+	assert_int_equal(cfg->router.address, 0);
+	assert_int_equal(cfg->router.node_address, 0);
+	assert_true(cfg->router.has_node_port);
 	free(cfg);
 }
 
@@ -1243,6 +1338,7 @@ int main(void)
 		cmocka_unit_test(test_two_ports),
 		cmocka_unit_test(test_ipv6_keys),
 		cmocka_unit_test(test_ipv6_routes),
+		cmocka_unit_test(test_ipv6_only),
 		cmocka_unit_test(test_sample_loads),
 		cmocka_unit_test(test_sample_covers_every_key),
 		cmocka_unit_test(test_doc_matches_table),

@@ -325,6 +325,7 @@ enum variant {
 	VLAN_0,
 	CLIENT_PORT,
 	NODE_PORT,
+	IPV6_ONLY,
 };
 
 #define NODE_IP	   0xc61201feu /* 198.18.1.254, node_address */
@@ -349,6 +350,10 @@ static void tweak(struct steer_config *c, enum variant v)
 		c->router_ip = htonl(NODE_IP);
 		c->listen_ports[0] = PROBE_PORT;
 		c->n_listen_ports = 1;
+		break;
+	case IPV6_ONLY:
+		c->router_ip = 0;
+		inet_from_v6(&c->router_ip6, ROUTER6);
 		break;
 	case ONE_PORT:
 		break;
@@ -424,6 +429,11 @@ static int setup_client_port(void **state)
 static int setup_node_port(void **state)
 {
 	return setup_variant(state, NODE_PORT);
+}
+
+static int setup_ipv6_only(void **state)
+{
+	return setup_variant(state, IPV6_ONLY);
 }
 
 /* An AF_XDP socket on lo queue 0 (what test runs see as rx_queue_index 0) in xsks_map. */
@@ -945,6 +955,28 @@ static void test_node_port(void **state)
 	expect(fx, &f, STEER_CTR_PASS_NOT_IPV4, "node port: ARP (the kernel's)");
 }
 
+/* An IPv6-only router (router_ip 0): IPv6 is steered, nothing IPv4 is (not to the address an
+ * IPv4 router would have, not to 0.0.0.0): the kernel gets it. */
+static void test_ipv6_only(void **state)
+{
+	const struct fixture *fx = *state;
+	struct frame6 f6;
+	struct frame f;
+
+	f6 = request6(PORT_A);
+	expect6(fx, &f6, STEER_CTR_TO_XSK_REQUEST, "IPv6-only: IPv6 request");
+	f6 = request6(RBASE);
+	expect6(fx, &f6, STEER_CTR_TO_XSK_REPLY, "IPv6-only: IPv6 reply");
+	f = request(PORT_A);
+	expect(fx, &f, STEER_CTR_PASS_OTHER_ADDR, "IPv6-only: IPv4 request");
+	f = request(RBASE);
+	f.daddr = 0;
+	expect(fx, &f, STEER_CTR_PASS_OTHER_ADDR, "IPv6-only: IPv4 reply to 0.0.0.0");
+	f = request(PORT_A);
+	f.daddr = 0;
+	expect(fx, &f, STEER_CTR_PASS_OTHER_ADDR, "IPv6-only: IPv4 request to 0.0.0.0");
+}
+
 static int lo_up(void)
 {
 	struct ifreq ifr;
@@ -992,6 +1024,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_vlan0, setup_vlan0, teardown),
 		cmocka_unit_test_setup_teardown(test_client_port, setup_client_port, teardown),
 		cmocka_unit_test_setup_teardown(test_node_port, setup_node_port, teardown),
+		cmocka_unit_test_setup_teardown(test_ipv6_only, setup_ipv6_only, teardown),
 	};
 	int rc;
 
