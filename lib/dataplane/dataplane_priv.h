@@ -392,6 +392,9 @@ struct dp_hint {
 
 /* Where the headers of a parsed packet are (kept in the mbuf's l2_len / l3_len too), and what
  * the burst's look-ahead learned about it. */
+/* An EtherType no frame carries (dp_worker.ipv4_etype). */
+#define DP_ETYPE_NONE UINT32_C(0x10000)
+
 struct dp_pkt {
 	struct rte_ether_hdr *eth;
 	uint16_t l2_len; /* 14 or 18 */
@@ -430,10 +433,10 @@ struct dp_worker {
 	 * the node port no listen port, so the dispatch needs no test of its own. */
 	uint32_t router_ip;
 	uint16_t vlan_want;
-	/* The EtherType handle_packet takes for IPv4: IPv4's (network order), or 0 (no frame
-	 * has it past the Ethernet checks' dispatch) on a port without an IPv4 address, so an
-	 * IPv6-only router drops IPv4 as not_ipv4 at no cost to the IPv4 path. */
-	uint16_t ipv4_etype;
+	/* The EtherType handle_packet takes for IPv4: IPv4's (network order), or
+	 * DP_ETYPE_NONE (above every 16-bit value: no frame has it) on a port without an IPv4
+	 * address, so an IPv6-only router drops IPv4 as not_ipv4 at no cost to the IPv4 path. */
+	uint32_t ipv4_etype;
 	struct rte_ether_addr router_mac;
 	/* ... its IPv6 (has_ip6: one is set) and the solicited-node multicast MAC of it
 	 * (33:33:ff:xx:xx:xx), the one group address Neighbor Solicitations reach it at. */
@@ -629,7 +632,7 @@ static inline void dp_rx_side(struct dp_worker *w, bool node)
 	const struct dp_config *c = &w->dp->cfg;
 
 	w->router_ip = node ? c->node_router_ip : c->router_ip;
-	w->ipv4_etype = w->router_ip != 0 ? rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4) : 0;
+	w->ipv4_etype = w->router_ip != 0 ? rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4) : DP_ETYPE_NONE;
 	memcpy(&w->router_mac, node ? c->node_router_mac : c->router_mac, 6);
 	memcpy(w->router_ip6, node ? c->node_router_ip6 : c->router_ip6, 16);
 	w->has_ip6 = dp_ip6_set(w->router_ip6);

@@ -1208,7 +1208,7 @@ static void handle_packet(struct dp_worker *w, struct rte_mbuf *m, const struct 
 	/* A group address is never a sender's: an answer to it would go to the whole segment. */
 	if (unlikely(rte_is_multicast_ether_addr(&pk.eth->src_addr)))
 		return dp_count_drop(w, m, DP_DROP_SRC_MAC_GROUP);
-	if (likely(etype == w->ipv4_etype)) /* IPv4's, 0 without an IPv4 address */
+	if (likely(etype == w->ipv4_etype)) /* IPv4's; none without an IPv4 address */
 		return handle_ipv4(w, m, &pk, len);
 	if (etype == rte_cpu_to_be_16(RTE_ETHER_TYPE_ARP))
 		return dp_local_arp(w, m, &pk);

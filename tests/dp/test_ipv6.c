@@ -693,7 +693,7 @@ static void test_v6_only_router(void **state)
 	t_poll(0);
 	assert_null(t_sent(0));
 	assert_int_equal(t_drop(DP_DROP_BAD_ARP), 2);
-	/* EtherType 0 with an IPv4 datagram to 0.0.0.0 inside: the empty IPv4 ACL refuses it. */
+	/* EtherType 0 with an IPv4 datagram to 0.0.0.0 inside: no IPv4 path takes it. */
 	sp4.proto = 0;
 	m = t_pkt(&sp4);
 	rte_pktmbuf_mtod(m, uint8_t *)[12] = 0;
@@ -701,7 +701,8 @@ static void test_v6_only_router(void **state)
 	t_inject(0, m);
 	t_poll(0);
 	assert_null(t_sent(0));
-	assert_int_equal(t_drop(DP_DROP_CLIENT_DENIED), 1);
+	assert_int_equal(t_drop(DP_DROP_NOT_IPV4), 4);
+	assert_int_equal(t_drop(DP_DROP_CLIENT_DENIED), 0);
 	st = t_stats();
 	assert_int_equal(st.ctr[DP_CTR_FORWARDED], 1);
 	assert_int_equal(st.ctr[DP_CTR_RETURNED], 1);
