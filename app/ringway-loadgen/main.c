@@ -690,17 +690,19 @@ static struct rte_mempool *port_setup(uint16_t port, uint16_t nq, struct rte_eth
 	return pool;
 }
 
-/* A net_memif port is up once its peer connected: wait for it (5 s at most; others are up). */
+/* A net_memif port is up once its peer connected: wait for it (20 s at most; others are up).
+ * A memif server still tearing down the previous client's rings (the router between two
+ * line-rate cases) takes seconds on a busy machine before it accepts the next. */
 static void wait_link(uint16_t port)
 {
 	struct rte_eth_link link;
 
-	for (int i = 0; i < 500 && !stop; i++) {
+	for (int i = 0; i < 2000 && !stop; i++) {
 		if (rte_eth_link_get_nowait(port, &link) == 0 && link.link_status)
 			return;
 		rte_delay_us_sleep(10000);
 	}
-	fatal("port %u: link down after 5 s (memif peer not connected?)", port);
+	fatal("port %u: link down after 20 s (memif peer not connected?)", port);
 }
 
 /* Requests must fit one datagram on this port's MTU. */
