@@ -1085,7 +1085,8 @@ out:
 
 /* ---- neighbours ------------------------------------------------------------------------ */
 
-unsigned int dp_neigh_update(struct dp *dp, uint32_t ip, const uint8_t mac[6])
+/* Set the MAC of every endpoint whose next hop is @p ip (IPv4, @p ip6 NULL) or @p ip6. */
+static unsigned int neigh_set(struct dp *dp, uint32_t ip, const uint8_t *ip6, const uint8_t mac[6])
 {
 	uint32_t n = atomic_load_explicit(&dp->n_eps_hwm, memory_order_relaxed);
 	uint64_t word = DP_MAC_VALID;
@@ -1096,8 +1097,10 @@ unsigned int dp_neigh_update(struct dp *dp, uint32_t ip, const uint8_t mac[6])
 		struct dp_endpoint *e = &dp->eps[i];
 		uint64_t old;
 
-		if (!e->used || e->mac_static || e->v6 ||
-		    atomic_load_explicit(&e->nh_ip, memory_order_relaxed) != ip)
+		if (!e->used || e->mac_static || e->v6 != (ip6 != NULL))
+			continue;
+		if (ip6 != NULL ? memcmp(e->nh_ip6, ip6, 16) != 0
+				: atomic_load_explicit(&e->nh_ip, memory_order_relaxed) != ip)
 			continue;
 		old = atomic_exchange_explicit(&e->mac, word, memory_order_relaxed);
 		if ((old & DP_MAC_VALID) && old != word)
@@ -1108,26 +1111,14 @@ unsigned int dp_neigh_update(struct dp *dp, uint32_t ip, const uint8_t mac[6])
 	return hits;
 }
 
+unsigned int dp_neigh_update(struct dp *dp, uint32_t ip, const uint8_t mac[6])
+{
+	return neigh_set(dp, ip, NULL, mac);
+}
+
 unsigned int dp_neigh_update6(struct dp *dp, const uint8_t ip6[16], const uint8_t mac[6])
 {
-	uint32_t n = atomic_load_explicit(&dp->n_eps_hwm, memory_order_relaxed);
-	uint64_t word = DP_MAC_VALID;
-	unsigned int hits = 0;
-
-	memcpy(&word, mac, 6);
-	for (uint32_t i = 0; i < n; i++) {
-		struct dp_endpoint *e = &dp->eps[i];
-		uint64_t old;
-
-		if (!e->used || e->mac_static || !e->v6 || memcmp(e->nh_ip6, ip6, 16) != 0)
-			continue;
-		old = atomic_exchange_explicit(&e->mac, word, memory_order_relaxed);
-		if ((old & DP_MAC_VALID) && old != word)
-			atomic_fetch_add_explicit(&e->mac_changes, 1, memory_order_relaxed);
-		atomic_fetch_add_explicit(&e->arp_seen, 1, memory_order_relaxed);
-		hits++;
-	}
-	return hits;
+	return neigh_set(dp, 0, ip6, mac);
 }
 
 uint32_t dp_mac_changes(struct dp *dp, struct dp_mac_change *out, uint32_t max)

@@ -919,23 +919,32 @@ static inline bool ipv4_hdr_sum_ok(const struct rte_ipv4_hdr *ip, uint32_t ihl)
 	return dp_csum_fold(dp_csum_fold64(dp_csum_add64(dp_csum_add64(v0, v1), v2))) == 0xffff;
 }
 
+/* The port's verdict on @p m's L4 checksum: 1 good (or none to check), 0 bad, -1 none given
+ * (check it in software). */
+static inline int rx_l4_verdict(const struct rte_mbuf *m)
+{
+	switch (m->ol_flags & RTE_MBUF_F_RX_L4_CKSUM_MASK) {
+	case RTE_MBUF_F_RX_L4_CKSUM_GOOD:
+	case RTE_MBUF_F_RX_L4_CKSUM_NONE:
+		return 1;
+	case RTE_MBUF_F_RX_L4_CKSUM_BAD:
+		return 0;
+	default:
+		return -1;
+	}
+}
+
 /* The UDP checksum of @p m (field not 0: 0 is "none", as IPv4 allows) is right: the port's
  * verdict when it gives one (_NONE: the data was verified, the field may be partial), else
  * computed here over the @p ulen bytes of the datagram. */
 static inline bool udp_cksum_ok(const struct rte_mbuf *m, const struct rte_ipv4_hdr *ip,
 				const struct rte_udp_hdr *udp, uint32_t ulen)
 {
+	int verdict = rx_l4_verdict(m);
 	uint32_t sum;
 
-	switch (m->ol_flags & RTE_MBUF_F_RX_L4_CKSUM_MASK) {
-	case RTE_MBUF_F_RX_L4_CKSUM_GOOD:
-	case RTE_MBUF_F_RX_L4_CKSUM_NONE:
-		return true;
-	case RTE_MBUF_F_RX_L4_CKSUM_BAD:
-		return false;
-	default:
-		break;
-	}
+	if (verdict >= 0)
+		return verdict;
 	/* The pseudo-header as stored: addresses, zero and protocol, UDP length. */
 	sum = dp_csum_sum(udp, ulen,
 			  (uint64_t)ip->src_addr + ip->dst_addr +
@@ -1063,15 +1072,10 @@ static int ipv6_walk(const struct rte_ipv6_hdr *ip6, uint32_t end, uint32_t *off
 static inline bool udp6_cksum_ok(const struct rte_mbuf *m, const struct rte_ipv6_hdr *ip6,
 				 const struct rte_udp_hdr *udp, uint32_t ulen)
 {
-	switch (m->ol_flags & RTE_MBUF_F_RX_L4_CKSUM_MASK) {
-	case RTE_MBUF_F_RX_L4_CKSUM_GOOD:
-	case RTE_MBUF_F_RX_L4_CKSUM_NONE:
-		return true;
-	case RTE_MBUF_F_RX_L4_CKSUM_BAD:
-		return false;
-	default:
-		break;
-	}
+	int verdict = rx_l4_verdict(m);
+
+	if (verdict >= 0)
+		return verdict;
 	return dp_csum_sum(udp, ulen,
 			   dp_ip6_phdr_sum((const uint8_t *)&ip6->src_addr,
 					   (const uint8_t *)&ip6->dst_addr, ulen, IPPROTO_UDP)) ==
