@@ -81,9 +81,10 @@ static __rte_always_inline void rewrite_udp(struct dp_worker *w, struct rte_mbuf
  * (16 bytes each, as stored), ports and request id; hop limit 64. The UDP checksum is never 0
  * here (handle_ipv6 drops those).
  */
-static void rewrite_udp6(struct dp_worker *w, struct rte_mbuf *m, struct dp_pkt *pk,
-			 const uint8_t *sip, const uint8_t *dip, uint16_t sport, uint16_t dport,
-			 uint16_t reqid)
+static __rte_always_inline void rewrite_udp6(struct dp_worker *w, struct rte_mbuf *m,
+					     struct dp_pkt *pk, const uint8_t *sip,
+					     const uint8_t *dip, uint16_t sport, uint16_t dport,
+					     uint16_t reqid)
 {
 	struct rte_ipv6_hdr *ip6 = pk->ip6;
 	struct rte_udp_hdr *udp = pk->udp;
@@ -101,18 +102,24 @@ static void rewrite_udp6(struct dp_worker *w, struct rte_mbuf *m, struct dp_pkt 
 		udp->dst_port = dport;
 		return dp_tx_cksum_offload6(m, ip6, udp, pk->l2_len);
 	}
-	for (int i = 0; i < 16; i += 4) {
-		uint32_t os, od, ns, nd;
+	/* The addresses as 64-bit words added with end-around carry: the same ones' complement
+	 * sum as their 16-bit halves (2^64 = 1 mod 0xffff), in half the steps. */
+	for (int i = 0; i < 16; i += 8) {
+		uint64_t os, od, ns, nd;
 
-		memcpy(&os, (uint8_t *)&ip6->src_addr + i, 4);
-		memcpy(&od, (uint8_t *)&ip6->dst_addr + i, 4);
-		memcpy(&ns, sip + i, 4);
-		memcpy(&nd, dip + i, 4);
-		sum += (uint64_t)(uint32_t)~os + ns + (uint32_t)~od + nd;
+		memcpy(&os, (uint8_t *)&ip6->src_addr + i, 8);
+		memcpy(&od, (uint8_t *)&ip6->dst_addr + i, 8);
+		memcpy(&ns, sip + i, 8);
+		memcpy(&nd, dip + i, 8);
+		sum = dp_csum_add64(sum, ~os);
+		sum = dp_csum_add64(sum, ns);
+		sum = dp_csum_add64(sum, ~od);
+		sum = dp_csum_add64(sum, nd);
 	}
 	memcpy(&old_ports, &udp->src_port, 4);
-	sum += (uint64_t)(uint32_t)~old_ports + new_ports + (uint16_t)~old_reqid + new_reqid;
-	uint16_t c = dp_csum_apply64(udp->dgram_cksum, sum);
+	sum = dp_csum_add64(sum, (uint64_t)(uint32_t)~old_ports + new_ports + (uint16_t)~old_reqid +
+					 new_reqid + (uint16_t)~udp->dgram_cksum);
+	uint16_t c = (uint16_t)~dp_csum_fold(dp_csum_fold64(sum));
 
 	udp->dgram_cksum = c == 0 ? 0xffff : c;
 	memcpy(&ip6->src_addr, sip, 16);
@@ -123,13 +130,13 @@ static void rewrite_udp6(struct dp_worker *w, struct rte_mbuf *m, struct dp_pkt 
 
 /*
  * Any rewrite other than IPv4 to IPv4: towards an IPv6 peer (@p to_v6: @p sip6 / @p dip6) or an
- * IPv4 one (@p sip4 / @p dip4), from a datagram of either family. IPv6 to IPv6 without
- * extension headers is updated in place; anything else gets a fresh L3 header of the target's
- * family (dp_l3_rebuild: 20 bytes more or less in front, extension headers and IPv4 options
- * left out) and checksums computed anew. false (nothing sent) when the datagram would pass
- * the MTU in the target's family (a full-size IPv4 datagram to an IPv6 peer: the router does
- * not fragment, and an IPv6 path never does) or there is no headroom.
- * Out of line: the IPv4 path never comes here.
+ * IPv4 one (@p sip4 / @p dip4), from a datagram of either family, except IPv6 to IPv6
+ * without extension headers (rewrite_udp6(), in place, which the callers call): this gets a fresh
+ * L3 header of the target's family (dp_l3_rebuild: 20 bytes more or less in front, extension
+ * headers and IPv4 options left out) and checksums computed anew. false (nothing sent) when the
+ * datagram would pass the MTU in the target's family (a full-size IPv4 datagram to an IPv6 peer:
+ * the router does not fragment, and an IPv6 path never does) or there is no headroom. Out of line:
+ * the IPv4 path never comes here.
  */
 static __rte_noinline bool rewrite_mixed(struct dp_worker *w, struct rte_mbuf *m, struct dp_pkt *pk,
 					 bool to_v6, uint32_t sip4, uint32_t dip4,
@@ -138,10 +145,6 @@ static __rte_noinline bool rewrite_mixed(struct dp_worker *w, struct rte_mbuf *m
 {
 	uint16_t be_reqid = rte_cpu_to_be_16(reqid);
 
-	if (pk->v6 && to_v6 && pk->l3_len == sizeof(struct rte_ipv6_hdr)) {
-		rewrite_udp6(w, m, pk, sip6, dip6, sport, dport, reqid);
-		return true;
-	}
 	if (to_v6 && pk->plen + sizeof(struct rte_udp_hdr) + sizeof(struct rte_ipv6_hdr) > w->mtu)
 		return false;
 	if (!dp_l3_rebuild(m, pk, to_v6))
@@ -462,6 +465,9 @@ static __rte_always_inline uint32_t forward_request(struct dp_worker *w, struct 
 	if (likely(!pk->v6 && !(sl->fam & DP_FAM_NODE6)))
 		rewrite_udp(w, m, pk, w->node_src_ip, sl->node_ip, rte_cpu_to_be_16(port),
 			    sl->node_port, reqid);
+	else if (pk->v6 && (sl->fam & DP_FAM_NODE6) && pk->l3_len == sizeof(struct rte_ipv6_hdr))
+		rewrite_udp6(w, m, pk, w->node_src_ip6, w->slot6[s].node, rte_cpu_to_be_16(port),
+			     sl->node_port, reqid);
 	else if (unlikely(!rewrite_mixed(w, m, pk, sl->fam & DP_FAM_NODE6, w->node_src_ip,
 					 sl->node_ip, w->node_src_ip6, w->slot6[s].node,
 					 rte_cpu_to_be_16(port), sl->node_port, reqid))) {
@@ -809,6 +815,9 @@ static __rte_always_inline void handle_reply_owned(struct dp_worker *w, struct r
 	if (likely(!pk->v6 && !(sl->fam & DP_FAM_CLIENT6)))
 		rewrite_udp(w, m, pk, w->client_src_ip, sl->client_ip, sl->listen_port,
 			    sl->client_port, sl->client_reqid);
+	else if (pk->v6 && (sl->fam & DP_FAM_CLIENT6) && pk->l3_len == sizeof(struct rte_ipv6_hdr))
+		rewrite_udp6(w, m, pk, w->client_src_ip6, w->slot6[s].client, sl->listen_port,
+			     sl->client_port, sl->client_reqid);
 	else if (unlikely(!rewrite_mixed(w, m, pk, sl->fam & DP_FAM_CLIENT6, w->client_src_ip,
 					 sl->client_ip, w->client_src_ip6, w->slot6[s].client,
 					 sl->listen_port, sl->client_port, sl->client_reqid)))
