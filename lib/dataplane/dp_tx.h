@@ -448,17 +448,15 @@ static __rte_always_inline uint32_t dp_slot_take(struct dp_worker *w, const stru
 {
 	uint32_t s = w->free_fifo[w->free_head++ & w->slot_mask];
 	struct dp_slot *sl = &w->slots[s];
-	uint32_t lo_mask = (1u << w->slot_lo_bits) - 1;
 	uint16_t client_reqid;
 
 	/* The FIFO names the next request's slot already: bring it in while this one works. */
 	rte_prefetch0(&w->slots[w->free_fifo[w->free_head & w->slot_mask]]);
-	*port = (uint16_t)(w->reply_base + ((uint32_t)w->id << w->port_shift) +
-			   (s >> w->slot_lo_bits));
+	*port = (uint16_t)(w->my_port_base + (s >> w->slot_lo_bits));
 	/* Each use of a slot goes out with the next generation, from a random start per slot
 	 * (set-up): who has not seen a slot's traffic cannot guess its next request id. */
-	sl->gen = (uint16_t)((sl->gen + 1) & (0xffffu >> w->slot_lo_bits));
-	*reqid = (uint16_t)((sl->gen << w->slot_lo_bits) | (s & lo_mask));
+	sl->gen = (uint16_t)((sl->gen + 1) & w->gen_mask);
+	*reqid = (uint16_t)((sl->gen << w->slot_lo_bits) | (s & w->lo_mask));
 	sl->tsc = w->now | 1; /* never 0 while live */
 	sl->fam = 0;
 	if (unlikely(pk->v6)) {

@@ -766,8 +766,7 @@ static __rte_always_inline void handle_reply_owned(struct dp_worker *w, struct r
 	reqid = (uint16_t)(pk->payload[0] << 8 | pk->payload[1]);
 	seq = (uint16_t)(pk->payload[2] << 8 | pk->payload[3]);
 	total = (uint16_t)(pk->payload[4] << 8 | pk->payload[5]);
-	s = ((k & ((1u << w->port_shift) - 1)) << w->slot_lo_bits) |
-	    (reqid & ((1u << w->slot_lo_bits) - 1));
+	s = ((k & w->port_mask) << w->slot_lo_bits) | (reqid & w->lo_mask);
 	if (unlikely(s > w->slot_mask || w->slots[s].tsc == 0))
 		return dp_count_drop(w, m, DP_DROP_REPLY_NO_SLOT);
 	sl = &w->slots[s];
