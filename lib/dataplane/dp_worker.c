@@ -1158,11 +1158,17 @@ static __rte_noinline void handle_ipv6(struct dp_worker *w, struct rte_mbuf *m, 
 	if (unlikely((rte_be_to_cpu_32(ip6->vtc_flow) >> 28) != 6 || end == sizeof(*ip6) ||
 		     pk->l2_len + end > len))
 		return dp_count_drop(w, m, DP_DROP_BAD_IP);
-	proto = ipv6_walk(ip6, end, &off, &why);
-	if (unlikely(proto < 0))
-		return dp_count_drop(w, m, why);
-	if (unlikely(off > 511)) /* the mbuf's l3_len (9 bits) carries it to another worker */
-		return dp_count_drop(w, m, DP_DROP_BAD_IP);
+	if (likely(ip6->proto == IPPROTO_UDP)) { /* no extension header: as the walk says */
+		proto = IPPROTO_UDP;
+		off = sizeof(*ip6);
+	} else {
+		proto = ipv6_walk(ip6, end, &off, &why);
+		if (unlikely(proto < 0))
+			return dp_count_drop(w, m, why);
+		/* The mbuf's l3_len (9 bits) carries it to another worker. */
+		if (unlikely(off > 511))
+			return dp_count_drop(w, m, DP_DROP_BAD_IP);
+	}
 	pk->l3_len = (uint16_t)off;
 	if (memcmp(&ip6->dst_addr, w->router_ip6, 16) != 0) {
 		/* Only a Neighbor Solicitation may come to the solicited-node group. */
