@@ -426,6 +426,13 @@ struct dp_worker {
 	uint32_t reply_count;
 	uint32_t port_shift;   /* log2(reply ports per worker) */
 	uint32_t slot_lo_bits; /* slot bits carried in the request id (the rest: in the port) */
+	/* Derived once at set-up for the per-packet path: (1 << port_shift) - 1,
+	 * (1 << slot_lo_bits) - 1, 0xffff >> slot_lo_bits (a generation's bits) and this
+	 * worker's first reply port, reply_base + (id << port_shift). */
+	uint32_t port_mask;
+	uint32_t lo_mask;
+	uint32_t gen_mask;
+	uint32_t my_port_base;
 	uint32_t slot_mask;
 	/* The port being received on (per burst; fixed with one port): its address, MAC, VLAN
 	 * (DP_VLAN_ANY: any) and the tag of the router's answers there. What it serves is in

@@ -366,6 +366,10 @@ static struct dp_worker *worker_new(struct dp *dp, uint16_t id, uint32_t inst)
 	w->port_shift = log2_floor(ports_per_worker);
 	w->slot_lo_bits =
 		log2_floor(c->slots) > w->port_shift ? log2_floor(c->slots) - w->port_shift : 0;
+	w->port_mask = (1u << w->port_shift) - 1;
+	w->lo_mask = (1u << w->slot_lo_bits) - 1;
+	w->gen_mask = 0xffffu >> w->slot_lo_bits;
+	w->my_port_base = (uint32_t)w->reply_base + ((uint32_t)w->id << w->port_shift);
 	w->slot_mask = c->slots - 1;
 	w->two_ports = c->two_ports;
 	w->node_port_id = c->node_port_id;

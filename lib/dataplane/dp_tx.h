@@ -208,9 +208,28 @@ static inline void dp_tx_cksum_offload(struct rte_mbuf *m, struct rte_ipv4_hdr *
 static inline uint64_t dp_ip6_phdr_sum(const uint8_t *src, const uint8_t *dst, uint32_t len,
 				       uint8_t proto)
 {
-	uint64_t sum = rte_cpu_to_be_32(len), v;
+	/* Two 32-bit words: no carry out of 64 bits. */
+	uint64_t sum = (uint64_t)rte_cpu_to_be_32(len) + rte_cpu_to_be_32((uint32_t)proto), v;
 
-	sum = dp_csum_add64(sum, rte_cpu_to_be_32((uint32_t)proto));
+#if defined(__x86_64__) && defined(__GNUC__)
+	/* The four address words as one add-with-carry chain, as dp_csum_sum() does (every
+	 * IPv6 request and reply is checked under this pseudo-header). */
+	struct dp_csum_16 {
+		uint8_t b[16];
+	};
+
+	(void)v;
+	__asm__("addq (%[s]), %[sum]\n\t"
+		"adcq 8(%[s]), %[sum]\n\t"
+		"adcq (%[d]), %[sum]\n\t"
+		"adcq 8(%[d]), %[sum]\n\t"
+		"adcq $0, %[sum]"
+		: [sum] "+r"(sum)
+		: [s] "r"(src), [d] "r"(dst), "m"(*(const struct dp_csum_16 *)(const void *)src),
+		  "m"(*(const struct dp_csum_16 *)(const void *)dst)
+		: "cc");
+	return sum;
+#endif
 	for (int i = 0; i < 16; i += 8) {
 		memcpy(&v, src + i, 8);
 		sum = dp_csum_add64(sum, v);
@@ -429,17 +448,15 @@ static __rte_always_inline uint32_t dp_slot_take(struct dp_worker *w, const stru
 {
 	uint32_t s = w->free_fifo[w->free_head++ & w->slot_mask];
 	struct dp_slot *sl = &w->slots[s];
-	uint32_t lo_mask = (1u << w->slot_lo_bits) - 1;
 	uint16_t client_reqid;
 
 	/* The FIFO names the next request's slot already: bring it in while this one works. */
 	rte_prefetch0(&w->slots[w->free_fifo[w->free_head & w->slot_mask]]);
-	*port = (uint16_t)(w->reply_base + ((uint32_t)w->id << w->port_shift) +
-			   (s >> w->slot_lo_bits));
+	*port = (uint16_t)(w->my_port_base + (s >> w->slot_lo_bits));
 	/* Each use of a slot goes out with the next generation, from a random start per slot
 	 * (set-up): who has not seen a slot's traffic cannot guess its next request id. */
-	sl->gen = (uint16_t)((sl->gen + 1) & (0xffffu >> w->slot_lo_bits));
-	*reqid = (uint16_t)((sl->gen << w->slot_lo_bits) | (s & lo_mask));
+	sl->gen = (uint16_t)((sl->gen + 1) & w->gen_mask);
+	*reqid = (uint16_t)((sl->gen << w->slot_lo_bits) | (s & w->lo_mask));
 	sl->tsc = w->now | 1; /* never 0 while live */
 	sl->fam = 0;
 	if (unlikely(pk->v6)) {

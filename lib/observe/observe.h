@@ -54,15 +54,15 @@ struct obs_hist {
 /** The bucket of value @p v. */
 static inline uint32_t obs_bucket(uint64_t v)
 {
-	uint32_t m;
+	uint32_t e;
 
-	if (v < 2 * OBS_SUB)
-		return (uint32_t)v;
 	if (v >> OBS_MAX_BITS)
 		return OBS_BUCKETS - 1;
-	m = 63u - (uint32_t)__builtin_clzll(v);
-	return (m - OBS_SUB_BITS + 1) * OBS_SUB +
-	       (uint32_t)((v >> (m - OBS_SUB_BITS)) & (OBS_SUB - 1));
+	/* e = octave - OBS_SUB_BITS, 0 below 2 * OBS_SUB (the OR): v >> e is then 16..31 with
+	 * the sub-bucket in its low bits (e * OBS_SUB + v >> e = (e + 1) * OBS_SUB + sub), or
+	 * v itself below 2 * OBS_SUB, as the exact buckets there are. One branch. */
+	e = 63u - (uint32_t)__builtin_clzll(v | OBS_SUB) - OBS_SUB_BITS;
+	return e * OBS_SUB + (uint32_t)(v >> e);
 }
 
 /** Record @p n values of @p v (n = 1: one). Writer only; no allocation, no branch but the
