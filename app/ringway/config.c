@@ -654,11 +654,12 @@ static int parse_prefix(const char *item, size_t len, struct rw_cfg_prefix *p, c
 			 (int)len, item, text, plen);
 		return -EINVAL;
 	}
+	/* the whole entry, padding too: a loaded config compares byte for byte (its dump must
+	 * load back the same), and field stores left the stack's padding bytes in it */
+	memset(p, 0, sizeof(*p));
 	p->addr = addr;
 	p->mask = mask;
 	p->len = (uint8_t)plen;
-	p->v6 = false;
-	memset(p->addr6, 0, sizeof(p->addr6));
 	return 0;
 }
 

@@ -1304,8 +1304,17 @@ static void test_mutations(void **state)
 		assert_non_null(m);
 		assert_int_equal(rw_config_dump(a, m), 0);
 		fclose(m);
-		if (load_text(dump, b, err, sizeof(err)) != 0 || memcmp(a, b, sizeof(*a)) != 0)
-			fail_msg("iteration %d: dump does not load back the same: %s", it, err);
+		if (load_text(dump, b, err, sizeof(err)) != 0)
+			fail_msg("iteration %d: dump does not load back: %s", it, err);
+		if (memcmp(a, b, sizeof(*a)) != 0) {
+			size_t at = 0;
+
+			while (((const char *)a)[at] == ((const char *)b)[at])
+				at++;
+			fail_msg("iteration %d: dump loads back different, first at byte %zu of "
+				 "struct rw_config:\n%s",
+				 it, at, dump);
+		}
 		free(dump);
 		dump = NULL;
 	}
