@@ -33,6 +33,26 @@ static void eth_back(struct dp_worker *w, struct rte_ether_hdr *eth)
 	rte_ether_addr_copy(&w->router_mac, &eth->src_addr);
 }
 
+/* @p e takes @p word (DP_MAC_VALID | MAC) when the router's question for its next hop is
+ * still outstanding; the first answer closes the window (swap to 0), so one question teaches
+ * at most one MAC. Shared by ARP replies and Neighbor Advertisements. */
+static bool learn_mac(struct dp_worker *w, struct dp_endpoint *e, uint64_t word)
+{
+	uint64_t until = atomic_load_explicit(&e->arp_until, memory_order_relaxed), old;
+
+	if (until == 0 || w->now > until ||
+	    !atomic_compare_exchange_strong_explicit(&e->arp_until, &until, 0, memory_order_relaxed,
+						     memory_order_relaxed))
+		return false;
+	old = atomic_exchange_explicit(&e->mac, word, memory_order_relaxed);
+	if ((old & DP_MAC_VALID) && old != word) {
+		atomic_fetch_add_explicit(&e->mac_changes, 1, memory_order_relaxed);
+		w->ctr[DP_CTR_ARP_MAC_CHANGED]++;
+	}
+	atomic_fetch_add_explicit(&e->arp_seen, 1, memory_order_relaxed);
+	return true;
+}
+
 /*
  * Node MACs come only from answers to the router's own questions: an ARP reply (op 2),
  * on the VLAN the control lcore's request went out on (the port's, else untagged), to the router's
@@ -67,24 +87,13 @@ static unsigned int learn_solicited(struct dp_worker *w, const struct dp_pkt *pk
 	memcpy(&word, &d->arp_sha, 6);
 	for (uint32_t i = 0; i < n; i++) {
 		struct dp_endpoint *e = &w->eps[i];
-		uint64_t until, old;
 
 		if (atomic_load_explicit(&e->nh_ip, memory_order_relaxed) != d->arp_sip ||
 		    e->mac_static)
 			continue;
 		nodes++;
-		until = atomic_load_explicit(&e->arp_until, memory_order_relaxed);
-		if (!answer || until == 0 || w->now > until ||
-		    !atomic_compare_exchange_strong_explicit(
-			    &e->arp_until, &until, 0, memory_order_relaxed, memory_order_relaxed))
-			continue;
-		old = atomic_exchange_explicit(&e->mac, word, memory_order_relaxed);
-		if ((old & DP_MAC_VALID) && old != word) {
-			atomic_fetch_add_explicit(&e->mac_changes, 1, memory_order_relaxed);
-			w->ctr[DP_CTR_ARP_MAC_CHANGED]++;
-		}
-		atomic_fetch_add_explicit(&e->arp_seen, 1, memory_order_relaxed);
-		(*learned)++;
+		if (answer && learn_mac(w, e, word))
+			(*learned)++;
 	}
 	return nodes;
 }
@@ -234,7 +243,6 @@ static unsigned int learn_na(struct dp_worker *w, const struct dp_pkt *pk, const
 	memcpy(&word, tlla, 6);
 	for (uint32_t i = 0; i < n; i++) {
 		struct dp_endpoint *e = &w->eps[i];
-		uint64_t until, old;
 
 		/* The fold first (atomic): dp_set_routes changes nh_ip6 only with no window
 		 * open, so a torn compare can count, never learn. */
@@ -242,18 +250,8 @@ static unsigned int learn_na(struct dp_worker *w, const struct dp_pkt *pk, const
 		    atomic_load_explicit(&e->nh_ip, memory_order_relaxed) != dp_fold6(ic + 8) ||
 		    memcmp(e->nh_ip6, ic + 8, 16) != 0)
 			continue;
-		until = atomic_load_explicit(&e->arp_until, memory_order_relaxed);
-		if (until == 0 || w->now > until ||
-		    !atomic_compare_exchange_strong_explicit(
-			    &e->arp_until, &until, 0, memory_order_relaxed, memory_order_relaxed))
-			continue;
-		old = atomic_exchange_explicit(&e->mac, word, memory_order_relaxed);
-		if ((old & DP_MAC_VALID) && old != word) {
-			atomic_fetch_add_explicit(&e->mac_changes, 1, memory_order_relaxed);
-			w->ctr[DP_CTR_ARP_MAC_CHANGED]++;
-		}
-		atomic_fetch_add_explicit(&e->arp_seen, 1, memory_order_relaxed);
-		learned++;
+		if (learn_mac(w, e, word))
+			learned++;
 	}
 	return learned;
 }

@@ -1009,11 +1009,10 @@ void dp_mget_split(struct dp_worker *w, struct rte_mbuf *m, struct dp_pkt *pk,
 
 int dp_mget_init(struct dp_worker *w, const struct dp_config *c, int socket)
 {
-	static const uint8_t no_ip6[16];
 	uint32_t mtu = c->mtu != 0 ? c->mtu : 1500;
 	/* with an IPv6 address, a merged reply may go to an IPv6 client: its header is 20
 	 * bytes longer, and the datagrams are cut to fit either family */
-	uint32_t ip_udp = memcmp(c->router_ip6, no_ip6, 16) != 0 ? 48 : 28;
+	uint32_t ip_udp = dp_ip6_set(c->router_ip6) ? 48 : 28;
 	uint32_t udp_max = RTE_MIN((uint32_t)MC_UDP_PAYLOAD_MAX, mtu - ip_udp);
 
 	w->mget_head = w->mget_tail = DP_NO_MGET;
