@@ -192,7 +192,7 @@ enum dp_counter {
 	_(REPLY_DUPLICATE, "reply_duplicate")   /* datagram seq of a reply that already passed */ \
 	_(REPLY_SEQ_AHEAD, "reply_seq_ahead")   /* seq 64+ past the reply's first missing one */  \
 	_(VLAN_MISMATCH, "vlan_mismatch")       /* reply's VLAN id unlike the client's request */ \
-	_(WRONG_VLAN, "wrong_vlan")             /* VLAN id other than the port's (vlan_fixed) */ \
+	_(WRONG_VLAN, "wrong_vlan")             /* for the router, VLAN id not the port's */    \
 	_(HANDOFF_FULL, "handoff_full")         /* owner worker's hand-off ring full */           \
 	_(BAD_ARP, "bad_arp")                   /* malformed ARP, or ARP not for the router */    \
 	_(ARP_UNSOLICITED, "arp_unsolicited")   /* ARP from a node's address that answers no  \

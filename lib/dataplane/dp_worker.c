@@ -1244,15 +1244,17 @@ static void handle_packet(struct dp_worker *w, struct rte_mbuf *m, const struct 
 		pk.l2_len += sizeof(struct rte_vlan_hdr);
 		pk.vlan = true;
 	}
-	/* A port on one VLAN serves nothing from another (nor untagged frames, unless 0). */
-	if (unlikely(w->vlan_want != DP_VLAN_ANY) && vid != w->vlan_want)
-		return dp_count_drop(w, m, DP_DROP_WRONG_VLAN);
+	/* A frame for another host is not_for_us whatever its VLAN (a bridge's flooding, a
+	 * switch's multicast): wrong_vlan speaks only of frames meant for the router. */
 	if (unlikely(!ether_eq(&pk.eth->dst_addr, &w->router_mac)) &&
 	    !(etype == rte_cpu_to_be_16(RTE_ETHER_TYPE_ARP) &&
 	      rte_is_broadcast_ether_addr(&pk.eth->dst_addr)) &&
 	    !(etype == rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV6) && w->has_ip6 &&
 	      rte_is_same_ether_addr(&pk.eth->dst_addr, &w->sn_mac)))
 		return dp_count_drop(w, m, DP_DROP_NOT_FOR_US);
+	/* A port on one VLAN serves nothing from another (nor untagged frames, unless 0). */
+	if (unlikely(w->vlan_want != DP_VLAN_ANY) && vid != w->vlan_want)
+		return dp_count_drop(w, m, DP_DROP_WRONG_VLAN);
 	/* A group address is never a sender's: an answer to it would go to the whole segment. */
 	if (unlikely(rte_is_multicast_ether_addr(&pk.eth->src_addr)))
 		return dp_count_drop(w, m, DP_DROP_SRC_MAC_GROUP);
