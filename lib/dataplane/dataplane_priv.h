@@ -381,14 +381,26 @@ struct dp_mget {
 	struct dp_mget_frag frag[DP_MGET_FRAGS];
 };
 
-/* The burst pre-pass's guess at a request's first key (offset and length in its UDP payload;
- * len 0: no guess) and the owner pl_lookup_hash(pl_key_hash()) on the burst's view gave it:
- * the request path uses it when the parse finds the same key bytes. */
+/* Look-ahead entries kept per worker (a power of two above dp_worker.c's DP_HINT_AHEAD). */
+#define DP_AHEAD_RING 8
+
+/* What the burst's look-ahead learned of a request datagram (dp_forward_burst): its parse
+ * (parse once: the request path takes it instead of parsing again) and the owner of its first
+ * key on the burst's view, looked up ahead. payload NULL: none (not a request datagram as far
+ * as lengths tell, or no look-ahead); the request path uses it only for the very payload bytes
+ * it was made from. */
 struct dp_hint {
-	int32_t owner;
-	uint32_t off;
-	uint32_t len;
+	const uint8_t *payload;  /* the UDP payload parsed */
+	uint32_t plen;
+	int32_t err;             /* enum mc_err of the parse */
+	struct mc_requests *req; /* the parse (a dp_worker.ahead[] entry) */
+	int32_t owner;           /* pl_lookup_hash() of the first key */
+	bool has_owner;          /* owner was looked up (a plain first key, a placement) */
+	uint64_t hash;           /* the first key's pl_key_hash(), when has_owner */
 };
+
+/* No look-ahead: the hint of a packet the loop did not look at (its payload is NULL). */
+extern const struct dp_hint dp_no_hint;
 
 /* Where the headers of a parsed packet are (kept in the mbuf's l2_len / l3_len too), and what
  * the burst's look-ahead learned about it. */
@@ -406,7 +418,7 @@ struct dp_pkt {
 	struct rte_udp_hdr *udp;
 	uint8_t *payload; /* UDP payload */
 	uint32_t plen;
-	struct dp_hint hint;
+	const struct dp_hint *hint; /* never NULL: dp_no_hint when there is none */
 };
 
 #define DP_TX_CAP (3 * DP_BURST_MAX)
@@ -552,6 +564,10 @@ struct dp_worker {
 	const struct dp_view *cur; /* the view loaded for this burst */
 	uint64_t epoch_seen;       /* epoch of the last view this worker used */
 	struct mc_requests req;    /* the request path's parse scratch (dp_worker.c) */
+	/* The look-ahead's parses, by packet index in the burst modulo DP_AHEAD_RING: the
+	 * packets from the one being handled to the one DP_HINT_AHEAD ahead each keep theirs. */
+	struct mc_requests ahead[DP_AHEAD_RING];
+	struct dp_hint hints[DP_AHEAD_RING];
 
 	uint16_t ntx;
 	struct rte_mbuf *tx[DP_TX_CAP];

@@ -356,8 +356,8 @@ static bool reply_track(struct dp_worker *w, struct dp_slot *sl, const struct dp
 
 /*
  * Owner of every key in @p r, the parse of @p pk's payload, or a negative: -1 keys on several
- * nodes, -2 no placement / no member with weight. The first key's owner is pk's hint when the
- * hint names the same bytes.
+ * nodes, -2 no placement / no member with weight. The first key's owner is pk's hint when @p r
+ * is the look-ahead's parse.
  */
 static int32_t request_owner(const struct dp_worker *w, const struct dp_pkt *pk,
 			     const struct mc_requests *r)
@@ -373,8 +373,8 @@ static int32_t request_owner(const struct dp_worker *w, const struct dp_pkt *pk,
 		size_t len = key->len;
 		int32_t idx;
 
-		if (k == 0 && key->off == pk->hint.off && len == pk->hint.len && !key->base64) {
-			idx = pk->hint.owner; /* the same bytes, hashed and looked up ahead */
+		if (k == 0 && r == pk->hint->req && pk->hint->has_owner) {
+			idx = pk->hint->owner; /* the look-ahead's parse, its key looked up ahead */
 		} else {
 			if (key->base64) {
 				len = mc_key_decode(payload, key, buf);
@@ -595,7 +595,8 @@ static __rte_noinline void failover_request(struct dp_worker *w, struct rte_mbuf
 }
 
 /* Client -> router: serve, refuse or drop; on success the packet leaves towards the node. The
- * parse goes to w->req, the worker's scratch, and from there to the callees as a parameter.
+ * parse is the look-ahead's (a w->ahead[] entry) or goes to w->req, the worker's scratch, and
+ * from there to the callees as a parameter.
  * Never inlined, while handle_reply_owned() always is: the burst loop with the request path
  * inside costs the reply path ~28 instructions in register spills, a call costs a request
  * ~10 (callgrind). */
@@ -615,10 +616,15 @@ static __rte_noinline void handle_request(struct dp_worker *w, struct rte_mbuf *
 	why = client_check(w, pk);
 	if (unlikely(why != DP_DROP_COUNT))
 		return dp_count_drop(w, m, why);
-	/* memcached's own key rule: control characters allowed (memcaslap sends them). The
-	 * look-ahead's key scan, when it made one, is the parse's for `get <key>` / `mg <key>`. */
-	e = mc_parse_datagram_peeked(pk->payload, pk->plen, MC_PARSE_CTL_KEYS, pk->hint.off,
-				     pk->hint.len, r);
+	/* Parse once: the look-ahead parsed these very bytes already (dp_forward_burst). Else
+	 * here, with memcached's own key rule: control characters allowed (memcaslap sends
+	 * them). */
+	if (likely(pk->hint->payload == pk->payload && pk->hint->plen == pk->plen)) {
+		r = pk->hint->req;
+		e = (enum mc_err)pk->hint->err;
+	} else {
+		e = mc_parse_datagram_flags(pk->payload, pk->plen, MC_PARSE_CTL_KEYS, r);
+	}
 	if (unlikely(e != MC_OK))
 		return dp_count_drop(w, m, mc_drop_reason(e));
 	c = classify(r);
@@ -913,7 +919,7 @@ static void take_over(struct dp_worker *w, struct rte_mbuf *m)
 	pk.udp = (struct rte_udp_hdr *)(p + pk.l2_len + pk.l3_len);
 	pk.payload = (uint8_t *)(pk.udp + 1);
 	pk.plen = rte_be_to_cpu_16(pk.udp->dgram_len) - (uint32_t)sizeof(struct rte_udp_hdr);
-	pk.hint.len = 0; /* a reply: no request key to guess */
+	pk.hint = &dp_no_hint; /* a reply */
 	w->ctr[DP_CTR_TAKEN_OVER]++;
 	handle_reply_owned(w, m, &pk,
 			   (uint32_t)(rte_be_to_cpu_16(pk.udp->dst_port) - w->reply_base));
@@ -1234,7 +1240,7 @@ static void handle_packet(struct dp_worker *w, struct rte_mbuf *m, const struct 
 	pk.l2_len = sizeof(struct rte_ether_hdr);
 	pk.vlan = false;
 	pk.v6 = false;
-	pk.hint = *hint;
+	pk.hint = hint;
 	etype = pk.eth->ether_type;
 	if (etype == rte_cpu_to_be_16(RTE_ETHER_TYPE_VLAN)) {
 		if (unlikely(len < sizeof(struct rte_ether_hdr) + sizeof(struct rte_vlan_hdr)))
@@ -1324,11 +1330,17 @@ static inline const uint8_t *peek_payload(const struct dp_worker *w, struct rte_
 	return (const uint8_t *)(udp + 1);
 }
 
-/* How far ahead of the packet being handled the loop guesses a request's key and prefetches
- * its ring index entry (packet lines: twice as far ahead), and looks the owner up and
+/* How far ahead of the packet being handled the loop parses a request and prefetches its
+ * first key's ring index entry (packet lines: twice as far ahead), and looks the owner up and
  * prefetches its endpoint entry. */
 #define DP_HINT_AHEAD	4
 #define DP_LOOKUP_AHEAD 2
+
+static_assert(DP_AHEAD_RING > DP_HINT_AHEAD && (DP_AHEAD_RING & (DP_AHEAD_RING - 1)) == 0,
+	      "the look-ahead ring holds every packet from the current one to DP_HINT_AHEAD");
+
+/* No look-ahead for a packet (its payload never matches). */
+const struct dp_hint dp_no_hint = {.payload = NULL};
 
 /* A packet's first two lines: headers, frame header and (for a request) its key. */
 static inline void prefetch_pkt(struct rte_mbuf *m)
@@ -1339,50 +1351,54 @@ static inline void prefetch_pkt(struct rte_mbuf *m)
 	rte_prefetch0(d + RTE_CACHE_LINE_SIZE);
 }
 
-/* The key guess for one packet (see dp_forward_burst): its hash, and the index entry on the way
- * in. *len = 0 when there is no guess. */
-static inline void key_hint(const struct dp_worker *w, struct rte_mbuf *m, uint64_t *hash,
-			    uint32_t *off, uint32_t *len)
+/* The look-ahead of one packet (see dp_forward_burst) into @p h: the parse of its request
+ * datagram, and its first key's hash with the ring index entry on the way in. */
+static inline void key_hint(const struct dp_worker *w, struct rte_mbuf *m, struct dp_hint *h)
 {
-	const uint8_t *pay;
+	const struct mc_requests *r = h->req;
+	const struct mc_key *k0;
 	uint32_t plen = 0;
 
-	*len = 0;
-	pay = peek_payload(w, m, &plen);
-	if (pay == NULL || !mc_peek_key(pay, plen, off, len)) {
-		*len = 0;
+	h->payload = peek_payload(w, m, &plen);
+	h->has_owner = false;
+	if (h->payload == NULL)
 		return;
-	}
-	*hash = pl_key_hash(w->cur->pl, pay + *off, *len);
-	pl_prefetch_hash(w->cur->pl, *hash);
+	h->plen = plen;
+	h->err = mc_parse_datagram_flags(h->payload, plen, MC_PARSE_CTL_KEYS, h->req);
+	if (h->err != MC_OK || r->nkeys == 0)
+		return;
+	k0 = &r->keys[0];
+	if (k0->base64)
+		return; /* hashed decoded, by request_owner() */
+	h->hash = pl_key_hash(w->cur->pl, h->payload + k0->off, k0->len);
+	h->has_owner = true;
+	pl_prefetch_hash(w->cur->pl, h->hash);
 }
 
-/* The owner of a guessed key (the index entry is on its way since DP_HINT_AHEAD -
- * DP_LOOKUP_AHEAD packets), and its endpoint entry on the way in. */
-static inline void owner_hint(const struct dp_worker *w, uint64_t hash, uint32_t len,
-			      int32_t *owner)
+/* The owner of a parsed request's first key (its index entry is on its way since
+ * DP_HINT_AHEAD - DP_LOOKUP_AHEAD packets), and its endpoint entry on the way in. */
+static inline void owner_hint(const struct dp_worker *w, struct dp_hint *h)
 {
-	if (len == 0)
+	if (!h->has_owner)
 		return;
-	*owner = pl_lookup_hash(w->cur->pl, hash);
-	if (*owner >= 0)
-		rte_prefetch0(&w->eps[w->cur->ep[*owner]]);
+	h->owner = pl_lookup_hash(w->cur->pl, h->hash);
+	if (h->owner >= 0)
+		rte_prefetch0(&w->eps[w->cur->ep[h->owner]]);
 }
 
 /*
  * A software pipeline over the burst (DPDK l3fwd's pattern for its lookups): packet lines
- * 2 * DP_HINT_AHEAD ahead, the key guess of the packet DP_HINT_AHEAD ahead (mc_peek_key,
- * hashed, its ring index entry prefetched), then the packet itself, so that the index misses
- * of a large ring (whose replica does not fit the caches) overlap with the work on earlier
- * packets instead of stalling each request. The guesses are hints only: handle_request's
- * parse decides, and uses a hash only for the very key bytes it was computed from.
+ * 2 * DP_HINT_AHEAD ahead, the request of the packet DP_HINT_AHEAD ahead parsed (its first key
+ * hashed, its ring index entry prefetched), the owner of the one DP_LOOKUP_AHEAD ahead looked
+ * up, then the packet itself, so that the index misses of a large ring (whose replica does not
+ * fit the caches) overlap with the work on earlier packets instead of stalling each request.
+ * Parse once: the request path takes the look-ahead's parse for the very payload it was made
+ * of (the look-ahead checks only lengths; handle_packet judges the packet).
  */
 uint16_t dp_forward_burst(struct dp_worker *w, struct rte_mbuf **pkts, uint16_t n)
 {
-	uint64_t hint_hash[DP_BURST_MAX];
-	uint32_t hint_off[DP_BURST_MAX], hint_len[DP_BURST_MAX];
-	int32_t hint_owner[DP_BURST_MAX];
 	uint64_t sent = dp_obs_sent(w);
+	const uint32_t ring = DP_AHEAD_RING - 1;
 	bool hints;
 
 	w->now = rte_rdtsc();
@@ -1397,17 +1413,17 @@ uint16_t dp_forward_burst(struct dp_worker *w, struct rte_mbuf **pkts, uint16_t 
 		w->ctr[DP_CTR_PUBLISH_SEEN]++;
 	}
 	w->ctr[DP_CTR_RX] += n;
-	hints = w->cur != NULL && n <= DP_BURST_MAX; /* the hint arrays' size */
+	hints = w->cur != NULL;
 	for (uint16_t i = 0; i < n && i < 2 * DP_HINT_AHEAD; i++)
 		prefetch_pkt(pkts[i]);
 	for (uint16_t i = 0; i < n && i < DP_HINT_AHEAD; i++)
 		if (hints)
-			key_hint(w, pkts[i], &hint_hash[i], &hint_off[i], &hint_len[i]);
+			key_hint(w, pkts[i], &w->hints[i & ring]);
 	for (uint16_t i = 0; i < n && i < DP_LOOKUP_AHEAD; i++)
 		if (hints)
-			owner_hint(w, hint_hash[i], hint_len[i], &hint_owner[i]);
+			owner_hint(w, &w->hints[i & ring]);
 	for (uint16_t i = 0; i < n; i++) {
-		struct dp_hint hint = {.len = 0};
+		const struct dp_hint *hint = &dp_no_hint;
 
 		if (i + 2 * DP_HINT_AHEAD < n)
 			prefetch_pkt(pkts[i + 2 * DP_HINT_AHEAD]);
@@ -1415,12 +1431,12 @@ uint16_t dp_forward_burst(struct dp_worker *w, struct rte_mbuf **pkts, uint16_t 
 			uint32_t j = (uint32_t)i + DP_HINT_AHEAD, l = (uint32_t)i + DP_LOOKUP_AHEAD;
 
 			if (j < n)
-				key_hint(w, pkts[j], &hint_hash[j], &hint_off[j], &hint_len[j]);
+				key_hint(w, pkts[j], &w->hints[j & ring]);
 			if (l < n)
-				owner_hint(w, hint_hash[l], hint_len[l], &hint_owner[l]);
-			hint = (struct dp_hint){hint_owner[i], hint_off[i], hint_len[i]};
+				owner_hint(w, &w->hints[l & ring]);
+			hint = &w->hints[i & ring];
 		}
-		handle_packet(w, pkts[i], &hint);
+		handle_packet(w, pkts[i], hint);
 	}
 	dp_tx_flush(w);
 	dp_obs_burst_done(w, sent);

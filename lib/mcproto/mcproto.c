@@ -912,19 +912,20 @@ enum mc_err mc_parse_datagram_peeked(const uint8_t *p, size_t len, unsigned flag
 	    (p[MC_FRAME_HDR_LEN] == 'g' || p[MC_FRAME_HDR_LEN] == 'm') && key_off + key_len < len &&
 	    key_len <= MC_KEY_MAX)
 		known_end = key_off + key_len;
-	/* The look-ahead's shapes straight away, as parse_from() would find them: a one-line
+	/* The commonest shapes straight away, as parse_from() would find them: a one-line
 	 * `get` / `mg` (parse_fast) or one binary GET filling the datagram. */
-	if (key_len != 0) {
+	if (len > MC_FRAME_HDR_LEN) {
+		uint8_t c0 = p[MC_FRAME_HDR_LEN];
+
 		out->err_off = MC_FRAME_HDR_LEN;
-		if (known_end != 0 &&
+		if ((c0 == 'g' || c0 == 'm') &&
 		    parse_fast(p, MC_FRAME_HDR_LEN, (uint32_t)len, flags, out, known_end))
 			return MC_OK;
-		if (p[MC_FRAME_HDR_LEN] == MC_BIN_REQ_MAGIC &&
+		if (c0 == MC_BIN_REQ_MAGIC &&
 		    mc_parse_binary_get(p, (uint32_t)len, MC_FRAME_HDR_LEN, out))
 			return MC_OK;
 	}
-	return parse_from(p, MC_FRAME_HDR_LEN, (uint32_t)len, flags, out, known_end,
-			  known_end == 0);
+	return parse_from(p, MC_FRAME_HDR_LEN, (uint32_t)len, flags, out, known_end, false);
 }
 
 enum mc_err mc_parse_datagram(const uint8_t *p, size_t len, struct mc_requests *out)
