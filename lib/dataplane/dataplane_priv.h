@@ -421,6 +421,18 @@ struct dp_pkt {
 	const struct dp_hint *hint; /* never NULL: dp_no_hint when there is none */
 };
 
+/* The look-ahead's record of one frame of the burst (dp_forward_burst): the headers as the
+ * checks found them, where the frame goes (dp_worker.c's enum dp_verdict, with the drop reason
+ * or the reply port index), and for a request its parse. */
+struct dp_ahead {
+	struct dp_pkt pk;
+	uint32_t len;     /* the frame's length */
+	uint16_t verdict; /* enum dp_verdict */
+	uint16_t why;     /* enum dp_drop, when dropped */
+	uint32_t k;       /* a reply: its destination port's index */
+	struct dp_hint hint;
+};
+
 #define DP_TX_CAP (3 * DP_BURST_MAX)
 
 struct dp_worker {
@@ -564,10 +576,11 @@ struct dp_worker {
 	const struct dp_view *cur; /* the view loaded for this burst */
 	uint64_t epoch_seen;       /* epoch of the last view this worker used */
 	struct mc_requests req;    /* the request path's parse scratch (dp_worker.c) */
-	/* The look-ahead's parses, by packet index in the burst modulo DP_AHEAD_RING: the
-	 * packets from the one being handled to the one DP_HINT_AHEAD ahead each keep theirs. */
+	/* The look-ahead's records and parses, by packet index in the burst modulo
+	 * DP_AHEAD_RING: the packets from the one being handled to the one DP_HINT_AHEAD ahead
+	 * each keep theirs. */
 	struct mc_requests ahead[DP_AHEAD_RING];
-	struct dp_hint hints[DP_AHEAD_RING];
+	struct dp_ahead ahead_pkt[DP_AHEAD_RING];
 
 	uint16_t ntx;
 	struct rte_mbuf *tx[DP_TX_CAP];

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The worker loop, in the order a packet meets it:
- *   dp_worker_poll -> dp_forward_burst -> handle_packet (Ethernet, VLAN)
- *     -> handle_ipv4 / handle_ipv6 (a parallel path: extension headers, ICMPv6), UDP
+ *   dp_worker_poll -> dp_forward_burst: look_ahead (check_frame: Ethernet, VLAN, IPv4, UDP;
+ *     a request's parse), then handle_packet where the checks sent it
+ *     -> handle_ipv6 (a parallel path: extension headers, ICMPv6), UDP
  *     -> handle_request  (client -> router: mcproto, placement, slot, rewrite to the node)
  *     -> handle_reply    (node -> router: slot check, rewrite back to the client)
  *   -> dp_tx_push / dp_tx_flush (dp_tx.h: outcome counted when the NIC takes the packet).
@@ -12,6 +13,7 @@
  * worker (multi-producer enqueue) and the neighbour MAC words (relaxed atomic loads).
  */
 
+#include <assert.h>
 #include <stdatomic.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -860,7 +862,7 @@ static __rte_noinline void handle_reply_other(struct dp_worker *w, struct rte_mb
 }
 
 /* Node -> router: the slot's owner returns it, another worker hands it over. Always inlined
- * into handle_ipv4() (a call with its register saves cost an IPv4 reply 14 instructions);
+ * into handle_packet() (a call with its register saves cost an IPv4 reply 14 instructions);
  * handle_ipv6() calls handle_reply6() (inlined there, it cost an IPv6 reply ~30 in spills). */
 static __rte_always_inline void handle_reply(struct dp_worker *w, struct rte_mbuf *m,
 					     struct dp_pkt *pk, uint32_t k)
@@ -983,68 +985,84 @@ static inline bool udp_cksum_ok(const struct rte_mbuf *m, const struct rte_ipv4_
 	return sum == 0xffff;
 }
 
-/* After Ethernet: IPv4 checks (lengths before reads, never trusting a length field), then
- * ICMP or UDP dispatch. */
-static void handle_ipv4(struct dp_worker *w, struct rte_mbuf *m, struct dp_pkt *pk, uint32_t len)
+/* Where a frame goes after the look-ahead's checks (struct dp_ahead.verdict). */
+enum dp_verdict {
+	DP_V_DROP,    /* counted as dropped: dp_ahead.why */
+	DP_V_REQUEST, /* IPv4 UDP to a listen port: handle_request */
+	DP_V_REPLY,   /* IPv4 UDP to reply port index dp_ahead.k: handle_reply */
+	DP_V_PROBE,   /* IPv4 UDP to the probe port */
+	DP_V_ICMP,    /* ICMP to the router's address */
+	DP_V_ARP,
+	DP_V_IPV6, /* handle_ipv6 judges the rest */
+};
+
+static inline enum dp_verdict verdict_drop(struct dp_ahead *a, enum dp_drop why)
 {
+	a->why = (uint16_t)why;
+	return DP_V_DROP;
+}
+
+/* After Ethernet: IPv4 checks (lengths before reads, never trusting a length field), then
+ * ICMP or UDP by port. */
+static __rte_always_inline enum dp_verdict check_ipv4(struct dp_worker *w, struct rte_mbuf *m,
+						      struct dp_ahead *a)
+{
+	struct dp_pkt *pk = &a->pk;
 	struct rte_ipv4_hdr *ip;
-	uint32_t ihl, tot, ulen, k;
+	uint32_t ihl, tot, ulen, k, len = a->len;
 	uint16_t dport;
 
 	if (unlikely(len < pk->l2_len + sizeof(struct rte_ipv4_hdr)))
-		return dp_count_drop(w, m, DP_DROP_TRUNC_IP);
+		return verdict_drop(a, DP_DROP_TRUNC_IP);
 	ip = pk->ip = (struct rte_ipv4_hdr *)((uint8_t *)pk->eth + pk->l2_len);
 	ihl = (uint32_t)(ip->version_ihl & 0x0f) * 4;
 	/* Version 4 without options (nearly every packet) passes both checks below at once. */
 	if (unlikely(ip->version_ihl != 0x45)) {
 		if (unlikely((ip->version_ihl >> 4) != 4 || ihl < sizeof(*ip)))
-			return dp_count_drop(w, m, DP_DROP_BAD_IP);
+			return verdict_drop(a, DP_DROP_BAD_IP);
 		if (unlikely(len < pk->l2_len + ihl))
-			return dp_count_drop(w, m, DP_DROP_TRUNC_IP);
+			return verdict_drop(a, DP_DROP_TRUNC_IP);
 	}
 	tot = rte_be_to_cpu_16(ip->total_length);
 	if (unlikely(tot < ihl || pk->l2_len + tot > len))
-		return dp_count_drop(w, m, DP_DROP_BAD_IP);
+		return verdict_drop(a, DP_DROP_BAD_IP);
 	if ((m->ol_flags & RTE_MBUF_F_RX_IP_CKSUM_MASK) != RTE_MBUF_F_RX_IP_CKSUM_GOOD &&
 	    unlikely(!ipv4_hdr_sum_ok(ip, ihl)))
-		return dp_count_drop(w, m, DP_DROP_BAD_IP);
+		return verdict_drop(a, DP_DROP_BAD_IP);
 	if (unlikely(ip->fragment_offset &
 		     rte_cpu_to_be_16(RTE_IPV4_HDR_MF_FLAG | RTE_IPV4_HDR_OFFSET_MASK)))
-		return dp_count_drop(w, m, DP_DROP_IP_FRAGMENT);
+		return verdict_drop(a, DP_DROP_IP_FRAGMENT);
 	if (unlikely(ip->dst_addr != w->router_ip))
-		return dp_count_drop(w, m, DP_DROP_NOT_OUR_IP);
+		return verdict_drop(a, DP_DROP_NOT_OUR_IP);
 	pk->l3_len = (uint16_t)ihl;
-	if (ip->next_proto_id == IPPROTO_ICMP) {
-		enum dp_drop why = client_check(w, pk); /* echo only to whom requests are served */
-
-		if (unlikely(why != DP_DROP_COUNT))
-			return dp_count_drop(w, m, why);
-		return dp_local_icmp(w, m, pk);
-	}
+	if (ip->next_proto_id == IPPROTO_ICMP)
+		return DP_V_ICMP;
 	if (unlikely(ip->next_proto_id != IPPROTO_UDP))
-		return dp_count_drop(w, m, DP_DROP_NOT_UDP);
+		return verdict_drop(a, DP_DROP_NOT_UDP);
 	if (unlikely(tot < ihl + sizeof(struct rte_udp_hdr)))
-		return dp_count_drop(w, m, DP_DROP_TRUNC_UDP);
+		return verdict_drop(a, DP_DROP_TRUNC_UDP);
 	pk->udp = (struct rte_udp_hdr *)((uint8_t *)ip + ihl);
 	ulen = rte_be_to_cpu_16(pk->udp->dgram_len);
 	if (unlikely(ulen != tot - ihl))
-		return dp_count_drop(w, m, DP_DROP_BAD_UDP_LEN);
+		return verdict_drop(a, DP_DROP_BAD_UDP_LEN);
 	/* Checked before anything is rewritten: a bad datagram is never re-signed by TX. */
 	if (pk->udp->dgram_cksum != 0 && unlikely(!udp_cksum_ok(m, ip, pk->udp, ulen)))
-		return dp_count_drop(w, m, DP_DROP_BAD_UDP_CKSUM);
+		return verdict_drop(a, DP_DROP_BAD_UDP_CKSUM);
 	pk->payload = (uint8_t *)(pk->udp + 1);
 	pk->plen = ulen - (uint32_t)sizeof(struct rte_udp_hdr);
 	dport = rte_be_to_cpu_16(pk->udp->dst_port);
 	k = (uint32_t)(uint16_t)(dport - w->reply_base);
 	/* Two ports: replies only from the node port, requests only from the client port (the
 	 * other port's reply_count / n_listen is 0, dp_rx_side). */
-	if (dport >= w->reply_base && k < w->reply_count)
-		return handle_reply(w, m, pk, k);
+	if (dport >= w->reply_base && k < w->reply_count) {
+		a->k = k;
+		return DP_V_REPLY;
+	}
 	if (likely(is_listen_port(w, dport)))
-		return handle_request(w, m, pk);
+		return DP_V_REQUEST;
 	if (dport == w->probe_port)
-		return handle_probe_reply(w, m, pk);
-	dp_count_drop(w, m, DP_DROP_BAD_PORT);
+		return DP_V_PROBE;
+	return verdict_drop(a, DP_DROP_BAD_PORT);
 }
 
 /* Extension headers walked at most (hop-by-hop, destination options, routing). */
@@ -1144,7 +1162,7 @@ static inline bool is_our_sn_addr(const struct dp_worker *w, const uint8_t *a)
 	return memcmp(a, pfx, 13) == 0 && memcmp(a + 13, w->router_ip6 + 13, 3) == 0;
 }
 
-/* After Ethernet: IPv6 as handle_ipv4 does IPv4, a parallel path: the router's address6 (or,
+/* After Ethernet: IPv6 as check_ipv4 does IPv4, a parallel path: the router's address6 (or,
  * for neighbour discovery, its solicited-node group), extension headers walked, ICMPv6 or
  * UDP; the UDP checksum is mandatory. */
 static __rte_noinline void handle_ipv6(struct dp_worker *w, struct rte_mbuf *m, struct dp_pkt *pk,
@@ -1225,56 +1243,89 @@ static inline bool ether_eq(const struct rte_ether_addr *a, const struct rte_eth
 	return ((a0 ^ b0) | (uint32_t)(a1 ^ b1)) == 0;
 }
 
-/* Ethernet (and VLAN) checks and dispatch; @p hint: the look-ahead's guess for @p m. */
-static void handle_packet(struct dp_worker *w, struct rte_mbuf *m, const struct dp_hint *hint)
+/* Ethernet (and VLAN) checks, then IPv4's: where frame @p m goes, with a->pk as far as the
+ * checks went (a->len set by the caller). */
+static __rte_always_inline enum dp_verdict check_frame(struct dp_worker *w, struct rte_mbuf *m,
+						       struct dp_ahead *a)
 {
-	struct dp_pkt pk;
-	uint32_t len = rte_pktmbuf_data_len(m);
+	struct dp_pkt *pk = &a->pk;
+	uint32_t len = a->len;
 	uint16_t etype, vid = 0;
 
 	if (unlikely(m->nb_segs != 1))
-		return dp_count_drop(w, m, DP_DROP_MULTI_SEGMENT);
+		return verdict_drop(a, DP_DROP_MULTI_SEGMENT);
 	if (unlikely(len < sizeof(struct rte_ether_hdr)))
-		return dp_count_drop(w, m, DP_DROP_TRUNC_ETH);
-	pk.eth = rte_pktmbuf_mtod(m, struct rte_ether_hdr *);
-	pk.l2_len = sizeof(struct rte_ether_hdr);
-	pk.vlan = false;
-	pk.v6 = false;
-	pk.hint = hint;
-	etype = pk.eth->ether_type;
+		return verdict_drop(a, DP_DROP_TRUNC_ETH);
+	pk->eth = rte_pktmbuf_mtod(m, struct rte_ether_hdr *);
+	pk->l2_len = sizeof(struct rte_ether_hdr);
+	pk->vlan = false;
+	pk->v6 = false;
+	etype = pk->eth->ether_type;
 	if (etype == rte_cpu_to_be_16(RTE_ETHER_TYPE_VLAN)) {
 		if (unlikely(len < sizeof(struct rte_ether_hdr) + sizeof(struct rte_vlan_hdr)))
-			return dp_count_drop(w, m, DP_DROP_TRUNC_ETH);
-		etype = ((struct rte_vlan_hdr *)(pk.eth + 1))->eth_proto;
-		vid = rte_be_to_cpu_16(((struct rte_vlan_hdr *)(pk.eth + 1))->vlan_tci) & 0xfff;
-		pk.l2_len += sizeof(struct rte_vlan_hdr);
-		pk.vlan = true;
+			return verdict_drop(a, DP_DROP_TRUNC_ETH);
+		etype = ((struct rte_vlan_hdr *)(pk->eth + 1))->eth_proto;
+		vid = rte_be_to_cpu_16(((struct rte_vlan_hdr *)(pk->eth + 1))->vlan_tci) & 0xfff;
+		pk->l2_len += sizeof(struct rte_vlan_hdr);
+		pk->vlan = true;
 	}
 	/* A frame for another host is not_for_us whatever its VLAN (a bridge's flooding, a
 	 * switch's multicast): wrong_vlan speaks only of frames meant for the router. */
-	if (unlikely(!ether_eq(&pk.eth->dst_addr, &w->router_mac)) &&
+	if (unlikely(!ether_eq(&pk->eth->dst_addr, &w->router_mac)) &&
 	    !(etype == rte_cpu_to_be_16(RTE_ETHER_TYPE_ARP) &&
-	      rte_is_broadcast_ether_addr(&pk.eth->dst_addr)) &&
+	      rte_is_broadcast_ether_addr(&pk->eth->dst_addr)) &&
 	    !(etype == rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV6) && w->has_ip6 &&
-	      rte_is_same_ether_addr(&pk.eth->dst_addr, &w->sn_mac)))
-		return dp_count_drop(w, m, DP_DROP_NOT_FOR_US);
+	      rte_is_same_ether_addr(&pk->eth->dst_addr, &w->sn_mac)))
+		return verdict_drop(a, DP_DROP_NOT_FOR_US);
 	/* A port on one VLAN serves nothing from another (nor untagged frames, unless 0). */
 	if (unlikely(w->vlan_want != DP_VLAN_ANY) && vid != w->vlan_want)
-		return dp_count_drop(w, m, DP_DROP_WRONG_VLAN);
+		return verdict_drop(a, DP_DROP_WRONG_VLAN);
 	/* A group address is never a sender's: an answer to it would go to the whole segment. */
-	if (unlikely(rte_is_multicast_ether_addr(&pk.eth->src_addr)))
-		return dp_count_drop(w, m, DP_DROP_SRC_MAC_GROUP);
+	if (unlikely(rte_is_multicast_ether_addr(&pk->eth->src_addr)))
+		return verdict_drop(a, DP_DROP_SRC_MAC_GROUP);
 	if (likely(etype == w->ipv4_etype)) /* IPv4's; none without an IPv4 address */
-		return handle_ipv4(w, m, &pk, len);
+		return check_ipv4(w, m, a);
 	if (etype == rte_cpu_to_be_16(RTE_ETHER_TYPE_ARP))
-		return dp_local_arp(w, m, &pk);
+		return DP_V_ARP;
 	if (etype == rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV6))
-		return handle_ipv6(w, m, &pk, len);
-	dp_count_drop(w, m, DP_DROP_NOT_IPV4);
+		return DP_V_IPV6;
+	return verdict_drop(a, DP_DROP_NOT_IPV4);
 }
 
-/* peek_payload() of an IPv6 frame (@p l2 bytes of Ethernet and VLAN): UDP right after the
- * IPv6 header (no extension headers: those get no look-ahead). */
+/* Frame @p m where the look-ahead's checks (@p a) send it. Always inlined: the burst loop is
+ * its one caller, and the reply path must not pay a call (see handle_request()). */
+static __rte_always_inline void handle_packet(struct dp_worker *w, struct rte_mbuf *m,
+					      struct dp_ahead *a)
+{
+	struct dp_pkt *pk = &a->pk;
+	enum dp_drop why;
+
+	switch ((enum dp_verdict)a->verdict) {
+	case DP_V_REPLY:
+		return handle_reply(w, m, pk, a->k);
+	case DP_V_REQUEST:
+		return handle_request(w, m, pk);
+	case DP_V_DROP:
+		break;
+	case DP_V_PROBE:
+		return handle_probe_reply(w, m, pk);
+	case DP_V_ICMP:
+		why = client_check(w, pk); /* echo only to whom requests are served */
+		if (unlikely(why != DP_DROP_COUNT))
+			return dp_count_drop(w, m, why);
+		return dp_local_icmp(w, m, pk);
+	case DP_V_ARP:
+		return dp_local_arp(w, m, pk);
+	case DP_V_IPV6:
+		return handle_ipv6(w, m, pk, a->len);
+	}
+	dp_count_drop(w, m, (enum dp_drop)a->why);
+}
+
+/* Where a request's payload starts if IPv6 frame @p d (@p len bytes, @p l2 of Ethernet and
+ * VLAN) is a UDP datagram right after the IPv6 header (extension headers get no look-ahead)
+ * to a port that is not a reply port: only lengths are checked (handle_ipv6 judges the
+ * packet). */
 static __rte_noinline const uint8_t *peek_payload6(const struct dp_worker *w, const uint8_t *d,
 						   uint32_t len, uint32_t l2, uint32_t *plen)
 {
@@ -1282,49 +1333,13 @@ static __rte_noinline const uint8_t *peek_payload6(const struct dp_worker *w, co
 	const struct rte_udp_hdr *udp;
 	uint32_t ulen;
 
-	if ((d[l2] & 0xf0) != 0x60 || d[l2 + 6] != IPPROTO_UDP || len < l2 + l3 + sizeof(*udp))
+	if (len < l2 + l3 + sizeof(*udp) || (d[l2] & 0xf0) != 0x60 || d[l2 + 6] != IPPROTO_UDP)
 		return NULL;
 	udp = (const struct rte_udp_hdr *)(d + l2 + l3);
 	if ((uint16_t)(rte_be_to_cpu_16(udp->dst_port) - w->reply_base) < w->reply_count)
 		return NULL;
 	ulen = rte_be_to_cpu_16(udp->dgram_len);
 	if (ulen < sizeof(*udp) || ulen > len - l2 - l3)
-		return NULL;
-	*plen = ulen - (uint32_t)sizeof(*udp);
-	return (const uint8_t *)(udp + 1);
-}
-
-/* Where a request's payload starts if @p m is an IPv4 (or IPv6) UDP datagram to a port that
- * is not a reply port: only lengths are checked (handle_packet judges the packet). */
-static inline const uint8_t *peek_payload(const struct dp_worker *w, struct rte_mbuf *m,
-					  uint32_t *plen)
-{
-	const uint8_t *d = rte_pktmbuf_mtod(m, const uint8_t *);
-	uint32_t len = rte_pktmbuf_data_len(m), l2 = sizeof(struct rte_ether_hdr), ihl, ulen;
-	const struct rte_ether_hdr *eth = (const struct rte_ether_hdr *)d;
-	const struct rte_udp_hdr *udp;
-	uint16_t dport;
-
-	if (len <
-	    sizeof(*eth) + sizeof(struct rte_vlan_hdr) + sizeof(struct rte_ipv4_hdr) + sizeof(*udp))
-		return NULL;
-	if (eth->ether_type == rte_cpu_to_be_16(RTE_ETHER_TYPE_VLAN))
-		l2 += sizeof(struct rte_vlan_hdr);
-	if (len < l2 + sizeof(struct rte_ipv4_hdr) + sizeof(*udp))
-		return NULL;
-	/* Version 4: an IPv6 header read as IPv4 would name other bytes as the key. */
-	if (unlikely((d[l2] & 0xf0) != 0x40))
-		return peek_payload6(w, d, len, l2, plen);
-	ihl = (uint32_t)(d[l2] & 0x0f) * 4;
-	if (d[l2 + 9] != IPPROTO_UDP || ihl < sizeof(struct rte_ipv4_hdr) ||
-	    len < l2 + ihl + sizeof(*udp))
-		return NULL;
-	udp = (const struct rte_udp_hdr *)(d + l2 + ihl);
-	dport = rte_be_to_cpu_16(udp->dst_port);
-	if ((uint16_t)(dport - w->reply_base) < w->reply_count)
-		return NULL;
-	ulen = rte_be_to_cpu_16(udp->dgram_len);
-	if (ulen < sizeof(*udp) || ulen > len - l2 - ihl)
 		return NULL;
 	*plen = ulen - (uint32_t)sizeof(*udp);
 	return (const uint8_t *)(udp + 1);
@@ -1351,28 +1366,45 @@ static inline void prefetch_pkt(struct rte_mbuf *m)
 	rte_prefetch0(d + RTE_CACHE_LINE_SIZE);
 }
 
-/* The look-ahead of one packet (see dp_forward_burst) into @p h: the parse of its request
- * datagram, and its first key's hash with the ring index entry on the way in. */
-static inline void key_hint(const struct dp_worker *w, struct rte_mbuf *m, struct dp_hint *h)
+/* The look-ahead of request datagram @p a (see dp_forward_burst): its parse, and its first
+ * key's hash with the ring index entry on the way in (with a placement). */
+static inline void key_hint(const struct dp_worker *w, struct dp_ahead *a, const uint8_t *pay,
+			    uint32_t plen)
 {
+	struct dp_hint *h = &a->hint;
 	const struct mc_requests *r = h->req;
 	const struct mc_key *k0;
-	uint32_t plen = 0;
 
-	h->payload = peek_payload(w, m, &plen);
-	h->has_owner = false;
-	if (h->payload == NULL)
-		return;
+	h->payload = pay;
 	h->plen = plen;
-	h->err = mc_parse_datagram_flags(h->payload, plen, MC_PARSE_CTL_KEYS, h->req);
-	if (h->err != MC_OK || r->nkeys == 0)
+	h->err = mc_parse_datagram_flags(pay, plen, MC_PARSE_CTL_KEYS, h->req);
+	if (h->err != MC_OK || r->nkeys == 0 || w->cur == NULL)
 		return;
 	k0 = &r->keys[0];
 	if (k0->base64)
 		return; /* hashed decoded, by request_owner() */
-	h->hash = pl_key_hash(w->cur->pl, h->payload + k0->off, k0->len);
+	h->hash = pl_key_hash(w->cur->pl, pay + k0->off, k0->len);
 	h->has_owner = true;
 	pl_prefetch_hash(w->cur->pl, h->hash);
+}
+
+/* The look-ahead of one frame: its checks (check_frame), and for a request its parse. */
+static __rte_always_inline void look_ahead(struct dp_worker *w, struct rte_mbuf *m,
+					   struct dp_ahead *a)
+{
+	const uint8_t *pay;
+	uint32_t plen = 0;
+
+	a->len = rte_pktmbuf_data_len(m);
+	a->pk.hint = &a->hint;
+	a->hint.payload = NULL;
+	a->hint.has_owner = false;
+	a->verdict = (uint16_t)check_frame(w, m, a);
+	if (likely(a->verdict == DP_V_REQUEST))
+		return key_hint(w, a, a->pk.payload, a->pk.plen);
+	if (a->verdict == DP_V_IPV6 &&
+	    (pay = peek_payload6(w, (const uint8_t *)a->pk.eth, a->len, a->pk.l2_len, &plen)))
+		key_hint(w, a, pay, plen);
 }
 
 /* The owner of a parsed request's first key (its index entry is on its way since
@@ -1388,18 +1420,19 @@ static inline void owner_hint(const struct dp_worker *w, struct dp_hint *h)
 
 /*
  * A software pipeline over the burst (DPDK l3fwd's pattern for its lookups): packet lines
- * 2 * DP_HINT_AHEAD ahead, the request of the packet DP_HINT_AHEAD ahead parsed (its first key
- * hashed, its ring index entry prefetched), the owner of the one DP_LOOKUP_AHEAD ahead looked
- * up, then the packet itself, so that the index misses of a large ring (whose replica does not
+ * 2 * DP_HINT_AHEAD ahead; the packet DP_HINT_AHEAD ahead checked (Ethernet, IPv4, UDP: once,
+ * where it goes recorded in its dp_ahead) and, a request, parsed, its first key hashed and
+ * its ring index entry prefetched; the owner of the one DP_LOOKUP_AHEAD ahead looked up; then
+ * the packet itself handled, so that the index misses of a large ring (whose replica does not
  * fit the caches) overlap with the work on earlier packets instead of stalling each request.
  * Parse once: the request path takes the look-ahead's parse for the very payload it was made
- * of (the look-ahead checks only lengths; handle_packet judges the packet).
+ * of. Every check the look-ahead makes depends only on the frame and the configuration, so
+ * making it a few packets early changes nothing.
  */
 uint16_t dp_forward_burst(struct dp_worker *w, struct rte_mbuf **pkts, uint16_t n)
 {
 	uint64_t sent = dp_obs_sent(w);
 	const uint32_t ring = DP_AHEAD_RING - 1;
-	bool hints;
 
 	w->now = rte_rdtsc();
 	/* Acquire pairs with the control lcore's release store in dp_publish_placement(): the
@@ -1413,30 +1446,21 @@ uint16_t dp_forward_burst(struct dp_worker *w, struct rte_mbuf **pkts, uint16_t 
 		w->ctr[DP_CTR_PUBLISH_SEEN]++;
 	}
 	w->ctr[DP_CTR_RX] += n;
-	hints = w->cur != NULL;
-	for (uint16_t i = 0; i < n && i < 2 * DP_HINT_AHEAD; i++)
+	for (uint32_t i = 0; i < n && i < DP_HINT_AHEAD; i++)
 		prefetch_pkt(pkts[i]);
-	for (uint16_t i = 0; i < n && i < DP_HINT_AHEAD; i++)
-		if (hints)
-			key_hint(w, pkts[i], &w->hints[i & ring]);
-	for (uint16_t i = 0; i < n && i < DP_LOOKUP_AHEAD; i++)
-		if (hints)
-			owner_hint(w, &w->hints[i & ring]);
-	for (uint16_t i = 0; i < n; i++) {
-		const struct dp_hint *hint = &dp_no_hint;
+	/* Step t: packet t looked ahead at, the owner of packet t - DP_HINT_AHEAD +
+	 * DP_LOOKUP_AHEAD looked up, packet t - DP_HINT_AHEAD handled. */
+	for (uint32_t t = 0; t < (uint32_t)n + DP_HINT_AHEAD; t++) {
+		uint32_t l = t - (DP_HINT_AHEAD - DP_LOOKUP_AHEAD), i = t - DP_HINT_AHEAD;
 
-		if (i + 2 * DP_HINT_AHEAD < n)
-			prefetch_pkt(pkts[i + 2 * DP_HINT_AHEAD]);
-		if (hints) {
-			uint32_t j = (uint32_t)i + DP_HINT_AHEAD, l = (uint32_t)i + DP_LOOKUP_AHEAD;
-
-			if (j < n)
-				key_hint(w, pkts[j], &w->hints[j & ring]);
-			if (l < n)
-				owner_hint(w, &w->hints[l & ring]);
-			hint = &w->hints[i & ring];
-		}
-		handle_packet(w, pkts[i], hint);
+		if (t + DP_HINT_AHEAD < n)
+			prefetch_pkt(pkts[t + DP_HINT_AHEAD]);
+		if (t < n)
+			look_ahead(w, pkts[t], &w->ahead_pkt[t & ring]);
+		if (t >= DP_HINT_AHEAD - DP_LOOKUP_AHEAD && l < n)
+			owner_hint(w, &w->ahead_pkt[l & ring].hint);
+		if (t >= DP_HINT_AHEAD)
+			handle_packet(w, pkts[i], &w->ahead_pkt[i & ring]);
 	}
 	dp_tx_flush(w);
 	dp_obs_burst_done(w, sent);
