@@ -773,15 +773,12 @@ static inline bool meta_flags_window(const uint8_t *p, uint32_t pos, uint32_t en
  * The commonest datagrams in one pass over the key: exactly `get <key>\r\n`, or one
  * `mg <key>[ <flags>]\r\n` line. True with @p out as parse_text() fills it for them; false
  * (out->nreq and nkeys still 0) for anything else, including keys the flags decide on
- * (control bytes), so that the full parser gives the answer and the error. @p known_end: where
- * scan_plain(p, key start, len) stops when the caller knows it already (mc_peek_key() ran it
- * on the same bytes), else 0. Always inlined: mc_parse_datagram_peeked() calls it for every
- * request the look-ahead found a text key in (a call and its register saves: ~20 instructions).
+ * (control bytes), so that the full parser gives the answer and the error. Always inlined: the
+ * datagram parse tries it first for every `get` / `mg` (a call and its register saves: ~20
+ * instructions).
  */
-static inline __attribute__((always_inline)) bool parse_fast(const uint8_t *p, uint32_t start,
-							     uint32_t len, unsigned flags,
-							     struct mc_requests *out,
-							     uint32_t known_end)
+static inline __attribute__((always_inline)) bool
+parse_fast(const uint8_t *p, uint32_t start, uint32_t len, unsigned flags, struct mc_requests *out)
 {
 	struct pctx c = {.p = p, .len = len, .flags = flags, .out = out};
 	bool mg = p[start] == 'm';
@@ -791,7 +788,7 @@ static inline __attribute__((always_inline)) bool parse_fast(const uint8_t *p, u
 		return false;
 	if (mg ? memcmp(p + start, "mg ", 3) != 0 : memcmp(p + start, "get ", 4) != 0)
 		return false;
-	e = known_end != 0 ? known_end : scan_plain(p, k, len);
+	e = scan_plain(p, k, len);
 	if (e == k || e - k > MC_KEY_MAX)
 		return false;
 	struct mc_request *r = &out->req[0];
@@ -831,10 +828,10 @@ static inline __attribute__((always_inline)) bool parse_fast(const uint8_t *p, u
 	return true;
 }
 
-/* Parse [start, len) of @p p; offsets stay relative to @p p. @p known_end: parse_fast()'s;
- * @p fast: whether parse_fast() is worth trying (false: the caller tried it). */
+/* Parse [start, len) of @p p; offsets stay relative to @p p. @p fast: whether parse_fast() is
+ * worth trying (false: the caller tried it). */
 static enum mc_err parse_from(const uint8_t *p, uint32_t start, uint32_t len, unsigned flags,
-			      struct mc_requests *out, uint32_t known_end, bool fast)
+			      struct mc_requests *out, bool fast)
 {
 	struct pctx c = {.p = p, .len = len, .flags = flags, .out = out};
 	uint32_t pos = start;
@@ -845,8 +842,7 @@ static enum mc_err parse_from(const uint8_t *p, uint32_t start, uint32_t len, un
 	out->err_off = start;
 	if (start >= len)
 		return MC_E_EMPTY;
-	if (fast && (p[start] == 'g' || p[start] == 'm') &&
-	    parse_fast(p, start, len, flags, out, known_end))
+	if (fast && (p[start] == 'g' || p[start] == 'm') && parse_fast(p, start, len, flags, out))
 		return MC_OK;
 	bool binary = p[start] == MC_BIN_REQ_MAGIC;
 	out->proto = binary ? MC_PROTO_BINARY : MC_PROTO_ASCII;
@@ -875,7 +871,7 @@ enum mc_err mc_parse_requests_flags(const uint8_t *p, size_t len, unsigned flags
 		out->err_off = 0;
 		return MC_E_TOO_MANY_REQUESTS;
 	}
-	return parse_from(p, 0, (uint32_t)len, flags, out, 0, true);
+	return parse_from(p, 0, (uint32_t)len, flags, out, true);
 }
 
 enum mc_err mc_parse_requests(const uint8_t *p, size_t len, struct mc_requests *out)
@@ -886,14 +882,6 @@ enum mc_err mc_parse_requests(const uint8_t *p, size_t len, struct mc_requests *
 enum mc_err mc_parse_datagram_flags(const uint8_t *p, size_t len, unsigned flags,
 				    struct mc_requests *out)
 {
-	return mc_parse_datagram_peeked(p, len, flags, 0, 0, out);
-}
-
-enum mc_err mc_parse_datagram_peeked(const uint8_t *p, size_t len, unsigned flags, uint32_t key_off,
-				     uint32_t key_len, struct mc_requests *out)
-{
-	uint32_t known_end = 0;
-
 	out->err_off = 0;
 	out->nreq = 0;
 	out->nkeys = 0;
@@ -906,12 +894,6 @@ enum mc_err mc_parse_datagram_peeked(const uint8_t *p, size_t len, unsigned flag
 		return MC_E_FRAME_SEQ;
 	if (len > UINT32_MAX)
 		return MC_E_TOO_MANY_REQUESTS;
-	/* mc_peek_key() scanned a text key at the place parse_fast() starts its scan (the
-	 * second token, right after `get ` or `mg `): where that scan stopped is known. */
-	if (key_len != 0 && key_off == MC_FRAME_HDR_LEN + (p[MC_FRAME_HDR_LEN] == 'm' ? 3u : 4u) &&
-	    (p[MC_FRAME_HDR_LEN] == 'g' || p[MC_FRAME_HDR_LEN] == 'm') && key_off + key_len < len &&
-	    key_len <= MC_KEY_MAX)
-		known_end = key_off + key_len;
 	/* The commonest shapes straight away, as parse_from() would find them: a one-line
 	 * `get` / `mg` (parse_fast) or one binary GET filling the datagram. */
 	if (len > MC_FRAME_HDR_LEN) {
@@ -919,54 +901,16 @@ enum mc_err mc_parse_datagram_peeked(const uint8_t *p, size_t len, unsigned flag
 
 		out->err_off = MC_FRAME_HDR_LEN;
 		if ((c0 == 'g' || c0 == 'm') &&
-		    parse_fast(p, MC_FRAME_HDR_LEN, (uint32_t)len, flags, out, known_end))
+		    parse_fast(p, MC_FRAME_HDR_LEN, (uint32_t)len, flags, out))
 			return MC_OK;
 		if (c0 == MC_BIN_REQ_MAGIC &&
 		    mc_parse_binary_get(p, (uint32_t)len, MC_FRAME_HDR_LEN, out))
 			return MC_OK;
 	}
-	return parse_from(p, MC_FRAME_HDR_LEN, (uint32_t)len, flags, out, known_end, false);
+	return parse_from(p, MC_FRAME_HDR_LEN, (uint32_t)len, flags, out, false);
 }
 
 enum mc_err mc_parse_datagram(const uint8_t *p, size_t len, struct mc_requests *out)
 {
 	return mc_parse_datagram_flags(p, len, 0, out);
-}
-
-bool mc_peek_key(const uint8_t *p, size_t len, uint32_t *off, uint32_t *klen)
-{
-	uint32_t s = MC_FRAME_HDR_LEN, n, i, e;
-
-	if (len < MC_FRAME_HDR_LEN + 4 || len > UINT32_MAX)
-		return false;
-	n = (uint32_t)len;
-	if (p[s] == MC_BIN_REQ_MAGIC) {
-		uint32_t kl, ex;
-
-		if (n - s < MC_BIN_HDR_LEN)
-			return false;
-		kl = mc_rd16(p + s + 2);
-		ex = p[s + 4];
-		if (kl == 0 || kl > MC_KEY_MAX || n - s - MC_BIN_HDR_LEN < ex + kl)
-			return false;
-		*off = s + MC_BIN_HDR_LEN + ex;
-		*klen = kl;
-		return true;
-	}
-	/* A command name of up to 15 bytes, one space, the key; get and mg at a glance. */
-	if (p[s] == 'g' && p[s + 1] == 'e' && p[s + 2] == 't' && p[s + 3] == ' ')
-		i = s + 3;
-	else if (p[s] == 'm' && p[s + 2] == ' ')
-		i = s + 2;
-	else
-		for (i = s; i < n && i - s < 16 && p[i] != ' '; i++)
-			;
-	if (i >= n - 1 || p[i] != ' ')
-		return false;
-	e = scan_plain(p, ++i, n);
-	if (e == i || e - i > MC_KEY_MAX)
-		return false;
-	*off = i;
-	*klen = e - i;
-	return true;
 }

@@ -367,30 +367,10 @@ enum mc_err mc_parse_datagram(const uint8_t *p, size_t len, struct mc_requests *
 enum mc_err mc_parse_requests_flags(const uint8_t *p, size_t len, unsigned flags,
 				    struct mc_requests *out);
 
-/** mc_parse_datagram() with MC_PARSE_* @p flags. */
+/** mc_parse_datagram() with MC_PARSE_* @p flags. The commonest datagrams (one `get <key>` or
+ * `mg <key>[ <flags>]` line, one binary GET) take a shorter way to the same result. */
 enum mc_err mc_parse_datagram_flags(const uint8_t *p, size_t len, unsigned flags,
 				    struct mc_requests *out);
-
-/**
- * mc_parse_datagram_flags() for a datagram whose first key mc_peek_key() found at @p key_off,
- * @p key_len (its result for these very bytes, unchanged since; @p key_len 0: none): the
- * commonest datagrams (`get <key>\r\n`, one `mg <key>[ <flags>]\r\n` line) are parsed
- * without scanning the key a second time, so the look-ahead's scan is the parse. The result is
- * the same as mc_parse_datagram_flags()'s for the same bytes, whatever the hint says about
- * other shapes.
- */
-enum mc_err mc_parse_datagram_peeked(const uint8_t *p, size_t len, unsigned flags, uint32_t key_off,
-				     uint32_t key_len, struct mc_requests *out);
-
-/**
- * Where the first key of a request datagram's payload (frame header included) probably is,
- * from a glance at its start: the second token of a text command (`get <key>`, `mg <key>`,
- * ...; the first byte up to a space or control byte), or the key of a binary request. No
- * validation: a hint for prefetching and hashing ahead of mc_parse_datagram(), whose result
- * decides (compare its key's off and len). Reads only within [p, p + len).
- * @return true with the span in *off (from @p p) and *klen (1..MC_KEY_MAX), else false.
- */
-bool mc_peek_key(const uint8_t *p, size_t len, uint32_t *off, uint32_t *klen);
 
 /**
  * Decode a meta `b` key (base64 text, validated by the parser) into @p out, for hashing.

@@ -22,52 +22,6 @@ static void test_frame_roundtrip(void **state)
 		assert_int_equal(mc_frame_parse(wire, n, &f), MC_E_FRAME_SHORT);
 }
 
-/*
- * mc_peek_key() is the dataplane's look-ahead hint: where it claims a key, a successful full
- * parse must find the same first key, or the worker would place a request by the wrong key.
- */
-static void check_peek_agrees(const uint8_t *p, size_t len, bool want_hint)
-{
-	uint32_t off = 0, klen = 0;
-	bool hint = mc_peek_key(p, len, &off, &klen);
-
-	assert_int_equal(hint, want_hint);
-	if (!hint)
-		return;
-	assert_true(klen >= 1 && klen <= MC_KEY_MAX && (size_t)off + klen <= len);
-	assert_int_equal(mc_parse_datagram_flags(p, len, MC_PARSE_CTL_KEYS, &r), MC_OK);
-	assert_true(r.nkeys >= 1);
-	assert_int_equal(r.keys[0].off, off);
-	assert_int_equal(r.keys[0].len, klen);
-}
-
-static void test_peek_key(void **state)
-{
-	(void)state;
-	static const char get[] = "\x00\x01\x00\x00\x00\x01\x00\x00get user:42\r\n";
-	static const char mget[] = "\x00\x01\x00\x00\x00\x01\x00\x00get a bb ccc\r\n";
-	static const char mg[] = "\x00\x01\x00\x00\x00\x01\x00\x00mg k1 v f t\r\n";
-	static const char set[] = "\x00\x01\x00\x00\x00\x01\x00\x00set kk 0 0 1\r\nx\r\n";
-	static const char version[] = "\x00\x01\x00\x00\x00\x01\x00\x00version\r\n";
-	uint8_t bin[8 + 24 + 5] = {0, 1, 0, 0, 0, 1, 0, 0, 0x80, 0x00 /* GET */, 0, 5};
-	uint32_t off, klen;
-
-	bin[8 + 11] = 5; /* total body = key */
-	memcpy(bin + 32, "hello", 5);
-	check_peek_agrees((const uint8_t *)get, sizeof(get) - 1, true);
-	check_peek_agrees((const uint8_t *)mget, sizeof(mget) - 1, true);
-	check_peek_agrees((const uint8_t *)mg, sizeof(mg) - 1, true);
-	check_peek_agrees((const uint8_t *)set, sizeof(set) - 1, true);
-	check_peek_agrees(bin, sizeof(bin), true);
-	/* A keyless command: whatever it guesses, the full parse has no key to disagree with. */
-	if (mc_peek_key((const uint8_t *)version, sizeof(version) - 1, &off, &klen))
-		assert_true((size_t)off + klen <= sizeof(version) - 1);
-	/* Truncated buffers: never a span past the end. */
-	for (size_t n = 0; n < sizeof(get) - 1; n++)
-		if (mc_peek_key((const uint8_t *)get, n, &off, &klen))
-			assert_true((size_t)off + klen <= n && klen >= 1);
-}
-
 static void test_datagram_rules(void **state)
 {
 	(void)state;
@@ -149,7 +103,6 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_frame_roundtrip),
 		cmocka_unit_test(test_datagram_rules),
-		cmocka_unit_test(test_peek_key),
 		cmocka_unit_test(test_key_check),
 		cmocka_unit_test(test_names),
 	};
