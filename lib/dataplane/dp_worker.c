@@ -956,7 +956,12 @@ static inline bool ipv4_hdr_sum_ok(const struct rte_ipv4_hdr *ip, uint32_t ihl)
  * (check it in software). */
 static inline int rx_l4_verdict(const struct rte_mbuf *m)
 {
-	switch (m->ol_flags & RTE_MBUF_F_RX_L4_CKSUM_MASK) {
+	uint64_t f = m->ol_flags & RTE_MBUF_F_RX_L4_CKSUM_MASK;
+
+	/* No verdict (memif, net_ring, af_packet): one compare, not the switch's three. */
+	if (likely(f == RTE_MBUF_F_RX_L4_CKSUM_UNKNOWN))
+		return -1;
+	switch (f) {
 	case RTE_MBUF_F_RX_L4_CKSUM_GOOD:
 	case RTE_MBUF_F_RX_L4_CKSUM_NONE:
 		return 1;
