@@ -125,19 +125,18 @@ static inline uint16_t dp_csum_sum(const void *p, uint32_t len, uint64_t sum)
 	len = (len - 1) & ~7u;
 #if defined(__x86_64__) && defined(__GNUC__)
 	/* Add-with-carry chains (the carry flag is the end-around carry): 64 bytes a step down
-	 * to at most 15 words, then those by a jump into a chain of fifteen at the word count
-	 * (each adcq is 4 bytes, as the .error checks), the tail's add first: no branch per size
-	 * (a request or reply is checked whole on every packet, most under 128 bytes). The
-	 * block operands tell the compiler which bytes are read. */
+	 * to at most 31 words, then those by a jump into a chain of 31 at the word count, the
+	 * tail's add first: no branch per size (a request or reply is checked whole on every
+	 * packet, nearly all under 256 bytes). The chain addresses its words from the end - 128
+	 * (8-bit displacements, each adcq 4 bytes, as the .error checks). The memory operands
+	 * tell the compiler which bytes are read (an array of unknown size: up to len). */
 	struct dp_csum_64 {
 		uint8_t b[64];
 	};
-	struct dp_csum_120 {
-		uint8_t b[120];
-	};
+	const uint8_t *end;
 	uint64_t jmp;
 
-	for (; unlikely(len > 120); b += 64, len -= 64)
+	for (; unlikely(len > 248); b += 64, len -= 64)
 		__asm__("addq (%[p]), %[s]\n\t"
 			"adcq 8(%[p]), %[s]\n\t"
 			"adcq 16(%[p]), %[s]\n\t"
@@ -150,8 +149,10 @@ static inline uint16_t dp_csum_sum(const void *p, uint32_t len, uint64_t sum)
 			: [s] "+r"(sum)
 			: [p] "r"(b), "m"(*(const struct dp_csum_64 *)(const void *)b)
 			: "cc");
+	end = b + len;
 	__asm__("leaq 1f(%%rip), %[j]\n\t"
 		"subq %[q], %[j]\n\t"
+		"addq $-128, %[e]\n\t"
 		"addq %[t], %[s]\n\t"
 		"jmp *%[j]\n"
 		"0:\n\t"
@@ -169,15 +170,30 @@ static inline uint16_t dp_csum_sum(const void *p, uint32_t len, uint64_t sum)
 		"adcq -32(%[e]), %[s]\n\t"
 		"adcq -24(%[e]), %[s]\n\t"
 		"adcq -16(%[e]), %[s]\n\t"
-		"adcq -8(%[e]), %[s]\n"
+		"adcq -8(%[e]), %[s]\n\t"
+		"%{disp8%} adcq 0(%[e]), %[s]\n\t"
+		"adcq 8(%[e]), %[s]\n\t"
+		"adcq 16(%[e]), %[s]\n\t"
+		"adcq 24(%[e]), %[s]\n\t"
+		"adcq 32(%[e]), %[s]\n\t"
+		"adcq 40(%[e]), %[s]\n\t"
+		"adcq 48(%[e]), %[s]\n\t"
+		"adcq 56(%[e]), %[s]\n\t"
+		"adcq 64(%[e]), %[s]\n\t"
+		"adcq 72(%[e]), %[s]\n\t"
+		"adcq 80(%[e]), %[s]\n\t"
+		"adcq 88(%[e]), %[s]\n\t"
+		"adcq 96(%[e]), %[s]\n\t"
+		"adcq 104(%[e]), %[s]\n\t"
+		"adcq 112(%[e]), %[s]\n\t"
+		"adcq 120(%[e]), %[s]\n\t"
 		"1:\n\t"
-		".if 1b - 0b - 60\n\t"
+		".if 1b - 0b - 124\n\t"
 		".error \"dp_csum_sum: an adcq is not 4 bytes\"\n\t"
 		".endif\n\t"
 		"adcq $0, %[s]"
-		: [s] "+r"(sum), [j] "=&r"(jmp)
-		: [q] "r"((uint64_t)len / 2), [t] "r"(tail), [e] "S"(b + len),
-		  "m"(*(const struct dp_csum_120 *)(const void *)b)
+		: [s] "+r"(sum), [j] "=&r"(jmp), [e] "+S"(end)
+		: [q] "r"((uint64_t)len / 2), [t] "r"(tail), "m"(*(const uint8_t(*)[])b)
 		: "cc");
 	return dp_csum_fold(dp_csum_fold64(sum));
 #else
