@@ -90,6 +90,28 @@ static inline void count_sent(struct dp_worker *w, enum dp_tx_tag tag, uint32_t 
 	}
 }
 
+/* Count the outcomes of TX entries [lo, hi), which the NIC took: forwarded requests and
+ * returned replies (nearly every entry; their tags are 0 and 1, an index here) with the
+ * worker-wide counts summed here and added once, the rest by count_sent(). */
+static inline void count_range(struct dp_worker *w, uint16_t lo, uint16_t hi)
+{
+	uint64_t *node[2] = {w->node_fwd, w->node_ret}, n[2] = {0, 0};
+
+	RTE_BUILD_BUG_ON(DP_TX_FORWARDED != 0 || DP_TX_RETURNED != 1);
+	for (uint16_t i = lo; i < hi; i++) {
+		uint8_t tag = w->tx_tag[i];
+
+		if (likely(tag <= DP_TX_RETURNED)) {
+			node[tag][w->tx_ep[i]]++;
+			n[tag]++;
+		} else {
+			count_sent(w, (enum dp_tx_tag)tag, w->tx_ep[i]);
+		}
+	}
+	w->ctr[DP_CTR_FORWARDED] += n[DP_TX_FORWARDED];
+	w->ctr[DP_CTR_RETURNED] += n[DP_TX_RETURNED];
+}
+
 /* Send TX entries [lo, hi) on @p port: the queue gets one retry; what it still refuses is
  * freed here. */
 static void flush_range(struct dp_worker *w, uint16_t port, uint16_t lo, uint16_t hi)
@@ -101,9 +123,8 @@ static void flush_range(struct dp_worker *w, uint16_t port, uint16_t lo, uint16_
 	sent = rte_eth_tx_burst(port, w->queue_id, w->tx + lo, n);
 	if (unlikely(sent < n))
 		sent += rte_eth_tx_burst(port, w->queue_id, w->tx + lo + sent, n - sent);
-	for (i = lo; i < lo + sent; i++)
-		count_sent(w, (enum dp_tx_tag)w->tx_tag[i], w->tx_ep[i]);
-	for (; i < hi; i++) {
+	count_range(w, lo, lo + sent);
+	for (i = lo + sent; i < hi; i++) {
 		switch (w->tx_tag[i]) {
 		case DP_TX_CTL:
 			rte_pktmbuf_free(w->tx[i]);

@@ -76,67 +76,10 @@ static inline uint64_t dp_csum_add64(uint64_t sum, uint64_t v)
 	return sum + (sum < v);
 }
 
-/*
- * The ones-complement sum of @p len bytes at @p p plus @p sum (a partial sum of native-order
- * words, e.g. a pseudo-header's), folded to 16 bits as rte_raw_cksum() folds it: 16 bytes a
- * step in 64-bit words with end-around carry. For checking whole datagrams per packet.
- */
-static inline uint16_t dp_csum_sum(const void *p, uint32_t len, uint64_t sum)
+/* dp_csum_sum() of fewer than 8 bytes: each piece at an even offset (an odd last byte is the
+ * first of a zero-padded 16-bit word, RFC 1071). */
+static inline uint16_t dp_csum_short(const uint8_t *b, uint32_t len, uint64_t sum)
 {
-	const uint8_t *b = (const uint8_t *)p;
-	uint64_t v0, v1;
-
-#if defined(__x86_64__) && defined(__GNUC__)
-	/* 64, then 32 bytes a step as one add-with-carry chain (the carry flag is the end-around
-	 * carry): about a third of the portable loop's instructions (a request or reply is
-	 * checked whole on every packet). The block operand tells the compiler which bytes are
-	 * read. */
-	struct dp_csum_32 {
-		uint8_t b[32];
-	};
-	struct dp_csum_64 {
-		uint8_t b[64];
-	};
-
-	for (; len >= 64; b += 64, len -= 64)
-		__asm__("addq (%[p]), %[s]\n\t"
-			"adcq 8(%[p]), %[s]\n\t"
-			"adcq 16(%[p]), %[s]\n\t"
-			"adcq 24(%[p]), %[s]\n\t"
-			"adcq 32(%[p]), %[s]\n\t"
-			"adcq 40(%[p]), %[s]\n\t"
-			"adcq 48(%[p]), %[s]\n\t"
-			"adcq 56(%[p]), %[s]\n\t"
-			"adcq $0, %[s]"
-			: [s] "+r"(sum)
-			: [p] "r"(b), "m"(*(const struct dp_csum_64 *)(const void *)b)
-			: "cc");
-	if (len >= 32) {
-		__asm__("addq (%[p]), %[s]\n\t"
-			"adcq 8(%[p]), %[s]\n\t"
-			"adcq 16(%[p]), %[s]\n\t"
-			"adcq 24(%[p]), %[s]\n\t"
-			"adcq $0, %[s]"
-			: [s] "+r"(sum)
-			: [p] "r"(b), "m"(*(const struct dp_csum_32 *)(const void *)b)
-			: "cc");
-		b += 32;
-		len -= 32;
-	}
-#endif
-	for (; len >= 16; b += 16, len -= 16) {
-		memcpy(&v0, b, 8);
-		memcpy(&v1, b + 8, 8);
-		sum = dp_csum_add64(dp_csum_add64(sum, v0), v1);
-	}
-	if (len >= 8) {
-		memcpy(&v0, b, 8);
-		sum = dp_csum_add64(sum, v0);
-		b += 8;
-		len -= 8;
-	}
-	/* The last 0..7 bytes, each piece at an even offset (an odd last byte is the first of a
-	 * zero-padded 16-bit word, RFC 1071). */
 	if (len & 4) {
 		uint32_t x;
 
@@ -158,6 +101,115 @@ static inline uint16_t dp_csum_sum(const void *p, uint32_t len, uint64_t sum)
 		sum = dp_csum_add64(sum, x);
 	}
 	return dp_csum_fold(dp_csum_fold64(sum));
+}
+
+/*
+ * The ones-complement sum of @p len bytes at @p p plus @p sum (a partial sum of native-order
+ * words, e.g. a pseudo-header's), folded to 16 bits as rte_raw_cksum() folds it: 64-bit words
+ * with end-around carry. For checking whole datagrams per packet. Reads only bytes inside
+ * [p, p + len).
+ */
+static inline uint16_t dp_csum_sum(const void *p, uint32_t len, uint64_t sum)
+{
+	const uint8_t *b = (const uint8_t *)p;
+	uint64_t tail;
+
+	if (unlikely(len < 8))
+		return dp_csum_short(b, len, sum);
+	/* The last 1..8 bytes as one load of the 8 bytes that end the buffer, shifted down so
+	 * that only they remain, at the even offset where they start (a multiple of 8 from p):
+	 * no branch per tail size, no byte read twice into the sum. What is left before them is
+	 * whole 64-bit words. */
+	memcpy(&tail, b + len - 8, 8);
+	tail >>= (-len * 8) & 63;
+	len = (len - 1) & ~7u;
+#if defined(__x86_64__) && defined(__GNUC__)
+	/* Add-with-carry chains (the carry flag is the end-around carry): 64 bytes a step down
+	 * to at most 31 words, then those by a jump into a chain of 31 at the word count, the
+	 * tail's add first: no branch per size (a request or reply is checked whole on every
+	 * packet, nearly all under 256 bytes). The chain addresses its words from the end - 128
+	 * (8-bit displacements, each adcq 4 bytes, as the .error checks). The memory operands
+	 * tell the compiler which bytes are read (an array of unknown size: up to len). */
+	struct dp_csum_64 {
+		uint8_t b[64];
+	};
+	const uint8_t *end;
+	uint64_t jmp;
+
+	for (; unlikely(len > 248); b += 64, len -= 64)
+		__asm__("addq (%[p]), %[s]\n\t"
+			"adcq 8(%[p]), %[s]\n\t"
+			"adcq 16(%[p]), %[s]\n\t"
+			"adcq 24(%[p]), %[s]\n\t"
+			"adcq 32(%[p]), %[s]\n\t"
+			"adcq 40(%[p]), %[s]\n\t"
+			"adcq 48(%[p]), %[s]\n\t"
+			"adcq 56(%[p]), %[s]\n\t"
+			"adcq $0, %[s]"
+			: [s] "+r"(sum)
+			: [p] "r"(b), "m"(*(const struct dp_csum_64 *)(const void *)b)
+			: "cc");
+	end = b + len;
+	__asm__("leaq 1f(%%rip), %[j]\n\t"
+		"subq %[q], %[j]\n\t"
+		"addq $-128, %[e]\n\t"
+		"addq %[t], %[s]\n\t"
+		"jmp *%[j]\n"
+		"0:\n\t"
+		"adcq -120(%[e]), %[s]\n\t"
+		"adcq -112(%[e]), %[s]\n\t"
+		"adcq -104(%[e]), %[s]\n\t"
+		"adcq -96(%[e]), %[s]\n\t"
+		"adcq -88(%[e]), %[s]\n\t"
+		"adcq -80(%[e]), %[s]\n\t"
+		"adcq -72(%[e]), %[s]\n\t"
+		"adcq -64(%[e]), %[s]\n\t"
+		"adcq -56(%[e]), %[s]\n\t"
+		"adcq -48(%[e]), %[s]\n\t"
+		"adcq -40(%[e]), %[s]\n\t"
+		"adcq -32(%[e]), %[s]\n\t"
+		"adcq -24(%[e]), %[s]\n\t"
+		"adcq -16(%[e]), %[s]\n\t"
+		"adcq -8(%[e]), %[s]\n\t"
+		"%{disp8%} adcq 0(%[e]), %[s]\n\t"
+		"adcq 8(%[e]), %[s]\n\t"
+		"adcq 16(%[e]), %[s]\n\t"
+		"adcq 24(%[e]), %[s]\n\t"
+		"adcq 32(%[e]), %[s]\n\t"
+		"adcq 40(%[e]), %[s]\n\t"
+		"adcq 48(%[e]), %[s]\n\t"
+		"adcq 56(%[e]), %[s]\n\t"
+		"adcq 64(%[e]), %[s]\n\t"
+		"adcq 72(%[e]), %[s]\n\t"
+		"adcq 80(%[e]), %[s]\n\t"
+		"adcq 88(%[e]), %[s]\n\t"
+		"adcq 96(%[e]), %[s]\n\t"
+		"adcq 104(%[e]), %[s]\n\t"
+		"adcq 112(%[e]), %[s]\n\t"
+		"adcq 120(%[e]), %[s]\n\t"
+		"1:\n\t"
+		".if 1b - 0b - 124\n\t"
+		".error \"dp_csum_sum: an adcq is not 4 bytes\"\n\t"
+		".endif\n\t"
+		"adcq $0, %[s]"
+		: [s] "+r"(sum), [j] "=&r"(jmp), [e] "+S"(end)
+		: [q] "r"((uint64_t)len / 2), [t] "r"(tail), "m"(*(const uint8_t(*)[])b)
+		: "cc");
+	return dp_csum_fold(dp_csum_fold64(sum));
+#else
+	uint64_t v0, v1;
+
+	for (; len >= 16; b += 16, len -= 16) {
+		memcpy(&v0, b, 8);
+		memcpy(&v1, b + 8, 8);
+		sum = dp_csum_add64(dp_csum_add64(sum, v0), v1);
+	}
+	if (len != 0) {
+		memcpy(&v0, b, 8);
+		sum = dp_csum_add64(sum, v0);
+	}
+#endif
+	return dp_csum_fold(dp_csum_fold64(dp_csum_add64(sum, tail)));
 }
 
 /* Partial sums for several field changes at once: accumulate dp_csum_delta*() of each change

@@ -1,0 +1,182 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The TX/slot layer (dp_tx.h, dp_tx.c) on its own: the datagram checksum every request and
+ * reply is checked with, against DPDK's rte_raw_cksum() over every length and alignment, and
+ * the outcome accounting of a TX burst the queue takes only part of.
+ */
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <arpa/inet.h>
+
+#include <rte_ip.h>
+
+#include "dp_test.h"
+#include "dp_tx.h"
+
+/* The ones' complement sum of @p len bytes at @p p plus @p start, 16 bits at a time (RFC
+ * 1071), folded to the one value in 0..0xffff that is 0 only for an all-zero sum. */
+static uint16_t ref_sum(const uint8_t *p, size_t len, uint64_t start)
+{
+	uint64_t s = (start & 0xffffffff) + (start >> 32);
+
+	for (size_t i = 0; i < len; i++)
+		s += (uint64_t)p[i] << (i & 1 ? 8 : 0);
+	while (s >> 16)
+		s = (s & 0xffff) + (s >> 16);
+	return (uint16_t)s;
+}
+
+/* Every length 0..600 (the chain alone, after one or more 64-byte blocks) at every offset 0..7 from
+ * an 8-byte boundary, in a buffer that ends exactly there (valgrind and ASan see a read past it),
+ * random bytes and all-ones bytes (the sums that wrap most), with and without a partial sum to
+ * start from. */
+static void test_csum_sum_all_lengths(void **state)
+{
+	static const uint64_t starts[] = {0, 0x11, UINT64_MAX - 3, 0xffff0000ffff};
+
+	(void)state;
+	srand(17);
+	for (uint32_t len = 0; len <= 600; len++) {
+		for (uint32_t off = 0; off < 8; off++) {
+			for (int fill = 0; fill < 2; fill++) {
+				uint8_t *mem = malloc(off + len + (off + len == 0));
+				uint8_t *p = mem + off;
+
+				assert_non_null(mem);
+				for (uint32_t i = 0; i < len; i++)
+					p[i] = fill ? 0xff : (uint8_t)rand();
+				assert_int_equal(dp_csum_sum(p, len, 0), rte_raw_cksum(p, len));
+				for (size_t k = 0; k < RTE_DIM(starts); k++)
+					assert_int_equal(dp_csum_sum(p, len, starts[k]),
+							 ref_sum(p, len, starts[k]));
+				free(mem);
+			}
+		}
+	}
+}
+
+/* All zero: 0, the one sum that folds to 0 (a zero checksum field means "none"). */
+static void test_csum_sum_zero(void **state)
+{
+	uint8_t z[160] = {0};
+
+	(void)state;
+	for (uint32_t len = 0; len <= sizeof(z); len++)
+		assert_int_equal(dp_csum_sum(z, len, 0), 0);
+	assert_int_equal(dp_csum_sum(z, 40, 0xffff), 0xffff);
+}
+
+/* ---- a TX burst the queue takes only part of -------------------------------------------- */
+
+/* Fill queue 0's TX ring but @p room entries (the port takes that many, refuses the rest);
+ * @return how many fillers went in (to drain with drain_fillers). */
+static unsigned int fill_tx(unsigned int room)
+{
+	unsigned int n = 0;
+
+	while (rte_ring_free_count(rig.tx[0]) > room) {
+		struct rte_mbuf *m = rte_pktmbuf_alloc(rig.pool);
+
+		assert_non_null(m);
+		assert_int_equal(rte_ring_enqueue(rig.tx[0], m), 0);
+		n++;
+	}
+	return n;
+}
+
+static void drain_fillers(unsigned int n)
+{
+	for (unsigned int i = 0; i < n; i++)
+		rte_pktmbuf_free(t_sent(0));
+}
+
+static uint64_t nodes_sum(bool fwd)
+{
+	struct dp_node_stats nodes[8];
+	uint32_t n = dp_nodes_get(rig.dp, nodes, 8);
+	uint64_t s = 0;
+
+	for (uint32_t i = 0; i < n; i++)
+		s += fwd ? nodes[i].forwarded : nodes[i].returned;
+	return s;
+}
+
+/* Five requests in one burst, room for three: the three the port took are forwarded (in total
+ * and per node), the other two are tx_full drops whose slots are free at once. Then their
+ * three replies in one burst, room for one: one returned (in total and per node), two
+ * tx_full. The identity holds throughout (t_stats). */
+static void test_refused_tail_counted_once(void **state)
+{
+	struct {
+		uint16_t sport, reqid;
+		char ip[INET_ADDRSTRLEN];
+	} fwd[3];
+	unsigned int nfill;
+	struct dp_stats s;
+	char text[16];
+
+	(void)state;
+	t_dp_start(1, 4, NULL);
+	nfill = fill_tx(3);
+	for (int i = 0; i < 5; i++) {
+		snprintf(text, sizeof(text), "get k%d\r\n", i);
+		t_inject(0, t_request((uint16_t)(6000 + i), (uint16_t)i, text, strlen(text)));
+	}
+	t_poll(0);
+	assert_int_equal(rte_ring_count(rig.rx[0]), 0); /* one burst */
+	s = t_stats();
+	assert_int_equal(s.ctr[DP_CTR_FORWARDED], 3);
+	assert_int_equal(s.drop[DP_DROP_TX_FULL], 2);
+	assert_int_equal(s.ctr[DP_CTR_SLOTS_TX_FREED], 2);
+	assert_int_equal(s.slots_live, 3);
+	assert_int_equal(nodes_sum(true), 3);
+	drain_fillers(nfill);
+	for (int i = 0; i < 3; i++) {
+		struct rte_mbuf *m = t_sent(0);
+		struct t_view v;
+
+		assert_non_null(m);
+		t_view_udp(m, &v, false);
+		fwd[i].sport = rte_be_to_cpu_16(v.udp->src_port);
+		fwd[i].reqid = v.reqid;
+		assert_non_null(inet_ntop(AF_INET, &v.ip->dst_addr, fwd[i].ip, sizeof(fwd[i].ip)));
+		rte_pktmbuf_free(m);
+	}
+	assert_null(t_sent(0));
+
+	nfill = fill_tx(1);
+	for (int i = 0; i < 3; i++)
+		t_inject(0,
+			 t_reply(fwd[i].ip, 11211, fwd[i].sport, fwd[i].reqid, 0, 1, "END\r\n", 5));
+	t_poll(0);
+	assert_int_equal(rte_ring_count(rig.rx[0]), 0);
+	s = t_stats();
+	assert_int_equal(s.ctr[DP_CTR_RETURNED], 1);
+	assert_int_equal(s.ctr[DP_CTR_FORWARDED], 3);
+	assert_int_equal(s.drop[DP_DROP_TX_FULL], 4);
+	assert_int_equal(s.slots_live, 0);
+	assert_int_equal(nodes_sum(false), 1);
+	assert_int_equal(nodes_sum(true), 3);
+	drain_fillers(nfill);
+	struct rte_mbuf *r = t_sent(0); /* the one returned reply */
+
+	assert_non_null(r);
+	rte_pktmbuf_free(r);
+	assert_null(t_sent(0));
+	t_dp_stop();
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_csum_sum_all_lengths),
+		cmocka_unit_test(test_csum_sum_zero),
+		cmocka_unit_test(test_refused_tail_counted_once),
+	};
+
+	t_eal_setup("dp_tx", "0", 1);
+	return t_eal_teardown(cmocka_run_group_tests(tests, NULL, NULL));
+}
