@@ -15,6 +15,10 @@
 #include <stdbool.h>
 #include <string.h>
 
+/* XXH3 compiled into this file (the same header version as the library: the same hashes):
+ * the per-packet key hash then needs no call through the PLT into the library's dispatch,
+ * and a short key's path inlines into pl_key_hash(). */
+#define XXH_INLINE_ALL
 #include <xxhash.h>
 
 #include "placement.h"
