@@ -361,8 +361,8 @@ static bool reply_track(struct dp_worker *w, struct dp_slot *sl, const struct dp
  * nodes, -2 no placement / no member with weight. The first key's owner is pk's hint when @p r
  * is the look-ahead's parse.
  */
-static int32_t request_owner(const struct dp_worker *w, const struct dp_pkt *pk,
-			     const struct mc_requests *r)
+static __rte_noinline int32_t request_owner_keys(const struct dp_worker *w, const struct dp_pkt *pk,
+						 const struct mc_requests *r)
 {
 	const uint8_t *payload = pk->payload;
 	const struct pl_placement *pl = w->cur->pl;
@@ -391,6 +391,15 @@ static int32_t request_owner(const struct dp_worker *w, const struct dp_pkt *pk,
 		owner = idx;
 	}
 	return owner;
+}
+
+/* request_owner_keys(), for the commonest request at once: one key, looked up ahead. */
+static inline int32_t request_owner(const struct dp_worker *w, const struct dp_pkt *pk,
+				    const struct mc_requests *r)
+{
+	if (likely(r->nkeys == 1 && r == pk->hint->req && pk->hint->has_owner))
+		return pk->hint->owner < 0 ? -2 : pk->hint->owner;
+	return request_owner_keys(w, pk, r);
 }
 
 /* What a parsed request datagram asks of the router. */
