@@ -382,7 +382,7 @@ struct dp_mget {
 };
 
 /* Look-ahead entries kept per worker (a power of two above dp_worker.c's DP_HINT_AHEAD). */
-#define DP_AHEAD_RING 8
+#define DP_AHEAD_RING 16
 
 /* What the burst's look-ahead learned of a request datagram (dp_forward_burst): its parse
  * (parse once: the request path takes it instead of parsing again) and the owner of its first

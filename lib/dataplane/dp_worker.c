@@ -1362,8 +1362,8 @@ static __rte_noinline const uint8_t *peek_payload6(const struct dp_worker *w, co
 /* How far ahead of the packet being handled the loop parses a request and prefetches its
  * first key's ring index entry (packet lines: twice as far ahead), and looks the owner up and
  * prefetches its endpoint entry. */
-#define DP_HINT_AHEAD	4
-#define DP_LOOKUP_AHEAD 2
+#define DP_HINT_AHEAD	8
+#define DP_LOOKUP_AHEAD 4
 
 static_assert(DP_AHEAD_RING > DP_HINT_AHEAD && (DP_AHEAD_RING & (DP_AHEAD_RING - 1)) == 0,
 	      "the look-ahead ring holds every packet from the current one to DP_HINT_AHEAD");
