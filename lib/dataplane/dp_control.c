@@ -349,8 +349,10 @@ static struct dp_worker *worker_new(struct dp *dp, uint16_t id, uint32_t inst)
 		return NULL;
 	w->dp = dp;
 	w->id = id;
-	for (uint32_t i = 0; i < DP_AHEAD_RING; i++)
+	for (uint32_t i = 0; i < DP_AHEAD_RING; i++) {
 		w->ahead_pkt[i].hint.req = &w->ahead[i];
+		w->ahead_pkt[i].pk.hint = &w->ahead_pkt[i].hint; /* the worker never moves it */
+	}
 	w->n_workers = c->n_workers;
 	w->port_id = c->port_id;
 	w->queue_id = id;

@@ -1410,7 +1410,6 @@ static __rte_always_inline void look_ahead(struct dp_worker *w, struct rte_mbuf 
 	uint32_t plen = 0;
 
 	a->len = rte_pktmbuf_data_len(m);
-	a->pk.hint = &a->hint;
 	a->hint.payload = NULL;
 	a->hint.has_owner = false;
 	a->verdict = (uint16_t)check_frame(w, m, a);
