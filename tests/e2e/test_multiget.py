@@ -339,8 +339,19 @@ def flood(t, sb, values, rnd):
         if i % 50 == 0:
             k = keys[i % len(keys)]
             srids.append((k, single.send(b"get %s\r\n" % k)))
+    # The 3,000 requests leave the client in one burst: on the AF_XDP path (one queue on a
+    # veth) a loaded machine loses a few dozen of them or their answers on the way (31 of
+    # 3,000 in one CI run beside other builds, 0 alone; where exactly was not traced):
+    # 2% there, 1% else.
+    allowed = len(reqs) // (50 if sb.xdp else 100)
     whole = refused = wrong = lost = partial = 0
     for ks, rid in zip(reqs, rids):
+        if lost > allowed:
+            # The verdict is in (too many lost): the rest count as lost at once, or each
+            # would wait its 2 s and a burst of losses would run into the test's timeout
+            # (one run lost ~500 on the AF_XDP path and was killed at 300 s, unreported).
+            lost += 1
+            continue
         try:
             r = c.collect(rid)
         except h.Timeout:
@@ -356,6 +367,8 @@ def flood(t, sb, values, rnd):
             wrong += 1
     sok = 0
     for k, rid in srids:
+        if lost > allowed:
+            break  # as above: the single gets' check fails with the rest, without waiting
         try:
             sok += single.collect(rid) == expected_ascii([k], values)
         except h.Timeout:
@@ -374,11 +387,6 @@ def flood(t, sb, values, rnd):
          % (INFLIGHT, refused))
     t.ok(refused <= dl.get("multiget_refused", 0) <= refused + lost,
          "flood: refusals counted (%d)" % dl.get("multiget_refused", 0))
-    # The 3,000 requests leave the client in one burst: on the AF_XDP path (one queue on a
-    # veth) a loaded machine loses a few dozen of them or their answers on the way (31 of
-    # 3,000 in one CI run beside other builds, 0 alone; where exactly was not traced):
-    # 2% there, 1% else.
-    allowed = len(reqs) // (50 if sb.xdp else 100)
     t.ok(lost <= allowed, "flood: at most %d replies lost on the way (%d)" % (allowed, lost))
     t.ok(0 < after.get("multiget_bytes_peak", 0) <= BUFFER_KB * 1024,
          "flood: buffered bytes stayed within multiget_buffer_kb (%d)"
