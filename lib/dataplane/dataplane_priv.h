@@ -24,6 +24,7 @@
  * dp_tx.h those of the bottom layer.
  */
 
+#include <stdalign.h>
 #include <stdatomic.h>
 #include <string.h>
 
@@ -424,6 +425,23 @@ struct dp_pkt {
 /* The look-ahead's record of one frame of the burst (dp_forward_burst): the headers as the
  * checks found them, where the frame goes (dp_worker.c's enum dp_verdict, with the drop reason
  * or the reply port index), and for a request its parse. */
+/*
+ * The first DP_HDR_TMPL_LEN bytes of every frame the IPv4 request and reply paths serve on
+ * the port being received on, as a byte pattern: an untagged Ethernet frame to the router's
+ * MAC from a unicast source, IPv4 without options, not a fragment, UDP, to the router's
+ * IPv4 address (each byte: (frame ^ want) & mask == 0). The look-ahead compares a frame with
+ * it in a few vector instructions instead of check_frame()'s and check_ipv4()'s field by
+ * field checks of the same facts; a frame that does not match takes those checks (and gets
+ * their verdict and drop reason). min_len: DP_HDR_TMPL_LEN, or above every frame length when
+ * no frame may take the pattern (no IPv4 address; a port on a VLAN other than 0).
+ */
+#define DP_HDR_TMPL_LEN 42 /* Ethernet, IPv4 and UDP headers */
+struct dp_hdr_tmpl {
+	alignas(16) uint8_t want[3][16]; /* frame bytes 0..15, 16..31 and 26..41 */
+	alignas(16) uint8_t mask[3][16];
+	uint32_t min_len;
+};
+
 struct dp_ahead {
 	struct dp_pkt pk;
 	uint32_t len;     /* the frame's length */
@@ -475,6 +493,10 @@ struct dp_worker {
 	uint8_t router_ip6[16];
 	struct rte_ether_addr sn_mac;
 	uint8_t answer_tag;
+	/* The frame pattern of the port being received on (copied from hdr_side[] by
+	 * dp_rx_side(): [0] the client port's, [1] the node port's; equal with one port). */
+	struct dp_hdr_tmpl hdr;
+	struct dp_hdr_tmpl hdr_side[2];
 	/* Sources of what leaves towards the clients / the nodes (equal with one port). */
 	uint32_t client_src_ip;
 	struct rte_ether_addr client_src_mac;
@@ -679,6 +701,7 @@ static inline void dp_rx_side(struct dp_worker *w, bool node)
 	w->n_listen = c->two_ports && node ? 0 : c->n_listen;
 	w->reply_count = c->two_ports && !node ? 0 : c->reply_port_count;
 	w->answer_tag = c->two_ports && node ? DP_TX_ANSWERED_NODE : DP_TX_ANSWERED;
+	w->hdr = w->hdr_side[node];
 }
 
 /* dp_mget.c: multi-gets over several nodes. Each consumes @p m. */

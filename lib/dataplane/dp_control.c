@@ -332,6 +332,37 @@ static void worker_free(struct dp_worker *w)
 	rte_free(w);
 }
 
+/* The frame pattern of the client port (@p node false) or the node port (struct
+ * dp_hdr_tmpl), from the addresses and VLAN dp_rx_side() sets for that port. */
+static void hdr_tmpl_build(struct dp_hdr_tmpl *t, const struct dp_config *c, bool node)
+{
+	uint32_t ip = node ? c->node_router_ip : c->router_ip;
+	bool vlan_fixed = node ? c->node_vlan_fixed : c->vlan_fixed;
+	uint16_t vid = node ? c->node_vlan_id : c->vlan_id;
+	uint8_t want[DP_HDR_TMPL_LEN] = {0}, mask[DP_HDR_TMPL_LEN] = {0};
+
+	memcpy(want, node ? c->node_router_mac : c->router_mac, 6); /* destination */
+	memset(mask, 0xff, 6);
+	mask[6] = 0x01;	 /* the source's group bit: clear */
+	want[12] = 0x08; /* EtherType IPv4, no VLAN tag */
+	memset(mask + 12, 0xff, 3);
+	want[14] = 0x45; /* version 4, no options */
+	mask[20] = 0x3f; /* MF and the fragment offset: 0 */
+	mask[21] = 0xff;
+	want[23] = IPPROTO_UDP;
+	mask[23] = 0xff;
+	memcpy(want + 30, &ip, 4); /* destination address, as stored */
+	memset(mask + 30, 0xff, 4);
+	memcpy(t->want[0], want, 16);
+	memcpy(t->want[1], want + 16, 16);
+	memcpy(t->want[2], want + 26, 16);
+	memcpy(t->mask[0], mask, 16);
+	memcpy(t->mask[1], mask + 16, 16);
+	memcpy(t->mask[2], mask + 26, 16);
+	/* Untagged frames are served on a port with no VLAN or VLAN 0 only (vlan_want). */
+	t->min_len = ip != 0 && (!vlan_fixed || vid == 0) ? DP_HDR_TMPL_LEN : UINT32_MAX;
+}
+
 static _Atomic uint32_t dp_instances;
 /* The dp the telemetry commands report on (one per process). */
 static struct dp *tel_dp;
@@ -386,6 +417,8 @@ static struct dp_worker *worker_new(struct dp *dp, uint16_t id, uint32_t inst)
 	w->node_vlan_tagged = dp->cfg.node_vlan_fixed && dp->cfg.node_vlan_id != 0;
 	w->node_vlan_tci = rte_cpu_to_be_16(dp->cfg.node_vlan_id);
 	memcpy(&w->node_src_mac, dp->cfg.node_router_mac, 6);
+	hdr_tmpl_build(&w->hdr_side[0], c, false);
+	hdr_tmpl_build(&w->hdr_side[1], c, true);
 	dp_rx_side(w, false);
 	w->tx_offload = c->tx_cksum_offload;
 	w->mtu = c->mtu != 0 ? c->mtu : 1500;

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The worker loop, in the order a packet meets it:
- *   dp_worker_poll -> dp_forward_burst: look_ahead (check_frame: Ethernet, VLAN, IPv4, UDP;
- *     a request's parse), then handle_packet where the checks sent it
+ *   dp_worker_poll -> dp_forward_burst: look_ahead (check_served: the port's frame pattern,
+ *     else check_frame: Ethernet, VLAN, IPv4, UDP; a request's parse), then handle_packet
+ *     where the checks sent it
  *     -> handle_ipv6 (a parallel path: extension headers, ICMPv6), UDP
  *     -> handle_request  (client -> router: mcproto, placement, slot, rewrite to the node)
  *     -> handle_reply    (node -> router: slot check, rewrite back to the client)
@@ -17,6 +18,10 @@
 #include <stdatomic.h>
 #include <string.h>
 #include <sys/prctl.h>
+
+#ifdef __SSE4_1__
+#include <smmintrin.h>
+#endif
 
 #include <rte_branch_prediction.h>
 #include <rte_cycles.h>
@@ -1016,6 +1021,42 @@ static inline enum dp_verdict verdict_drop(struct dp_ahead *a, enum dp_drop why)
 	return DP_V_DROP;
 }
 
+/* After the IPv4 header (pk->ip, of pk->l3_len bytes, total length @p tot: checked, to the
+ * router, not a fragment, UDP): UDP checks, then the port decides. */
+static __rte_always_inline enum dp_verdict check_udp4(struct dp_worker *w, struct rte_mbuf *m,
+						      struct dp_ahead *a, uint32_t tot)
+{
+	struct dp_pkt *pk = &a->pk;
+	struct rte_ipv4_hdr *ip = pk->ip;
+	uint32_t ihl = pk->l3_len, ulen, k;
+	uint16_t dport;
+
+	if (unlikely(tot < ihl + sizeof(struct rte_udp_hdr)))
+		return verdict_drop(a, DP_DROP_TRUNC_UDP);
+	pk->udp = (struct rte_udp_hdr *)((uint8_t *)ip + ihl);
+	ulen = rte_be_to_cpu_16(pk->udp->dgram_len);
+	if (unlikely(ulen != tot - ihl))
+		return verdict_drop(a, DP_DROP_BAD_UDP_LEN);
+	/* Checked before anything is rewritten: a bad datagram is never re-signed by TX. */
+	if (pk->udp->dgram_cksum != 0 && unlikely(!udp_cksum_ok(m, ip, pk->udp, ulen)))
+		return verdict_drop(a, DP_DROP_BAD_UDP_CKSUM);
+	pk->payload = (uint8_t *)(pk->udp + 1);
+	pk->plen = ulen - (uint32_t)sizeof(struct rte_udp_hdr);
+	dport = rte_be_to_cpu_16(pk->udp->dst_port);
+	k = (uint32_t)(uint16_t)(dport - w->reply_base);
+	/* Two ports: replies only from the node port, requests only from the client port (the
+	 * other port's reply_count / n_listen is 0, dp_rx_side). */
+	if (dport >= w->reply_base && k < w->reply_count) {
+		a->k = k;
+		return DP_V_REPLY;
+	}
+	if (likely(is_listen_port(w, dport)))
+		return DP_V_REQUEST;
+	if (dport == w->probe_port)
+		return DP_V_PROBE;
+	return verdict_drop(a, DP_DROP_BAD_PORT);
+}
+
 /* After Ethernet: IPv4 checks (lengths before reads, never trusting a length field), then
  * ICMP or UDP by port. */
 static __rte_always_inline enum dp_verdict check_ipv4(struct dp_worker *w, struct rte_mbuf *m,
@@ -1023,8 +1064,7 @@ static __rte_always_inline enum dp_verdict check_ipv4(struct dp_worker *w, struc
 {
 	struct dp_pkt *pk = &a->pk;
 	struct rte_ipv4_hdr *ip;
-	uint32_t ihl, tot, ulen, k, len = a->len;
-	uint16_t dport;
+	uint32_t ihl, tot, len = a->len;
 
 	if (unlikely(len < pk->l2_len + sizeof(struct rte_ipv4_hdr)))
 		return verdict_drop(a, DP_DROP_TRUNC_IP);
@@ -1053,30 +1093,7 @@ static __rte_always_inline enum dp_verdict check_ipv4(struct dp_worker *w, struc
 		return DP_V_ICMP;
 	if (unlikely(ip->next_proto_id != IPPROTO_UDP))
 		return verdict_drop(a, DP_DROP_NOT_UDP);
-	if (unlikely(tot < ihl + sizeof(struct rte_udp_hdr)))
-		return verdict_drop(a, DP_DROP_TRUNC_UDP);
-	pk->udp = (struct rte_udp_hdr *)((uint8_t *)ip + ihl);
-	ulen = rte_be_to_cpu_16(pk->udp->dgram_len);
-	if (unlikely(ulen != tot - ihl))
-		return verdict_drop(a, DP_DROP_BAD_UDP_LEN);
-	/* Checked before anything is rewritten: a bad datagram is never re-signed by TX. */
-	if (pk->udp->dgram_cksum != 0 && unlikely(!udp_cksum_ok(m, ip, pk->udp, ulen)))
-		return verdict_drop(a, DP_DROP_BAD_UDP_CKSUM);
-	pk->payload = (uint8_t *)(pk->udp + 1);
-	pk->plen = ulen - (uint32_t)sizeof(struct rte_udp_hdr);
-	dport = rte_be_to_cpu_16(pk->udp->dst_port);
-	k = (uint32_t)(uint16_t)(dport - w->reply_base);
-	/* Two ports: replies only from the node port, requests only from the client port (the
-	 * other port's reply_count / n_listen is 0, dp_rx_side). */
-	if (dport >= w->reply_base && k < w->reply_count) {
-		a->k = k;
-		return DP_V_REPLY;
-	}
-	if (likely(is_listen_port(w, dport)))
-		return DP_V_REQUEST;
-	if (dport == w->probe_port)
-		return DP_V_PROBE;
-	return verdict_drop(a, DP_DROP_BAD_PORT);
+	return check_udp4(w, m, a, tot);
 }
 
 /* Extension headers walked at most (hop-by-hop, destination options, routing). */
@@ -1306,6 +1323,62 @@ static __rte_always_inline enum dp_verdict check_frame(struct dp_worker *w, stru
 	return verdict_drop(a, DP_DROP_NOT_IPV4);
 }
 
+#ifdef __SSE4_1__
+/* The bits of frame bytes [@p off, @p off + 16) that differ from part @p i of pattern @p t
+ * where it cares. */
+static inline __m128i tmpl_diff(const uint8_t *d, const struct dp_hdr_tmpl *t, int i, int off)
+{
+	__m128i x = _mm_loadu_si128((const __m128i *)(const void *)(d + off));
+
+	return _mm_and_si128(_mm_xor_si128(x, _mm_load_si128((const __m128i *)t->want[i])),
+			     _mm_load_si128((const __m128i *)t->mask[i]));
+}
+#endif
+
+/*
+ * check_frame() at once for a frame that matches the port's pattern (struct dp_hdr_tmpl:
+ * untagged, to the router's MAC and IPv4 address from a unicast source, IPv4 without options,
+ * not a fragment, UDP), the one every request and reply is: three 16-byte compares instead
+ * of a dozen field checks, then the lengths and checksums. Any other frame takes
+ * check_frame(), which judges it field by field; for a matching frame both give the same
+ * verdict (the pattern's facts are the checks check_frame() would pass).
+ */
+static __rte_always_inline enum dp_verdict check_served(struct dp_worker *w, struct rte_mbuf *m,
+							struct dp_ahead *a)
+{
+#ifdef __SSE4_1__
+	const struct dp_hdr_tmpl *t = &w->hdr;
+	struct dp_pkt *pk = &a->pk;
+	uint8_t *d = rte_pktmbuf_mtod(m, uint8_t *);
+	struct rte_ipv4_hdr *ip;
+	__m128i x;
+	uint32_t tot;
+
+	if (unlikely(a->len < t->min_len || m->nb_segs != 1))
+		return check_frame(w, m, a);
+	x = _mm_or_si128(_mm_or_si128(tmpl_diff(d, t, 0, 0), tmpl_diff(d, t, 1, 16)),
+			 tmpl_diff(d, t, 2, 26));
+	if (unlikely(!_mm_testz_si128(x, x)))
+		return check_frame(w, m, a);
+	pk->eth = (struct rte_ether_hdr *)d;
+	pk->l2_len = sizeof(struct rte_ether_hdr);
+	pk->vlan = false;
+	pk->v6 = false;
+	ip = pk->ip = (struct rte_ipv4_hdr *)(d + sizeof(struct rte_ether_hdr));
+	/* check_ipv4()'s checks of what the pattern leaves open, in its order. */
+	tot = rte_be_to_cpu_16(ip->total_length);
+	if (unlikely(tot < sizeof(*ip) || sizeof(struct rte_ether_hdr) + tot > a->len))
+		return verdict_drop(a, DP_DROP_BAD_IP);
+	if ((m->ol_flags & RTE_MBUF_F_RX_IP_CKSUM_MASK) != RTE_MBUF_F_RX_IP_CKSUM_GOOD &&
+	    unlikely(!ipv4_hdr_sum_ok(ip, sizeof(*ip))))
+		return verdict_drop(a, DP_DROP_BAD_IP);
+	pk->l3_len = sizeof(*ip);
+	return check_udp4(w, m, a, tot);
+#else
+	return check_frame(w, m, a);
+#endif
+}
+
 /* Frame @p m where the look-ahead's checks (@p a) send it. Always inlined: the burst loop is
  * its one caller, and the reply path must not pay a call (see handle_request()). */
 static __rte_always_inline void handle_packet(struct dp_worker *w, struct rte_mbuf *m,
@@ -1412,7 +1485,7 @@ static __rte_always_inline void look_ahead(struct dp_worker *w, struct rte_mbuf 
 	a->len = rte_pktmbuf_data_len(m);
 	a->hint.payload = NULL;
 	a->hint.has_owner = false;
-	a->verdict = (uint16_t)check_frame(w, m, a);
+	a->verdict = (uint16_t)check_served(w, m, a);
 	if (likely(a->verdict == DP_V_REQUEST))
 		return key_hint(w, a, a->pk.payload, a->pk.plen);
 	if (a->verdict == DP_V_IPV6 &&
