@@ -1553,25 +1553,41 @@ uint16_t dp_forward_burst(struct dp_worker *w, struct rte_mbuf **pkts, uint16_t 
 	return n;
 }
 
+/* Slots expire_slots() looks at per poll. */
+#define DP_SWEEP_PER_POLL 16
+
+/* Slot @p s timed out: counted, and freed (a multi-get's: its merge told). */
+static __rte_noinline void expire_slot(struct dp_worker *w, uint32_t s)
+{
+	struct dp_slot *sl = &w->slots[s];
+
+	w->ctr[sl->quiet ? DP_CTR_SLOTS_QUIET_EXPIRED : DP_CTR_SLOTS_EXPIRED]++;
+	/* No answer at all: a failure in the node's health (dp_health.c). */
+	if (!sl->quiet && (sl->total == 0 || sl->multi == DP_MULTI_MGET))
+		w->node_tmo[sl->ep]++;
+	if (sl->multi == DP_MULTI_MGET)
+		dp_mget_slot_expired(w, s);
+	else
+		dp_slot_free(w, s);
+}
+
 /* Free slots whose reply did not fully pass within the timeout; a few per poll (the quiet
- * slots' shorter one is kept by quiet_expire(), on time). */
+ * slots' shorter one is kept by quiet_expire(), on time). The scan keeps its cursor and the
+ * clock in registers: it runs every poll, busy or idle. */
 static void expire_slots(struct dp_worker *w)
 {
-	for (int i = 0; i < 16; i++) {
-		uint32_t s = w->sweep++ & w->slot_mask;
-		struct dp_slot *sl = &w->slots[s];
+	const uint32_t from = w->sweep, mask = w->slot_mask;
+	const int64_t now = (int64_t)w->now, timeout = (int64_t)w->timeout_tsc;
 
-		/* tsc may be now | 1, one tick ahead of now. */
-		if (sl->tsc != 0 && w->now > sl->tsc && w->now - sl->tsc > w->timeout_tsc) {
-			w->ctr[sl->quiet ? DP_CTR_SLOTS_QUIET_EXPIRED : DP_CTR_SLOTS_EXPIRED]++;
-			/* No answer at all: a failure in the node's health (dp_health.c). */
-			if (!sl->quiet && (sl->total == 0 || sl->multi == DP_MULTI_MGET))
-				w->node_tmo[sl->ep]++;
-			if (sl->multi == DP_MULTI_MGET)
-				dp_mget_slot_expired(w, s);
-			else
-				dp_slot_free(w, s);
-		}
+	w->sweep = from + DP_SWEEP_PER_POLL;
+	for (uint32_t i = 0; i < DP_SWEEP_PER_POLL; i++) {
+		uint32_t s = (from + i) & mask;
+		int64_t tsc = (int64_t)w->slots[s].tsc;
+
+		/* Free (0) never expires; tsc may be now | 1, one tick ahead of now: the signed
+		 * difference is then negative. */
+		if (unlikely(tsc != 0 && now - tsc > timeout))
+			expire_slot(w, s);
 	}
 }
 
