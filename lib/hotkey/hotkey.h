@@ -51,6 +51,14 @@ struct hk_sketch {
 	uint64_t *err;
 	uint8_t *len;
 	uint8_t (*key)[HK_KEY_MAX];
+	/* What makes an add O(1) expected (find) and O(log K) (the minimum), whatever K: a
+	 * hash index of the held keys (open addressing, linear probing: entry index + 1, 0
+	 * empty; index_mask + 1 slots, at least 2K) and a binary min-heap of entry indices by
+	 * count (heap_pos: each entry's place in it). */
+	uint16_t *index;
+	uint16_t *heap;
+	uint16_t *heap_pos;
+	uint32_t index_mask;
 };
 
 /** One held key as hk_sketch_top() reports it. */
@@ -75,8 +83,8 @@ void hk_sketch_reset(struct hk_sketch *s);
 
 /**
  * Add weight @p w of key @p key (@p len bytes, at most HK_KEY_MAX; longer keys are filed
- * under their first HK_KEY_MAX bytes) whose hk_hash() is @p hash. No allocation; O(K) when the
- * key is new or the sketch is full, O(position) when held.
+ * under their first HK_KEY_MAX bytes) whose hk_hash() is @p hash. No allocation; O(log K)
+ * (the heap), the key found in O(1) expected (the hash index).
  */
 void hk_sketch_add(struct hk_sketch *s, uint64_t hash, const uint8_t *key, size_t len, uint64_t w);
 

@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Space-Saving sketch: add (one writer, no allocation), merge, top, guarantees. The arrays
- * are parallel so the scans on add (hash, then count for the minimum) read a few lines.
+ * Space-Saving sketch: add (one writer, no allocation), merge, top, guarantees. The entries
+ * are parallel arrays (hash, count, error, length, key); beside them a hash index finds a
+ * held key and a min-heap by count names the entry a new key replaces, so that a worker's
+ * sample costs the same for K = 64 and K = 4096 (a linear scan for both was O(K) per sample:
+ * ~800 instructions at K = 64, ~50,000 at 4,096, every 64th request).
  */
 
 #include <errno.h>
@@ -22,10 +25,21 @@ static size_t align8(size_t n)
 	return (n + 7) & ~(size_t)7;
 }
 
+/* Slots of the hash index of a K-key sketch: a power of two, at least 2K (load <= 1/2). */
+static uint32_t index_slots(uint32_t k)
+{
+	uint32_t t = 16;
+
+	while (t < 2 * k)
+		t <<= 1;
+	return t;
+}
+
 size_t hk_sketch_bytes(uint32_t k)
 {
 	return align8(sizeof(struct hk_sketch)) + 3 * sizeof(uint64_t) * (size_t)k + align8(k) +
-	       align8((size_t)k * HK_KEY_MAX);
+	       align8((size_t)k * HK_KEY_MAX) + align8(sizeof(uint16_t) * index_slots(k)) +
+	       2 * align8(sizeof(uint16_t) * (size_t)k);
 }
 
 struct hk_sketch *hk_sketch_init(void *mem, uint32_t k)
@@ -43,6 +57,13 @@ struct hk_sketch *hk_sketch_init(void *mem, uint32_t k)
 	s->err = s->count + k;
 	s->len = (uint8_t *)(s->err + k);
 	s->key = (uint8_t(*)[HK_KEY_MAX])(void *)(s->len + align8(k));
+	p = (uint8_t *)s->key + align8((size_t)k * HK_KEY_MAX);
+	s->index = (uint16_t *)(void *)p;
+	s->index_mask = index_slots(k) - 1;
+	p += align8(sizeof(uint16_t) * index_slots(k));
+	s->heap = (uint16_t *)(void *)p;
+	s->heap_pos = s->heap + align8(sizeof(uint16_t) * k) / sizeof(uint16_t);
+	memset(s->index, 0, sizeof(uint16_t) * index_slots(k));
 	return s;
 }
 
@@ -51,25 +72,103 @@ void hk_sketch_reset(struct hk_sketch *s)
 	s->n = 0;
 	s->total = 0;
 	s->floor = 0;
+	memset(s->index, 0, sizeof(uint16_t) * (s->index_mask + 1u));
 }
 
 /* Index of the held key, or -1. */
 static int64_t find(const struct hk_sketch *s, uint64_t hash, const uint8_t *key, size_t len)
 {
-	for (uint32_t i = 0; i < s->n; i++)
-		if (s->hash[i] == hash && s->len[i] == len && memcmp(s->key[i], key, len) == 0)
-			return i;
-	return -1;
+	for (uint32_t p = (uint32_t)hash & s->index_mask;; p = (p + 1) & s->index_mask) {
+		uint32_t e = s->index[p];
+
+		if (e-- == 0)
+			return -1;
+		if (s->hash[e] == hash && s->len[e] == len && memcmp(s->key[e], key, len) == 0)
+			return e;
+	}
 }
 
-static uint32_t min_index(const struct hk_sketch *s)
+/* File entry @p i (its hash set) in the index. */
+static void index_insert(struct hk_sketch *s, uint32_t i)
 {
-	uint32_t m = 0;
+	uint32_t p = (uint32_t)s->hash[i] & s->index_mask;
 
-	for (uint32_t i = 1; i < s->n; i++)
-		if (s->count[i] < s->count[m])
-			m = i;
-	return m;
+	while (s->index[p] != 0)
+		p = (p + 1) & s->index_mask;
+	s->index[p] = (uint16_t)(i + 1);
+}
+
+/* Take entry @p i (filed, its hash unchanged since) out of the index. Backward-shift deletion:
+ * each later entry of the probe run moves into the hole when its home slot is not between
+ * the hole and it, so that no lookup ever stops early at the hole. */
+static void index_remove(struct hk_sketch *s, uint32_t i)
+{
+	const uint32_t mask = s->index_mask;
+	uint32_t hole = (uint32_t)s->hash[i] & mask, q;
+
+	while (s->index[hole] != i + 1)
+		hole = (hole + 1) & mask;
+	for (q = (hole + 1) & mask; s->index[q] != 0; q = (q + 1) & mask) {
+		uint32_t home = (uint32_t)s->hash[s->index[q] - 1] & mask;
+
+		if (((q - home) & mask) >= ((q - hole) & mask)) {
+			s->index[hole] = s->index[q];
+			hole = q;
+		}
+	}
+	s->index[hole] = 0;
+}
+
+/* Put heap place @p h's entry where its count belongs below (its count grew, or it is new
+ * at the root). */
+static void heap_down(struct hk_sketch *s, uint32_t h)
+{
+	uint32_t i = s->heap[h];
+	uint64_t c = s->count[i];
+
+	for (;;) {
+		uint32_t m = 2 * h + 1;
+
+		if (m >= s->n)
+			break;
+		if (m + 1 < s->n && s->count[s->heap[m + 1]] < s->count[s->heap[m]])
+			m++;
+		if (s->count[s->heap[m]] >= c)
+			break;
+		s->heap[h] = s->heap[m];
+		s->heap_pos[s->heap[h]] = (uint16_t)h;
+		h = m;
+	}
+	s->heap[h] = (uint16_t)i;
+	s->heap_pos[i] = (uint16_t)h;
+}
+
+/* The same upwards, for an entry added last. */
+static void heap_up(struct hk_sketch *s, uint32_t h)
+{
+	uint32_t i = s->heap[h];
+	uint64_t c = s->count[i];
+
+	while (h > 0 && s->count[s->heap[(h - 1) / 2]] > c) {
+		s->heap[h] = s->heap[(h - 1) / 2];
+		s->heap_pos[s->heap[h]] = (uint16_t)h;
+		h = (h - 1) / 2;
+	}
+	s->heap[h] = (uint16_t)i;
+	s->heap_pos[i] = (uint16_t)h;
+}
+
+/* The index and the heap of entries 0..n-1 anew (after their arrays were written whole). */
+static void rebuild(struct hk_sketch *s)
+{
+	memset(s->index, 0, sizeof(uint16_t) * (s->index_mask + 1u));
+	for (uint32_t i = 0; i < s->n; i++) {
+		index_insert(s, i);
+		s->heap[i] = (uint16_t)i;
+		s->heap_pos[i] = (uint16_t)i;
+	}
+	for (uint32_t h = s->n / 2; h-- > 0;)
+		heap_down(s, h);
 }
 
 static void put(struct hk_sketch *s, uint32_t i, uint64_t hash, const uint8_t *key, size_t len,
@@ -93,17 +192,25 @@ void hk_sketch_add(struct hk_sketch *s, uint64_t hash, const uint8_t *key, size_
 	i = find(s, hash, key, len);
 	if (i >= 0) {
 		s->count[i] += w;
+		heap_down(s, s->heap_pos[i]);
 		return;
 	}
 	if (s->n < s->cap) {
-		put(s, s->n++, hash, key, len, w, 0);
+		m = s->n++;
+		put(s, m, hash, key, len, w, 0);
+		index_insert(s, m);
+		s->heap[m] = (uint16_t)m;
+		heap_up(s, m);
 		return;
 	}
-	m = min_index(s);
+	m = s->heap[0]; /* an entry of smallest count */
 	/* The evicted key's true count is at most its count: the bound of every absent key. */
 	if (s->count[m] > s->floor)
 		s->floor = s->count[m];
+	index_remove(s, m);
 	put(s, m, hash, key, len, s->count[m] + w, s->count[m]);
+	index_insert(s, m);
+	heap_down(s, 0);
 }
 
 uint64_t hk_sketch_estimate(const struct hk_sketch *s, uint64_t hash, const uint8_t *key,
@@ -201,6 +308,7 @@ int hk_sketch_copy(struct hk_sketch *dst, const struct hk_sketch *src)
 	memcpy(dst->err, src->err, src->n * sizeof(uint64_t));
 	memcpy(dst->len, src->len, src->n);
 	memcpy(dst->key, src->key, (size_t)src->n * HK_KEY_MAX);
+	rebuild(dst);
 	return 0;
 }
 

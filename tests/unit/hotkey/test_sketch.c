@@ -3,7 +3,8 @@
  * The Space-Saving sketch: its stated bounds (true <= count <= true + err, err <= N / K,
  * every key above N / K held, absent keys below the floor) checked against exact counts of
  * zipf streams (skews 0.99 and 1.2), the guaranteed top list, and merged per-worker sketches
- * (bounds with the fleet's N, keys above 2 N / K held, the top 10 found).
+ * (bounds with the fleet's N, keys above 2 N / K held, the top 10 found); and the index and
+ * heap that make an add O(log K) under streams of constant eviction.
  */
 
 #include <math.h>
@@ -308,12 +309,69 @@ static void test_collisions_and_length(void **state)
 	free(s);
 }
 
+/* What the add path's index and heap must keep true after any stream: every held key is
+ * found (its estimate is its own count) and held once, the counts sum to N (an eviction
+ * hands the evicted count on), and once full no held count is below the floor (the key
+ * replaced was one of smallest count). */
+static void check_structure(const struct hk_sketch *s)
+{
+	uint64_t sum = 0;
+
+	for (uint32_t i = 0; i < s->n; i++) {
+		assert_int_equal(hk_sketch_estimate(s, s->hash[i], s->key[i], s->len[i]),
+				 s->count[i]);
+		for (uint32_t j = 0; j < i; j++)
+			assert_false(s->hash[j] == s->hash[i] && s->len[j] == s->len[i] &&
+				     memcmp(s->key[j], s->key[i], s->len[i]) == 0);
+		sum += s->count[i];
+		if (s->n == s->cap)
+			assert_true(s->count[i] >= s->floor);
+	}
+	assert_int_equal(sum, s->total);
+}
+
+/* Streams that evict all the time, from K = 1 to HK_K_MAX, with real hashes and with hashes
+ * that all fall on a few index slots (long probe runs, wrapping the index's end, so each
+ * eviction's deletion shifts entries back): the structure holds after every step checked,
+ * and an evicted key's estimate is the floor. */
+static void test_index_and_heap(void **state)
+{
+	static const uint32_t ks[] = {1, 3, 8, 64, HK_K_MAX};
+
+	(void)state;
+	rng_state = 0x9e3779b97f4a7c15u;
+	for (size_t t = 0; t < sizeof(ks) / sizeof(ks[0]); t++) {
+		for (int clustered = 0; clustered < 2; clustered++) {
+			uint32_t k = ks[t], space = 3 * k + 2;
+			uint32_t steps = k == HK_K_MAX ? 60000 : 20000;
+			struct hk_sketch *s = new_sketch(k);
+
+			for (uint32_t i = 0; i < steps; i++) {
+				char buf[32];
+				uint32_t r = (uint32_t)(rng() % space);
+				size_t len = (size_t)sprintf(buf, "key:%u", r);
+				uint64_t hash = hk_hash(buf, len);
+
+				if (clustered) /* home slot 0..3 of the last few, whatever K */
+					hash = (hash << 32) | (UINT32_MAX - (uint32_t)(r % 4));
+				hk_sketch_add(s, hash, (const uint8_t *)buf, len, 1 + rng() % 3);
+				if (k < 64 || i % 4999 == 0)
+					check_structure(s);
+			}
+			check_structure(s);
+			assert_int_equal(s->n, k);
+			free(s);
+		}
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_by_hand),	  cmocka_unit_test(test_collisions_and_length),
-		cmocka_unit_test(test_zipf_099),  cmocka_unit_test(test_zipf_12),
-		cmocka_unit_test(test_merge_099), cmocka_unit_test(test_merge_12),
+		cmocka_unit_test(test_by_hand),	       cmocka_unit_test(test_collisions_and_length),
+		cmocka_unit_test(test_zipf_099),       cmocka_unit_test(test_zipf_12),
+		cmocka_unit_test(test_merge_099),      cmocka_unit_test(test_merge_12),
+		cmocka_unit_test(test_index_and_heap),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
