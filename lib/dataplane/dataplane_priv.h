@@ -422,9 +422,6 @@ struct dp_pkt {
 	const struct dp_hint *hint; /* never NULL: dp_no_hint when there is none */
 };
 
-/* The look-ahead's record of one frame of the burst (dp_forward_burst): the headers as the
- * checks found them, where the frame goes (dp_worker.c's enum dp_verdict, with the drop reason
- * or the reply port index), and for a request its parse. */
 /*
  * The first DP_HDR_TMPL_LEN bytes of every frame the IPv4 request and reply paths serve on
  * the port being received on, as a byte pattern: an untagged Ethernet frame to the router's
@@ -442,6 +439,9 @@ struct dp_hdr_tmpl {
 	uint32_t min_len;
 };
 
+/* The look-ahead's record of one frame of the burst (dp_forward_burst): the headers as the
+ * checks found them, where the frame goes (dp_worker.c's enum dp_verdict, with the drop reason
+ * or the reply port index), and for a request its parse. */
 struct dp_ahead {
 	struct dp_pkt pk;
 	uint32_t len;     /* the frame's length */
