@@ -1535,9 +1535,13 @@ uint16_t dp_forward_burst(struct dp_worker *w, struct rte_mbuf **pkts, uint16_t 
 	for (uint32_t i = 0; i < n && i < DP_HINT_AHEAD; i++)
 		prefetch_pkt(pkts[i]);
 	/* Step t: packet t looked ahead at, the owner of packet t - DP_HINT_AHEAD +
-	 * DP_LOOKUP_AHEAD looked up, packet t - DP_HINT_AHEAD handled. */
-	for (uint32_t t = 0; t < (uint32_t)n + DP_HINT_AHEAD; t++) {
-		uint32_t l = t - (DP_HINT_AHEAD - DP_LOOKUP_AHEAD), i = t - DP_HINT_AHEAD;
+	 * DP_LOOKUP_AHEAD looked up, packet t - DP_HINT_AHEAD handled. The first DP_HINT_AHEAD
+	 * steps handle nothing: a loop of their own, so that the other steps test only the
+	 * burst's end. */
+	uint32_t t = 0;
+
+	for (; t < DP_HINT_AHEAD; t++) {
+		uint32_t l = t - (DP_HINT_AHEAD - DP_LOOKUP_AHEAD);
 
 		if (t + DP_HINT_AHEAD < n)
 			prefetch_pkt(pkts[t + DP_HINT_AHEAD]);
@@ -1545,8 +1549,17 @@ uint16_t dp_forward_burst(struct dp_worker *w, struct rte_mbuf **pkts, uint16_t 
 			look_ahead(w, pkts[t], &w->ahead_pkt[t & ring]);
 		if (t >= DP_HINT_AHEAD - DP_LOOKUP_AHEAD && l < n)
 			owner_hint(w, &w->ahead_pkt[l & ring].hint);
-		if (t >= DP_HINT_AHEAD)
-			handle_packet(w, pkts[i], &w->ahead_pkt[i & ring]);
+	}
+	for (; t < (uint32_t)n + DP_HINT_AHEAD; t++) {
+		uint32_t l = t - (DP_HINT_AHEAD - DP_LOOKUP_AHEAD), i = t - DP_HINT_AHEAD;
+
+		if (t + DP_HINT_AHEAD < n)
+			prefetch_pkt(pkts[t + DP_HINT_AHEAD]);
+		if (t < n)
+			look_ahead(w, pkts[t], &w->ahead_pkt[t & ring]);
+		if (l < n)
+			owner_hint(w, &w->ahead_pkt[l & ring].hint);
+		handle_packet(w, pkts[i], &w->ahead_pkt[i & ring]);
 	}
 	dp_tx_flush(w);
 	dp_obs_burst_done(w, sent);
