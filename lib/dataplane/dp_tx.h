@@ -76,9 +76,9 @@ static inline uint64_t dp_csum_add64(uint64_t sum, uint64_t v)
 	return sum + (sum < v);
 }
 
-/* dp_csum_sum() of fewer than 8 bytes: each piece at an even offset (an odd last byte is the
+/* dp_csum_sum64() of fewer than 8 bytes: each piece at an even offset (an odd last byte is the
  * first of a zero-padded 16-bit word, RFC 1071). */
-static inline uint16_t dp_csum_short(const uint8_t *b, uint32_t len, uint64_t sum)
+static inline uint64_t dp_csum_short(const uint8_t *b, uint32_t len, uint64_t sum)
 {
 	if (len & 4) {
 		uint32_t x;
@@ -100,16 +100,25 @@ static inline uint16_t dp_csum_short(const uint8_t *b, uint32_t len, uint64_t su
 		memcpy(&x, b, 1);
 		sum = dp_csum_add64(sum, x);
 	}
-	return dp_csum_fold(dp_csum_fold64(sum));
+	return sum;
+}
+
+/* A ones-complement sum kept in 64 bits (end-around carry) folds to 0xffff, a checksum that
+ * verifies, exactly when it is a non-zero multiple of 0xffff: 2^16 is 1 modulo 0xffff, and
+ * folding never turns a non-zero sum into 0. One multiply (a divisibility test by a
+ * constant) instead of the two folds. */
+static inline bool dp_csum_verifies(uint64_t sum)
+{
+	return sum != 0 && sum % 0xffff == 0;
 }
 
 /*
  * The ones-complement sum of @p len bytes at @p p plus @p sum (a partial sum of native-order
- * words, e.g. a pseudo-header's), folded to 16 bits as rte_raw_cksum() folds it: 64-bit words
- * with end-around carry. For checking whole datagrams per packet. Reads only bytes inside
- * [p, p + len).
+ * words, e.g. a pseudo-header's), as rte_raw_cksum() sums: 64-bit words with end-around carry,
+ * not folded (dp_csum_sum() folds it, dp_csum_verifies() judges it). For checking whole
+ * datagrams per packet. Reads only bytes inside [p, p + len).
  */
-static inline uint16_t dp_csum_sum(const void *p, uint32_t len, uint64_t sum)
+static inline uint64_t dp_csum_sum64(const void *p, uint32_t len, uint64_t sum)
 {
 	const uint8_t *b = (const uint8_t *)p;
 	uint64_t tail;
@@ -195,7 +204,7 @@ static inline uint16_t dp_csum_sum(const void *p, uint32_t len, uint64_t sum)
 		: [s] "+r"(sum), [j] "=&r"(jmp), [e] "+S"(end)
 		: [q] "r"((uint64_t)len / 2), [t] "r"(tail), "m"(*(const uint8_t(*)[])b)
 		: "cc");
-	return dp_csum_fold(dp_csum_fold64(sum));
+	return sum;
 #else
 	uint64_t v0, v1;
 
@@ -209,7 +218,13 @@ static inline uint16_t dp_csum_sum(const void *p, uint32_t len, uint64_t sum)
 		sum = dp_csum_add64(sum, v0);
 	}
 #endif
-	return dp_csum_fold(dp_csum_fold64(dp_csum_add64(sum, tail)));
+	return dp_csum_add64(sum, tail);
+}
+
+/* dp_csum_sum64() folded to 16 bits. */
+static inline uint16_t dp_csum_sum(const void *p, uint32_t len, uint64_t sum)
+{
+	return dp_csum_fold(dp_csum_fold64(dp_csum_sum64(p, len, sum)));
 }
 
 /* Partial sums for several field changes at once: accumulate dp_csum_delta*() of each change

@@ -963,7 +963,7 @@ static inline bool ipv4_hdr_sum_ok(const struct rte_ipv4_hdr *ip, uint32_t ihl)
 	memcpy(&v0, b, 8);
 	memcpy(&v1, b + 8, 8);
 	memcpy(&v2, b + 16, 4);
-	return dp_csum_fold(dp_csum_fold64(dp_csum_add64(dp_csum_add64(v0, v1), v2))) == 0xffff;
+	return dp_csum_verifies(dp_csum_add64(dp_csum_add64(v0, v1), v2));
 }
 
 /* The port's verdict on @p m's L4 checksum: 1 good (or none to check), 0 bad, -1 none given
@@ -993,15 +993,14 @@ static inline bool udp_cksum_ok(const struct rte_mbuf *m, const struct rte_ipv4_
 				const struct rte_udp_hdr *udp, uint32_t ulen)
 {
 	int verdict = rx_l4_verdict(m);
-	uint32_t sum;
 
 	if (verdict >= 0)
 		return verdict;
 	/* The pseudo-header as stored: addresses, zero and protocol, UDP length. */
-	sum = dp_csum_sum(udp, ulen,
-			  (uint64_t)ip->src_addr + ip->dst_addr +
-				  rte_cpu_to_be_16((uint16_t)IPPROTO_UDP) + udp->dgram_len);
-	return sum == 0xffff;
+	return dp_csum_verifies(dp_csum_sum64(udp, ulen,
+					      (uint64_t)ip->src_addr + ip->dst_addr +
+						      rte_cpu_to_be_16((uint16_t)IPPROTO_UDP) +
+						      udp->dgram_len));
 }
 
 /* Where a frame goes after the look-ahead's checks (struct dp_ahead.verdict). */
@@ -1156,10 +1155,10 @@ static inline bool udp6_cksum_ok(const struct rte_mbuf *m, const struct rte_ipv6
 
 	if (verdict >= 0)
 		return verdict;
-	return dp_csum_sum(udp, ulen,
-			   dp_ip6_phdr_sum((const uint8_t *)&ip6->src_addr,
-					   (const uint8_t *)&ip6->dst_addr, ulen, IPPROTO_UDP)) ==
-	       0xffff;
+	return dp_csum_verifies(
+		dp_csum_sum64(udp, ulen,
+			      dp_ip6_phdr_sum((const uint8_t *)&ip6->src_addr,
+					      (const uint8_t *)&ip6->dst_addr, ulen, IPPROTO_UDP)));
 }
 
 /* ICMPv6 at offset pk->l3_len, @p ilen bytes: checksum (over the pseudo-header), then echo

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The TX/slot layer (dp_tx.h, dp_tx.c) on its own: the datagram checksum every request and
- * reply is checked with, against DPDK's rte_raw_cksum() over every length and alignment, and
- * the outcome accounting of a TX burst the queue takes only part of.
+ * reply is checked with, against DPDK's rte_raw_cksum() over every length and alignment; the
+ * divisibility test that judges a sum (dp_csum_verifies); and the outcome accounting of a TX
+ * burst the queue takes only part of.
  */
 
 #include <stdio.h>
@@ -67,6 +68,56 @@ static void test_csum_sum_zero(void **state)
 	for (uint32_t len = 0; len <= sizeof(z); len++)
 		assert_int_equal(dp_csum_sum(z, len, 0), 0);
 	assert_int_equal(dp_csum_sum(z, 40, 0xffff), 0xffff);
+}
+
+/* dp_csum_verifies() says yes exactly when the sum folds to 0xffff: on the sums themselves
+ * (0, multiples of 0xffff up to 2^64 - 1, their neighbours), then on every length 2..600 at
+ * every offset with a checksum word put in (yes) and each of its bits flipped (no), against
+ * ref_sum(). */
+static void test_csum_verifies(void **state)
+{
+	static const uint64_t starts[] = {0, 0x11, UINT64_MAX - 3};
+
+	(void)state;
+	assert_false(dp_csum_verifies(0));
+	assert_true(dp_csum_verifies(0xffff));
+	assert_true(dp_csum_verifies(UINT64_MAX));
+	assert_false(dp_csum_verifies(UINT64_MAX - 1));
+	srand(23);
+	for (int i = 0; i < 100000; i++) {
+		uint64_t k =
+			((uint64_t)rand() << 31 ^ (uint64_t)rand()) % (UINT64_MAX / 0xffff) + 1;
+		uint64_t d = (uint64_t)rand() % 0xfffe + 1;
+
+		assert_true(dp_csum_verifies(k * 0xffff));
+		assert_false(dp_csum_verifies(k * 0xffff - d));
+	}
+	for (uint32_t len = 2; len <= 600; len++) {
+		for (uint32_t off = 0; off < 8; off++) {
+			uint8_t *mem = malloc(off + len);
+			uint8_t *p = mem + off;
+
+			assert_non_null(mem);
+			for (uint32_t i = 0; i < len; i++)
+				p[i] = (uint8_t)rand();
+			for (size_t k = 0; k < RTE_DIM(starts); k++) {
+				uint16_t c;
+
+				p[0] = p[1] = 0;
+				c = (uint16_t)~ref_sum(p, len, starts[k]);
+				memcpy(p, &c, 2);
+				assert_int_equal(ref_sum(p, len, starts[k]), 0xffff);
+				assert_true(dp_csum_verifies(dp_csum_sum64(p, len, starts[k])));
+				for (int bit = 0; bit < 16; bit++) {
+					p[bit / 8] ^= (uint8_t)(1u << (bit % 8));
+					assert_false(
+						dp_csum_verifies(dp_csum_sum64(p, len, starts[k])));
+					p[bit / 8] ^= (uint8_t)(1u << (bit % 8));
+				}
+			}
+			free(mem);
+		}
+	}
 }
 
 /* ---- a TX burst the queue takes only part of -------------------------------------------- */
@@ -174,6 +225,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_csum_sum_all_lengths),
 		cmocka_unit_test(test_csum_sum_zero),
+		cmocka_unit_test(test_csum_verifies),
 		cmocka_unit_test(test_refused_tail_counted_once),
 	};
 
