@@ -24,6 +24,7 @@
  * dp_tx.h those of the bottom layer.
  */
 
+#include <assert.h>
 #include <stdalign.h>
 #include <stdatomic.h>
 #include <string.h>
@@ -242,7 +243,10 @@ struct dp_slot {
 	uint16_t client_reqid; /* host order */
 	uint16_t listen_port;
 	uint16_t node_port;
-	uint16_t gen;        /* request id high bits this use of the slot went out with */
+	/* The request id this use of the slot went out with: its generation in the bits above
+	 * slot_lo_bits, the slot index's low bits below (fixed). */
+	uint16_t reqid;
+	uint16_t port_be;    /* the reply port naming the slot (network order), fixed */
 	uint16_t vlan_tci;   /* network order */
 	uint16_t total;      /* datagrams in the reply, 0 until the first arrives */
 	union {
@@ -258,6 +262,8 @@ struct dp_slot {
 				quiet_read_ms (a lone quiet read: on its first message) */
 	uint8_t fam;	     /* DP_FAM_*: which side is IPv6 (its address in slot6[]) */
 };
+static_assert(sizeof(struct dp_slot) <= RTE_CACHE_LINE_SIZE,
+	      "a slot is one cache line: taking it and its reply touch one line");
 
 /* dp_slot.fam: the client / the node of a slot is IPv6; client_ip / node_ip then hold
  * dp_fold6() of the addresses in the worker's slot6[] entry. */
@@ -469,11 +475,11 @@ struct dp_worker {
 	uint32_t port_shift;   /* log2(reply ports per worker) */
 	uint32_t slot_lo_bits; /* slot bits carried in the request id (the rest: in the port) */
 	/* Derived once at set-up for the per-packet path: (1 << port_shift) - 1,
-	 * (1 << slot_lo_bits) - 1, 0xffff >> slot_lo_bits (a generation's bits) and this
-	 * worker's first reply port, reply_base + (id << port_shift). */
+	 * (1 << slot_lo_bits) - 1, 1 << slot_lo_bits (a request id's step to the next
+	 * generation) and this worker's first reply port, reply_base + (id << port_shift). */
 	uint32_t port_mask;
 	uint32_t lo_mask;
-	uint32_t gen_mask;
+	uint32_t gen_step;
 	uint32_t my_port_base;
 	uint32_t slot_mask;
 	/* The port being received on (per burst; fixed with one port): its address, MAC, VLAN
@@ -764,11 +770,11 @@ uint64_t dp_health_bytes(const struct dp *dp);
 #define DP_NO_WARM	UINT16_MAX
 /* A moved key's read in flight: stage 1 at its new owner, 2 at its previous owner. */
 struct dp_warm_ctx {
-	uint64_t tsc;  /* the bound slot's tsc and generation */
+	uint64_t tsc;  /* the bound slot's tsc and request id (its generation) */
 	uint32_t slot; /* DP_NO_SLOT: free */
 	uint32_t new_ep;
 	uint32_t prev_ep;
-	uint16_t gen;
+	uint16_t reqid;
 	uint16_t req_len;
 	uint8_t stage;
 	uint8_t proto;

@@ -403,7 +403,7 @@ static struct dp_worker *worker_new(struct dp *dp, uint16_t id, uint32_t inst)
 		log2_floor(c->slots) > w->port_shift ? log2_floor(c->slots) - w->port_shift : 0;
 	w->port_mask = (1u << w->port_shift) - 1;
 	w->lo_mask = (1u << w->slot_lo_bits) - 1;
-	w->gen_mask = 0xffffu >> w->slot_lo_bits;
+	w->gen_step = 1u << w->slot_lo_bits;
 	w->my_port_base = (uint32_t)w->reply_base + ((uint32_t)w->id << w->port_shift);
 	w->slot_mask = c->slots - 1;
 	w->two_ports = c->two_ports;
@@ -491,7 +491,11 @@ static struct dp_worker *worker_new(struct dp *dp, uint16_t id, uint32_t inst)
 	for (uint32_t s = 0; s < c->slots; s++) {
 		w->free_fifo[s] = s;
 		w->slots[s].parser = DP_NO_PARSER;
-		w->slots[s].gen = (uint16_t)(rte_rand() & (0xffffu >> w->slot_lo_bits));
+		w->slots[s].reqid =
+			(uint16_t)((rte_rand() & (0xffffu >> w->slot_lo_bits)) << w->slot_lo_bits |
+				   (s & w->lo_mask));
+		w->slots[s].port_be =
+			rte_cpu_to_be_16((uint16_t)(w->my_port_base + (s >> w->slot_lo_bits)));
 	}
 	w->free_head = 0;
 	w->free_tail = c->slots;

@@ -352,17 +352,14 @@ static bool fetch_from_owner(struct dp_worker *w, uint32_t s)
 	struct dp_hotslot *hs = &w->hot->slot[s];
 	struct dp_hot_keys *k = w->hot->keys;
 	uint8_t body[8 + MC_KEY_MAX];
-	uint32_t lo_mask = (1u << w->slot_lo_bits) - 1, len = 6u + k->len[hs->id];
-	uint16_t gen = (uint16_t)((sl->gen + 1) & (0xffffu >> w->slot_lo_bits));
-	uint16_t port = (uint16_t)(w->reply_base + ((uint32_t)w->id << w->port_shift) +
-				   (s >> w->slot_lo_bits));
+	uint32_t len = 6u + k->len[hs->id];
+	uint16_t reqid = (uint16_t)(sl->reqid + w->gen_step); /* recorded once sent */
 	struct rte_mbuf *o;
 
 	memcpy(body, "get ", 4);
 	memcpy(body + 4, k->key[hs->id], k->len[hs->id]);
 	memcpy(body + 4 + k->len[hs->id], "\r\n", 2);
-	o = hot_pkt(w, hs->owner, sl->has_vlan, sl->vlan_tci, rte_cpu_to_be_16(port),
-		    (uint16_t)((gen << w->slot_lo_bits) | (s & lo_mask)), body, len);
+	o = hot_pkt(w, hs->owner, sl->has_vlan, sl->vlan_tci, sl->port_be, reqid, body, len);
 	if (o == NULL) {
 		w->ctr[DP_CTR_HOT_TX_FAILED]++;
 		return false;
@@ -370,7 +367,7 @@ static bool fetch_from_owner(struct dp_worker *w, uint32_t s)
 	/* The key's writes so far: a fill is copied only if none begins before the answer. */
 	hs->wseq = atomic_load(&k->wseq[hs->id]);
 	hs->stage = DP_HOT_FETCH;
-	sl->gen = gen;
+	sl->reqid = reqid;
 	dp_slot_set_node(w, s, hs->owner);
 	sl->total = 0;
 	sl->seq_base = 0;

@@ -836,7 +836,7 @@ static int plan_subs(struct dp_worker *w, const struct mc_requests *r, const uin
 		if (unlikely(!dp_ep_serving(w, e))) {
 			if (w->failover == DP_FAILOVER_FAST ||
 			    (idx = dp_fo_target(w, kp, len, h)) < 0)
-			return -4;
+				return -4;
 			e = (uint32_t)idx; /* the stand-in's endpoint */
 		}
 		if (fixed + part > w->mget_body_max)
@@ -865,9 +865,9 @@ static void send_sub(struct dp_worker *w, struct dp_mget *g, uint16_t gi, uint16
 {
 	/* The node side's tag: the port's VLAN when fixed, else the client's. */
 	bool tagged = w->node_vlan_fixed ? w->node_vlan_tagged : pk->vlan;
-	uint16_t off = hdr_room(tagged), port, reqid;
+	uint16_t off = hdr_room(tagged), port_be, reqid;
 	uint8_t *body = rte_pktmbuf_mtod_offset(o, uint8_t *, off);
-	uint32_t s = dp_slot_take(w, pk, g->sub_ep[j], &port, &reqid);
+	uint32_t s = dp_slot_take(w, pk, g->sub_ep[j], &port_be, &reqid);
 	struct dp_slot *sl = &w->slots[s];
 	struct mc_frame f = {reqid, 0, 1, 0};
 	uint32_t n = sub_body(r, pk->payload, g->key_sub, j, body + MC_FRAME_HDR_LEN);
@@ -889,7 +889,7 @@ static void send_sub(struct dp_worker *w, struct dp_mget *g, uint16_t gi, uint16
 	 * RTE_PKTMBUF_HEADROOM): never short. */
 	(void)dp_udp_build_ep(w, o, node_mac, tagged,
 			      w->node_vlan_fixed ? w->node_vlan_tci : sl->vlan_tci, g->sub_ep[j],
-			      rte_cpu_to_be_16(port), sl->node_port);
+			      port_be, sl->node_port);
 	dp_tx_push(w, o, DP_TX_MGET_SUB, g->sub_ep[j]);
 }
 

@@ -504,14 +504,24 @@ static inline void dp_slot_free(struct dp_worker *w, uint32_t s)
 	dp_slot_put(w, s);
 }
 
+/* The request id of slot @p sl's next use, recorded in it: the next generation, from a
+ * random start per slot (set-up), so that who has not seen a slot's traffic cannot guess its
+ * next request id. A 16-bit add steps the generation above the slot's low bits and wraps it. */
+static inline uint16_t dp_slot_next_reqid(const struct dp_worker *w, struct dp_slot *sl)
+{
+	sl->reqid = (uint16_t)(sl->reqid + w->gen_step);
+	return sl->reqid;
+}
+
 /*
  * Take a free slot (the caller checked there is one) for a request to endpoint @p ep from the
  * client of @p pk, whose payload starts with the frame header the parse accepted; @return its
- * index, and in *port / *reqid what names it on the wire (port in host order). The caller sets
- * multi and parser. Always inlined: the single-key forward path is its main caller.
+ * index, and in *port_be / *reqid what names it on the wire (port in network order, request
+ * id in host order). The caller sets multi and parser. Always inlined: the single-key forward
+ * path is its main caller.
  */
 static __rte_always_inline uint32_t dp_slot_take(struct dp_worker *w, const struct dp_pkt *pk,
-						 uint32_t ep, uint16_t *port, uint16_t *reqid)
+						 uint32_t ep, uint16_t *port_be, uint16_t *reqid)
 {
 	uint32_t s = w->free_fifo[w->free_head++ & w->slot_mask];
 	struct dp_slot *sl = &w->slots[s];
@@ -519,11 +529,8 @@ static __rte_always_inline uint32_t dp_slot_take(struct dp_worker *w, const stru
 
 	/* The FIFO names the next request's slot already: bring it in while this one works. */
 	rte_prefetch0(&w->slots[w->free_fifo[w->free_head & w->slot_mask]]);
-	*port = (uint16_t)(w->my_port_base + (s >> w->slot_lo_bits));
-	/* Each use of a slot goes out with the next generation, from a random start per slot
-	 * (set-up): who has not seen a slot's traffic cannot guess its next request id. */
-	sl->gen = (uint16_t)((sl->gen + 1) & w->gen_mask);
-	*reqid = (uint16_t)((sl->gen << w->slot_lo_bits) | (s & w->lo_mask));
+	*port_be = sl->port_be;
+	*reqid = dp_slot_next_reqid(w, sl);
 	sl->tsc = w->now | 1; /* never 0 while live */
 	sl->fam = 0;
 	if (unlikely(pk->v6)) {

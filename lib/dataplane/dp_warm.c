@@ -179,7 +179,7 @@ void dp_warm_bind(struct dp_worker *w, uint32_t ctx, uint32_t s)
 
 	c->slot = s;
 	c->tsc = w->slots[s].tsc;
-	c->gen = w->slots[s].gen;
+	c->reqid = w->slots[s].reqid;
 	w->warm_of_slot[s] = (uint16_t)ctx;
 	w->warm_gate = w->now + 2 * w->timeout_tsc;
 }
@@ -193,7 +193,7 @@ static struct dp_warm_ctx *ctx_of(struct dp_worker *w, uint32_t s)
 	if (i == DP_NO_WARM)
 		return NULL;
 	c = &w->warm[i];
-	if (c->slot != s || c->tsc != w->slots[s].tsc || c->gen != w->slots[s].gen) {
+	if (c->slot != s || c->tsc != w->slots[s].tsc || c->reqid != w->slots[s].reqid) {
 		w->warm_of_slot[s] = DP_NO_WARM;
 		return NULL;
 	}
@@ -326,24 +326,19 @@ static void warm_fill(struct dp_worker *w, struct dp_warm_ctx *c, const struct d
 static bool ask_previous(struct dp_worker *w, struct dp_warm_ctx *c, uint32_t s1)
 {
 	struct dp_slot *a = &w->slots[s1], *b;
-	uint32_t s2, lo_mask = (1u << w->slot_lo_bits) - 1;
-	uint16_t port, reqid;
+	uint32_t s2;
+	uint16_t port_be, reqid;
 
 	if (w->free_head == w->free_tail || !dp_ep_serving(w, c->prev_ep) ||
 	    !(atomic_load_explicit(&w->eps[c->prev_ep].mac, memory_order_relaxed) & DP_MAC_VALID))
 		return false;
 	s2 = w->free_fifo[w->free_head++ & w->slot_mask];
 	b = &w->slots[s2];
-	port = (uint16_t)(w->reply_base + ((uint32_t)w->id << w->port_shift) +
-			  (s2 >> w->slot_lo_bits));
-	b->gen = (uint16_t)((b->gen + 1) & (0xffffu >> w->slot_lo_bits));
-	reqid = (uint16_t)((b->gen << w->slot_lo_bits) | (s2 & lo_mask));
-	{
-		uint16_t gen = b->gen;
-
-		*b = *a;
-		b->gen = gen;
-	}
+	port_be = b->port_be;
+	reqid = dp_slot_next_reqid(w, b);
+	*b = *a; /* but what names b on the wire */
+	b->port_be = port_be;
+	b->reqid = reqid;
 	b->tsc = w->now | 1;
 	w->slot6[s2] = w->slot6[s1]; /* the client's address goes with *a */
 	dp_slot_set_node(w, s2, c->prev_ep);
@@ -356,11 +351,11 @@ static bool ask_previous(struct dp_worker *w, struct dp_warm_ctx *c, uint32_t s1
 	dp_slot_put(w, s1); /* its client count passes to s2 */
 	c->slot = s2;
 	c->tsc = b->tsc;
-	c->gen = b->gen;
+	c->reqid = b->reqid;
 	c->stage = 2;
 	w->warm_of_slot[s2] = (uint16_t)(c - w->warm);
-	if (!warm_send(w, c->prev_ep, b->has_vlan, b->vlan_tci, port, reqid, c->req, c->req_len,
-		       DP_TX_WARM_GET, s2)) {
+	if (!warm_send(w, c->prev_ep, b->has_vlan, b->vlan_tci, rte_be_to_cpu_16(port_be), reqid,
+		       c->req, c->req_len, DP_TX_WARM_GET, s2)) {
 		ctx_release(w, c, s2);
 		dp_slot_free(w, s2);
 		return true; /* the client's miss is gone: it retries on its timeout */

@@ -459,8 +459,8 @@ static __rte_always_inline uint32_t forward_request(struct dp_worker *w, struct 
 						    struct dp_pkt *pk, const struct mc_requests *r,
 						    uint32_t ep, uint64_t mac, struct req_class c)
 {
-	uint16_t port, reqid;
-	uint32_t s = dp_slot_take(w, pk, ep, &port, &reqid);
+	uint16_t port_be, reqid;
+	uint32_t s = dp_slot_take(w, pk, ep, &port_be, &reqid);
 	struct dp_slot *sl = &w->slots[s];
 
 	slot_expect(w, sl, r, !c.quiet && !c.one_message, c.no_end);
@@ -479,14 +479,13 @@ static __rte_always_inline uint32_t forward_request(struct dp_worker *w, struct 
 	memcpy(&pk->eth->dst_addr, &mac, 6); /* little-endian: bytes 0..5 of the word */
 	rte_ether_addr_copy(&w->node_src_mac, &pk->eth->src_addr);
 	if (likely(!pk->v6 && !(sl->fam & DP_FAM_NODE6)))
-		rewrite_udp(w, m, pk, w->node_src_ip, sl->node_ip, rte_cpu_to_be_16(port),
-			    sl->node_port, reqid);
+		rewrite_udp(w, m, pk, w->node_src_ip, sl->node_ip, port_be, sl->node_port, reqid);
 	else if (pk->v6 && (sl->fam & DP_FAM_NODE6) && pk->l3_len == sizeof(struct rte_ipv6_hdr))
-		rewrite_udp6(w, m, pk, w->node_src_ip6, w->slot6[s].node, rte_cpu_to_be_16(port),
-			     sl->node_port, reqid);
+		rewrite_udp6(w, m, pk, w->node_src_ip6, w->slot6[s].node, port_be, sl->node_port,
+			     reqid);
 	else if (unlikely(!rewrite_mixed(w, m, pk, sl->fam & DP_FAM_NODE6, w->node_src_ip,
-					 sl->node_ip, w->node_src_ip6, w->slot6[s].node,
-					 rte_cpu_to_be_16(port), sl->node_port, reqid))) {
+					 sl->node_ip, w->node_src_ip6, w->slot6[s].node, port_be,
+					 sl->node_port, reqid))) {
 		if (c.quiet)
 			dp_slot_put(w, s);
 		else
@@ -796,7 +795,8 @@ static __rte_always_inline void handle_reply_owned(struct dp_worker *w, struct r
 		return dp_count_drop(w, m, DP_DROP_REPLY_WRONG_SOURCE);
 	if (unlikely(!reply_mac_ok(w, sl->ep, pk->eth)))
 		return dp_count_drop(w, m, DP_DROP_REPLY_WRONG_MAC);
-	if (unlikely((reqid >> w->slot_lo_bits) != sl->gen))
+	/* The slot's low bits agree (they chose it): the generation is the rest. */
+	if (unlikely(reqid != sl->reqid))
 		return dp_count_drop(w, m, DP_DROP_REPLY_STALE);
 	if (unlikely(sl->multi == DP_MULTI_HOT)) {
 		if (unlikely(!reply_vlan_ok(w, sl, pk)))

@@ -124,6 +124,29 @@ static void client_asks(const char *text)
 	t_poll(0);
 }
 
+/* Every slot names itself on the wire again, the one the previous owner was asked from among
+ * them (it took over the first slot's request: not the first slot's port or request id):
+ * more round trips than there are slots (dp_test.c: 256), each answered to the client. */
+static void slots_round_trip(void)
+{
+	const char *k = unmoved_key();
+	char req[64];
+
+	snprintf(req, sizeof(req), "get %s\r\n", k);
+	for (int i = 0; i < 300; i++) {
+		struct t_view v;
+		struct rte_mbuf *a;
+
+		client_asks(req);
+		a = expect_sent(t_owner(k), req, &v);
+		node_answers(t_owner(k), &v, "END\r\n");
+		expect_client("END\r\n");
+		rte_pktmbuf_free(a);
+	}
+	assert_null(t_sent(0));
+	assert_int_equal(t_stats().slots_live, 0);
+}
+
 /* miss at n4 -> the same get at the previous owner -> hit -> client gets it, n4 gets `add`. */
 static void run_warm_hit(const char *req_fmt, const char *hit_fmt, const char *add_fmt)
 {
@@ -161,6 +184,7 @@ static void run_warm_hit(const char *req_fmt, const char *hit_fmt, const char *a
 	rte_pktmbuf_free(a);
 	rte_pktmbuf_free(b);
 	rte_pktmbuf_free(f);
+	slots_round_trip();
 	t_dp_stop();
 }
 
