@@ -16,6 +16,7 @@
 #     (rounds of the four memcaslap runs, median taken; default 3), RINGWAY_BENCH_PREFIX
 #     (sandbox prefix, default bench), RINGWAY_BENCH_CONCURRENCY (memcaslap -c, default 8),
 #     RINGWAY_BENCH_RATE (ringway-loadgen paced rate, default 5000/s)
+#   floor: RINGWAY_BENCH_CG_PACKETS as for dataplane
 #   linerate: RINGWAY_BENCH_LR_TRIAL (seconds per trial, default 1), RINGWAY_BENCH_LR_REPEAT
 #     (trials per rate, all must pass; default 1), RINGWAY_BENCH_LR_WORKERS (default 1,2),
 #     RINGWAY_BENCH_LR_CASES (default: every case of tests/bench/linerate/linerate.py)
@@ -39,7 +40,7 @@ build=${RINGWAY_BENCH_BUILD:-build-bench}
 results=$top/bench-results
 
 # --- sections ------------------------------------------------------------------------------
-SECTIONS=(placement dataplane sandbox linerate hotkeys scaleout idle)
+SECTIONS=(placement dataplane floor sandbox linerate hotkeys scaleout idle)
 
 # Placement lookups (ns, index vs binary search vs libmemcached), build time and memory at
 # 10 / 100 / 1,000 / 10,000 members for every algorithm.
@@ -113,6 +114,17 @@ section_dataplane() {
 	fi
 	python3 tests/bench/dataplane/report.py dataplane --raw "$raw" --callgrind-packets "$cgn" \
 		--out "$results/dataplane.json"
+}
+
+# The floor under the forward and reply paths' instructions (tests/bench/floor/floor.py):
+# a copy of the tree built with the router's optional checks and features compiled out one
+# after the other (client ACL, hot keys, warm-up, node health, latency histograms, the reply's
+# origin checks, VLANs, IPv6), callgrind's instructions per packet after each, and the last
+# with a NIC's checksum offloads. About 3 minutes; needs valgrind. bench-results/floor.json.
+targets_floor=(tests/bench/dataplane/bench_dataplane) # the tree as it is compiles
+section_floor() {
+	python3 tests/bench/floor/floor.py --src "$top" --out "$results/floor.json" \
+		--packets "${RINGWAY_BENCH_CG_PACKETS:-8192}"
 }
 
 # The same load straight at one memcached node, through ringway and through twemproxy, in the
