@@ -194,6 +194,8 @@ static void test_v6_offload_flags(void **state)
 {
 	char text[96];
 	struct rte_mbuf *m;
+	struct rte_ipv6_hdr *ip6;
+	struct rte_udp_hdr *udp;
 
 	(void)state;
 	t_dp_start6(1, ALL6, offload);
@@ -207,6 +209,10 @@ static void test_v6_offload_flags(void **state)
 	assert_true(m->ol_flags & RTE_MBUF_F_TX_UDP_CKSUM);
 	assert_false(m->ol_flags & RTE_MBUF_F_TX_IPV4);
 	assert_int_equal(m->l3_len, 40);
+	/* The UDP checksum field seeded with the pseudo-header sum, as DPDK asks. */
+	ip6 = rte_pktmbuf_mtod_offset(m, struct rte_ipv6_hdr *, m->l2_len);
+	udp = (struct rte_udp_hdr *)(ip6 + 1);
+	assert_int_equal(udp->dgram_cksum, rte_ipv6_phdr_cksum(ip6, m->ol_flags));
 	rte_pktmbuf_free(m);
 	t_stats();
 	t_dp_stop();

@@ -120,6 +120,59 @@ static void test_csum_verifies(void **state)
 	}
 }
 
+/* dp_ip4_phdr_cksum() is rte_ipv4_phdr_cksum() without TSO: random addresses, protocols,
+ * header lengths (5..15 words) and total lengths, the sums that wrap most (all-ones
+ * addresses) and the smallest. */
+static void test_ip4_phdr_cksum(void **state)
+{
+	struct rte_ipv4_hdr ip;
+
+	(void)state;
+	srand(29);
+	for (int i = 0; i < 200000; i++) {
+		uint8_t ihl = (uint8_t)(5 + rand() % 11);
+		uint16_t hlen = (uint16_t)(ihl * 4);
+
+		memset(&ip, 0, sizeof(ip));
+		ip.version_ihl = (uint8_t)(0x40 | ihl);
+		switch (i % 4) {
+		case 0:
+			ip.src_addr = ip.dst_addr = UINT32_MAX;
+			break;
+		case 1:
+			ip.src_addr = ip.dst_addr = 0;
+			break;
+		default:
+			ip.src_addr = (uint32_t)rand() << 1 ^ (uint32_t)rand();
+			ip.dst_addr = (uint32_t)rand() << 1 ^ (uint32_t)rand();
+		}
+		ip.next_proto_id = i % 3 == 0 ? IPPROTO_UDP : (uint8_t)rand();
+		ip.total_length = rte_cpu_to_be_16(
+			(uint16_t)(hlen + (i % 5 == 0 ? UINT16_MAX - hlen
+						      : rand() % (UINT16_MAX - hlen))));
+		assert_int_equal(dp_ip4_phdr_cksum(&ip, hlen), rte_ipv4_phdr_cksum(&ip, 0));
+	}
+}
+
+/* dp_ip6_phdr_cksum() is rte_ipv6_phdr_cksum() without TSO, the same way. */
+static void test_ip6_phdr_cksum(void **state)
+{
+	struct rte_ipv6_hdr ip6;
+
+	(void)state;
+	srand(31);
+	for (int i = 0; i < 200000; i++) {
+		memset(&ip6, 0, sizeof(ip6));
+		for (size_t b = 0; b < 16; b++) {
+			ip6.src_addr[b] = i % 4 == 0 ? 0xff : (uint8_t)rand();
+			ip6.dst_addr[b] = i % 4 == 0 ? 0xff : (uint8_t)rand();
+		}
+		ip6.proto = i % 3 == 0 ? IPPROTO_UDP : (uint8_t)rand();
+		ip6.payload_len = rte_cpu_to_be_16(i % 5 == 0 ? UINT16_MAX : (uint16_t)rand());
+		assert_int_equal(dp_ip6_phdr_cksum(&ip6), rte_ipv6_phdr_cksum(&ip6, 0));
+	}
+}
+
 /* ---- a TX burst the queue takes only part of -------------------------------------------- */
 
 /* Fill queue 0's TX ring but @p room entries (the port takes that many, refuses the rest);
@@ -220,13 +273,86 @@ static void test_refused_tail_counted_once(void **state)
 	t_dp_stop();
 }
 
+/* ---- TX checksum offload (IPv4) --------------------------------------------------------- */
+
+static void tx_offload(struct dp_config *c)
+{
+	c->tx_cksum_offload = true;
+}
+
+/* What a NIC with checksum offloads does to IPv4/UDP frame @p m, after checking that the
+ * router asked for it as DPDK wants: the flags and header lengths, the IPv4 checksum field 0,
+ * the UDP one seeded with the pseudo-header sum. */
+static void nic_complete(struct rte_mbuf *m)
+{
+	struct rte_ipv4_hdr *ip =
+		rte_pktmbuf_mtod_offset(m, struct rte_ipv4_hdr *, sizeof(struct rte_ether_hdr));
+	struct rte_udp_hdr *udp = (struct rte_udp_hdr *)(ip + 1);
+	uint16_t c;
+
+	assert_int_equal(m->ol_flags & (RTE_MBUF_F_TX_IPV4 | RTE_MBUF_F_TX_IP_CKSUM |
+					RTE_MBUF_F_TX_UDP_CKSUM),
+			 RTE_MBUF_F_TX_IPV4 | RTE_MBUF_F_TX_IP_CKSUM | RTE_MBUF_F_TX_UDP_CKSUM);
+	assert_int_equal(m->l2_len, sizeof(struct rte_ether_hdr));
+	assert_int_equal(m->l3_len, sizeof(*ip));
+	assert_int_equal(ip->hdr_checksum, 0);
+	assert_int_equal(udp->dgram_cksum, rte_ipv4_phdr_cksum(ip, m->ol_flags));
+	ip->hdr_checksum = rte_ipv4_cksum(ip);
+	c = (uint16_t)~rte_raw_cksum(udp, rte_be_to_cpu_16(udp->dgram_len));
+	udp->dgram_cksum = c == 0 ? 0xffff : c;
+}
+
+/* With the TX checksum offload, a request and its reply leave with what the NIC needs, and
+ * once it has done its part both checksums are right (t_view_udp checks them): the
+ * pseudo-header sum is the one rte_ipv4_phdr_cksum() gives. */
+static void test_ip4_offload_round_trip(void **state)
+{
+	static const char hit[] = "VALUE k1 0 3\r\nabc\r\nEND\r\n";
+	char ip[INET_ADDRSTRLEN];
+	struct rte_mbuf *m;
+	struct t_view v;
+	uint16_t sport, reqid;
+
+	(void)state;
+	t_dp_start(1, 4, tx_offload);
+	t_inject(0, t_request(6100, 0x4242, "get k1\r\n", 8));
+	t_poll(0);
+	m = t_sent(0);
+	assert_non_null(m);
+	nic_complete(m);
+	t_view_udp(m, &v, false);
+	assert_int_equal(v.plen, 8 + 8);
+	assert_memory_equal(v.payload + 8, "get k1\r\n", 8);
+	sport = rte_be_to_cpu_16(v.udp->src_port);
+	reqid = v.reqid;
+	assert_non_null(inet_ntop(AF_INET, &v.ip->dst_addr, ip, sizeof(ip)));
+	rte_pktmbuf_free(m);
+
+	t_inject(0, t_reply(ip, 11211, sport, reqid, 0, 1, hit, strlen(hit)));
+	t_poll(0);
+	m = t_sent(0);
+	assert_non_null(m);
+	nic_complete(m);
+	t_view_udp(m, &v, false);
+	assert_int_equal(rte_be_to_cpu_16(v.udp->dst_port), 6100);
+	assert_int_equal(v.reqid, 0x4242);
+	assert_int_equal(v.plen, 8 + strlen(hit));
+	assert_memory_equal(v.payload + 8, hit, strlen(hit));
+	rte_pktmbuf_free(m);
+	assert_int_equal(t_stats().ctr[DP_CTR_RETURNED], 1);
+	t_dp_stop();
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_csum_sum_all_lengths),
 		cmocka_unit_test(test_csum_sum_zero),
 		cmocka_unit_test(test_csum_verifies),
+		cmocka_unit_test(test_ip4_phdr_cksum),
+		cmocka_unit_test(test_ip6_phdr_cksum),
 		cmocka_unit_test(test_refused_tail_counted_once),
+		cmocka_unit_test(test_ip4_offload_round_trip),
 	};
 
 	t_eal_setup("dp_tx", "0", 1);
