@@ -21,6 +21,7 @@ import argparse
 import ipaddress
 import json
 import os
+import resource
 import shutil
 import signal
 import subprocess
@@ -106,6 +107,64 @@ def cpu_ticks(pid):
         return 0
 
 
+def allow_core():
+    """In a child before exec: a core dump when it dies of a signal (the limit is this process's
+    own; where the core goes is the host's kernel.core_pattern, by default its cwd)."""
+    resource.setrlimit(resource.RLIMIT_CORE, (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
+
+
+def core_backtrace(binary, cwd, pid, raw, tag):
+    """The backtrace of every thread of a process that died of a signal, from its core in
+    @p cwd (a file named core or core.<pid>), written to raw/<tag>.bt.txt; the core itself is
+    removed (a --no-huge DPDK process dumps its whole memory). Returns what the record says:
+    the file and the crashing thread's first frames, or why there is none."""
+    cores = [f for f in (os.listdir(cwd) if os.path.isdir(cwd) else [])
+             if f == "core" or f == "core.%d" % pid]
+    if not cores:
+        try:
+            with open("/proc/sys/kernel/core_pattern") as f:
+                pattern = f.read().strip()
+        except OSError:
+            pattern = "?"
+        return {"backtrace": None, "why": "no core file in the process's directory "
+                                          "(kernel.core_pattern %r)" % pattern}
+    core = os.path.join(cwd, cores[0])
+    try:
+        if shutil.which("gdb") is None:
+            return {"backtrace": None, "why": "gdb not installed"}
+        out = os.path.join(raw, "%s.bt.txt" % tag)
+        r = subprocess.run(["gdb", "-batch", "-nx", "-ex", "bt 12", "-ex", "info threads",
+                            "-ex", "thread apply all bt 30", binary, core],
+                           capture_output=True, text=True, timeout=300)
+        with open(out, "w") as f:
+            f.write(r.stdout + r.stderr)
+        # "bt 12" comes first: the thread that took the signal.
+        frames = []
+        for l in r.stdout.splitlines():
+            if l.startswith("#") and l not in frames and len(frames) < 6:
+                frames.append(l)
+        return {"backtrace": out, "crash_frames": frames}
+    except (OSError, subprocess.TimeoutExpired) as e:
+        return {"backtrace": None, "why": "gdb: %s" % e}
+    finally:
+        os.unlink(core)
+
+
+class RouterDied(Exception):
+    """The router was found dead when a load generator run failed."""
+
+
+def record_death(doc, router, workers, name, raw, during):
+    """A router death in doc["router_deaths"]: when (during case @p name, or after it), how
+    (exit status), and where (the backtrace of its core, when it died of a signal)."""
+    d = {"workers": workers, "after" if not during else "during": name,
+         "exit": router.p.returncode}
+    if router.p.returncode < 0:
+        d.update(core_backtrace(router.cmd[0], router.cwd, router.p.pid, raw,
+                                "ringway.death%d" % len(doc["router_deaths"])))
+    doc["router_deaths"].append(d)
+
+
 class Router:
     def __init__(self, a, tmp, workers, raw):
         self.prefix = "%s-rw" % a.prefix
@@ -120,7 +179,10 @@ class Router:
             "--vdev", "net_memif0,role=server,socket=%s/memif.sock,mac=%s,rsize=%d"
             % (tmp, ROUTER_MAC, a.rsize), "--", "--config", conf]
         self.log = open(os.path.join(raw, "ringway.w%d.log" % workers), "a+")
-        self.p = subprocess.Popen(self.cmd, stdout=self.log, stderr=subprocess.STDOUT)
+        # Its own directory, where a core of a death goes (router_deaths: its backtrace).
+        self.cwd = tempfile.mkdtemp(prefix="router.", dir=tmp)
+        self.p = subprocess.Popen(self.cmd, stdout=self.log, stderr=subprocess.STDOUT,
+                                  cwd=self.cwd, preexec_fn=allow_core)
         self.ctl = os.path.join(a.build, "app/ringwayctl/ringwayctl")
         for _ in range(200):
             self.log.flush()
@@ -177,10 +239,25 @@ def run_case(a, tmp, raw, workers, name, args, router):
     la = loadavg()
     before = router.stats()
     t0 = cpu_ticks(router.p.pid)
-    killed = None
+    killed = killed_bt = None
     for attempt in range(2):
-        r = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+        lg_cwd = tempfile.mkdtemp(prefix="loadgen.", dir=tmp)
+        p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             cwd=lg_cwd, preexec_fn=allow_core)
+        try:
+            out_text, err_text = p.communicate(timeout=600)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.communicate()
+            raise
+        r = subprocess.CompletedProcess(cmd, p.returncode, out_text, err_text)
         shutil.rmtree("/var/run/dpdk/%s" % prefix, ignore_errors=True)
+        if r.returncode != 0:
+            time.sleep(0.5)  # a router dying of the connect or disconnect does so now
+            if router.p.poll() is not None:
+                with open(os.path.join(raw, "%s.w%d.log" % (name, workers)), "w") as f:
+                    f.write(" ".join(cmd) + "\n" + r.stdout + r.stderr)
+                raise RouterDied()
         # The memif link never came up (the router still closing the last case's): no
         # request was sent, so one more start measures the same thing.
         if r.returncode == 1 and "link down after" in r.stderr and attempt == 0:
@@ -194,6 +271,8 @@ def run_case(a, tmp, raw, workers, name, args, router):
         # so it left no figure: one more start, recorded in the case (loadgen_killed).
         if r.returncode < 0 and attempt == 0:
             killed = -r.returncode
+            killed_bt = core_backtrace(cmd[0], lg_cwd, p.pid, raw,
+                                       "loadgen.%s.w%d" % (name, workers))
             print("linerate: %s w%d: load generator killed by signal %d, starting it again"
                   % (name, workers, killed), file=sys.stderr)
             time.sleep(2)
@@ -212,6 +291,7 @@ def run_case(a, tmp, raw, workers, name, args, router):
     res = summarise(doc, workers, name, la, delta, cpu_ticks(router.p.pid) - t0)
     if killed is not None:
         res["loadgen_killed"] = killed
+        res["loadgen_killed_backtrace"] = killed_bt
     return res
 
 
@@ -345,8 +425,15 @@ def table(doc):
     if doc.get("handoff"):
         print("hand-off: %s" % json.dumps(doc["handoff"]))
     for d in doc.get("router_deaths", []):
-        print("router died (exit %s) after %s, %d worker(s); restarted" % (
-            d["exit"], d["after"], d["workers"]))
+        print("router died (exit %s) %s %s, %d worker(s); restarted" % (
+            d["exit"], "during" if "during" in d else "after", d.get("during", d.get("after")),
+            d["workers"]))
+        if d.get("backtrace"):
+            print("  backtrace: %s" % d["backtrace"])
+            for f in d.get("crash_frames", []):
+                print("    %s" % f)
+        elif d.get("why"):
+            print("  no backtrace: %s" % d["why"])
     for c in doc["cases"]:
         if "loadgen_killed" in c:
             print("load generator killed by signal %d in %s w%d; started again" % (
@@ -396,6 +483,7 @@ def main():
     ap.add_argument("--prefix", default="rwlr%d" % os.getpid())
     ap.add_argument("--dataplane-json")
     a = ap.parse_args()
+    a.build = os.path.abspath(a.build)  # the processes run in directories of their own
     if a.quick:
         a.workers, a.cases, a.handoff = "1", "ascii_100", False
         # A smoke run: short trials on a shared machine, so a scheduling stall may lose a
@@ -416,20 +504,31 @@ def main():
             router = Router(a, tmp, w, raw)
             try:
                 for name, (args, what) in cases:
-                    if router.p.poll() is not None:
-                        router.stop()
-                        router = Router(a, tmp, w, raw)
-                    c = run_case(a, tmp, raw, w, name, args, router)
+                    for attempt in range(2):
+                        if router.p.poll() is not None:
+                            router.stop()
+                            router = Router(a, tmp, w, raw)
+                        try:
+                            c = run_case(a, tmp, raw, w, name, args, router)
+                        except RouterDied:
+                            # Died while the load generator connected or ran: no figure;
+                            # recorded, and the case measured once more on a new router.
+                            record_death(doc, router, w, name, raw, during=True)
+                            if attempt == 1:
+                                raise RuntimeError("%s: the router died twice" % name)
+                            print("linerate: %s w%d: router died (exit %d), starting it "
+                                  "again" % (name, w, router.p.returncode), file=sys.stderr)
+                            continue
+                        break
                     c["what"] = what
                     doc["cases"].append(c)
                     print("linerate: %s w%d: zero loss %.0f req/s (load %.1f)" % (
                         name, w, c["zero_loss_rps"], c["loadavg_1min"]), file=sys.stderr)
                     if router.p.poll() is not None:
-                        # DPDK 22.11's memif PMD unmaps a peer's rings on disconnect while
-                        # workers may be polling them: record it and go on with a new router.
+                        # Died as the load generator went away (memif disconnect): record
+                        # it and go on with a new router.
                         c["router_exit"] = router.p.returncode
-                        doc["router_deaths"].append({"workers": w, "after": name,
-                                                     "exit": router.p.returncode})
+                        record_death(doc, router, w, name, raw, during=False)
                         router.stop()
                         router = Router(a, tmp, w, raw)
             finally:
