@@ -37,6 +37,7 @@
 #include "dataplane.h"
 #include "metrics.h"
 #include "placement.h"
+#include "unmap_guard.h"
 #include "xdp.h"
 
 #define RW_CONTROL_TICK_MS 10
@@ -557,6 +558,14 @@ static bool kernel_spreads_queues(const struct rte_eth_dev_info *info)
 					     strcmp(info->driver_name, "net_memif") == 0);
 }
 
+static bool port_is_memif(uint16_t port)
+{
+	struct rte_eth_dev_info info;
+
+	return rte_eth_dev_info_get(port, &info) == 0 && info.driver_name != NULL &&
+	       strcmp(info.driver_name, "net_memif") == 0;
+}
+
 /* Configure and start the port with @p nq queue pairs; sets *offload when the port computes
  * IPv4/UDP checksums. Returns the number of queue pairs used (1 when RSS is not offered). */
 static uint16_t port_setup(uint16_t port, uint16_t nq, struct rte_mempool *pool, bool *offload)
@@ -700,6 +709,11 @@ static void dp_config_from(struct dp_config *d, uint16_t nw, const unsigned int 
 	d->backoff_us = cfg.router.backoff_us;
 	d->backoff_after = cfg.router.backoff_after;
 	d->tx_cksum_offload = offload;
+	/* net_memif's bursts read rings it maps on connect and unmaps on disconnect (README
+	 * "Router deaths"): workers touch a memif port only while its link is up, and an unmap
+	 * waits for their polls (unmap_guard.h, set once they run). */
+	d->link_gated = port_is_memif((uint16_t)cfg.router.port) ||
+			(cfg.router.has_node_port && port_is_memif((uint16_t)cfg.router.node_port));
 	/* The kernel owns ARP and ND on the node-facing interface it shares. */
 	d->no_arp_requests = rw_xdp_kernel_neigh(the_xdp);
 	d->pool = pool;
@@ -898,6 +912,12 @@ static void start_dataplane(const struct start *st, const struct ctl_engine *eng
 			fatal("cannot launch worker %u on lcore %u: %s", i, st->lcores[i],
 			      strerror(-rc));
 	}
+	/* net_memif unmaps a departed peer's rings under the polling workers (unmap_guard.h). */
+	if (dcfg.link_gated) {
+		rw_unmap_guard_set(the_dp);
+		printf("ringway: net_memif: workers poll while the link is up, an unmap waits for "
+		       "their polls\n");
+	}
 }
 
 /* Log the nodes whose MAC moved (an accepted ARP reply, or the kernel's table), at most once a
@@ -1036,6 +1056,7 @@ static void shut_down(const struct start *st, struct ctl_engine *engine)
 		rte_eth_dev_close(st->node_port);
 	}
 	rw_xdp_close(the_xdp); /* after the PMD detached: removes our program if still there */
+	rw_unmap_guard_clear(); /* the ports closed: nothing unmaps under a worker any more */
 	dp_free(the_dp);
 	rte_mempool_free(the_pool);
 	rte_eal_cleanup();

@@ -297,6 +297,12 @@ struct dp_config {
 	uint32_t backoff_us;
 	uint32_t backoff_after;
 	bool tx_cksum_offload;     /**< the port computes IPv4 and UDP checksums on TX */
+	/** Receive and send on a port only while its link is up, read once per poll: for a PMD
+	 *  whose bursts use queue memory it maps on connect and unmaps on disconnect (DPDK
+	 *  22.11's net_memif reads a ring it computed before checking that it is connected,
+	 *  README "Router deaths"). While a port's link is down what would leave on it is
+	 *  refused as by a full queue. */
+	bool link_gated;
 	/** The port's VLAN: with vlan_fixed, only frames on VLAN vlan_id (0: untagged, a
 	 *  priority tag counts as untagged) are served, anything else is dropped (wrong_vlan),
 	 *  and the router's own ARP requests go out on it (tagged unless 0) and are answered
@@ -548,6 +554,14 @@ int dp_worker_run(void *arg);
 
 /** Ask every worker loop to return. Lcore: any (signal handlers included). */
 void dp_stop(struct dp *dp);
+
+/**
+ * Return once every worker has finished the poll it was in when called (an RCU grace period:
+ * workers report quiescence after each poll and are offline while they sleep or after they
+ * stopped, so this takes a poll's time at most). For a thread about to free what a worker's
+ * poll might still be reading. Lcore: any but a worker (a worker would wait for itself).
+ */
+void dp_quiesce(const struct dp *dp);
 
 /**
  * One loop iteration without RCU reporting: drain the control and hand-off rings, receive a

@@ -512,6 +512,11 @@ struct dp_worker {
 	uint8_t node_src_ip6[16];
 	bool two_ports;
 	uint16_t node_port_id;
+	/* dp_config.link_gated: port_up / node_port_up are read at each poll's start (else
+	 * always true) and gate every RX and TX burst on the port. */
+	bool link_gated;
+	bool port_up;
+	bool node_port_up;
 	/* The node port's VLAN is fixed (vlan_fixed / node_vlan_fixed): what goes to nodes is
 	 * tagged node_vlan_tci (network order) when node_vlan_tagged, else untagged, and replies
 	 * were checked against it on arrival. Not fixed: requests keep the client's tag. */

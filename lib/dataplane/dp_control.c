@@ -407,6 +407,9 @@ static struct dp_worker *worker_new(struct dp *dp, uint16_t id, uint32_t inst)
 	w->my_port_base = (uint32_t)w->reply_base + ((uint32_t)w->id << w->port_shift);
 	w->slot_mask = c->slots - 1;
 	w->two_ports = c->two_ports;
+	w->link_gated = c->link_gated;
+	w->port_up = true;
+	w->node_port_up = true;
 	w->node_port_id = c->node_port_id;
 	w->client_src_ip = c->router_ip;
 	memcpy(&w->client_src_mac, c->router_mac, 6);
@@ -586,6 +589,11 @@ struct dp_worker *dp_worker_get(struct dp *dp, unsigned int idx)
 void dp_stop(struct dp *dp)
 {
 	atomic_store_explicit(&dp->stop, true, memory_order_relaxed);
+}
+
+void dp_quiesce(const struct dp *dp)
+{
+	rte_rcu_qsbr_synchronize(dp->rcu, RTE_QSBR_THRID_INVALID);
 }
 
 uint64_t dp_epoch(const struct dp *dp)

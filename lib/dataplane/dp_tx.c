@@ -116,9 +116,13 @@ static void flush_range(struct dp_worker *w, uint16_t port, uint16_t lo, uint16_
 
 	if (n == 0)
 		return;
-	sent = rte_eth_tx_burst(port, w->queue_id, w->tx + lo, n);
-	if (unlikely(sent < n))
-		sent += rte_eth_tx_burst(port, w->queue_id, w->tx + lo + sent, n - sent);
+	if (likely(port == w->port_id ? w->port_up : w->node_port_up)) {
+		sent = rte_eth_tx_burst(port, w->queue_id, w->tx + lo, n);
+		if (unlikely(sent < n))
+			sent += rte_eth_tx_burst(port, w->queue_id, w->tx + lo + sent, n - sent);
+	} else {
+		sent = 0; /* link_gated, and the link is down: refused as by a full queue */
+	}
 	count_range(w, lo, lo + sent);
 	for (i = lo + sent; i < hi; i++) {
 		switch (w->tx_tag[i]) {
@@ -206,7 +210,8 @@ uint16_t dp_tx_offer(struct dp_worker *w, struct rte_mbuf **pkts, uint16_t n)
 	uint16_t sent;
 
 	dp_tx_flush(w);
-	sent = n != 0 ? rte_eth_tx_burst(w->port_id, w->queue_id, pkts, n) : 0;
+	sent = n != 0 && likely(w->port_up) ? rte_eth_tx_burst(w->port_id, w->queue_id, pkts, n)
+					    : 0;
 	w->ctr[DP_CTR_MGET_DATAGRAMS] += sent;
 	return sent;
 }

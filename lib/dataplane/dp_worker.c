@@ -1603,6 +1603,21 @@ static void expire_slots(struct dp_worker *w)
 	}
 }
 
+/* dp_config.link_gated: whether each port's link is up, for this poll. Up is the last thing a
+ * net_memif connect stores, after the queue memory is mapped (x86 keeps its stores, and these
+ * loads before the burst's, in order); down the first a disconnect stores, and the unmap after
+ * it waits for this poll's end (app/ringway/unmap_guard.h). */
+static __rte_noinline void read_links(struct dp_worker *w)
+{
+	struct rte_eth_link link;
+
+	w->port_up = rte_eth_link_get_nowait(w->port_id, &link) == 0 &&
+		     link.link_status == RTE_ETH_LINK_UP;
+	if (w->two_ports)
+		w->node_port_up = rte_eth_link_get_nowait(w->node_port_id, &link) == 0 &&
+				  link.link_status == RTE_ETH_LINK_UP;
+}
+
 unsigned int dp_worker_poll(struct dp_worker *w)
 {
 	struct rte_mbuf *pkts[DP_BURST_MAX];
@@ -1613,6 +1628,8 @@ unsigned int dp_worker_poll(struct dp_worker *w)
 	uint16_t nr;
 
 	w->ctr[DP_CTR_POLLS]++;
+	if (unlikely(w->link_gated))
+		read_links(w);
 	dp_hot_poll_worker(w);
 	if (w->ctl_ring != NULL) {
 		unsigned int nc = rte_ring_sc_dequeue_burst(w->ctl_ring, objs, w->burst, NULL);
@@ -1623,13 +1640,15 @@ unsigned int dp_worker_poll(struct dp_worker *w)
 	nh = rte_ring_sc_dequeue_burst(w->handoff, objs, w->burst, NULL);
 	for (unsigned int i = 0; i < nh; i++)
 		take_over(w, objs[i]);
-	nr = rte_eth_rx_burst(w->port_id, w->queue_id, pkts, w->burst);
+	nr = likely(w->port_up) ? rte_eth_rx_burst(w->port_id, w->queue_id, pkts, w->burst) : 0;
 	dp_forward_burst(w, pkts, nr); /* also flushes what the rings added */
 	if (unlikely(w->two_ports)) {
 		uint16_t nn;
 
 		dp_rx_side(w, true);
-		nn = rte_eth_rx_burst(w->node_port_id, w->queue_id, pkts, w->burst);
+		nn = likely(w->node_port_up)
+			     ? rte_eth_rx_burst(w->node_port_id, w->queue_id, pkts, w->burst)
+			     : 0;
 		dp_forward_burst(w, pkts, nn);
 		dp_rx_side(w, false);
 		nr = (uint16_t)(nr + nn);

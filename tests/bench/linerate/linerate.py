@@ -258,9 +258,10 @@ def run_case(a, tmp, raw, workers, name, args, router):
                 with open(os.path.join(raw, "%s.w%d.log" % (name, workers)), "w") as f:
                     f.write(" ".join(cmd) + "\n" + r.stdout + r.stderr)
                 raise RouterDied()
-        # The memif link never came up (the router still closing the last case's): no
-        # request was sent, so one more start measures the same thing.
-        if r.returncode == 1 and "link down after" in r.stderr and attempt == 0:
+        # The memif link never came up, or its socket refused the connect (the router still
+        # closing the last case's): no request was sent, so one more start measures the same.
+        if r.returncode == 1 and attempt == 0 and ("link down after" in r.stderr or
+                                                   "Failed to connect socket" in r.stderr):
             print("linerate: %s w%d: memif link not up, starting the load generator again"
                   % (name, workers), file=sys.stderr)
             time.sleep(2)
