@@ -9,7 +9,9 @@
  * README "Router deaths"). The ringway binary defines munmap(): while a guard is set, a call
  * from any thread but a worker first waits until every worker has finished the poll it was in
  * (dp_quiesce), so a burst that passed the PMD's flag check ends before the memory goes.
- * Unguarded (every other port), munmap() is the system call and nothing else.
+ * Unguarded (every other port), munmap() is the system call and nothing else. The connect
+ * side of the same PMD (a ring computed from a region not mapped yet) is closed by
+ * dp_config.link_gated: workers touch the port only while its link is up.
  */
 
 #include "dataplane.h"
