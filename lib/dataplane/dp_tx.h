@@ -253,21 +253,28 @@ static inline uint16_t dp_csum_apply64(uint16_t csum, uint64_t delta)
 	return (uint16_t)~dp_csum_fold(dp_csum_fold64(delta + (uint16_t)~csum));
 }
 
+/* The 64-bit ones-complement sum of an IPv4 pseudo-header (RFC 768): addresses @p src / @p dst
+ * and upper-layer length @p len_be as stored (network order), protocol @p proto, as native
+ * words of the bytes in network order (add it to dp_csum_sum's start). */
+static inline uint64_t dp_ip4_phdr_sum(uint32_t src, uint32_t dst, uint8_t proto, uint16_t len_be)
+{
+	/* The zero byte and the protocol as one word, whatever the host's byte order. */
+	return (uint64_t)src + dst + rte_cpu_to_be_16((uint16_t)proto) + len_be;
+}
+
 /*
  * The pseudo-header sum of IPv4 datagram @p ip, whose header is @p l3_len bytes, as DPDK's
  * checksum offload wants it in the L4 checksum field: what rte_ipv4_phdr_cksum() gives without
- * TSO (addresses, protocol, total length less the header), as native words of the bytes in
- * network order summed in 64 bits and folded once. rte_ipv4_phdr_cksum() copies the fields
- * into a struct and sums its bytes in a loop: ~30 instructions of every offloaded packet.
+ * TSO (addresses, protocol, total length less the header), summed in 64 bits and folded once.
+ * rte_ipv4_phdr_cksum() copies the fields into a struct and sums its bytes in a loop: ~30
+ * instructions of every offloaded packet.
  */
 static inline uint16_t dp_ip4_phdr_cksum(const struct rte_ipv4_hdr *ip, uint16_t l3_len)
 {
 	uint16_t len = rte_cpu_to_be_16((uint16_t)(rte_be_to_cpu_16(ip->total_length) - l3_len));
-	/* The zero byte and the protocol as one word, whatever the host's byte order. */
-	uint16_t proto = rte_cpu_to_be_16((uint16_t)ip->next_proto_id);
 
-	return dp_csum_fold(
-		dp_csum_fold64((uint64_t)ip->src_addr + ip->dst_addr + (uint32_t)(proto + len)));
+	return dp_csum_fold(dp_csum_fold64(
+		dp_ip4_phdr_sum(ip->src_addr, ip->dst_addr, ip->next_proto_id, len)));
 }
 
 /*

@@ -996,11 +996,9 @@ static inline bool udp_cksum_ok(const struct rte_mbuf *m, const struct rte_ipv4_
 
 	if (verdict >= 0)
 		return verdict;
-	/* The pseudo-header as stored: addresses, zero and protocol, UDP length. */
-	return dp_csum_verifies(dp_csum_sum64(udp, ulen,
-					      (uint64_t)ip->src_addr + ip->dst_addr +
-						      rte_cpu_to_be_16((uint16_t)IPPROTO_UDP) +
-						      udp->dgram_len));
+	return dp_csum_verifies(dp_csum_sum64(
+		udp, ulen,
+		dp_ip4_phdr_sum(ip->src_addr, ip->dst_addr, IPPROTO_UDP, udp->dgram_len)));
 }
 
 /* Where a frame goes after the look-ahead's checks (struct dp_ahead.verdict). */
