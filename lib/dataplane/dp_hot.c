@@ -353,7 +353,7 @@ static bool fetch_from_owner(struct dp_worker *w, uint32_t s)
 	struct dp_hot_keys *k = w->hot->keys;
 	uint8_t body[8 + MC_KEY_MAX];
 	uint32_t len = 6u + k->len[hs->id];
-	uint16_t reqid = (uint16_t)(sl->reqid + w->gen_step); /* recorded once sent */
+	uint16_t reqid = dp_reqid_next(w, sl->reqid); /* recorded once sent */
 	struct rte_mbuf *o;
 
 	memcpy(body, "get ", 4);

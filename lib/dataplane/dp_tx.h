@@ -537,12 +537,19 @@ static inline void dp_slot_free(struct dp_worker *w, uint32_t s)
 	dp_slot_put(w, s);
 }
 
+/* The request id after @p reqid on the same slot: the next generation. A 16-bit add steps
+ * the generation above the slot's low bits and wraps it. */
+static inline uint16_t dp_reqid_next(const struct dp_worker *w, uint16_t reqid)
+{
+	return (uint16_t)(reqid + w->gen_step);
+}
+
 /* The request id of slot @p sl's next use, recorded in it: the next generation, from a
  * random start per slot (set-up), so that who has not seen a slot's traffic cannot guess its
- * next request id. A 16-bit add steps the generation above the slot's low bits and wraps it. */
+ * next request id. */
 static inline uint16_t dp_slot_next_reqid(const struct dp_worker *w, struct dp_slot *sl)
 {
-	sl->reqid = (uint16_t)(sl->reqid + w->gen_step);
+	sl->reqid = dp_reqid_next(w, sl->reqid);
 	return sl->reqid;
 }
 
