@@ -18,7 +18,8 @@ Checks README.md and docs/*.md:
        ringwayctl     the command word in its --help's generated command list (CTL_FOREACH_CMD)
                       or its etcd commands, and options in that command's usage line;
   3. every counter, drop reason, gauge and per-node field of the X-macro lists appears in
-     docs/operations.md (its "What each counter means" tables).
+     docs/operations.md (its "What each counter means" tables);
+  4. every diagram docs/img/NAME.dot has its NAME.png (scripts/docs-pictures.sh).
 Prints one line per fault and fails when there is any."""
 import os
 import re
@@ -399,6 +400,13 @@ for path, name in lists:
         if f'| `{n}` |' not in ops_text:
             fault('docs/operations.md', f'{name} row "{n}" ({path}) has no row in '
                   f'"What each counter means": add | `{n}` | its meaning |')
+
+# --- 4. every diagram's source has its rendering (scripts/docs-pictures.sh) -------------------
+img = os.path.join(root, 'docs', 'img')
+if os.path.isdir(img):
+    for f in sorted(os.listdir(img)):
+        if f.endswith('.dot') and not os.path.exists(os.path.join(img, f[:-4] + '.png')):
+            fault(f'docs/img/{f}', f'no {f[:-4]}.png beside it: run scripts/docs-pictures.sh')
 
 for n in notes:
     print('note:', n)
