@@ -104,26 +104,30 @@ def strip_code_headings(text):
 
 LINK = re.compile(r'!?\[(?:[^\]\[]|\[[^\]]*\])*\]\(([^)\s]+)(?:\s+"[^"]*")?\)')
 
+links_checked = 0
 for f in doc_files():
-    for no, line in enumerate(strip_code(open(f, encoding='utf-8').read()), 1):
-        for m in LINK.finditer(line):
-            target = m.group(1)
-            if re.match(r'^[a-z][a-z0-9+.-]*:', target):      # http:, https:, mailto:
-                continue
-            path, _, anchor = target.partition('#')
-            dest = os.path.normpath(os.path.join(os.path.dirname(f), path)) if path else f
-            if not os.path.exists(dest) and rel(dest) in PENDING:
-                notes.append(f'{rel(f)}:{no}: {target}: a page another branch adds')
-                continue
-            if not os.path.exists(dest):
-                fault(f'{rel(f)}:{no}', f'link to {target}: {rel(dest)} does not exist')
-                continue
-            if anchor:
-                if not dest.endswith('.md') or os.path.isdir(dest):
-                    fault(f'{rel(f)}:{no}', f'anchor #{anchor} on {path}, not a page')
-                elif anchor not in anchors(dest):
-                    fault(f'{rel(f)}:{no}', f'link to {target}: no heading of {rel(dest)} '
-                          f'has the anchor #{anchor}')
+    # the whole page at once (code blanked, line breaks kept): link text may span lines
+    page = '\n'.join(strip_code(open(f, encoding='utf-8').read()))
+    for m in LINK.finditer(page):
+        no = page.count('\n', 0, m.start(1)) + 1
+        target = m.group(1)
+        links_checked += 1
+        if re.match(r'^[a-z][a-z0-9+.-]*:', target):      # http:, https:, mailto:
+            continue
+        path, _, anchor = target.partition('#')
+        dest = os.path.normpath(os.path.join(os.path.dirname(f), path)) if path else f
+        if not os.path.exists(dest) and rel(dest) in PENDING:
+            notes.append(f'{rel(f)}:{no}: {target}: a page another branch adds')
+            continue
+        if not os.path.exists(dest):
+            fault(f'{rel(f)}:{no}', f'link to {target}: {rel(dest)} does not exist')
+            continue
+        if anchor:
+            if not dest.endswith('.md') or os.path.isdir(dest):
+                fault(f'{rel(f)}:{no}', f'anchor #{anchor} on {path}, not a page')
+            elif anchor not in anchors(dest):
+                fault(f'{rel(f)}:{no}', f'link to {target}: no heading of {rel(dest)} '
+                      f'has the anchor #{anchor}')
 
 
 # --- 2. commands -------------------------------------------------------------------------------
@@ -412,5 +416,6 @@ for n in notes:
     print('note:', n)
 for f in faults:
     print(f)
-print(f'{len(faults)} fault(s) in {len(doc_files())} pages ({len(checked)} command lines checked)')
+print(f'{len(faults)} fault(s) in {len(doc_files())} pages ({links_checked} links, '
+      f'{len(checked)} command lines checked)')
 sys.exit(1 if faults else 0)
