@@ -202,7 +202,7 @@ def ctl_commands():
 def shell_lines(text):
     """(line number, command) for each command line of the fenced blocks, continuation lines
     joined, the shell prompt and trailing comments dropped."""
-    out, fence, lang, buf, start = [], False, '', '', 0
+    out, fence, lang, buf, start, last = [], False, '', '', 0, -1
     for no, line in enumerate(text.split('\n'), 1):
         s = line.strip()
         if s.startswith('```'):
@@ -210,6 +210,12 @@ def shell_lines(text):
             lang = s[3:].strip()
             continue
         if not fence or lang not in ('', 'sh', 'bash', 'console', 'shell'):
+            continue
+        # an indented line right after a command continues it (a usage synopsis over lines)
+        if not buf and line[:1].isspace() and out and last == no - 1 and s:
+            cmd = re.sub(r'(^|\s)#.*$', '', s).strip()
+            out[-1] = (out[-1][0], out[-1][1] + ' ' + cmd)
+            last = no
             continue
         if not buf:
             start = no
@@ -221,6 +227,7 @@ def shell_lines(text):
             cmd = re.sub(r'(^|\s)#.*$', '', buf).strip()
             if cmd:
                 out.append((start, cmd))
+                last = no
             buf = ''
     return out
 
@@ -329,8 +336,10 @@ def check_command(where, cmd, ctl):
         return
     # a pipeline or list: check each part that is one of ours
     parts, cur = [], []
-    for a in argv:
-        if a in ('|', '&&', '||', ';'):
+    for i, a in enumerate(argv):
+        # a pipe or list, not the '|' between a synopsis' alternatives (`(--add N | --remove N)`)
+        nxt = argv[i + 1] if i + 1 < len(argv) else ''
+        if a in ('|', '&&', '||', ';') and re.match(r'[a-z./]', nxt):
             parts.append(cur)
             cur = []
         else:
