@@ -382,8 +382,9 @@ section_linerate() {
 		${RINGWAY_BENCH_LR_CASES:+--cases "$RINGWAY_BENCH_LR_CASES"} "${dp[@]}"
 }
 
-# Latency at low load per idle mode (README "Idle modes and latency at low load"): in the
-# sandbox, ringway-loadgen paced at RINGWAY_BENCH_IDLE_RATE straight at one node and through
+# Latency at low load per idle mode (docs/performance.md, "Idle modes and latency at low
+# load"): in the sandbox, ringway-loadgen paced at RINGWAY_BENCH_IDLE_RATE straight at one node
+# and through
 # ringway restarted with each `idle` mode, rounds interleaved; its latency percentiles, and the
 # CPU the router used during the run: the worker thread's (/proc/PID/task/TID/stat of the
 # lcore-worker thread) and the whole process's. Writes idle.json; tears the sandbox down.
@@ -493,7 +494,7 @@ with open(out, "w") as f:
 PYEOF
 }
 
-# Hot keys (README "Hot keys"): ringway-loadgen with zipf popularity over 8 memcached nodes,
+# Hot keys (docs/hotkeys.md): ringway-loadgen with zipf popularity over 8 memcached nodes,
 # spreading off (threshold_pct 0) and on, per skew: each node's requests from its own `stats`
 # (cmd_get + cmd_set + deletes, before and after the measured run), max/mean, the client's hit
 # ratio, the requests the nodes got beyond the client's, the hot-key view's recall of the true
@@ -585,8 +586,9 @@ section_hotkeys_run() {
 	python3 tests/bench/hotkeys/report.py --raw "$raw" --skews "$skews" \
 		--out "$results/hotkeys.json" --png "$results/hotkeys.png"
 }
-# Scale-out (README "Scaling out without a miss wave"): 10 memcached nodes and a spare; per run
-# a fresh router over the 10 (nodes flushed, no state file), ringway-loadgen preloads every key
+# Scale-out (docs/scaling.md, "Scaling out without a miss wave"): 10 memcached nodes and a
+# spare; per run a fresh router over the 10 (nodes flushed, no state file), ringway-loadgen
+# preloads every key
 # through it, then a constant GET/SET load (90/10) with the hit ratio per 100 ms (run.series);
 # ADD_AT s into the load `ringwayctl add` of the spare. Four runs: ring with warm-up
 # (window_s 30), ring without, modulo without, ketama without (what a client-side ketama fleet

@@ -21,6 +21,8 @@ PACKAGES=(
 	gnuplot-nox jq
 	# operations: /metrics endpoint, a real Prometheus scrape, systemd unit checks
 	libmicrohttpd-dev prometheus systemd
+	# documentation: the diagrams of docs/img/*.dot (scripts/docs-pictures.sh)
+	graphviz
 )
 
 if [ "$(id -u)" -ne 0 ]; then

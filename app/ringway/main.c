@@ -709,9 +709,9 @@ static void dp_config_from(struct dp_config *d, uint16_t nw, const unsigned int 
 	d->backoff_us = cfg.router.backoff_us;
 	d->backoff_after = cfg.router.backoff_after;
 	d->tx_cksum_offload = offload;
-	/* net_memif's bursts read rings it maps on connect and unmaps on disconnect (README
-	 * "Router deaths"): workers touch a memif port only while its link is up, and an unmap
-	 * waits for their polls (unmap_guard.h, set once they run). */
+	/* net_memif's bursts read rings it maps on connect and unmaps on disconnect
+	 * (docs/performance.md, "Router deaths"): workers touch a memif port only while its
+	 * link is up, and an unmap waits for their polls (unmap_guard.h, set once they run). */
 	d->link_gated = port_is_memif((uint16_t)cfg.router.port) ||
 			(cfg.router.has_node_port && port_is_memif((uint16_t)cfg.router.node_port));
 	/* The kernel owns ARP and ND on the node-facing interface it shares. */

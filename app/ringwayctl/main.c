@@ -49,7 +49,7 @@ static void usage(FILE *f)
 		"       ringwayctl [OPTIONS] top [-b] [-d SECONDS] [-n FRAMES]  (a live view: "
 		"per-node request rate, replies, p99, health; q quits)\n"
 		"       ringwayctl --etcd URL[,URL] --cluster NAME ...  (the fleet's membership in "
-		"etcd: README, \"Running a fleet of routers\")\n"
+		"etcd: docs/fleets.md)\n"
 		"commands:\n%s"
 		"socket: --socket, else $RINGWAY_SOCKET, else %s\n"
 		"tcp: 127.0.0.1:PORT, authenticated with the token in FILE (mode 0600)\n"

@@ -11,7 +11,7 @@
  * tool). The only calls into the router are the ctl_ops callbacks, made from inside
  * ctl_server_poll() / ctl_session_line() on that same thread.
  *
- * Protocol (documented in README.md, "Control protocol"): one command per line, one reply
+ * Protocol (documented in docs/control.md): one command per line, one reply
  * per command. A reply's first line is `OK[ key value ...]` or `ERROR <reason>`. When the
  * first pair after OK is `lines N`, exactly N body lines follow. Values never hold spaces.
  *
@@ -157,8 +157,9 @@ int ctl_state_check(const struct ctl_state *st, char *err, size_t errlen);
 
 /**
  * Write @p st to @p path atomically: a temporary file in the same directory (mode 0600),
- * fsync, rename over @p path, fsync the directory. Format: see README ("State file"); the
- * `routes` section only when @p st records routes (a file without one reads as before).
+ * fsync, rename over @p path, fsync the directory. Format: see docs/control.md
+ * ("Persistence and the state file"); the `routes` section only when @p st records routes (a
+ * file without one reads as before).
  * @return 0; 1 when @p path holds @p st but the directory could not be synced (the rename
  * may not survive a crash; the reason is in @p err); a negative errno when @p path is
  * untouched (the temporary file is removed).
@@ -189,7 +190,8 @@ int ctl_state_load(const char *path, struct ctl_state **out, char *err, size_t e
  */
 uint64_t ctl_state_digest(const struct ctl_state *st);
 
-/** @p st in the state-file format (see README, "State file"), appended to @p out. 0/-ENOMEM. */
+/** @p st in the state-file format (docs/control.md, "Persistence and the state file"),
+ * appended to @p out. 0/-ENOMEM. */
 int ctl_state_to_text(const struct ctl_state *st, struct ctl_text *out);
 
 /**

@@ -300,7 +300,7 @@ struct dp_config {
 	/** Receive and send on a port only while its link is up, read once per poll: for a PMD
 	 *  whose bursts use queue memory it maps on connect and unmaps on disconnect (DPDK
 	 *  22.11's net_memif reads a ring it computed before checking that it is connected,
-	 *  README "Router deaths"). While a port's link is down what would leave on it is
+	 *  docs/performance.md, "Router deaths"). While a port's link is down what would leave on it is
 	 *  refused as by a full queue. */
 	bool link_gated;
 	/** The port's VLAN: with vlan_fixed, only frames on VLAN vlan_id (0: untagged, a

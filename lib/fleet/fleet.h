@@ -129,7 +129,7 @@ size_t fl_base64_encode(const void *in, size_t len, char *out);
 int fl_base64_decode(const char *in, size_t len, char **out, size_t *outlen);
 
 /*
- * The fleet's layout in etcd (README, "Running a fleet of routers"):
+ * The fleet's layout in etcd (docs/fleets.md, "Layout in etcd"):
  *   <prefix>/<cluster>/membership       the membership, state-file text; its mod_revision is
  *                                       the fleet epoch
  *   <prefix>/<cluster>/routers/<name>   one per router, under its agent's lease: a report

@@ -120,7 +120,7 @@ enum pl_param {
 
 #define PL_PARAM_BIT(p) (UINT32_C(1) << (p))
 
-/** What a membership change moves under an algorithm (see README "Placement"). */
+/** What a membership change moves under an algorithm (see docs/scaling.md, "Placement"). */
 enum pl_movement {
 	PL_MOVES_MINIMAL,      /**< only keys to or from the changed members */
 	PL_MOVES_MINIMAL_LAST, /**< minimal when the last member changes; others renumber */

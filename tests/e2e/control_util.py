@@ -87,7 +87,7 @@ class Ctl:
 
 class Session:
     """One raw connection to the control socket: send lines, read replies (framing per the
-    README: `OK lines N ...` is followed by N body lines)."""
+    docs/control.md: `OK lines N ...` is followed by N body lines)."""
 
     def __init__(self, path, timeout=10.0):
         self.s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)

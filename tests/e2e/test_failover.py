@@ -9,7 +9,7 @@ SIGKILL to `health down` in /ringway/node); requests that failed after detection
 in fast, the failed node's keys get SERVER_ERROR at once); keys of the other nodes moved (each
 node asked directly over TCP: 0); stale reads after recovery (a key written during the outage
 and read after returns the new value or a miss: 0); no epoch change; the accounting identity.
-The figures are printed as a table row per scenario (README "When a node fails").
+The figures are printed as a table row per scenario (docs/failures.md).
 
 Environment: RINGWAY, RINGWAY_E2E_PORT.
 """

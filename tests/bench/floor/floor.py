@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """What the worker code's forward and reply paths would cost without the router's optional
-checks and features: the floor under issue 17's instruction targets (README "Performance",
-"The floor").
+checks and features: the floor under issue 17's instruction targets (docs/performance.md,
+"The floor: what the targets would take").
 
 A copy of the source tree (tracked and untracked files, as they are now) is built with
 bench_dataplane; callgrind counts the instructions per packet of `--only forward` and

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * ringway's configuration loader: what a config file accepts (with the defaults the README and
+ * ringway's configuration loader: what a config file accepts (with the defaults docs/config.md and
  * config.h promise), and for each kind of mistake the exact error: file, line, section, key.
  *
  * A bad config marks the line the error must name with the comment "#!" (comments do not

@@ -494,7 +494,7 @@ static void top_row(const char *frame, const char *name, struct top_row *row)
 }
 
 /* `top -b -n 2 -d 0.2`: two frames, each from two samples 0.2 s apart, with the columns the
- * README shows, rows sorted by request rate, and rates the fake router's counters imply
+ * docs/operations.md shows, rows sorted by request rate, and rates the fake router's counters imply
  * (member i gains 1000 * (i + 1) requests/s, 90 % returned; a router computing the rate from
  * one sample, or dividing by the wrong time, is far off). */
 static void test_top_batch(void **state)

@@ -424,7 +424,7 @@ static void test_tie_break(void **state)
 /*
  * libmemcached's points per server depend on every server's share of the total weight and on
  * the server count, so adding one server changes the other servers' point counts and keys
- * move between servers that did not change (the README quotes this). Measured with
+ * move between servers that did not change (docs/scaling.md quotes this). Measured with
  * libmemcached itself: equal weights 24 -> 25 (float rounding gives 156 points, not 160, at
  * 25 servers) and weights 1..10 plus one server of weight 1.
  */
