@@ -48,7 +48,12 @@ from mcudp import ascii_complete, bin_request, bin_responses, bin_set, parse_val
 # the kinds that find nothing on the code the suite runs against (see docs/transitions.md,
 # "The consistency checker"; the lead enables more as the issue 27 fixes land).
 KINDS = ("add", "remove", "weight", "replace", "stop", "kill", "stop2", "kill2", "standin",
-         "hot", "warmup", "route")
+         "hot", "warmup", "route", "etcd")
+# With --routers 2 (fleet mode) membership changes go through etcd (`ringwayctl --etcd`),
+# applied to both routers by their ringway-sync agents; "etcd" (kill etcd, restart it) is
+# drawn only then.
+FLEET_ONLY = ("etcd",)
+CLUSTER = "cc"
 DEFAULT_FAULTS = ("route", "hot")
 DEFAULT_SEED = 27
 NODES = 6            # sandbox nodes: node1..MEMBERS start as members, the rest are spares
@@ -131,7 +136,7 @@ class Event:
             return a["before"] + a["hold"] + a["after"]
         if self.kind == "hot":
             return a["h1"] + a["cool"] + a["h2"]
-        if self.kind in ("warmup", "route"):
+        if self.kind in ("warmup", "route", "etcd"):
             return a.get("gap", a.get("hold", 0))
         return 0.0
 
@@ -168,6 +173,10 @@ def make_schedule(seed, seconds, kinds):
                            cool=round(rnd.uniform(0.5, 2 * FILL_TTL_S + 1.5), 1),
                            h2=round(rnd.uniform(2, 4), 1))
                 hot_free = t + ev.length() + 0.5
+        elif kind == "etcd":
+            if t >= route_free:
+                ev = Event("etcd", t, hold=round(rnd.uniform(1.5, 5), 1))
+                route_free = t + ev.length() + 2.0
         elif kind == "route":
             if t >= route_free:
                 ev = Event("route", t, hold=round(rnd.uniform(1, 4), 1))
@@ -310,9 +319,11 @@ class Client(threading.Thread):
     """One protocol's client: its own socket, its own seeded stream of operations, one
     request in flight at a time (several clients run at once)."""
 
-    def __init__(self, run, proto, idx):
-        super().__init__(daemon=True, name="client-" + proto)
+    def __init__(self, run, proto, idx, router=None):
+        super().__init__(daemon=True, name="client-%s-%d" % (proto, idx))
         self.run_, self.proto = run, proto
+        self.router = router or run.sb.router
+        self.name_ = proto if router is None else "%s@%s" % (proto, router[0])
         self.rnd = random.Random(run.seed * 1000 + idx)
         self.stop = threading.Event()
         self.counts = {}
@@ -327,7 +338,7 @@ class Client(threading.Thread):
         return self.run_.keys[i]
 
     def run(self):
-        c = self.run_.sb.client(timeout=CLIENT_TIMEOUT)
+        c = h.UdpClient(self.router, ns=self.run_.sb.client_ns, timeout=CLIENT_TIMEOUT)
         try:
             while not self.stop.is_set():
                 r = self.rnd.random()
@@ -343,7 +354,7 @@ class Client(threading.Thread):
                         self.delete(c, self.key())
                 except Exception as e:  # noqa: BLE001 - a client bug must not end quietly
                     self.count("client_error")
-                    self.run_.client_errors.append("%s: %r" % (self.proto, e))
+                    self.run_.client_errors.append("%s: %r" % (self.name_, e))
                 time.sleep(0.001)
         finally:
             c.close()
@@ -358,11 +369,11 @@ class Client(threading.Thread):
 
     def set(self, c, key):
         m = self.run_.model
-        w = m.begin_write(key, "set", self.proto)
+        w = m.begin_write(key, "set", self.name_)
         ver = w.ver
         if self.inject and ver > 2 and self.rnd.random() < 0.05:
             ver -= 1   # the deliberate bug: a write that names the version before its own
-        v = value_of(key, ver, self.proto, self.rnd)
+        v = value_of(key, ver, self.name_, self.rnd)
         if self.proto == "ascii":
             exp = self.rnd.choice((0, 0, 0, 300))
             req, ok = b"set %s 0 %d %d\r\n%s\r\n" % (key, exp, len(v), v), (b"STORED\r\n",)
@@ -375,7 +386,7 @@ class Client(threading.Thread):
         self.count("set")
 
     def delete(self, c, key):
-        w = self.run_.model.begin_write(key, "delete", self.proto)
+        w = self.run_.model.begin_write(key, "delete", self.name_)
         if self.proto == "ascii":
             req, ok = b"delete %s\r\n" % key, (b"DELETED\r\n", b"NOT_FOUND\r\n")
         elif self.proto == "meta":
@@ -454,7 +465,7 @@ class Client(threading.Thread):
             self.count("miss")
             return
         self.count("hit")
-        self.run_.judge(key, hit, rs, re, self.proto, "get")
+        self.run_.judge(key, hit, rs, re, self.name_, "get")
 
     def multiget(self, c, keys):
         rs = now()
@@ -479,19 +490,19 @@ class Client(threading.Thread):
             if k in seen:
                 return self.odd(k, b"twice in one reply: " + r, rs, "multiget")
             seen.add(k)
-            self.run_.judge(k, v, rs, re, self.proto, "multiget")
+            self.run_.judge(k, v, rs, re, self.name_, "multiget")
         self.count("hit")
 
     def odd(self, key, r, rs, op):
         if r.startswith(b"SERVER_ERROR") or r.startswith(b"ERROR") or r.startswith(b"CLIENT"):
             self.count("read_error")
             return
-        self.run_.finding({"t": round(rs - self.run_.t0, 3), "client": self.proto, "op": op,
+        self.run_.finding({"t": round(rs - self.run_.t0, 3), "client": self.name_, "op": op,
                            "key": key.decode(errors="replace"),
                            "what": "malformed reply %r" % r[:80]})
 
     def foreign(self, key, got, rs, re, op):
-        self.run_.finding({"t": round(rs - self.run_.t0, 3), "client": self.proto, "op": op,
+        self.run_.finding({"t": round(rs - self.run_.t0, 3), "client": self.name_, "op": op,
                            "key": key.decode(errors="replace"),
                            "what": "reply for another key: %r" % got[:60]})
 
@@ -600,10 +611,161 @@ def start_node(sb, name):
             time.sleep(0.05)
 
 
+class RouterView:
+    """Router I's telemetry, shaped like the Sandbox methods the checks call (stats,
+    telemetry, nodes_view), for the second router of fleet mode."""
+
+    def __init__(self, sb, r):
+        self.tsock = "/var/run/dpdk/%s/dpdk_telemetry.v2" % sb.env["FILE_PREFIX%d" % r]
+
+    def telemetry(self, cmd):
+        return h.telemetry(self.tsock, cmd)
+
+    def stats(self):
+        return h.flatten_stats(self.telemetry("/ringway/stats"))
+
+    def nodes_view(self):
+        return self.telemetry("/ringway/nodes")
+
+
+class Fleet:
+    """Fleet mode: router 2 beside router 1 in the same sandbox, a one-member etcd on
+    127.0.0.1 (ports from this pid), a ringway-sync agent per router; membership changes
+    through `ringwayctl --etcd`. Everything started here is stopped by its pid."""
+
+    def __init__(self, sb, ringway):
+        self.sb, self.ringway = sb, ringway
+        self.ctl_bin = h.binary("RINGWAYCTL", "app/ringwayctl/ringwayctl")
+        self.sync_bin = h.binary("RINGWAY_SYNC", "app/ringway-sync/ringway-sync")
+        base = 24000 + (os.getpid() % 1000) * 4
+        self.url = "http://127.0.0.1:%d" % base
+        self.peer = "http://127.0.0.1:%d" % (base + 1)
+        self.dir = "/tmp/ringway-cc-etcd-%d" % os.getpid()
+        self.etcd = None
+        self.agents = []
+        self.router2_up = False
+        self.lock = threading.Lock()
+
+    def sock(self, r):
+        return os.path.join(self.sb.state, "control%s.sock" % ("" if r == 1 else r))
+
+    def start_etcd(self):
+        os.makedirs(self.dir, exist_ok=True)
+        log = open(os.path.join(self.dir, "etcd.log"), "a")
+        self.etcd = subprocess.Popen(
+            ["etcd", "--name", "cc", "--data-dir", os.path.join(self.dir, "data"),
+             "--listen-client-urls", self.url, "--advertise-client-urls", self.url,
+             "--listen-peer-urls", self.peer, "--initial-advertise-peer-urls", self.peer,
+             "--initial-cluster", "cc=" + self.peer, "--initial-cluster-state", "new"],
+            stdout=log, stderr=subprocess.STDOUT)
+        log.close()
+
+    def kill_etcd(self):
+        with self.lock:
+            if self.etcd is not None and self.etcd.poll() is None:
+                self.etcd.kill()
+                self.etcd.wait()
+            self.etcd = None
+
+    def put(self, key, value, timeout=1.0):
+        import base64
+        import urllib.request
+        body = json.dumps({"key": base64.b64encode(key.encode()).decode(),
+                           "value": base64.b64encode(value.encode()).decode()}).encode()
+        req = urllib.request.Request(self.url + "/v3/kv/put", data=body,
+                                     headers={"Content-Type": "application/json"})
+        with urllib.request.urlopen(req, timeout=timeout) as r:
+            return json.loads(r.read())
+
+    def etcd_healthy(self, timeout=20.0):
+        end = now() + timeout
+        while now() < end:
+            try:
+                self.put("/scratch", "x")
+                return True
+            except OSError:
+                time.sleep(0.2)
+        return False
+
+    def start_router2(self):
+        text = subprocess.run([h.SANDBOX, "config", "--prefix", self.sb.prefix, "--router", "2",
+                               "--request-ms", str(REQUEST_MS), "--members", str(MEMBERS)],
+                              check=True, stdout=subprocess.PIPE).stdout.decode()
+        conf = os.path.join(self.sb.state, "ringway2.conf")
+        with open(conf, "w") as f:
+            f.write(text + CONFIG_EXTRA)
+        env = dict(os.environ, SANDBOX_PORT="af_packet",
+                   SANDBOX_AF_PACKET_ARGS="qpairs=1,framecnt=4096")
+        subprocess.run([h.SANDBOX, "router-start", "--prefix", self.sb.prefix, "--router", "2",
+                        "--ringway", self.ringway, "--config", conf, "--lcores", "0-1"],
+                       check=True, env=env)
+        self.router2_up = True
+
+    def start_agents(self):
+        for r in (1, 2):
+            log = open(os.path.join(self.sb.state, "sync%d.log" % r), "a")
+            self.agents.append(subprocess.Popen(
+                [self.sync_bin, "--etcd", self.url, "--cluster", CLUSTER, "--name",
+                 "router%d" % r, "--socket", self.sock(r), "--ttl", "3", "--timeout", "1000"],
+                stdout=log, stderr=subprocess.STDOUT))
+            log.close()
+
+    def ctl(self, *args, stdin=None):
+        """`ringwayctl --etcd` ARGS: (exit status, output)."""
+        try:
+            r = subprocess.run([self.ctl_bin, "--etcd", self.url, "--cluster", CLUSTER,
+                                "--timeout", "2000"] + list(args), input=stdin,
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=20)
+        except subprocess.TimeoutExpired:
+            return 2, "timeout"
+        return r.returncode, r.stdout.decode(errors="replace").strip()
+
+    def fleet_state(self, r):
+        try:
+            sess = cu.Session(self.sock(r), timeout=2)
+            try:
+                head, _ = sess.cmd("fleet")
+            finally:
+                sess.close()
+        except OSError:
+            return None
+        w = head.split()
+        return dict(zip(w[1::2], w[2::2])) if head.startswith("OK") else None
+
+    def wait_agree(self, timeout=20.0):
+        """Until both routers are fleet-managed on one epoch and digest; their states."""
+        end = now() + timeout
+        st = []
+        while now() < end:
+            st = [self.fleet_state(r) for r in (1, 2)]
+            if all(x and x.get("fleet") == "managed" for x in st) and \
+                    st[0].get("epoch") == st[1].get("epoch") and \
+                    st[0].get("digest") == st[1].get("digest"):
+                return True, st
+            time.sleep(0.2)
+        return False, st
+
+    def cleanup(self):
+        for p in self.agents:
+            if p.poll() is None:
+                p.send_signal(signal.SIGCONT)
+                p.terminate()
+                try:
+                    p.wait(5)
+                except subprocess.TimeoutExpired:
+                    p.kill()
+                    p.wait()
+        self.agents = []
+        self.kill_etcd()
+        import shutil
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
 class Run:
-    def __init__(self, sb, seed, seconds, events, inject=None):
+    def __init__(self, sb, seed, seconds, events, inject=None, fleet=None):
         self.sb, self.seed, self.seconds, self.events, self.inject = \
             sb, seed, seconds, events, inject
+        self.fleet = fleet
         self.keys = [b"cc%d:%d" % (seed, i) for i in range(KEYS)]
         self.t0 = now()
         self.model = Model(self.t0)
@@ -662,6 +824,24 @@ class Run:
             h.log("  %.3f %s: %s -> %s" % (t, ev.kind, line, head))
         return head
 
+    def member(self, sess, line, ev):
+        """A membership change: on router 1's socket, or in fleet mode through etcd (both
+        routers' agents apply it)."""
+        if self.fleet is None:
+            return self.ctl(sess, line, ev)
+        words = line.split()
+        if words[0] == "replace":
+            rc, out = self.fleet.ctl("replace", stdin=line[len("replace "):].replace(
+                " ; ", "\n").encode() + b"\n")
+        else:
+            rc, out = self.fleet.ctl(*words)
+        t = round(now() - self.t0, 3)
+        self.fault_log.append((t, ev.kind, "etcd: " + line, out))
+        if rc != 0:
+            self.refused += 1
+            h.log("  %.3f %s: etcd %s -> %s" % (t, ev.kind, line, out))
+        return out
+
     def addr(self, name):
         return "%s:%s" % (self.sb.node_ips[int(name[4:]) - 1], self.sb.env["MC_PORT"])
 
@@ -688,14 +868,14 @@ class Run:
         try:
             k = ev.kind
             if k == "add":
-                self.ctl(sess, "add %s %s" % (a["node"], self.addr(a["node"])), ev)
+                self.member(sess, "add %s %s" % (a["node"], self.addr(a["node"])), ev)
             elif k == "remove":
-                self.ctl(sess, "remove %s" % a["node"], ev)
+                self.member(sess, "remove %s" % a["node"], ev)
             elif k == "weight":
-                self.ctl(sess, "weight %s %d" % (a["node"], a["w"]), ev)
+                self.member(sess, "weight %s %d" % (a["node"], a["w"]), ev)
             elif k == "replace":
                 ms = str(a["members"]).split("+")
-                self.ctl(sess, "replace " + " ; ".join("%s %s" % (m, self.addr(m))
+                self.member(sess, "replace " + " ; ".join("%s %s" % (m, self.addr(m))
                                                         for m in ms), ev)
             elif k in ("stop", "kill"):
                 self.fail(ev, a["node"], k)
@@ -733,9 +913,18 @@ class Run:
                     "remove %s" % n
                 second = "remove %s" % n if a["first"] == "add" else \
                     "add %s %s" % (n, self.addr(n))
-                self.ctl(sess, first, ev)
+                self.member(sess, first, ev)
                 time.sleep(a["gap"])
-                self.ctl(sess, second, ev)
+                self.member(sess, second, ev)
+            elif k == "etcd":
+                if self.fleet is None:
+                    self.note(ev, "no etcd (one router): nothing done")
+                else:
+                    self.fleet.kill_etcd()
+                    self.note(ev, "etcd SIGKILL")
+                    time.sleep(a["hold"])
+                    self.fleet.start_etcd()
+                    self.note(ev, "etcd restarted (healthy: %s)" % self.fleet.etcd_healthy(10))
             elif k == "route":
                 self.ctl(sess, "route add 198.18.1.0/24 direct", ev)
                 time.sleep(a["hold"])
@@ -826,8 +1015,10 @@ def shrink(findings, events, seconds):
             "seconds": max(20, min(seconds, int(tf - shift + TAIL_S + 4)))}
 
 
-def replay_cmd(seed, seconds, faults=None, schedule=None, inject=None):
+def replay_cmd(seed, seconds, faults=None, schedule=None, inject=None, routers=1):
     argv = ["tests/e2e/test_consistency.py", "--seed", str(seed), "--seconds", str(seconds)]
+    if routers != 1:
+        argv += ["--routers", str(routers)]
     if schedule is not None:
         argv += ["--schedule", "'%s'" % schedule]
     elif faults is not None:
@@ -846,6 +1037,9 @@ def main():
     ap.add_argument("--faults", default=os.environ.get("RINGWAY_CONSISTENCY_FAULTS",
                                                        ",".join(DEFAULT_FAULTS)),
                     help="comma-separated fault kinds to draw from (all: %s)" % ",".join(KINDS))
+    ap.add_argument("--routers", type=int, choices=(1, 2), default=int(os.environ.get(
+        "RINGWAY_CONSISTENCY_ROUTERS", 1)),
+                    help="2: fleet mode (two routers, etcd, ringway-sync agents)")
     ap.add_argument("--schedule", help="an explicit schedule (a replay): KIND@T[:k=v,...];...")
     ap.add_argument("--clients", default="ascii,meta,binary")
     ap.add_argument("--json-out", help="write the run's report here (scripts/soak.sh)")
@@ -862,11 +1056,13 @@ def main():
     bad = [k for k in faults if k not in KINDS]
     if bad:
         ap.error("unknown fault kind(s) %s; kinds: %s" % (",".join(bad), ",".join(KINDS)))
+    if a.routers == 1:
+        faults = [k for k in faults if k not in FLEET_ONLY]
     events = parse_schedule(a.schedule) if a.schedule is not None else \
         make_schedule(a.seed, a.seconds, faults)
-    h.log("consistency: seed %d, %d s, faults %s, %d events" % (
-        a.seed, a.seconds, "schedule" if a.schedule is not None else ",".join(faults) or "none",
-        len(events)))
+    h.log("consistency: seed %d, %d s, %d router(s), faults %s, %d events" % (
+        a.seed, a.seconds, a.routers,
+        "schedule" if a.schedule is not None else ",".join(faults) or "none", len(events)))
     h.log("schedule: %s" % (schedule_spec(events) or "(none)"))
     if a.print_schedule:
         return 0
@@ -874,15 +1070,21 @@ def main():
     ringway = h.binary("RINGWAY", "app/ringway/ringway")
     t = h.Checker("e2e consistency seed %d" % a.seed)
     wall0 = now()
-    sb = h.Sandbox("cc", nodes=NODES)
-    run = None
-    prober = None
+    fleet_mode = a.routers == 2
+    if fleet_mode and subprocess.run(["sh", "-c", "command -v etcd"],
+                                     stdout=subprocess.DEVNULL).returncode != 0:
+        h.log("SKIP: etcd not installed (scripts/setup-deps.sh)")
+        return h.SKIP
+    sb = h.Sandbox("cc", nodes=NODES, no_huge=fleet_mode, routers=a.routers)
+    st_ = {"run": None, "probers": [], "fleet": None}
 
     def cleanup():
-        if run is not None:
-            run.continue_all()
-        if prober is not None:
-            prober.kill()
+        if st_["run"] is not None:
+            st_["run"].continue_all()
+        for p in st_["probers"]:
+            p.kill()
+        if st_["fleet"] is not None:
+            st_["fleet"].cleanup()
 
     def on_signal(signum, frame):
         cleanup()
@@ -893,19 +1095,57 @@ def main():
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, on_signal)
 
+    keys = [b"cc%d:%d" % (a.seed, i) for i in range(KEYS)]
     cu.start(sb, ringway, MEMBERS, extra=CONFIG_EXTRA)
     t.ok(cu.wait_resolved(sb, MEMBERS), "router serves its %d members" % MEMBERS)
-    sess = cu.Session(cu.socket_path(sb))
-    keys = [b"cc%d:%d" % (a.seed, i) for i in range(KEYS)]
-    prime(sb, sess, keys)
+    views = [sb]
+    socks = [cu.socket_path(sb)]
+    addrs = [sb.router]
+    fleet = None
+    if fleet_mode:
+        fleet = st_["fleet"] = Fleet(sb, ringway)
+        fleet.start_router2()
+        views.append(RouterView(sb, 2))
+        socks.append(fleet.sock(2))
+        addrs.append((sb.env["ROUTER2_IP"], int(sb.env["MC_PORT"])))
+        fleet.start_etcd()
+        t.ok(fleet.etcd_healthy(), "etcd up on %s" % fleet.url)
+        for _ in range(10):   # the fleet's revisions start above the routers' epochs
+            fleet.put("/scratch", "x")
+    for sock in socks:
+        sess = cu.Session(sock)
+        prime(sb, sess, keys)
+        sess.close()
+    if fleet_mode:
+        sess = cu.Session(socks[0])
+        sess.cmd("weight node1 1")   # writes router 1's state file: the first membership
+        sess.close()
+        rc, out = fleet.ctl("init", os.path.join(sb.state, "state"))
+        t.ok(rc == 0, "ringwayctl --etcd init: %s" % out)
+        fleet.start_agents()
+        ok, fst = fleet.wait_agree()
+        t.ok(ok, "both routers fleet-managed on one epoch and digest (%s)" % fst)
+        c2 = h.UdpClient(addrs[1], ns=sb.client_ns, timeout=0.3)
+        end = now() + 10
+        while now() < end:
+            try:
+                c2.request(b"get warmup\r\n")
+                break
+            except h.Timeout:
+                time.sleep(0.1)
+        c2.close()
     time.sleep(FILL_TTL_S + 1.0)   # the primed hot key cools down and leaves the set
-    base = h.settled_stats(sb)
-    base_g = gauges(sb)
+    base = [h.settled_stats(v) for v in views]
+    base_g = [gauges(v) for v in views]
     h.log("baseline: %s (setup %.1f s)" % (base_g, now() - wall0))
 
-    run = Run(sb, a.seed, a.seconds, events, a.inject)
-    prober = Prober(cu.socket_path(sb))
-    clients = [Client(run, p, i) for i, p in enumerate(a.clients.split(","))]
+    run = st_["run"] = Run(sb, a.seed, a.seconds, events, a.inject, fleet)
+    probers = st_["probers"] = [Prober(sock) for sock in socks]
+    protos = a.clients.split(",")
+    if fleet_mode:   # each protocol on both routers: a write through one, reads through both
+        clients = [Client(run, p, i, addrs[i % 2]) for i, p in enumerate(protos + protos)]
+    else:
+        clients = [Client(run, p, i) for i, p in enumerate(protos)]
     for c in clients:
         c.start()
     threads = []
@@ -924,41 +1164,54 @@ def main():
     for c in clients:
         c.join(timeout=5)
     run.continue_all()
-    ctl_res = prober.finish()
+    ctl_res = [p.finish() for p in probers]
     t_run = now() - run.t0
 
-    # ---- quiesce: every node up, the initial membership back, windows and hot set over
-    up, view = health_all_up(sb, 15)
-    t.ok(up, "every node healthy after the faults (%s)" % [
-        (n.get("name"), n.get("health")) for n in view])
-    # A final read of every key: after every fault, only the latest write (or a miss).
-    c = sb.client(timeout=CLIENT_TIMEOUT)
+    # ---- quiesce: every node up, then a final read of every key through every router:
+    # after every fault, only the latest write (or a miss)
+    for i, v in enumerate(views):
+        up, view = health_all_up(v, 15)
+        t.ok(up, "router %d: every node healthy after the faults (%s)" % (i + 1, [
+            (n.get("name"), n.get("health")) for n in view]))
+    if fleet_mode:
+        if fleet.etcd is None:
+            fleet.start_etcd()
+        ok, fst = fleet.wait_agree()
+        t.ok(ok, "after the faults both routers on one epoch and digest (%s)" % fst)
     final_hits = 0
-    for k in keys:
-        rs = now()
-        try:
-            r = c.request(b"get %s\r\n" % k)
-        except h.Timeout:
-            continue
-        items, _ = parse_values(r) if r.startswith(b"VALUE") or r == b"END\r\n" else ([], 0)
-        if items:
-            final_hits += 1
-            run.judge(k, items[0][2], rs, now(), "final", "get")
-    c.close()
+    for i, addr in enumerate(addrs):
+        c = h.UdpClient(addr, ns=sb.client_ns, timeout=CLIENT_TIMEOUT)
+        for k in keys:
+            rs = now()
+            try:
+                r = c.request(b"get %s\r\n" % k)
+            except h.Timeout:
+                continue
+            items = parse_values(r)[0] if r.startswith(b"VALUE") else []
+            if items:
+                final_hits += 1
+                run.judge(k, items[0][2], rs, now(), "final@r%d" % (i + 1), "get")
+        c.close()
     # Back to the start for the idle check: the initial membership, no window, no hot set.
-    sess.close()   # idle past the control socket's idle timeout by now
-    sess = cu.Session(cu.socket_path(sb))
-    sess.cmd(initial_membership(sb))
-    sess.cmd("warmup end")
+    if fleet_mode:
+        rc, out = fleet.ctl("replace", stdin=initial_membership(sb)[len("replace "):].replace(
+            " ; ", "\n").encode() + b"\n")
+        t.ok(rc == 0, "the initial membership back through etcd: %s" % out)
+        fleet.wait_agree()
+    for sock in socks:
+        sess = cu.Session(sock)
+        if not fleet_mode:
+            sess.cmd(initial_membership(sb))
+        sess.cmd("warmup end")
+        sess.close()
     time.sleep(FILL_TTL_S + 1.0)   # hot keys left cool down and leave the set
 
     end = now() + 15
-    g = gauges(sb)
+    g = [gauges(v) for v in views]
     while now() < end and g != base_g:
         time.sleep(0.3)
-        g = gauges(sb)
-    st = h.settled_stats(sb)
-    holds, text = h.identity(st)
+        g = [gauges(v) for v in views]
+    ident = [h.identity(h.settled_stats(v)) for v in views]
 
     findings = run.findings()
     ops = {}
@@ -968,71 +1221,76 @@ def main():
     by_kind = {}
     for ev in events:
         by_kind[ev.kind] = by_kind.get(ev.kind, 0) + 1
+    n_ops = sum(ops.get(k, 0) for k in ("get", "multiget", "set", "delete"))
     h.log("operations: %s" % json.dumps(ops, sort_keys=True))
     h.log("faults: %s (%d control commands refused)" % (json.dumps(by_kind, sort_keys=True),
                                                          run.refused))
     h.log("control socket: %s" % json.dumps(ctl_res))
-    h.log("final read: %d of %d keys hit" % (final_hits, len(keys)))
-    stats_d = h.delta(base, st)
-    h.log("router: %s" % json.dumps({k: stats_d[k] for k in (
-        "rx", "forwarded", "returned", "answered", "dropped", "probe_replies",
-        "warm_absorbed", "failover_next", "hot_fills", "hot_invalidations", "warm_fills")
-        if k in stats_d}, sort_keys=True))
-    h.log("drops: %s" % json.dumps(stats_d["drops"], sort_keys=True))
+    h.log("final read: %d hits of %d keys x %d router(s)" % (final_hits, len(keys), len(addrs)))
+    for i, v in enumerate(views):
+        d = h.delta(base[i], h.settled_stats(v))
+        h.log("router %d: %s; drops %s" % (i + 1, json.dumps({k: d[k] for k in (
+            "rx", "forwarded", "returned", "answered", "dropped", "probe_replies",
+            "warm_absorbed", "failover_next", "hot_fills", "hot_invalidations", "warm_fills")
+            if k in d}, sort_keys=True), json.dumps(d["drops"], sort_keys=True)))
 
-    t.ok(sum(ops.get(k, 0) for k in ("get", "multiget", "set", "delete")) > 200 * a.seconds // 90,
-         "the clients did work (%d operations)" % sum(
-             ops.get(k, 0) for k in ("get", "multiget", "set", "delete")))
+    t.ok(n_ops > 200 * a.seconds // 90, "the clients did work (%d operations)" % n_ops)
     t.eq(run.client_errors[:3], [], "no client raised")
     t.ok(sb.router_alive(), "router alive")
     for f in findings[:10]:
         t.ok(False, "finding at %.3f s: %s %s %s: %s" % (f["t"], f["client"], f["op"],
                                                          f["key"], f["what"]))
     t.eq(len(findings), 0, "findings (replies the model forbids)")
-    t.ok(ctl_res is not None and ctl_res["errors"] == 0 and ctl_res["probes"] > 0,
-         "control prober ran (%s)" % (ctl_res and ctl_res["probes"]))
-    t.eq(ctl_res and ctl_res["over"], 0,
-         "control socket round trips over %d ms, the prober's own CPU wait discounted "
-         "(raw over: %s, max %.1f ms, max discounted %.1f ms)" % (
-             CTL_LIMIT_MS, ctl_res and ctl_res["raw_over"], ctl_res and ctl_res["max_ms"] or 0,
-             ctl_res and ctl_res["max_router_ms"] or 0))
-    t.ok(holds, "packet accounting identity: " + text)
-    t.eq(g, base_g, "mbufs, slots, multi-gets, warm-up, dirty keys and heap back to the "
-         "baseline when idle")
-    if g != base_g:
-        findings.append({"t": round(t_run, 3), "client": "-", "op": "idle", "key": "-",
-                         "what": "not back to baseline: %s vs %s" % (g, base_g)})
-    if ctl_res and ctl_res["over"]:
-        findings.append({"t": round(t_run, 3), "client": "prober", "op": "epoch", "key": "-",
-                         "what": "control socket over %d ms: %s" % (CTL_LIMIT_MS,
-                                                                    ctl_res["worst"])})
-    if not holds:
-        findings.append({"t": round(t_run, 3), "client": "-", "op": "identity", "key": "-",
-                         "what": text})
+    for i, cr in enumerate(ctl_res):
+        t.ok(cr is not None and cr["errors"] == 0 and cr["probes"] > 0,
+             "router %d: control prober ran (%s)" % (i + 1, cr and cr["probes"]))
+        t.eq(cr and cr["over"], 0,
+             "router %d: control socket round trips over %d ms, the prober's own CPU wait "
+             "discounted (raw over: %s, max %.1f ms, max discounted %.1f ms)" % (
+                 i + 1, CTL_LIMIT_MS, cr and cr["raw_over"], cr and cr["max_ms"] or 0,
+                 cr and cr["max_router_ms"] or 0))
+        if cr and cr["over"]:
+            findings.append({"t": round(t_run, 3), "client": "prober", "op": "epoch",
+                             "key": "-", "what": "router %d: control socket over %d ms: %s"
+                             % (i + 1, CTL_LIMIT_MS, cr["worst"])})
+    for i, (holds, text) in enumerate(ident):
+        t.ok(holds, "router %d: packet accounting identity: %s" % (i + 1, text))
+        if not holds:
+            findings.append({"t": round(t_run, 3), "client": "-", "op": "identity",
+                             "key": "-", "what": "router %d: %s" % (i + 1, text)})
+    for i in range(len(views)):
+        t.eq(g[i], base_g[i], "router %d: mbufs, slots, multi-gets, warm-up, dirty keys and "
+             "heap back to the baseline when idle" % (i + 1))
+        if g[i] != base_g[i]:
+            findings.append({"t": round(t_run, 3), "client": "-", "op": "idle", "key": "-",
+                             "what": "router %d not back to baseline: %s vs %s"
+                             % (i + 1, g[i], base_g[i])})
 
     replay = shr = None
     if findings:
         replay = replay_cmd(a.seed, a.seconds, faults=None if a.schedule else faults,
-                            schedule=a.schedule, inject=a.inject)
+                            schedule=a.schedule, inject=a.inject, routers=a.routers)
         sh = shrink(findings, events, a.seconds)
         shr = sh and replay_cmd(a.seed, sh["seconds"], schedule=sh["schedule"],
-                                inject=a.inject)
+                                inject=a.inject, routers=a.routers)
         h.log("FAILED: seed %d, %d finding(s); the first:" % (a.seed, len(findings)))
         h.log(json.dumps(findings[0], indent=1))
         h.log("replay: %s" % replay)
         if shr:
             h.log("shrunk replay (the faults near the first finding): %s" % shr)
+    else:
+        h.log("seed %d: no finding (%d operations, %d faults)" % (a.seed, n_ops, len(events)))
     if a.json_out:
         with open(a.json_out, "w") as f:
-            json.dump({"seed": a.seed, "seconds": a.seconds, "run_s": round(t_run, 1),
-                       "wall_s": round(now() - wall0, 1), "faults_enabled": faults,
-                       "schedule": schedule_spec(events), "operations": ops,
-                       "faults": by_kind, "fault_log": run.fault_log, "refused": run.refused,
-                       "control": ctl_res, "identity": {"holds": holds, "text": text},
+            json.dump({"seed": a.seed, "seconds": a.seconds, "routers": a.routers,
+                       "run_s": round(t_run, 1), "wall_s": round(now() - wall0, 1),
+                       "faults_enabled": faults, "schedule": schedule_spec(events),
+                       "operations": ops, "faults": by_kind, "fault_log": run.fault_log,
+                       "refused": run.refused, "control": ctl_res,
+                       "identity": [{"holds": x, "text": y} for x, y in ident],
                        "idle": {"baseline": base_g, "end": g}, "findings": findings,
                        "replay": replay, "replay_shrunk": shr, "checks_failed": t.failures},
                       f, indent=1)
-    sess.close()
     h.log("wall time %.1f s before teardown" % (now() - wall0))
     return t.finish()
 
