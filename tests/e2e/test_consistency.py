@@ -54,7 +54,7 @@ KINDS = ("add", "remove", "weight", "replace", "stop", "kill", "stop2", "kill2",
 # drawn only then.
 FLEET_ONLY = ("etcd",)
 CLUSTER = "cc"
-DEFAULT_FAULTS = ("add", "remove", "route", "hot")
+DEFAULT_FAULTS = ("add", "route")
 DEFAULT_SEED = 27
 NODES = 6            # sandbox nodes: node1..MEMBERS start as members, the rest are spares
 MEMBERS = 4
@@ -170,7 +170,10 @@ def make_schedule(seed, seconds, kinds):
             if t >= hot_free:
                 keys = "+".join(str(k) for k in sorted(rnd.sample(range(HOT_KEYS), 3)))
                 ev = Event("hot", t, keys=keys, h1=round(rnd.uniform(2, 5), 1),
-                           cool=round(rnd.uniform(0.5, 2 * FILL_TTL_S + 1.5), 1),
+                           # re-heated while cooling, or just after cooling ended (about
+                           # FILL_TTL_S after the remove) while copies made during it live
+                           cool=round(rnd.uniform(0.5, FILL_TTL_S) if rnd.random() < 0.4
+                                      else rnd.uniform(FILL_TTL_S, FILL_TTL_S + 1.5), 1),
                            h2=round(rnd.uniform(2, 4), 1))
                 hot_free = t + ev.length() + 0.5
         elif kind == "etcd":
@@ -343,9 +346,11 @@ class Client(threading.Thread):
             while not self.stop.is_set():
                 r = self.rnd.random()
                 key = self.key()
-                # The hot candidates are read far more than written (as hot keys are): a
-                # stale copy on a replica is then read before the next write replaces it.
-                if key in self.run_.hot_keys and self.rnd.random() < 0.95:
+                # The hot candidates are read far more than written (as hot keys are), and
+                # written by the ASCII client alone (the writes the router copies to
+                # replicas): a stale copy on a replica is then read before a write replaces it.
+                if key in self.run_.hot_keys and (self.proto != "ascii" or
+                                                  self.rnd.random() < 0.9):
                     r = 0.0
                 try:
                     if r < 0.40:
@@ -907,12 +912,19 @@ class Run:
                 time.sleep(a["after"])
                 self.recover(ev, a["node"], "stop")
             elif k == "hot":
+                # an operator pins a key on every router of a fleet (one after the other)
                 keys = [self.keys[int(i)] for i in str(a["keys"]).split("+")]
-                for phase, hold in (("add", a["h1"]), ("remove", a["cool"]),
-                                    ("add", a["h2"]), ("remove", 0)):
-                    for key in keys:
-                        self.ctl(sess, "hot %s %s" % (phase, key.decode()), ev)
-                    time.sleep(hold)
+                others = [] if self.fleet is None else [cu.Session(self.fleet.sock(2))]
+                try:
+                    for phase, hold in (("add", a["h1"]), ("remove", a["cool"]),
+                                        ("add", a["h2"]), ("remove", 0)):
+                        for se in [sess] + others:
+                            for key in keys:
+                                self.ctl(se, "hot %s %s" % (phase, key.decode()), ev)
+                        time.sleep(hold)
+                finally:
+                    for se in others:
+                        se.close()
             elif k == "warmup":
                 n = a["node"]
                 first = "add %s %s" % (n, self.addr(n)) if a["first"] == "add" else \
