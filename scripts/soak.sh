@@ -4,7 +4,7 @@
 # every finding with its replay command line (and, with --verify-replay, whether the shrunk
 # replay showed a finding again).
 #
-#   scripts/soak.sh [--minutes M] [--seconds S] [--faults KIND,...] [--seed-base N]
+#   scripts/soak.sh [--minutes M] [--seconds S] [--faults KIND,...] [--routers R] [--seed-base N]
 #                   [--report FILE] [--build DIR] [--verify-replay] [--keep DIR]
 #
 #   --minutes M      run new seeds until M minutes have passed (default 60); the seed that
@@ -13,6 +13,7 @@
 #                    come on top)
 #   --faults K,...   fault kinds to draw from (default: every kind; see --list-kinds of the
 #                    checker)
+#   --routers R      1 (default) or 2: fleet mode, two routers on etcd (see the checker)
 #   --seed-base N    the first seed (default: the current Unix time); then N+1, N+2, ...
 #   --report FILE    the JSON report (default bench-results/soak.json)
 #   --build DIR      the build directory with app/ringway/ringway (default build)
@@ -24,12 +25,13 @@
 # Needs root (the sandbox's namespaces). Each seed's sandbox has a prefix of its own and is
 # torn down by the checker on every exit path; Ctrl-C stops the running seed (the checker
 # tears its sandbox down) and writes the report of the seeds done so far.
-# Exit status: 0 no finding in any seed, 1 findings, 2 usage.
+# Exit status: 0 no finding and no failed check in any seed, 1 otherwise, 2 usage.
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
 minutes=60
 seconds=90
 faults=""
+routers=1
 seed_base=$(date +%s)
 report=$top/bench-results/soak.json
 build=$top/build
@@ -41,6 +43,7 @@ while [ $# -gt 0 ]; do
 	--minutes) minutes=$2; shift 2 ;;
 	--seconds) seconds=$2; shift 2 ;;
 	--faults) faults=$2; shift 2 ;;
+	--routers) routers=$2; shift 2 ;;
 	--seed-base) seed_base=$2; shift 2 ;;
 	--report) report=$2; shift 2 ;;
 	--build) build=$2; shift 2 ;;
@@ -53,11 +56,13 @@ done
 [[ $minutes =~ ^[0-9]+$ ]] || die "--minutes must be a number"
 [[ $seconds =~ ^[0-9]+$ ]] && [ "$seconds" -ge 20 ] || die "--seconds must be a number >= 20"
 [[ $seed_base =~ ^[0-9]+$ ]] || die "--seed-base must be a number"
+[[ $routers =~ ^[12]$ ]] || die "--routers must be 1 or 2"
 [ "$(id -u)" = 0 ] || die "needs root (network namespaces)"
 checker=$top/tests/e2e/test_consistency.py
 [ -x "$build/app/ringway/ringway" ] || die "$build/app/ringway/ringway not built"
 [ -n "$faults" ] || faults=$(python3 "$checker" --list-kinds)
 export RINGWAY=$build/app/ringway/ringway RINGWAYCTL=$build/app/ringwayctl/ringwayctl
+export RINGWAY_SYNC=$build/app/ringway-sync/ringway-sync
 export SANDBOX=$top/scripts/sandbox.sh PYTHONDONTWRITEBYTECODE=1
 if [ -n "$keep" ]; then
 	mkdir -p "$keep" || die "cannot make $keep"
@@ -85,7 +90,7 @@ while [ "$stop" = 0 ] && [ "$(date +%s)" -lt "$deadline" ]; do
 	out=$dir/seed-$seed.json
 	log=$dir/seed-$seed.log
 	python3 "$checker" --seed "$seed" --seconds "$seconds" --faults "$faults" \
-		--json-out "$out" >"$log" 2>&1 &
+		--routers "$routers" --json-out "$out" >"$log" 2>&1 &
 	child=$!
 	wait "$child"
 	rc=$?
@@ -98,7 +103,7 @@ while [ "$stop" = 0 ] && [ "$(date +%s)" -lt "$deadline" ]; do
 		secs=$(python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); s=r.get("replay_shrunk") or ""; print(s.split("--seconds ")[1].split()[0] if "--seconds" in s else "")' "$out")
 		if [ -n "$secs" ]; then
 			python3 "$checker" --seed "$seed" --seconds "$secs" --schedule "$spec" \
-				--json-out "$dir/replay-$seed.json" >"$dir/replay-$seed.log" 2>&1 &
+				--routers "$routers" --json-out "$dir/replay-$seed.json" >"$dir/replay-$seed.log" 2>&1 &
 			child=$!
 			wait "$child"
 			rrc=$?
@@ -140,9 +145,11 @@ for p in sorted(glob.glob(os.path.join(d, "seed-*.json")),
         for a in f.get("faults_active") or ["(none active)"]:
             k = a.split("@")[0]
             by_kind_findings[k] = by_kind_findings.get(k, 0) + 1
-out = {"seed_base": int(base), "seconds_per_seed": int(seconds), "faults_enabled":
+out = {"seed_base": int(base), "seconds_per_seed": int(seconds),
+       "operations_total": sum(s["operations"] for s in seeds), "faults_enabled":
        faults.split(","), "seeds_run": len(seeds),
        "seeds_with_findings": sum(1 for s in seeds if s["findings"] or s["error"]),
+       "seeds_failed": sum(1 for s in seeds if s["checks_failed"] or s["error"]),
        "operations": ops, "faults_by_kind": kinds,
        "findings_by_active_fault_kind": by_kind_findings, "findings": findings[:500],
        "findings_total": len(findings), "seeds": seeds}
@@ -150,5 +157,5 @@ with open(report, "w") as f:
     json.dump(out, f, indent=1)
 print("soak: %d seeds, %d with findings, %d findings; report %s" % (
     len(seeds), out["seeds_with_findings"], len(findings), report))
-sys.exit(1 if out["seeds_with_findings"] else 0)
+sys.exit(1 if out["seeds_failed"] else 0)
 EOF
