@@ -168,7 +168,7 @@ def make_schedule(seed, seconds, kinds):
         ev = None
         if kind == "hot":
             if t >= hot_free:
-                keys = "+".join(str(k) for k in sorted(rnd.sample(range(HOT_KEYS), 3)))
+                keys = "+".join(str(k) for k in sorted(rnd.sample(range(HOT_KEYS), 5)))
                 ev = Event("hot", t, keys=keys, h1=round(rnd.uniform(2, 5), 1),
                            # re-heated while cooling, or just after cooling ended (about
                            # FILL_TTL_S after the remove) while copies made during it live
