@@ -793,19 +793,28 @@ class Run:
         self.fault_log = []   # (t, kind, what, reply)
         self.active = {}      # event spec -> start, while it runs
         self.stopped = set()  # node names SIGSTOPped now (to continue them on any exit)
+        self.done = []        # (end, spec) of the faults that ended
         self.lock = threading.Lock()
         self.refused = 0
+
+    def recent(self, t):
+        """The faults that ended in the 10 s before t (a cause may have ended already)."""
+        return [spec for end, spec in self.done if t - 10 < end <= t]
 
     def finding(self, f):
         with self.lock:
             f["faults_active"] = sorted(self.active)
+            f["faults_ended_10s"] = self.recent(now())
             self.extra_findings.append(f)
         h.log("FINDING %s" % json.dumps(f))
 
     def judge(self, key, value, rs, re, client, op):
         with self.lock:
             active = sorted(self.active)
+            recent = self.recent(rs)
         f = self.model.judge(key, value, rs, re, client, op, active)
+        if f is not None:
+            f["faults_ended_10s"] = recent
         if f is not None and len(self.model.findings) <= 20:
             h.log("FINDING %s" % json.dumps(f))
         if f is not None and len(self.model.findings) <= 5:
@@ -962,6 +971,7 @@ class Run:
             sess.close()
             with self.lock:
                 self.active.pop(spec, None)
+                self.done.append((now(), spec))
 
     def fail(self, ev, name, how):
         (self.stop_node if how == "stop" else self.kill_node)(name)
