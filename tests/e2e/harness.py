@@ -112,7 +112,7 @@ class Sandbox:
     SIGTERM/SIGINT (meson's timeout) and on any exception."""
 
     def __init__(self, tag, nodes=4, no_huge=False, port=None, routed=False, vlan=0,
-                 two_ports=False, ipv6=False):
+                 two_ports=False, ipv6=False, routers=1):
         self.port = port or PORT
         self.xdp = self.port == "af_xdp"
         self.prefix = ("e%s%s%d" % (tag, "x" if self.xdp else "", os.getpid() % 100000))[:12]
@@ -130,6 +130,8 @@ class Sandbox:
             args.append("--two-ports")  # the nodes on the router's second port
         if ipv6:
             args.append("--ipv6")  # IPv6 addresses too (2001:2::/48), nodes on both families
+        if routers > 1:
+            args += ["--routers", str(routers)]  # routers 2..R at 198.18.0.2.. (`down` stops them)
         atexit.register(self.down)
         for sig in (signal.SIGTERM, signal.SIGINT):
             signal.signal(sig, self._on_signal)
