@@ -31,7 +31,7 @@
 	_(REMOVE, "remove", "NAME", CTL_CMD_F_CHANGE)                                    \
 	_(WEIGHT, "weight", "NAME W", CTL_CMD_F_CHANGE)                                  \
 	_(REPLACE, "replace",                                                            \
-	  "[epoch E] [M1 ; M2 ; ...]  (alone: member lines follow, then end)",          \
+	  "[epoch E [digest D]] [M1 ; M2 ; ...]  (alone: member lines follow, then end)",          \
 	  CTL_CMD_F_CHANGE)                                                              \
 	_(LIST, "list", "", 0)                                                           \
 	_(RING, "ring", "", 0)                                                           \
@@ -75,6 +75,8 @@ struct ctl_cmd {
 	uint32_t nmembers;
 	bool has_fleet_epoch; /* `replace epoch E`: publish at E (the fleet's revision) */
 	uint64_t fleet_epoch;
+	bool has_fleet_digest; /* `replace epoch E digest D`: E's digest is D (see do_change) */
+	uint64_t fleet_digest;
 	int fleet;		/* fleet: -1 show, 0 local, 1 managed */
 	enum ctl_health health;	/* health: what the operator asks of NAME's health */
 	bool warm_end;		/* warmup: `end` given */
