@@ -369,9 +369,10 @@ static int parse_args(const char *cur, const char *end, struct ctl_cmd *cmd, cha
 	case CTL_CMD_FLEET:
 		cmd->fleet = -1;
 		if (word(&cur, end, &w)) {
-			if (!span_is(&w, "managed") && !span_is(&w, "local"))
+			if (!span_is(&w, "managed") && !span_is(&w, "local") &&
+			    !span_is(&w, "state"))
 				return usage_error(cmd, err, errlen);
-			cmd->fleet = span_is(&w, "managed");
+			cmd->fleet = span_is(&w, "state") ? 2 : span_is(&w, "managed");
 		}
 		break;
 	default:
@@ -1093,6 +1094,26 @@ static int count_lines(struct ctl_text *t, uint32_t *n)
 	return 0;
 }
 
+/* `fleet state`: the live membership as the state-file text a fleet's store holds (what
+ * `ringwayctl --etcd init --router SOCKET` stores), with the mode, epoch and digest. */
+static int do_fleet_state(struct ctl_session *s, struct ctl_text *r)
+{
+	struct ctl_text body = {0};
+	uint32_t n = 0;
+	int rc;
+
+	if (ctl_state_to_text(s->e->st, &body) < 0 || count_lines(&body, &n) < 0) {
+		ctl_text_release(&body);
+		return reply_error(s, r, "out of memory");
+	}
+	ctl_text_appendf(r, "OK lines %u fleet %s epoch %" PRIu64 " digest %016" PRIx64 "\n", n,
+			 s->e->fleet ? "managed" : "local", ctl_state_epoch(s->e->st),
+			 s->e->digest);
+	rc = ctl_text_append(r, body.buf, body.len);
+	ctl_text_release(&body);
+	return rc;
+}
+
 static int do_stats(struct ctl_session *s, struct ctl_text *r)
 {
 	struct ctl_engine *e = s->e;
@@ -1375,6 +1396,10 @@ static int run(struct ctl_session *s, struct ctl_cmd *cmd, struct ctl_text *r)
 		ctl_text_appendf(r, "\n");
 		break;
 	case CTL_CMD_FLEET:
+		if (cmd->fleet == 2) {
+			do_fleet_state(s, r);
+			break;
+		}
 		if (cmd->fleet >= 0)
 			s->e->fleet = cmd->fleet == 1;
 		ctl_text_appendf(r, "OK fleet %s epoch %" PRIu64 " digest %016" PRIx64 "\n",

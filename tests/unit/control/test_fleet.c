@@ -232,7 +232,7 @@ static void test_fleet_managed(void **state)
 	/* the fleet's own change goes through */
 	test_ok(s, "replace epoch 12 a 198.18.3.1 ; b 198.18.3.2", "OK epoch 12\n");
 	/* an unknown mode is a usage error; leaving the fleet allows local changes again */
-	test_ok(s, "fleet maybe", "ERROR usage: fleet [managed|local]");
+	test_ok(s, "fleet maybe", "ERROR usage: fleet [managed|local|state]");
 	test_ok(s, "fleet local extra", "ERROR fleet: unexpected arguments");
 	test_ok(s, "fleet local", "OK fleet local epoch 12 digest ");
 	test_ok(s, "add n9 198.18.1.9", "OK epoch 13\n");
@@ -400,13 +400,40 @@ static void test_converge(void **state)
 	ctl_engine_free(e);
 }
 
+/* `fleet state`: the live membership as the text the fleet's store holds (issue 28 item 6:
+ * `ringwayctl --etcd init --router SOCKET` needs no state file). */
+static void test_fleet_state(void **state)
+{
+	struct ctl_engine *e = test_engine(4, NULL, NULL);
+	struct ctl_session *s = ctl_session_new(e);
+	struct ctl_state *back = NULL;
+	char *r, *body, err[256], head[128];
+
+	(void)state;
+	test_ok(s, "weight n2 3", "OK epoch 2\n");
+	r = test_expect(s, "fleet state", "OK lines ");
+	snprintf(head, sizeof(head), " fleet local epoch 2 digest %016" PRIx64 "\n",
+		 ctl_engine_digest(e));
+	body = strchr(r, '\n') + 1;
+	assert_non_null(strstr(r, head));
+	assert_true(strstr(r, head) < body);
+	assert_int_equal(ctl_state_from_text(body, strlen(body), &back, err, sizeof(err)), 0);
+	assert_true(ctl_state_equal(back, ctl_engine_state(e)));
+	assert_int_equal(ctl_state_digest(back), ctl_engine_digest(e));
+	free(r);
+	ctl_state_free(back);
+	test_ok(s, "fleet state x", "ERROR fleet: unexpected arguments");
+	ctl_session_free(s);
+	ctl_engine_free(e);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_replies_by_mode), cmocka_unit_test(test_replace_with_epoch),
 		cmocka_unit_test(test_digest),		cmocka_unit_test(test_digest_settings),
 		cmocka_unit_test(test_fleet_managed),	cmocka_unit_test(test_text_form),
-		cmocka_unit_test(test_converge),
+		cmocka_unit_test(test_converge),	cmocka_unit_test(test_fleet_state),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

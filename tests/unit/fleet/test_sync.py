@@ -7,7 +7,10 @@ Issue 27 item 6. The agent judges agreement by digest as well as revision, so:
 2. a value whose placement settings differ from the router's only in hash_tag is refused and
    changes nothing: the router's epoch and digest stay, the report says refused;
 3. a router at exactly the fleet's revision with another membership converges too;
-4. a router changed behind the agent's back (`fleet local` and a change) is converged again.
+4. a router changed behind the agent's back (`fleet local` and a change) is converged again;
+5. (issue 28 item 6) `init`/`restore --router SOCKET` store a running router's membership;
+   restore over an unreadable value exits 0 with a note (what restore is for), and every
+   run that stores nothing exits non-zero; a no-op change commits, as the local socket does.
 Before the fix the agent skipped every revision at or below the router's epoch (1, 3: the
 router kept its ring and the report claimed revision R), and applied the members of 2 under
 the router's own hash_tag while reporting the value refused.
@@ -309,6 +312,53 @@ def main():
             log = f.read()
         t.ok("at or above the fleet's revision" in log and "moved outside the fleet" in log,
              "the agent logs both: the router ahead, the router moved")
+
+        # ---- 5. issue 28 item 6: init and restore from a running router; a no-op change
+        def on(cluster, *args):
+            r = subprocess.run([ctl, "--etcd", etcd.url, "--cluster", cluster] + list(args),
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=20)
+            return r.returncode, r.stdout.decode(), r.stderr.decode()
+
+        agent.send_signal(signal.SIGTERM)
+        agent.wait(5)
+        agent = None
+        live = router.epoch()[1]
+        rc, out, err = on("v", "init", "--router", router.sock)
+        t.ok(rc == 0 and out.startswith("OK revision") and ("digest %s" % live) in out,
+             "init --router: the live membership stored, no state file (%s%s)" % (out, err))
+        rc, out, err = on("v", "init", "--router", router.sock)
+        t.ok(rc == 1 and "conflict" in err, "a second init is refused: %s" % err.strip())
+        etcd.put("/ringway/v/membership", "not a membership\n")
+        rc, out, err = on("v", "restore", "--router", router.sock)
+        t.ok(rc == 0 and out.startswith("OK revision") and "ERROR" not in err and
+             "note: the stored membership" in err and "unreadable" in err,
+             "restore over an unreadable value: stored, exit 0, a note, no ERROR: %s%s" %
+             (out, err))
+        rc, out, err = on("v", "get")
+        t.ok(rc == 0 and ("digest %s" % live) in out, "get: the router's digest back")
+        for args, why in ((["restore", os.path.join(tmp, "nosuch")], "a missing file"),
+                          (["restore", "--router", os.path.join(tmp, "nosock")],
+                           "no router on the socket"),
+                          (["restore"], "no source")):
+            rc, out, err = on("v", *args)
+            t.ok(rc != 0 and out == "", "restore from %s: exit %d, nothing stored (%s)" %
+                 (why, rc, err.strip()))
+        r = subprocess.run([ctl, "--etcd", "http://127.0.0.1:1", "--cluster", "v", "--timeout",
+                            "300", "restore", "--router", router.sock],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=20)
+        t.ok(r.returncode == 2, "restore with etcd unreachable: exit %d" % r.returncode)
+        # a change that changes nothing: committed, as the router's own socket commits it
+        rc, out, _ = on("v", "get")
+        rev0 = int(out.split()[2])
+        rc2, out2, err2 = on("v", "weight", "a", "1")
+        t.ok(rc2 == 0 and int(out2.split()[2]) > rev0 and ("digest %s" % live) in out2,
+             "a no-op weight through etcd: a new revision, the same digest (%s)" % out2.strip())
+        e0 = router.epoch()[0]
+        router.cmd("fleet local")
+        head = router.cmd("weight a 1")
+        t.ok(head == "OK epoch %d" % (e0 + 1) and router.epoch()[1] == live,
+             "and the local socket's no-op weight likewise: a new epoch, the same digest (%s)"
+             % head)
     finally:
         if agent is not None:
             agent.send_signal(signal.SIGTERM)
