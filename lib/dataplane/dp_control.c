@@ -1638,10 +1638,10 @@ int dp_telemetry_register(struct dp *dp)
 			"/ringway/drops", tel_drops,
 			"Drops by reason, totals or of worker W (param W): {reason: count}");
 	if (rc == 0)
-		rc = rte_telemetry_register_cmd(
-			"/ringway/nodes", tel_nodes,
-			"Cache nodes, one page from index FROM (param, 0): nodes, mac_known, first, "
-			"next, node<i>_name, _address, _forwarded, ...");
+		rc = rte_telemetry_register_cmd("/ringway/nodes", tel_nodes,
+						"Cache nodes, one page from index FROM (param, 0): "
+						"nodes, mac_known, first, next, node<i>_name, "
+						"_address, _forwarded, ...");
 	if (rc == 0)
 		rc = rte_telemetry_register_cmd("/ringway/node", tel_node,
 						"One cache node (param NAME): name, address, mac, "
