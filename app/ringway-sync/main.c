@@ -15,6 +15,15 @@
  * would refuse from a person); and either side can restart alone (the router serves its state
  * file, the agent catches up to the newest revision).
  *
+ * Agreement is judged by digest as well as revision: the agent reports revision R only while
+ * the router's own epoch is R and its digest is the one etcd's value of R gives. A router at
+ * or above the fleet's revision with another membership (started from an older state file,
+ * changed while `fleet local`, a store rebuilt with fresh revisions) is not "ahead": it is
+ * brought to R with `replace epoch R digest D`, which the router refuses as a whole (state
+ * and epoch unchanged) when its result would not have digest D (its placement settings
+ * differ), so a refused value changes nothing. The agent checks the router every PING_MS and
+ * converges it again when it moved outside the agent.
+ *
  * Faults: etcd unreachable -> the router keeps its membership; the agent retries with
  * exponential backoff (0.1 s .. 5 s) and on reconnect reads the key afresh (the newest
  * revision, never the ones in between). A compacted watch revision -> a fresh read. A value
@@ -53,11 +62,15 @@ struct agent {
 	char key[FL_KEY_MAX], self[FL_KEY_MAX];
 	int64_t lease;
 	int64_t watch_from; /* next revision the watch must report */
+	int64_t fleet_rev;  /* newest fleet revision handled in this connected period: an older
+			     * one (a watch event behind a fresh read) is superseded, never applied
+			     */
 	/* router */
 	int fd;
 	struct ctl_reader *rd;
-	int64_t epoch; /* the router's epoch and digest as last read */
+	int64_t epoch; /* the router's epoch, digest and mode as last read */
 	uint64_t digest;
+	bool managed;
 	struct fl_report rep; /* what is registered */
 	bool rep_dirty;
 	uint64_t next_keepalive, next_ping;
@@ -163,7 +176,7 @@ static const char *head_value(const char *head, const char *key, char *buf, size
 	return NULL;
 }
 
-/* `fleet managed` (or `epoch`): the router's epoch and digest. */
+/* `fleet managed` (or `fleet`): the router's mode, epoch and digest. */
 static int router_read_epoch(struct agent *a, const char *cmd)
 {
 	struct ctl_reply r;
@@ -180,6 +193,7 @@ static int router_read_epoch(struct agent *a, const char *cmd)
 		return -EPROTO;
 	}
 	a->digest = strtoull(v, NULL, 16);
+	a->managed = head_value(r.head, "fleet", v, sizeof(v)) != NULL && strcmp(v, "managed") == 0;
 	ctl_reply_clear(&r);
 	return 0;
 }
@@ -203,18 +217,20 @@ static int router_connect(struct agent *a)
 		return -EPROTO;
 	logf_("router %s: fleet managed, epoch %" PRId64 " digest %016" PRIx64, a->o.socket,
 	      a->epoch, a->digest);
-	a->rep.revision = a->epoch;
+	/* Which fleet revision it holds is not known until its digest is compared (resync). */
+	a->rep.revision = 0;
 	a->rep.digest = a->digest;
 	a->rep_dirty = true;
+	a->fleet_rev = 0;
 	return 0;
 }
 
-/* The member lines of a replace block for @p st. */
-static int block_of(const struct ctl_state *st, int64_t rev, struct ctl_text *t)
+/* The replace block for @p st at fleet revision @p rev whose digest is @p digest. */
+static int block_of(const struct ctl_state *st, int64_t rev, uint64_t digest, struct ctl_text *t)
 {
 	char mac[18];
 
-	ctl_text_appendf(t, "replace epoch %" PRId64 "\n", rev);
+	ctl_text_appendf(t, "replace epoch %" PRId64 " digest %016" PRIx64 "\n", rev, digest);
 	for (uint32_t i = 0; i < ctl_state_count(st); i++) {
 		const struct ctl_member *m = ctl_state_member(st, i);
 
@@ -248,22 +264,53 @@ static int check_settings(struct agent *a, const struct ctl_state *st, char *why
 {
 	const struct pl_config *cfg = ctl_state_config(st);
 	struct ctl_reply r;
-	char algo[32], vnodes[16];
+	char algo[32], vnodes[16], htag[16], tag[5] = "none";
 	int rc = router_call(a, "ring\n", 5, &r);
 
 	why[0] = '\0';
 	if (rc < 0)
 		return rc;
+	if (cfg->hash_tag[0] != '\0')
+		snprintf(tag, sizeof(tag), "%c%c", cfg->hash_tag[0], cfg->hash_tag[1]);
+	/* The rest (maglev_size, key_hash) the router checks itself: the digest it is sent. */
 	if (r.ok && head_value(r.head, "algo", algo, sizeof(algo)) &&
 	    head_value(r.head, "vnodes", vnodes, sizeof(vnodes)) &&
+	    head_value(r.head, "hash_tag", htag, sizeof(htag)) &&
 	    (strcmp(algo, pl_algo_name(cfg->algo)) != 0 ||
-	     (cfg->vnodes != 0 && strtoul(vnodes, NULL, 10) != cfg->vnodes)))
+	     (cfg->vnodes != 0 && strtoul(vnodes, NULL, 10) != cfg->vnodes) ||
+	     strcmp(htag, tag) != 0))
 		snprintf(why, n,
-			 "placement settings differ: etcd has algo %s vnodes %u, the router %s "
-			 "vnodes %s",
-			 pl_algo_name(cfg->algo), cfg->vnodes, algo, vnodes);
+			 "placement settings differ: etcd has algo %s vnodes %u hash_tag %s, the "
+			 "router %s vnodes %s hash_tag %s",
+			 pl_algo_name(cfg->algo), cfg->vnodes, tag, algo, vnodes, htag);
 	ctl_reply_clear(&r);
 	return 0;
+}
+
+/* The router holds revision @p rev (its epoch and digest are etcd's): report it. */
+static void agreed(struct agent *a, int64_t rev)
+{
+	if (a->rep.revision == rev && a->rep.digest == a->digest &&
+	    (a->rep.error[0] == '\0' || a->rep.error_revision > rev))
+		return;
+	a->rep.revision = rev;
+	a->rep.digest = a->digest;
+	if (a->rep.error_revision <= rev) {
+		a->rep.error[0] = '\0';
+		a->rep.error_revision = 0;
+	}
+	a->rep_dirty = true;
+}
+
+/* The router's epoch and digest were read anew: a report of a revision whose digest it no
+ * longer holds is withdrawn (revision 0) until the next comparison. */
+static void router_seen(struct agent *a)
+{
+	if (a->digest == a->rep.digest)
+		return;
+	a->rep.revision = 0;
+	a->rep.digest = a->digest;
+	a->rep_dirty = true;
 }
 
 /* Apply revision @p rev with value @p v to the router. < 0 only when the router is gone. */
@@ -273,49 +320,61 @@ static int apply(struct agent *a, int64_t rev, const char *v, size_t len)
 	struct ctl_text block = {0};
 	struct ctl_reply r;
 	char why[512];
-	uint64_t want;
-	int rc;
+	int64_t was_epoch = a->epoch;
+	uint64_t want, was_digest = a->digest;
+	int rc = 0;
 
-	if (rev <= a->epoch) {
-		if (rev == a->epoch && a->rep.revision != rev) {
-			a->rep.revision = rev;
-			a->rep_dirty = true;
-		}
-		return 0;
-	}
+	if (rev < a->fleet_rev)
+		return 0; /* superseded by a newer revision already handled */
+	a->fleet_rev = rev;
 	if (ctl_state_from_text(v, len, &st, why, sizeof(why)) < 0) {
 		refuse(a, rev, why);
 		return 0;
 	}
 	want = ctl_state_digest(st);
+	if (a->epoch == rev && a->digest == want) {
+		agreed(a, rev);
+		goto out_ok;
+	}
+	if (a->epoch >= rev)
+		logf_("router at epoch %" PRId64 " digest %016" PRIx64
+		      ", at or above the fleet's revision %" PRId64 " digest %016" PRIx64
+		      " with another membership: bringing it to the fleet's",
+		      a->epoch, a->digest, rev, want);
 	if ((rc = check_settings(a, st, why, sizeof(why))) < 0 || why[0] != '\0' ||
-	    (rc = block_of(st, rev, &block)) < 0)
+	    (rc = block_of(st, rev, want, &block)) < 0)
 		goto out;
 	if ((rc = router_call(a, block.buf, block.len, &r)) < 0)
 		goto out;
 	if (!r.ok)
 		snprintf(why, sizeof(why), "the router refused it: %s", r.head);
 	ctl_reply_clear(&r);
-	if (why[0] == '\0' && (rc = router_read_epoch(a, "epoch")) == 0 && a->digest != want)
+	if (why[0] == '\0' && (rc = router_read_epoch(a, "fleet")) == 0 &&
+	    (a->digest != want || a->epoch != rev))
 		snprintf(why, sizeof(why),
-			 "applied, but the router's digest %016" PRIx64
-			 " is not etcd's %016" PRIx64,
-			 a->digest, want);
+			 "applied, but the router is at epoch %" PRId64 " digest %016" PRIx64
+			 ", not etcd's revision %" PRId64 " digest %016" PRIx64,
+			 a->epoch, a->digest, rev, want);
 	if (rc == 0 && why[0] == '\0') {
-		a->rep.revision = a->epoch;
-		a->rep.digest = a->digest;
+		agreed(a, rev);
 		a->rep.applied_ms = (int64_t)now_ms(CLOCK_REALTIME);
-		a->rep.error[0] = '\0';
-		a->rep.error_revision = 0;
 		a->rep_dirty = true;
-		logf_("applied revision %" PRId64 " digest %016" PRIx64 " (%u members)", rev,
-		      a->digest, ctl_state_count(st));
+		logf_("applied revision %" PRId64 " digest %016" PRIx64 " (%u members)%s", rev,
+		      a->digest, ctl_state_count(st),
+		      was_epoch >= rev ? " over the router's own epoch" : "");
 	}
 out:
 	if (rc == 0 && why[0] != '\0')
 		refuse(a, rev, why);
-	if (rc == 0 && why[0] != '\0' && a->fd >= 0)
-		rc = router_read_epoch(a, "epoch"); /* the router's own word on where it is */
+	if (rc == 0 && why[0] != '\0' && a->fd >= 0 &&
+	    (rc = router_read_epoch(a, "fleet")) == 0) { /* the router's own word on where it is */
+		router_seen(a);
+		if (a->epoch != was_epoch || a->digest != was_digest)
+			logf_("revision %" PRId64
+			      " refused, yet the router moved from epoch %" PRId64 " to %" PRId64,
+			      rev, was_epoch, a->epoch);
+	}
+out_ok:
 	ctl_text_release(&block);
 	ctl_state_free(st);
 	return rc;
@@ -455,12 +514,31 @@ static void serve(struct agent *a)
 		}
 		if (now_ms(CLOCK_MONOTONIC) >= a->next_ping) {
 			int64_t was = a->epoch;
+			uint64_t was_digest = a->digest;
 
-			if (router_read_epoch(a, "epoch") < 0)
+			if (router_read_epoch(a, "fleet") < 0)
 				break;
-			if (a->epoch != was)
-				a->rep_dirty = true;
 			a->next_ping = now_ms(CLOCK_MONOTONIC) + PING_MS;
+			/* While its agent runs a router is in the fleet: `fleet local` lasts
+			 * until the next look (stop the agent to take a router out). */
+			if (!a->managed) {
+				logf_("router was set `fleet local` while its agent runs: managed "
+				      "again");
+				if (router_read_epoch(a, "fleet managed") < 0)
+					break;
+			}
+			if (a->epoch != was || a->digest != was_digest) {
+				/* Changed behind the agent's back (`fleet local` and a change, or a
+				 * restart from another state file): withdraw the report, read the
+				 * key afresh and converge again. */
+				logf_("router moved outside the fleet: epoch %" PRId64
+				      " -> %" PRId64 " digest %016" PRIx64 ": converging again",
+				      was, a->epoch, a->digest);
+				a->rep.revision = 0;
+				a->rep.digest = a->digest;
+				a->rep_dirty = true;
+				break;
+			}
 		}
 	}
 	fl_watch_close(a->watch);

@@ -1,7 +1,18 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * /metrics over libmicrohttpd: one internal polling thread, a handful of connections, short
- * timeouts; each scrape builds the exposition into a buffer the response then owns.
+ * /metrics over libmicrohttpd: one internal thread on epoll, each scrape builds the
+ * exposition into a buffer the response then owns.
+ *
+ * Why it cannot be starved by a few clients (issue 28 item 5): the thread never blocks on a
+ * connection (epoll, non-blocking sockets), so an idle or slowly-sending connection costs a
+ * file descriptor and its memory pool, not the thread's time. What it can run out of is
+ * connection slots: at 16 of them, 16 idle connections left every scrape in the listen
+ * backlog until the 10 s timeout freed one. Now: RW_METRICS_CONNECTIONS slots in all, at most
+ * RW_METRICS_PER_IP of them from one address (a single host cannot take them all: its
+ * further connections are closed at once), and RW_METRICS_TIMEOUT_S without a byte closes a
+ * connection (Prometheus opens a new one per scrape if its keep-alive one was closed). A
+ * client that trickles a byte per timeout keeps its slot: that is what the per-IP limit
+ * bounds. Memory: at most RW_METRICS_CONNECTIONS pools of libmicrohttpd's default 32 KiB.
  */
 
 #include <arpa/inet.h>
@@ -17,8 +28,9 @@
 #include "metrics.h"
 #include "observe.h"
 
-#define RW_METRICS_CONNECTIONS 16
-#define RW_METRICS_TIMEOUT_S   10
+#define RW_METRICS_CONNECTIONS 512
+#define RW_METRICS_PER_IP      192
+#define RW_METRICS_TIMEOUT_S   5
 
 struct rw_metrics {
 	struct MHD_Daemon *daemon;
@@ -85,9 +97,10 @@ struct rw_metrics *rw_metrics_start(const struct dp *dp, uint32_t addr, uint16_t
 	m->dp = dp;
 	sin.sin_addr.s_addr = addr;
 	m->daemon = MHD_start_daemon(
-		MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL, port, NULL, NULL, on_request, m,
+		MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL, port, NULL, NULL, on_request, m,
 		MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sin, MHD_OPTION_CONNECTION_LIMIT,
-		(unsigned int)RW_METRICS_CONNECTIONS, MHD_OPTION_CONNECTION_TIMEOUT,
+		(unsigned int)RW_METRICS_CONNECTIONS, MHD_OPTION_PER_IP_CONNECTION_LIMIT,
+		(unsigned int)RW_METRICS_PER_IP, MHD_OPTION_CONNECTION_TIMEOUT,
 		(unsigned int)RW_METRICS_TIMEOUT_S, MHD_OPTION_END);
 	if (m->daemon == NULL) {
 		int e = errno;

@@ -4,7 +4,11 @@
  * in etcd instead of one router's socket.
  *
  *   init FILE          store a router's state file as the first membership (only when none)
- *   restore FILE       store it over whatever the key holds (e.g. a value nobody can read)
+ *   init --router SOCKET  the same from a running router's live membership (`fleet state`
+ *                      on its control socket): no state file needed
+ *   restore FILE | --router SOCKET   store it over whatever the key holds (e.g. a value
+ *                      nobody can read: that is what restore is for, so replacing one
+ *                      exits 0, with a note on stderr saying what was replaced)
  *   add|remove|weight|replace ...   plan against the stored membership, then one etcd txn
  *                      that puts the new membership only if the key is still at the revision
  *                      read (two operators can never interleave half-changes)
@@ -15,7 +19,11 @@
  * The change itself runs through the control library's own engine over the stored membership
  * (the same rules, the same plan text as a router's socket). Output follows the protocol:
  * `OK key value ...` / `ERROR reason`; exit 0 OK, 1 ERROR (refused, or the key moved on:
- * `ERROR conflict`), 2 usage or etcd unreachable.
+ * `ERROR conflict`), 2 usage or etcd unreachable: every run that stored nothing exits non-zero.
+ *
+ * A change that changes nothing (`weight N W` to the weight N has) is committed as a new
+ * revision with the same digest, as the router's own socket commits it as a new epoch: the
+ * routers re-publish the same ring. Use `plan` first to see that nothing moves.
  */
 
 #include <errno.h>
@@ -25,6 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "control.h"
 #include "etcd_cli.h"
@@ -38,16 +47,19 @@ struct fleet_opts {
 
 static int usage(void)
 {
-	fprintf(stderr, "usage: ringwayctl --etcd URL[,URL...] --cluster NAME [--prefix /ringway] "
-			"[--timeout MS] init FILE | restore FILE | add ... | remove NAME | weight "
-			"NAME W | replace "
-			"[M1 ; M2 ...] | plan CHANGE ... | get | status\n");
+	fprintf(stderr,
+		"usage: ringwayctl --etcd URL[,URL...] --cluster NAME [--prefix /ringway] "
+		"[--timeout MS] init FILE|--router SOCKET | restore FILE|--router SOCKET | add ... "
+		"| remove NAME | weight "
+		"NAME W | replace "
+		"[M1 ; M2 ...] | plan CHANGE ... | get | status\n");
 	return 2;
 }
 
-/* Read the membership: *st (NULL when there is none) and its mod_revision (0: none). */
-static int read_membership(struct fl_client *c, const struct fleet_opts *o, struct ctl_state **st,
-			   int64_t *mod, int64_t *rev)
+/* Read the membership: *st (NULL when there is none) and its mod_revision (0: none). 1 when
+ * the stored value is unreadable (said on stderr, prefixed @p what). */
+static int read_membership_as(struct fl_client *c, const struct fleet_opts *o,
+			      struct ctl_state **st, int64_t *mod, int64_t *rev, const char *what)
 {
 	struct fl_range r;
 	char err[512];
@@ -65,15 +77,21 @@ static int read_membership(struct fl_client *c, const struct fleet_opts *o, stru
 		if (ctl_state_from_text(r.kvs[0].value, r.kvs[0].value_len, st, err, sizeof(err)) <
 		    0) {
 			fprintf(stderr,
-				"ERROR the stored membership (revision %" PRId64
-				") is unreadable: %s\n",
-				*mod, err);
+				"%s the stored membership (revision %" PRId64
+				") is unreadable%s: %s\n",
+				what, *mod, what[0] == 'n' ? " (restore replaces it)" : "", err);
 			fl_range_clear(&r);
 			return 1;
 		}
 	}
 	fl_range_clear(&r);
 	return 0;
+}
+
+static int read_membership(struct fl_client *c, const struct fleet_opts *o, struct ctl_state **st,
+			   int64_t *mod, int64_t *rev)
+{
+	return read_membership_as(c, o, st, mod, rev, "ERROR");
 }
 
 /* Put @p st (epoch written as 0: etcd's mod_revision is the epoch) if the key is at @p mod. */
@@ -216,19 +234,63 @@ static int cmd_change(struct fl_client *c, const struct fleet_opts *o, int argc,
 	return rc;
 }
 
-/* init: only when there is no membership; restore: over whatever is stored (a bad value). */
-static int cmd_init(struct fl_client *c, const struct fleet_opts *o, const char *file, bool restore)
+/* The live membership of the router on @p sock (`fleet state`), or < 0 with ERROR said. */
+static int load_router(const char *sock, int timeout_ms, struct ctl_state **st)
+{
+	struct ctl_reply r = {0};
+	struct ctl_reader *rd = NULL;
+	struct ctl_text t = {0};
+	char err[512];
+	int fd = ctl_connect_unix(sock, err, sizeof(err)), rc = -EPROTO;
+
+	*st = NULL;
+	if (fd < 0) {
+		fprintf(stderr, "ERROR router %s: %s\n", sock, err);
+		return fd;
+	}
+	if ((rd = ctl_reader_new(fd)) == NULL || write(fd, "fleet state\n", 12) != 12 ||
+	    ctl_reader_next(rd, &r, timeout_ms) < 0) {
+		fprintf(stderr, "ERROR router %s: no answer to `fleet state`\n", sock);
+		goto out;
+	}
+	if (!r.ok) {
+		fprintf(stderr, "ERROR router %s: `fleet state`: %s\n", sock, r.head);
+		goto out;
+	}
+	for (uint32_t i = 0; i < r.nlines; i++)
+		ctl_text_appendf(&t, "%s\n", r.lines[i]);
+	rc = t.oom ? -ENOMEM : ctl_state_from_text(t.buf ? t.buf : "", t.len, st, err, sizeof(err));
+	if (rc < 0)
+		fprintf(stderr, "ERROR router %s: its membership is unreadable: %s\n", sock, err);
+out:
+	ctl_text_release(&t);
+	ctl_reply_clear(&r);
+	ctl_reader_free(rd);
+	close(fd);
+	return rc;
+}
+
+/*
+ * init: only when there is no membership; restore: over whatever is stored (a bad value).
+ * The membership comes from a state file, or (@p router) from a running router's socket.
+ */
+static int cmd_init(struct fl_client *c, const struct fleet_opts *o, const char *src, bool router,
+		    bool restore)
 {
 	struct ctl_state *st, *old = NULL;
 	int64_t mod = 0, rev;
 	char err[512];
 	int rc;
 
-	if (ctl_state_load(file, &st, err, sizeof(err)) < 0) {
+	if (router) {
+		if (load_router(src, o->timeout_ms, &st) < 0)
+			return 1;
+	} else if (ctl_state_load(src, &st, err, sizeof(err)) < 0) {
 		fprintf(stderr, "ERROR %s\n", err);
 		return 1;
 	}
-	if (restore && read_membership(c, o, &old, &mod, &rev) == 2) {
+	/* Replacing an unreadable value is restore's purpose: a note, not an ERROR. */
+	if (restore && read_membership_as(c, o, &old, &mod, &rev, "note:") == 2) {
 		ctl_state_free(st);
 		return 2;
 	}
@@ -353,8 +415,12 @@ int ctl_etcd_main(int argc, char **argv)
 		fprintf(stderr, "ERROR bad --etcd '%s'\n", o.etcd);
 		return 2;
 	}
-	if ((strcmp(argv[0], "init") == 0 || strcmp(argv[0], "restore") == 0) && argc == 2)
-		rc = cmd_init(c, &o, argv[1], argv[0][0] == 'r');
+	if ((strcmp(argv[0], "init") == 0 || strcmp(argv[0], "restore") == 0) && argc == 2 &&
+	    argv[1][0] != '-')
+		rc = cmd_init(c, &o, argv[1], false, argv[0][0] == 'r');
+	else if ((strcmp(argv[0], "init") == 0 || strcmp(argv[0], "restore") == 0) && argc == 3 &&
+		 strcmp(argv[1], "--router") == 0)
+		rc = cmd_init(c, &o, argv[2], true, argv[0][0] == 'r');
 	else if (strcmp(argv[0], "get") == 0 && argc == 1)
 		rc = cmd_get(c, &o);
 	else if (strcmp(argv[0], "status") == 0 && argc == 1)

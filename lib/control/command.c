@@ -151,6 +151,26 @@ static int check_bytes(const char *p, size_t len, char *err, size_t errlen)
 	return 0;
 }
 
+/* @p w is exactly 16 hex digits (a digest as replies print it): *v its value. */
+static bool hex64(const struct span *w, uint64_t *v)
+{
+	*v = 0;
+	if (w->n != 16)
+		return false;
+	for (size_t i = 0; i < 16; i++) {
+		char c = w->p[i];
+		unsigned d = c >= '0' && c <= '9'   ? (unsigned)(c - '0')
+			     : c >= 'a' && c <= 'f' ? (unsigned)(c - 'a' + 10)
+			     : c >= 'A' && c <= 'F' ? (unsigned)(c - 'A' + 10)
+						    : 16u;
+
+		if (d == 16u)
+			return false;
+		*v = *v << 4 | d;
+	}
+	return true;
+}
+
 static int parse_replace(const char *cur, const char *end, struct ctl_cmd *cmd, char *err,
 			 size_t errlen)
 {
@@ -169,6 +189,13 @@ static int parse_replace(const char *cur, const char *end, struct ctl_cmd *cmd, 
 					(int)(e.n > 32 ? 32 : e.n), e.p);
 		cmd->has_fleet_epoch = true;
 		cur = after;
+		/* `digest D`: the fleet's digest of revision E (16 hex digits). A member named
+		 * "digest" would need an address there, and 16 bare hex digits are none. */
+		if (word(&after, end, &w) && span_is(&w, "digest") && word(&after, end, &e) &&
+		    hex64(&e, &cmd->fleet_digest)) {
+			cmd->has_fleet_digest = true;
+			cur = after;
+		}
 	}
 	if (rest_empty(cur, end)) {
 		cmd->block = true;
@@ -342,9 +369,10 @@ static int parse_args(const char *cur, const char *end, struct ctl_cmd *cmd, cha
 	case CTL_CMD_FLEET:
 		cmd->fleet = -1;
 		if (word(&cur, end, &w)) {
-			if (!span_is(&w, "managed") && !span_is(&w, "local"))
+			if (!span_is(&w, "managed") && !span_is(&w, "local") &&
+			    !span_is(&w, "state"))
 				return usage_error(cmd, err, errlen);
-			cmd->fleet = span_is(&w, "managed");
+			cmd->fleet = span_is(&w, "state") ? 2 : span_is(&w, "managed");
 		}
 		break;
 	default:
@@ -866,6 +894,81 @@ static const char *fleet_refusal(const struct ctl_session *s, const struct ctl_c
 	return NULL;
 }
 
+/*
+ * `replace epoch E digest D`, the fleet agent's form: this router takes the fleet's revision E
+ * whatever its own epoch L, because the fleet's store, not this router's history, numbers a
+ * fleet's memberships (a router started from an older state file, changed while `fleet
+ * local`, or a store rebuilt with fresh revisions all leave L at or above E):
+ *  - the result's digest must be D, or nothing changes (placement settings of this router
+ *    that differ from the fleet's, e.g. hash_tag: the members alone would give another ring);
+ *  - E above L: published at E; below L: published at E, the reply says `rebased_from L`;
+ *  - E equal to L: nothing to do when the digest is D already (`changes 0`); otherwise the
+ *    live membership is re-published at L + 1 first, then @p next at E: the data plane tells
+ *    placements apart by epoch (hot set, workers' epoch_seen), so one epoch never names two.
+ * Takes @p next.
+ */
+static int converge(struct ctl_session *s, struct ctl_state *next, uint64_t epoch, uint64_t digest,
+		    struct ctl_text *r)
+{
+	const struct pl_config *cfg = ctl_state_config(s->e->st);
+	uint64_t live = ctl_state_epoch(s->e->st), got = ctl_state_digest(next);
+	struct ctl_text step = {0};
+	struct pl_placement *pl;
+	char why[REASON_MAX];
+	int rc;
+
+	if (got != digest) {
+		char tag[5] = "none";
+
+		if (cfg->hash_tag[0] != '\0')
+			snprintf(tag, sizeof(tag), "%c%c", cfg->hash_tag[0], cfg->hash_tag[1]);
+		ctl_state_free(next);
+		return reply_error(
+			s, r,
+			"the result's digest %016" PRIx64 " is not the fleet's %016" PRIx64
+			": this router's placement settings (algo %s vnodes %u maglev_size "
+			"%u key_hash %s hash_tag %s) differ from the fleet's; nothing "
+			"changed",
+			got, digest, pl_algo_name(cfg->algo), cfg->vnodes, cfg->maglev_size,
+			pl_hash_name(cfg->key_hash), tag);
+	}
+	if (epoch == live && got == s->e->digest) {
+		ctl_state_free(next);
+		return ctl_text_appendf(r, "OK epoch %" PRIu64 " changes 0\n", live);
+	}
+	if (epoch == live) {
+		/* Check the second step can be built before the first is made. */
+		if ((pl = ctl_state_build(next, why, sizeof(why))) == NULL) {
+			ctl_state_free(next);
+			return reply_error(s, r, "%s; nothing changed", why);
+		}
+		pl_free(pl);
+		struct ctl_state *again = ctl_state_copy(s->e->st);
+
+		if (again == NULL) {
+			ctl_state_free(next);
+			return reply_error(s, r, "out of memory");
+		}
+		rc = commit_state(s, again, live + 1, &step);
+		if (rc < 0 || step.len < 2 || strncmp(step.buf, "OK", 2) != 0) {
+			ctl_state_free(next);
+			if (rc >= 0)
+				rc = ctl_text_append(r, step.buf, step.len);
+			ctl_text_release(&step);
+			return rc;
+		}
+		ctl_text_release(&step);
+	}
+	rc = commit_state(s, next, epoch, &step);
+	if (rc >= 0 && epoch < live && step.len > 0 && strncmp(step.buf, "OK", 2) == 0 &&
+	    step.buf[step.len - 1] == '\n')
+		step.len--, rc = ctl_text_appendf(&step, " rebased_from %" PRIu64 "\n", live);
+	if (rc >= 0)
+		rc = ctl_text_append(r, step.buf ? step.buf : "", step.len);
+	ctl_text_release(&step);
+	return rc;
+}
+
 static int do_change(struct ctl_session *s, const struct ctl_cmd *cmd, struct ctl_text *r)
 {
 	uint64_t live = ctl_state_epoch(s->e->st);
@@ -875,7 +978,11 @@ static int do_change(struct ctl_session *s, const struct ctl_cmd *cmd, struct ct
 
 	if (no != NULL)
 		return reply_error(s, r, "%s", no);
-	if (cmd->has_fleet_epoch && !cmd->plan && cmd->fleet_epoch <= live)
+	if (cmd->has_fleet_epoch && !cmd->plan && cmd->has_fleet_digest && cmd->fleet_epoch == 0)
+		return reply_error(s, r,
+				   "replace epoch 0: no fleet revision is 0; nothing changed");
+	if (cmd->has_fleet_epoch && !cmd->plan && !cmd->has_fleet_digest &&
+	    cmd->fleet_epoch <= live)
 		return reply_error(s, r,
 				   "epoch is %" PRIu64 ": replace epoch %" PRIu64
 				   " must be above it; nothing changed",
@@ -903,6 +1010,8 @@ static int do_change(struct ctl_session *s, const struct ctl_cmd *cmd, struct ct
 		ctl_state_free(next);
 		return reply_error(s, r, "%s", why);
 	}
+	if (cmd->has_fleet_digest)
+		return converge(s, next, cmd->fleet_epoch, cmd->fleet_digest, r);
 	return commit_state(s, next, cmd->has_fleet_epoch ? cmd->fleet_epoch : live + 1, r);
 }
 
@@ -983,6 +1092,26 @@ static int count_lines(struct ctl_text *t, uint32_t *n)
 		(*n)++;
 	}
 	return 0;
+}
+
+/* `fleet state`: the live membership as the state-file text a fleet's store holds (what
+ * `ringwayctl --etcd init --router SOCKET` stores), with the mode, epoch and digest. */
+static int do_fleet_state(struct ctl_session *s, struct ctl_text *r)
+{
+	struct ctl_text body = {0};
+	uint32_t n = 0;
+	int rc;
+
+	if (ctl_state_to_text(s->e->st, &body) < 0 || count_lines(&body, &n) < 0) {
+		ctl_text_release(&body);
+		return reply_error(s, r, "out of memory");
+	}
+	ctl_text_appendf(r, "OK lines %u fleet %s epoch %" PRIu64 " digest %016" PRIx64 "\n", n,
+			 s->e->fleet ? "managed" : "local", ctl_state_epoch(s->e->st),
+			 s->e->digest);
+	rc = ctl_text_append(r, body.buf, body.len);
+	ctl_text_release(&body);
+	return rc;
 }
 
 static int do_stats(struct ctl_session *s, struct ctl_text *r)
@@ -1267,6 +1396,10 @@ static int run(struct ctl_session *s, struct ctl_cmd *cmd, struct ctl_text *r)
 		ctl_text_appendf(r, "\n");
 		break;
 	case CTL_CMD_FLEET:
+		if (cmd->fleet == 2) {
+			do_fleet_state(s, r);
+			break;
+		}
 		if (cmd->fleet >= 0)
 			s->e->fleet = cmd->fleet == 1;
 		ctl_text_appendf(r, "OK fleet %s epoch %" PRIu64 " digest %016" PRIx64 "\n",

@@ -31,7 +31,7 @@
 	_(REMOVE, "remove", "NAME", CTL_CMD_F_CHANGE)                                    \
 	_(WEIGHT, "weight", "NAME W", CTL_CMD_F_CHANGE)                                  \
 	_(REPLACE, "replace",                                                            \
-	  "[epoch E] [M1 ; M2 ; ...]  (alone: member lines follow, then end)",          \
+	  "[epoch E [digest D]] [M1 ; M2 ; ...]  (alone: member lines follow, then end)",          \
 	  CTL_CMD_F_CHANGE)                                                              \
 	_(LIST, "list", "", 0)                                                           \
 	_(RING, "ring", "", 0)                                                           \
@@ -40,7 +40,7 @@
 	_(BEGIN, "begin", "", 0)                                                         \
 	_(COMMIT, "commit", "", 0)                                                       \
 	_(ABORT, "abort", "", 0)                                                         \
-	_(FLEET, "fleet", "[managed|local]", 0)                                          \
+	_(FLEET, "fleet", "[managed|local|state]", 0)                                          \
 	_(HEALTH, "health", "NAME down|up [--flush|--accept-stale]", 0)                 \
 	_(WARMUP, "warmup", "[end]", 0) \
 	_(ROUTE, "route", "add PREFIX via GW|direct | remove PREFIX | list", 0) \
@@ -75,7 +75,9 @@ struct ctl_cmd {
 	uint32_t nmembers;
 	bool has_fleet_epoch; /* `replace epoch E`: publish at E (the fleet's revision) */
 	uint64_t fleet_epoch;
-	int fleet;		/* fleet: -1 show, 0 local, 1 managed */
+	bool has_fleet_digest; /* `replace epoch E digest D`: E's digest is D (see do_change) */
+	uint64_t fleet_digest;
+	int fleet;		/* fleet: -1 show, 0 local, 1 managed, 2 state (the text) */
 	enum ctl_health health;	/* health: what the operator asks of NAME's health */
 	bool warm_end;		/* warmup: `end` given */
 	int route_op;		/* route: CTL_ROUTE_* */

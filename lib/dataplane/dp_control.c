@@ -1528,13 +1528,21 @@ static void tel_add_node(struct rte_tel_data *d, const struct dp_node_stats *n, 
 	}
 }
 
-/* /ringway/nodes: flat dict "node<i>_<field>" for as many nodes as one reply holds, with
- * "nodes" and "mac_known" counts over all. /ringway/node,NAME: that node, fields unprefixed.
- * (Telemetry keys may hold only [A-Za-z0-9_/], and 22.11 cannot nest dicts, so names are
- * values, not keys.) */
-static int tel_nodes_common(const char *name, struct rte_tel_data *d)
+/* Nodes one /ringway/nodes page holds: a 22.11 reply takes RTE_TEL_MAX_DICT_ENTRIES (256)
+ * entries, four of them the page's own counts. */
+#define TEL_NODES_PAGE ((RTE_TEL_MAX_DICT_ENTRIES - 4) / DP_NODE_FIELD_COUNT)
+
+/*
+ * /ringway/nodes[,FROM]: flat dict "node<i>_<field>" for nodes FROM.. (i the node's index), as
+ * many as one reply holds (TEL_NODES_PAGE), with "nodes" and "mac_known" over all, "first"
+ * (FROM) and "next" (the index after the last one shown: equal to "nodes" on the last page,
+ * else the FROM of the next page). Before paging, nodes past the first page were left out
+ * without a word. /ringway/node,NAME: that node, fields unprefixed. (Telemetry keys may hold
+ * only [A-Za-z0-9_/], and 22.11 cannot nest dicts, so names are values, not keys.)
+ */
+static int tel_nodes_common(const char *name, uint32_t from, struct rte_tel_data *d)
 {
-	uint32_t max = tel_dp ? tel_dp->cfg.neighbours : 0, n, known = 0, shown = 0;
+	uint32_t max = tel_dp ? tel_dp->cfg.neighbours : 0, n, known = 0, shown = 0, next;
 	struct dp_node_stats *nodes;
 	char prefix[32];
 
@@ -1544,6 +1552,7 @@ static int tel_nodes_common(const char *name, struct rte_tel_data *d)
 	if (nodes == NULL)
 		return -ENOMEM;
 	n = dp_nodes_get(tel_dp, nodes, max);
+	next = from;
 	rte_tel_data_start_dict(d);
 	for (uint32_t i = 0; i < n; i++) {
 		known += nodes[i].mac_known;
@@ -1552,10 +1561,11 @@ static int tel_nodes_common(const char *name, struct rte_tel_data *d)
 				tel_add_node(d, &nodes[i], "");
 				shown++;
 			}
-		} else if (2 + (shown + 1) * DP_NODE_FIELD_COUNT <= RTE_TEL_MAX_DICT_ENTRIES) {
+		} else if (i >= from && shown < TEL_NODES_PAGE) {
 			snprintf(prefix, sizeof(prefix), "node%u_", i);
 			tel_add_node(d, &nodes[i], prefix);
 			shown++;
+			next = i + 1;
 		}
 	}
 	free(nodes);
@@ -1564,15 +1574,25 @@ static int tel_nodes_common(const char *name, struct rte_tel_data *d)
 	if (name == NULL) {
 		rte_tel_data_add_dict_u64(d, "nodes", n);
 		rte_tel_data_add_dict_u64(d, "mac_known", known);
+		rte_tel_data_add_dict_u64(d, "first", from);
+		rte_tel_data_add_dict_u64(d, "next", next > n ? n : next < from ? from : next);
 	}
 	return 0;
 }
 
 static int tel_nodes(const char *cmd, const char *params, struct rte_tel_data *d)
 {
+	unsigned long from = 0;
+	char *end = NULL;
+
 	(void)cmd;
-	(void)params;
-	return tel_nodes_common(NULL, d);
+	if (params != NULL && *params != '\0') {
+		errno = 0;
+		from = strtoul(params, &end, 10);
+		if (*end != '\0' || errno != 0 || *params == '-' || from > UINT32_MAX)
+			return -EINVAL;
+	}
+	return tel_nodes_common(NULL, (uint32_t)from, d);
 }
 
 static int tel_node(const char *cmd, const char *params, struct rte_tel_data *d)
@@ -1580,7 +1600,7 @@ static int tel_node(const char *cmd, const char *params, struct rte_tel_data *d)
 	(void)cmd;
 	if (params == NULL || *params == '\0')
 		return -EINVAL;
-	return tel_nodes_common(params, d);
+	return tel_nodes_common(params, 0, d);
 }
 
 /* /ringway/drops[,W]: {reason: count} over all workers (or worker W). */
@@ -1618,10 +1638,10 @@ int dp_telemetry_register(struct dp *dp)
 			"/ringway/drops", tel_drops,
 			"Drops by reason, totals or of worker W (param W): {reason: count}");
 	if (rc == 0)
-		rc = rte_telemetry_register_cmd(
-			"/ringway/nodes", tel_nodes,
-			"Cache nodes: nodes, mac_known, node<i>_name, _address, _mac, _mac_known, "
-			"_forwarded, _returned, ...");
+		rc = rte_telemetry_register_cmd("/ringway/nodes", tel_nodes,
+						"Cache nodes, one page from index FROM (param, 0): "
+						"nodes, mac_known, first, next, node<i>_name, "
+						"_address, _forwarded, ...");
 	if (rc == 0)
 		rc = rte_telemetry_register_cmd("/ringway/node", tel_node,
 						"One cache node (param NAME): name, address, mac, "

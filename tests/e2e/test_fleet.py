@@ -17,7 +17,12 @@ router; changes go through `ringwayctl --etcd`.
    same placement as the others; etcd back: one more change reaches all three.
 4. A bad value (unparseable) and a member one router refuses (its own address): not
    applied where refused, reported in `status`, the router stays on its last good epoch.
-5. The agent's RSS and CPU.
+5. A router started with a higher local epoch and another membership (issue 27 item 6):
+   router 3's agent stopped, router 3 taken `fleet local`, given two members at epoch
+   revision + 100 and restarted from that state file; its agent started again: it is
+   brought to etcd's revision and digest (before, it kept its own ring with `lag 0`), and
+   2,000 keys set through router 1 are all hit through router 3.
+6. The agent's RSS and CPU.
 """
 import base64
 import json
@@ -271,6 +276,37 @@ def placement_map(fl, r, keys):
     return where, bad
 
 
+def cross_hits(fl, r_set, r_get, keys):
+    """Set every key through router r_set, then get it through r_get: (stored, hits)."""
+    def client(r):
+        ip = fl.env["ROUTER_IP"] if r == 1 else fl.env["ROUTER%d_IP" % r]
+        return h.UdpClient((ip, int(fl.env["MC_PORT"])), ns=fl.env["NS_CLIENT"], timeout=2.0)
+
+    stored = hits = 0
+    a, b = client(r_set), client(r_get)
+    try:
+        for i in range(0, len(keys), 32):
+            ids = [(k, a.send(b"set %s 0 0 %d\r\n%s\r\n" % (k, len(k), k)))
+                   for k in keys[i:i + 32]]
+            for _, rid in ids:
+                try:
+                    stored += a.collect(rid) == b"STORED\r\n"
+                except h.Timeout:
+                    pass
+        for i in range(0, len(keys), 32):
+            ids = [(k, b.send(b"get %s\r\n" % k)) for k in keys[i:i + 32]]
+            for k, rid in ids:
+                try:
+                    hits += b.collect(rid) == b"VALUE %s 0 %d\r\n%s\r\nEND\r\n" % (
+                        k, len(k), k)
+                except h.Timeout:
+                    pass
+    finally:
+        a.close()
+        b.close()
+    return stored, hits
+
+
 class Observer(threading.Thread):
     """Polls the routers' registrations: per router, the (revision, applied_ms) seen."""
 
@@ -497,7 +533,39 @@ def run(fl):
     t.ok(rc == 0 and fl.wait_agree(timeout=20) is not None,
          "removing it brings all three back into agreement")
 
-    # ---- 5. the agent's cost
+    # ---- 5. a router started with a higher local epoch and another membership converges
+    fl.agents[2].terminate()
+    fl.agents[2].wait(5)
+    rc, shead, _ = fl.status()
+    rev, digest = int(shead["revision"]), shead["digest"]
+    head, _ = fl.router(3, "fleet local")
+    ahead = rev + 100
+    head, _ = fl.router(3, "replace epoch %d node1 %s:%s ; node2 %s:%s" % (
+        ahead, fl.env["NODE1_IP"], fl.env["MC_PORT"], fl.env["NODE2_IP"], fl.env["MC_PORT"]))
+    t.ok(head.startswith("OK epoch %d" % ahead), "router 3 taken ahead locally: %s" % head)
+    fl.stop_router(3)
+    fl.start_router(3)
+    time.sleep(1.0)
+    e3 = fl.router_epoch(3)
+    t.ok(e3[0] == ahead and e3[1] != digest,
+         "router 3 restarted from its state file at epoch %d (fleet: %d), another digest: %r"
+         % (ahead, rev, e3))
+    stored, hits = cross_hits(fl, 1, 3, [b"ahead-%d" % i for i in range(2000)])
+    h.log("before its agent runs: %d of 2,000 keys set through router 1 hit through router 3"
+          % hits)
+    fl.start_agent(3)
+    t.ok(fl.wait_agree(timeout=30) is not None,
+         "its agent started: all three routers agree with etcd again")
+    t.eq(fl.router_epoch(3), (rev, digest),
+         "router 3 is on etcd's revision %d and digest %s" % (rev, digest))
+    with open(os.path.join(fl.state, "sync3.log")) as f:
+        t.ok("at or above the fleet's revision" in f.read(),
+             "router 3's agent logged that the router was ahead")
+    stored, hits = cross_hits(fl, 1, 3, [b"conv-%d" % i for i in range(2000)])
+    t.eq((stored, hits), (2000, 2000),
+         "2,000 keys set through router 1 are all hit through router 3")
+
+    # ---- 6. the agent's cost
     for r in range(1, ROUTERS + 1):
         pid = fl.agents[r - 1].pid
         with open("/proc/%d/status" % pid) as f:

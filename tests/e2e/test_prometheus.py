@@ -12,7 +12,11 @@ histogram's _count equal to the replies the router measured (/ringway/nodes rtt_
 and ringway_router_seconds_count equal to forwarded + returned; histogram_quantile() of the
 round trips (p50, p99) within the exported bucket's width of the router's own quantiles
 (/ringway/stats rtt_p50_ns, rtt_p99_ns: the exposition has 4 buckets per octave, so the
-two agree within 25 %). The scraped text itself must pass `promtool check metrics`. Every
+two agree within 25 %). The scraped text itself must pass `promtool check metrics`.
+/metrics cannot be starved (issue 28 item 5): with 64 idle connections and 64 that send a
+request one byte every 0.3 s open, five scrapes each answer within 1 s (before: 16 idle
+connections stalled every scrape for 10 s), Prometheus's own scrapes stay up, and the idle
+ones are closed by the router after its 5 s timeout. Every
 process started here is stopped by its PID; the temporary directory is removed.
 
 Environment: RINGWAY; prometheus and promtool from Debian (scripts/setup-deps.sh).
@@ -118,6 +122,76 @@ def close(a, b, rel):
     return a is not None and b is not None and abs(a - b) <= rel * max(a, b)
 
 
+def starve(ns, idle, slow, t):
+    """Open idle and slowly-sending connections to /metrics, time scrapes while they are open.
+    Returns the sockets' fate after the idle timeout: (idle closed by the router, slow open)."""
+    socks_idle, socks_slow = [], []
+    for _ in range(idle):
+        s = socket_in(ns, socket.AF_INET, socket.SOCK_STREAM)
+        s.connect(("127.0.0.1", METRICS_PORT))
+        socks_idle.append(s)
+    req = b"GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: " + b"a" * 200
+    for _ in range(slow):
+        s = socket_in(ns, socket.AF_INET, socket.SOCK_STREAM)
+        s.connect(("127.0.0.1", METRICS_PORT))
+        s.sendall(req[:10])
+        socks_slow.append(s)
+    stop = [False]
+
+    def trickle():
+        i = 10
+        while not stop[0] and i < len(req):
+            for s in socks_slow:
+                try:
+                    s.sendall(req[i:i + 1])
+                except OSError:
+                    pass
+            i += 1
+            time.sleep(0.3)
+
+    import threading
+    th = threading.Thread(target=trickle, daemon=True)
+    th.start()
+    time.sleep(0.5)
+    worst = 0.0
+    for _ in range(5):
+        t0 = time.monotonic()
+        try:
+            st, body = http_get(ns, METRICS_PORT, "/metrics", timeout=3.0)
+        except OSError:
+            st, body = 0, b""
+        took = time.monotonic() - t0
+        worst = max(worst, took)
+        t.ok(st == 200 and b"ringway_forwarded_total" in body and took < 1.0,
+             "with %d idle and %d slow connections open a scrape answers in %.3f s (< 1 s)"
+             % (idle, slow, took))
+        time.sleep(0.2)
+    h.log("/metrics under %d idle + %d slow connections: worst scrape %.3f s"
+          % (idle, slow, worst))
+    time.sleep(6.0)  # past the router's 5 s idle timeout
+    closed = 0
+    for s in socks_idle:
+        s.settimeout(0.5)
+        try:
+            closed += s.recv(1) == b""
+        except ConnectionResetError:
+            closed += 1
+        except OSError:
+            pass
+    stop[0] = True
+    th.join()
+    alive = 0
+    for s in socks_slow:
+        try:
+            s.sendall(b"b")
+            alive += 1
+        except OSError:
+            pass
+    for s in socks_idle + socks_slow:
+        s.close()
+    return closed, alive
+
+
 def main():
     h.need_root()
     ringway = h.binary("RINGWAY", "app/ringway/ringway")
@@ -200,6 +274,10 @@ def main():
                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     t.ok(r.returncode == 0, "promtool check metrics accepts the exposition (%s)"
          % r.stdout.decode(errors="replace").strip()[:200])
+    closed, alive = starve(ns, 64, 64, t)
+    t.eq(closed, 64, "the 64 idle connections were closed by the router after its timeout")
+    h.log("slow connections still open after 6 s of trickling: %d of 64" % alive)
+    t.ok(query(ns, 'up{job="ringway"}') == 1.0, "prometheus's own scrape stayed up")
     h.check_identity(t, sb)
     prom.stop()
     sb.stop_router()

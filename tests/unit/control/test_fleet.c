@@ -232,7 +232,7 @@ static void test_fleet_managed(void **state)
 	/* the fleet's own change goes through */
 	test_ok(s, "replace epoch 12 a 198.18.3.1 ; b 198.18.3.2", "OK epoch 12\n");
 	/* an unknown mode is a usage error; leaving the fleet allows local changes again */
-	test_ok(s, "fleet maybe", "ERROR usage: fleet [managed|local]");
+	test_ok(s, "fleet maybe", "ERROR usage: fleet [managed|local|state]");
 	test_ok(s, "fleet local extra", "ERROR fleet: unexpected arguments");
 	test_ok(s, "fleet local", "OK fleet local epoch 12 digest ");
 	test_ok(s, "add n9 198.18.1.9", "OK epoch 13\n");
@@ -269,12 +269,171 @@ static void test_text_form(void **state)
 	ctl_state_free(a);
 }
 
+/* Epochs the engine published, in order (the data plane tells placements apart by epoch). */
+static struct {
+	uint64_t epoch[16];
+	uint64_t digest[16];
+	int n;
+} pubs;
+
+static int record_publish(void *ctx, const struct ctl_state *next, const struct pl_placement *pl)
+{
+	(void)ctx;
+	(void)pl;
+	if (pubs.n < 16) {
+		pubs.epoch[pubs.n] = ctl_state_epoch(next);
+		pubs.digest[pubs.n] = ctl_state_digest(next);
+	}
+	pubs.n++;
+	return 0;
+}
+
+/* `replace epoch E digest D` for members @p members: the line, in @p buf. */
+static const char *fleet_line(char *buf, size_t n, uint64_t epoch, uint64_t digest,
+			      const char *members)
+{
+	snprintf(buf, n, "replace epoch %" PRIu64 " digest %016" PRIx64 " %s", epoch, digest,
+		 members);
+	return buf;
+}
+
+/* The digest a state of @p members (one-line replace form) has under the default settings. */
+static uint64_t digest_of(const char *members, const struct pl_config *cfg)
+{
+	struct ctl_state *st = ctl_state_new(cfg, 1);
+	struct ctl_member m[8];
+	char err[256], spec[128];
+	uint32_t n = 0;
+	uint64_t d;
+
+	for (const char *p = members; *p != '\0' && n < 8;) {
+		size_t len = strcspn(p, ";");
+
+		snprintf(spec, sizeof(spec), "%.*s", (int)len, p);
+		assert_int_equal(ctl_member_parse(spec, strlen(spec), &m[n++], err, sizeof(err)),
+				 0);
+		p += len + (p[len] == ';');
+	}
+	assert_int_equal(ctl_state_replace(st, m, n, err, sizeof(err)), 0);
+	d = ctl_state_digest(st);
+	ctl_state_free(st);
+	return d;
+}
+
+/*
+ * Issue 27 item 6: a router whose epoch is at or above the fleet's revision converges to the
+ * fleet's membership (`replace epoch E digest D`), and a value whose result would not have the
+ * fleet's digest (placement settings differ, e.g. hash_tag) changes nothing, epoch included.
+ * Before the fix the `digest` form did not exist and `replace epoch E` at or below the live
+ * epoch was refused: an ahead router kept its own ring while the agent reported agreement.
+ */
+static void test_converge(void **state)
+{
+	const char *fleet = "a 198.18.3.1 ; b 198.18.3.2 weight 2 ; c 198.18.3.3";
+	const char *fleet2 = "a 198.18.3.1 ; b 198.18.3.2 ; c 198.18.3.3";
+	struct ctl_ops ops = {.publish = record_publish};
+	struct ctl_engine *e = test_engine(3, NULL, &ops);
+	struct ctl_session *s = ctl_session_new(e);
+	uint64_t d = digest_of(fleet, NULL), d2 = digest_of(fleet2, NULL);
+	struct pl_config tagged = {.algo = PL_ALGO_RING};
+	struct ctl_state *before;
+	char line[256], *r;
+
+	(void)state;
+	memset(&pubs, 0, sizeof(pubs));
+	ctl_engine_set_fleet_managed(e, true);
+	/* a router ahead of the fleet: local epoch 40 (as from a state file) */
+	test_ok(s, "replace epoch 40 n1 198.18.1.1 ; n2 198.18.1.2", "OK epoch 40\n");
+	/* the plain form keeps its rule: never at or below the live epoch */
+	test_ok(s, "replace epoch 7 a 198.18.3.1", "ERROR epoch is 40");
+	/* the fleet's revision 7 with its digest: the router goes to 7 */
+	r = test_expect(s, fleet_line(line, sizeof(line), 7, d, fleet), "OK epoch 7");
+	assert_non_null(strstr(r, " rebased_from 40\n"));
+	free(r);
+	assert_int_equal(ctl_state_epoch(ctl_engine_state(e)), 7);
+	assert_int_equal(ctl_engine_digest(e), d);
+	assert_int_equal(pubs.n, 2);
+	assert_int_equal(pubs.epoch[1], 7);
+	/* the same revision again: nothing to do, nothing published */
+	test_ok(s, fleet_line(line, sizeof(line), 7, d, fleet), "OK epoch 7 changes 0\n");
+	assert_int_equal(pubs.n, 2);
+	/* the same epoch with another membership (two routers once reported epoch 7 with
+	 * different digests): converges, and no epoch ever names two placements */
+	test_ok(s, fleet_line(line, sizeof(line), 7, d2, fleet2), "OK epoch 7\n");
+	assert_int_equal(ctl_state_epoch(ctl_engine_state(e)), 7);
+	assert_int_equal(ctl_engine_digest(e), d2);
+	assert_int_equal(pubs.n, 4);
+	assert_int_equal(pubs.epoch[2], 8);
+	assert_int_equal(pubs.digest[2], d); /* the live ring again, at a new epoch */
+	assert_int_equal(pubs.epoch[3], 7);
+	assert_int_equal(pubs.digest[3], d2);
+	for (int i = 1; i < pubs.n; i++)
+		assert_true(pubs.epoch[i] != pubs.epoch[i - 1]);
+	/* a digest the result does not have (the fleet's hash_tag is "{}", this router has none):
+	 * refused, nothing changes, the epoch included */
+	memcpy(tagged.hash_tag, "{}", 2);
+	before = ctl_state_copy(ctl_engine_state(e));
+	r = test_expect(s, fleet_line(line, sizeof(line), 9, digest_of(fleet, &tagged), fleet),
+			"ERROR the result's digest ");
+	assert_non_null(strstr(r, "hash_tag none) differ from the fleet's; nothing changed\n"));
+	free(r);
+	r = test_expect(s, fleet_line(line, sizeof(line), 3, digest_of(fleet, &tagged), fleet),
+			"ERROR the result's digest ");
+	free(r);
+	assert_true(ctl_state_equal(before, ctl_engine_state(e)));
+	assert_int_equal(ctl_state_epoch(ctl_engine_state(e)), 7);
+	assert_int_equal(pubs.n, 4);
+	/* the block form carries it too */
+	snprintf(line, sizeof(line), "replace epoch 12 digest %016" PRIx64, d);
+	assert_null(test_line(s, line));
+	assert_null(test_line(s, "a 198.18.3.1"));
+	assert_null(test_line(s, "b 198.18.3.2 weight 2"));
+	assert_null(test_line(s, "c 198.18.3.3"));
+	test_ok(s, "end", "OK epoch 12\n");
+	assert_int_equal(ctl_engine_digest(e), d);
+	/* malformed: epoch 0, a digest that is not 16 hex digits (read as a member) */
+	test_ok(s, fleet_line(line, sizeof(line), 0, d, fleet), "ERROR replace epoch 0");
+	test_ok(s, "replace epoch 13 digest 12345 a 198.18.3.1", "ERROR replace: member 1");
+	assert_int_equal(ctl_state_epoch(ctl_engine_state(e)), 12);
+	ctl_state_free(before);
+	ctl_session_free(s);
+	ctl_engine_free(e);
+}
+
+/* `fleet state`: the live membership as the text the fleet's store holds (issue 28 item 6:
+ * `ringwayctl --etcd init --router SOCKET` needs no state file). */
+static void test_fleet_state(void **state)
+{
+	struct ctl_engine *e = test_engine(4, NULL, NULL);
+	struct ctl_session *s = ctl_session_new(e);
+	struct ctl_state *back = NULL;
+	char *r, *body, err[256], head[128];
+
+	(void)state;
+	test_ok(s, "weight n2 3", "OK epoch 2\n");
+	r = test_expect(s, "fleet state", "OK lines ");
+	snprintf(head, sizeof(head), " fleet local epoch 2 digest %016" PRIx64 "\n",
+		 ctl_engine_digest(e));
+	body = strchr(r, '\n') + 1;
+	assert_non_null(strstr(r, head));
+	assert_true(strstr(r, head) < body);
+	assert_int_equal(ctl_state_from_text(body, strlen(body), &back, err, sizeof(err)), 0);
+	assert_true(ctl_state_equal(back, ctl_engine_state(e)));
+	assert_int_equal(ctl_state_digest(back), ctl_engine_digest(e));
+	free(r);
+	ctl_state_free(back);
+	test_ok(s, "fleet state x", "ERROR fleet: unexpected arguments");
+	ctl_session_free(s);
+	ctl_engine_free(e);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_replies_by_mode), cmocka_unit_test(test_replace_with_epoch),
 		cmocka_unit_test(test_digest),		cmocka_unit_test(test_digest_settings),
 		cmocka_unit_test(test_fleet_managed),	cmocka_unit_test(test_text_form),
+		cmocka_unit_test(test_converge),	cmocka_unit_test(test_fleet_state),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
