@@ -62,6 +62,7 @@ struct agent {
 	char key[FL_KEY_MAX], self[FL_KEY_MAX];
 	int64_t lease;
 	int64_t watch_from; /* next revision the watch must report */
+	int64_t told;	    /* revision the router was told it refused (`fleet refused R`) */
 	int64_t fleet_rev;  /* newest fleet revision handled in this connected period: an older
 			     * one (a watch event behind a fresh read) is superseded, never applied
 			     */
@@ -222,6 +223,7 @@ static int router_connect(struct agent *a)
 	a->rep.digest = a->digest;
 	a->rep_dirty = true;
 	a->fleet_rev = 0;
+	a->told = 0;
 	return 0;
 }
 
@@ -249,8 +251,28 @@ static int block_of(const struct ctl_state *st, int64_t rev, uint64_t digest, st
 	return t->oom ? -ENOMEM : 0;
 }
 
+/* Tell the router it could not apply @p rev (`fleet refused R`), so that its own `fleet`
+ * reply and /metrics say so; once per revision and connection. */
+static void tell_router(struct agent *a, int64_t rev)
+{
+	struct ctl_reply r;
+	char line[64];
+	int n;
+
+	if (a->fd < 0 || a->told == rev || rev <= 0)
+		return;
+	n = snprintf(line, sizeof(line), "fleet refused %" PRId64 "\n", rev);
+	if (router_call(a, line, (size_t)n, &r) < 0)
+		return;
+	if (!r.ok)
+		logf_("router: 'fleet refused' answered '%s'", r.head);
+	a->told = rev;
+	ctl_reply_clear(&r);
+}
+
 static void refuse(struct agent *a, int64_t rev, const char *why)
 {
+	tell_router(a, rev);
 	if (a->rep.error_revision == rev && strcmp(a->rep.error, why) == 0)
 		return;
 	logf_("revision %" PRId64 " not applied: %s", rev, why);

@@ -1036,6 +1036,8 @@ static void control_loop(const struct start *st, struct ctl_engine *engine)
 		/* A signal interrupts the wait (-EINTR): the loop condition sees it. A change
 		 * command blocks here until every worker runs the new epoch. */
 		ctl_server_poll(srv, RW_CONTROL_TICK_MS);
+		rw_metrics_fleet(the_metrics, ctl_engine_fleet_managed(the_engine),
+				 ctl_engine_fleet_refused(the_engine));
 	}
 	ctl_server_close(srv);
 }

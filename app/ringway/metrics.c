@@ -36,7 +36,34 @@ struct rw_metrics {
 	struct MHD_Daemon *daemon;
 	const struct dp *dp;
 	_Atomic uint64_t scrapes;
+	/* Written by the control lcore (rw_metrics_fleet), read by scrapes: each value on its
+	 * own, relaxed (no other memory is published through them). */
+	_Atomic uint64_t fleet_managed, fleet_refused;
 };
+
+void rw_metrics_fleet(struct rw_metrics *m, bool managed, uint64_t refused)
+{
+	if (m == NULL)
+		return;
+	atomic_store_explicit(&m->fleet_managed, managed, memory_order_relaxed);
+	atomic_store_explicit(&m->fleet_refused, refused, memory_order_relaxed);
+}
+
+/* The fleet's part of the exposition: what the control plane knows, beside the data plane's. */
+static void fleet_metrics(const struct rw_metrics *m, struct obs_text *t)
+{
+	obs_prom_family(t, "ringway_fleet_managed",
+			"1 when the membership comes from a fleet's store (fleet managed).",
+			OBS_PROM_GAUGE);
+	obs_prom_sample(t, "ringway_fleet_managed", NULL, 0,
+			atomic_load_explicit(&m->fleet_managed, memory_order_relaxed));
+	obs_prom_family(t, "ringway_fleet_refused_revision",
+			"The fleet revision this router could not apply (its agent reports why), "
+			"0 when none.",
+			OBS_PROM_GAUGE);
+	obs_prom_sample(t, "ringway_fleet_refused_revision", NULL, 0,
+			atomic_load_explicit(&m->fleet_refused, memory_order_relaxed));
+}
 
 static enum MHD_Result reply(struct MHD_Connection *c, unsigned int status, char *body, size_t len,
 			     enum MHD_ResponseMemoryMode mode, const char *type)
@@ -74,7 +101,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 	if (strcmp(url, "/metrics") != 0)
 		return reply(c, MHD_HTTP_NOT_FOUND, not_found, strlen(not_found),
 			     MHD_RESPMEM_PERSISTENT, "text/plain");
-	if (dp_metrics_write(m->dp, &t) != 0) {
+	if (dp_metrics_write(m->dp, &t) != 0 || (fleet_metrics(m, &t), t.oom)) {
 		obs_text_release(&t);
 		return MHD_NO; /* out of memory: the connection is closed */
 	}

@@ -12,6 +12,7 @@
  * exits: errors are a negative errno and one line of reason in @p err.
  */
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -28,6 +29,13 @@ struct rw_metrics *rw_metrics_start(const struct dp *dp, uint32_t addr, uint16_t
 
 /** Stop serving (waits for the thread) and free. NULL is fine. Call before dp_free(). */
 void rw_metrics_stop(struct rw_metrics *m);
+
+/**
+ * The fleet side the exposition adds (`ringway_fleet_managed`, `ringway_fleet_refused_revision`
+ * : the fleet revision this router could not apply, 0 when none), from the control lcore after
+ * each poll; the metrics thread reads them. NULL is fine.
+ */
+void rw_metrics_fleet(struct rw_metrics *m, bool managed, uint64_t refused);
 
 /** Scrapes answered so far. */
 uint64_t rw_metrics_scrapes(const struct rw_metrics *m);

@@ -24,6 +24,13 @@ void rw_metrics_stop(struct rw_metrics *m)
 	(void)m;
 }
 
+void rw_metrics_fleet(struct rw_metrics *m, bool managed, uint64_t refused)
+{
+	(void)m;
+	(void)managed;
+	(void)refused;
+}
+
 uint64_t rw_metrics_scrapes(const struct rw_metrics *m)
 {
 	(void)m;

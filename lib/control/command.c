@@ -370,9 +370,18 @@ static int parse_args(const char *cur, const char *end, struct ctl_cmd *cmd, cha
 		cmd->fleet = -1;
 		if (word(&cur, end, &w)) {
 			if (!span_is(&w, "managed") && !span_is(&w, "local") &&
-			    !span_is(&w, "state"))
+			    !span_is(&w, "state") && !span_is(&w, "refused"))
 				return usage_error(cmd, err, errlen);
-			cmd->fleet = span_is(&w, "state") ? 2 : span_is(&w, "managed");
+			cmd->fleet = span_is(&w, "refused") ? 3
+				     : span_is(&w, "state") ? 2
+							    : span_is(&w, "managed");
+			if (cmd->fleet == 3 &&
+			    (!word(&cur, end, &w) ||
+			     ctl_parse_u64(w.p, w.n, UINT64_MAX, &cmd->fleet_epoch) < 0 ||
+			     cmd->fleet_epoch == 0))
+				return ctl_fail(err, errlen,
+						"usage: fleet refused R (R a fleet revision, 1 or "
+						"more)");
 		}
 		break;
 	default:
@@ -476,6 +485,9 @@ struct ctl_engine {
 	struct ctl_counters cnt;
 	bool fleet;	 /* fleet-managed: only `replace epoch E` changes the membership */
 	uint64_t digest; /* ctl_state_digest(st) */
+	/* Fleet revision refused (0: none). Set by `fleet refused R` or a refused `replace
+	 * epoch R digest D`; ends when a fleet revision >= R is applied or on `fleet local`. */
+	uint64_t fleet_refused;
 	struct rt_table routes;
 };
 
@@ -627,6 +639,11 @@ bool ctl_engine_fleet_managed(const struct ctl_engine *e)
 uint64_t ctl_engine_digest(const struct ctl_engine *e)
 {
 	return e->digest;
+}
+
+uint64_t ctl_engine_fleet_refused(const struct ctl_engine *e)
+{
+	return e->fleet_refused;
 }
 
 const struct ctl_state *ctl_engine_state(const struct ctl_engine *e)
@@ -969,7 +986,25 @@ static int converge(struct ctl_session *s, struct ctl_state *next, uint64_t epoc
 	return rc;
 }
 
+static int change(struct ctl_session *s, const struct ctl_cmd *cmd, struct ctl_text *r);
+
+/* A change; a fleet revision (`replace epoch R ...`) refused is remembered as refused, one
+ * applied at or above the remembered one ends it. */
 static int do_change(struct ctl_session *s, const struct ctl_cmd *cmd, struct ctl_text *r)
+{
+	uint64_t errors = s->e->cnt.errors;
+	int rc = change(s, cmd, r);
+
+	if (!cmd->has_fleet_epoch || cmd->plan || s->txn != NULL)
+		return rc;
+	if (s->e->cnt.errors != errors && cmd->fleet_epoch > s->e->fleet_refused)
+		s->e->fleet_refused = cmd->fleet_epoch;
+	else if (s->e->cnt.errors == errors && cmd->fleet_epoch >= s->e->fleet_refused)
+		s->e->fleet_refused = 0;
+	return rc;
+}
+
+static int change(struct ctl_session *s, const struct ctl_cmd *cmd, struct ctl_text *r)
 {
 	uint64_t live = ctl_state_epoch(s->e->st);
 	char why[REASON_MAX];
@@ -1400,10 +1435,17 @@ static int run(struct ctl_session *s, struct ctl_cmd *cmd, struct ctl_text *r)
 			do_fleet_state(s, r);
 			break;
 		}
-		if (cmd->fleet >= 0)
+		if (cmd->fleet == 3 && cmd->fleet_epoch > s->e->fleet_refused)
+			s->e->fleet_refused = cmd->fleet_epoch;
+		if (cmd->fleet == 0 || cmd->fleet == 1)
 			s->e->fleet = cmd->fleet == 1;
-		ctl_text_appendf(r, "OK fleet %s epoch %" PRIu64 " digest %016" PRIx64 "\n",
+		if (cmd->fleet == 0)
+			s->e->fleet_refused = 0;
+		ctl_text_appendf(r, "OK fleet %s epoch %" PRIu64 " digest %016" PRIx64,
 				 s->e->fleet ? "managed" : "local", live, s->e->digest);
+		if (s->e->fleet_refused != 0)
+			ctl_text_appendf(r, " refused %" PRIu64, s->e->fleet_refused);
+		ctl_text_appendf(r, "\n");
 		break;
 	case CTL_CMD_HEALTH:
 		do_health(s, cmd, r);

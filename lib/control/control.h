@@ -339,6 +339,13 @@ void ctl_engine_set_fleet_managed(struct ctl_engine *e, bool managed);
 bool ctl_engine_fleet_managed(const struct ctl_engine *e);
 /** ctl_state_digest() of the live membership, kept by the engine. */
 uint64_t ctl_engine_digest(const struct ctl_engine *e);
+/**
+ * The fleet revision this router's agent said it could not apply (`fleet refused R`, or a
+ * `replace epoch R digest D` the engine refused), 0 when none: cleared when a fleet revision
+ * at or above it is applied, or on `fleet local`. A router that cannot apply R says so in its
+ * own replies (`fleet`) and /metrics, not only in the agent's log and registration.
+ */
+uint64_t ctl_engine_fleet_refused(const struct ctl_engine *e);
 /** The live membership (changes only inside ctl_server_poll / ctl_session_line). */
 const struct ctl_state *ctl_engine_state(const struct ctl_engine *e);
 /** The placement of the live membership, owned by the engine. */

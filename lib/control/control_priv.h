@@ -40,7 +40,7 @@
 	_(BEGIN, "begin", "", 0)                                                         \
 	_(COMMIT, "commit", "", 0)                                                       \
 	_(ABORT, "abort", "", 0)                                                         \
-	_(FLEET, "fleet", "[managed|local|state]", 0)                                          \
+	_(FLEET, "fleet", "[managed|local|state|refused R]", 0)                                          \
 	_(HEALTH, "health", "NAME down|up [--flush|--accept-stale]", 0)                 \
 	_(WARMUP, "warmup", "[end]", 0) \
 	_(ROUTE, "route", "add PREFIX via GW|direct | remove PREFIX | list", 0) \
@@ -77,7 +77,8 @@ struct ctl_cmd {
 	uint64_t fleet_epoch;
 	bool has_fleet_digest; /* `replace epoch E digest D`: E's digest is D (see do_change) */
 	uint64_t fleet_digest;
-	int fleet;		/* fleet: -1 show, 0 local, 1 managed, 2 state (the text) */
+	int fleet;		/* fleet: -1 show, 0 local, 1 managed, 2 state (the text), 3 refused
+				 * fleet_epoch */
 	enum ctl_health health;	/* health: what the operator asks of NAME's health */
 	bool warm_end;		/* warmup: `end` given */
 	int route_op;		/* route: CTL_ROUTE_* */

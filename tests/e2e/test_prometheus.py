@@ -274,6 +274,21 @@ def main():
                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     t.ok(r.returncode == 0, "promtool check metrics accepts the exposition (%s)"
          % r.stdout.decode(errors="replace").strip()[:200])
+    # the fleet's part: a router that cannot apply a fleet revision says so in /metrics
+    import control_util as cu
+    sess = cu.Session(cu.socket_path(sb))
+    try:
+        t.ok(b"\nringway_fleet_managed 0\n" in text and
+             b"\nringway_fleet_refused_revision 0\n" in text,
+             "/metrics: ringway_fleet_managed 0, ringway_fleet_refused_revision 0")
+        head, _ = sess.cmd("fleet refused 41")
+        t.ok(head.endswith(" refused 41"), "the agent's word `fleet refused 41`: %s" % head)
+        found = wait_for("the refusal in /metrics", lambda: b"\nringway_fleet_refused_"
+                         b"revision 41\n" in http_get(ns, METRICS_PORT, "/metrics")[1], 5)
+        t.ok(found, "/metrics: ringway_fleet_refused_revision 41")
+        sess.cmd("fleet local")
+    finally:
+        sess.close()
     closed, alive = starve(ns, 64, 64, t)
     t.eq(closed, 64, "the 64 idle connections were closed by the router after its timeout")
     h.log("slow connections still open after 6 s of trickling: %d of 64" % alive)

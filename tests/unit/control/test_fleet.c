@@ -232,7 +232,7 @@ static void test_fleet_managed(void **state)
 	/* the fleet's own change goes through */
 	test_ok(s, "replace epoch 12 a 198.18.3.1 ; b 198.18.3.2", "OK epoch 12\n");
 	/* an unknown mode is a usage error; leaving the fleet allows local changes again */
-	test_ok(s, "fleet maybe", "ERROR usage: fleet [managed|local|state]");
+	test_ok(s, "fleet maybe", "ERROR usage: fleet [managed|local|state|refused R]");
 	test_ok(s, "fleet local extra", "ERROR fleet: unexpected arguments");
 	test_ok(s, "fleet local", "OK fleet local epoch 12 digest ");
 	test_ok(s, "add n9 198.18.1.9", "OK epoch 13\n");
@@ -383,6 +383,10 @@ static void test_converge(void **state)
 	assert_true(ctl_state_equal(before, ctl_engine_state(e)));
 	assert_int_equal(ctl_state_epoch(ctl_engine_state(e)), 7);
 	assert_int_equal(pubs.n, 4);
+	assert_int_equal(ctl_engine_fleet_refused(e), 9); /* the higher of the two */
+	r = test_line(s, "fleet");
+	assert_non_null(strstr(r, " refused 9\n"));
+	free(r);
 	/* the block form carries it too */
 	snprintf(line, sizeof(line), "replace epoch 12 digest %016" PRIx64, d);
 	assert_null(test_line(s, line));
@@ -391,10 +395,29 @@ static void test_converge(void **state)
 	assert_null(test_line(s, "c 198.18.3.3"));
 	test_ok(s, "end", "OK epoch 12\n");
 	assert_int_equal(ctl_engine_digest(e), d);
+	/* a router that cannot apply a fleet revision says so in its own replies: the agent's
+	 * word (`fleet refused R`) or a refused `replace epoch R digest D`; a fleet revision at
+	 * or above it applied ends it, `fleet local` too */
+	assert_int_equal(ctl_engine_fleet_refused(e), 0); /* 9 was refused, 12 applied */
+	test_ok(s, "fleet refused 14", "OK fleet managed epoch 12 ");
+	assert_int_equal(ctl_engine_fleet_refused(e), 14);
+	test_ok(s, "fleet refused 0", "ERROR usage: fleet refused R");
+	test_ok(s, "fleet refused", "ERROR usage: fleet refused R");
+	test_ok(s, fleet_line(line, sizeof(line), 13, d2, fleet2), "OK epoch 13\n");
+	assert_int_equal(ctl_engine_fleet_refused(e), 14); /* 13 is below the refused 14 */
+	test_ok(s, fleet_line(line, sizeof(line), 15, d, fleet), "OK epoch 15\n");
+	assert_int_equal(ctl_engine_fleet_refused(e), 0);
+	r = test_line(s, "fleet");
+	assert_null(strstr(r, "refused"));
+	free(r);
+	test_ok(s, "fleet refused 16", "OK fleet managed epoch 15 ");
+	test_ok(s, "fleet local", "OK fleet local epoch 15 ");
+	assert_int_equal(ctl_engine_fleet_refused(e), 0);
+	ctl_engine_set_fleet_managed(e, true);
 	/* malformed: epoch 0, a digest that is not 16 hex digits (read as a member) */
 	test_ok(s, fleet_line(line, sizeof(line), 0, d, fleet), "ERROR replace epoch 0");
-	test_ok(s, "replace epoch 13 digest 12345 a 198.18.3.1", "ERROR replace: member 1");
-	assert_int_equal(ctl_state_epoch(ctl_engine_state(e)), 12);
+	test_ok(s, "replace epoch 17 digest 12345 a 198.18.3.1", "ERROR replace: member 1");
+	assert_int_equal(ctl_state_epoch(ctl_engine_state(e)), 15);
 	ctl_state_free(before);
 	ctl_session_free(s);
 	ctl_engine_free(e);

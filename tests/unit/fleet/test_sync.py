@@ -278,11 +278,15 @@ def main():
         rc, out, _ = fleet("status")
         t.ok("agrees no" in out and " agree 0" in out.split("\n")[0],
              "status: the router does not agree: %s" % out.strip())
+        t.ok(wait_for(lambda: router.cmd("fleet").endswith(" refused %d" % bad)),
+             "the router says so itself: `fleet` ends in `refused %d` (%s)" % (
+                 bad, router.cmd("fleet")))
 
         # ---- 3. the router at exactly the fleet's revision with another membership
         good = etcd.put(key, state_text(ms))
         t.ok(wait_for(lambda: router.epoch() == (good, want)),
              "back to a good value %d: converged" % good)
+        t.ok("refused" not in router.cmd("fleet"), "and the router's refusal ended")
         agent.send_signal(signal.SIGTERM)
         agent.wait(5)
         agent = None
