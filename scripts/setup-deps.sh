@@ -21,6 +21,9 @@ PACKAGES=(
 	gnuplot-nox jq
 	# operations: /metrics endpoint, a real Prometheus scrape, systemd unit checks
 	libmicrohttpd-dev prometheus systemd
+	# the Debian package (scripts/package.sh) and its checks: lintian, man pages rendered
+	# and linted, a real boot under systemd in a container (e2e-systemd-boot)
+	dpkg-dev lintian groff-base man-db mandoc systemd-container
 )
 
 if [ "$(id -u)" -ne 0 ]; then
