@@ -34,6 +34,9 @@ export DEB_BUILD_MAINT_OPTIONS=hardening=+all
 CFLAGS="$(dpkg-buildflags --get CFLAGS) $(dpkg-buildflags --get CPPFLAGS)"
 LDFLAGS=$(dpkg-buildflags --get LDFLAGS)
 export CFLAGS LDFLAGS
+# The man pages' date (docs/man/mkman.py): the commit's, so a rebuild makes the same pages.
+SOURCE_DATE_EPOCH=$(git -C "$src" log -1 --format=%ct 2>/dev/null || date +%s)
+export SOURCE_DATE_EPOCH
 if [ ! -f "$build/build.ninja" ]; then
 	meson setup "$build" "$src" --prefix=/usr --buildtype=debugoptimized -Db_pie=true \
 		-Dtests=disabled -Dbench=false -Dfuzz=disabled -Ddpdk=enabled >"$out/setup.log" ||
@@ -47,6 +50,8 @@ DESTDIR=$stage meson install -C "$build" --no-rebuild --quiet
 # As dh_strip does: no debug symbols, no .comment (compiler versions) or .note sections.
 find "$stage" -type f -perm -u+x -exec sh -c 'head -c4 "$1" | grep -q ELF' _ {} \; \
 	-exec strip --remove-section=.comment --remove-section=.note --strip-unneeded {} \;
+# As dh_compress does: man pages gzipped, without a timestamp.
+[ ! -d "$stage/usr/share/man" ] || find "$stage/usr/share/man" -type f -name '*.[0-9]' -exec gzip -9n {} +
 
 version=$(meson introspect "$build" --projectinfo | python3 -c 'import json,sys; print(json.load(sys.stdin)["version"])')
 arch=$(dpkg --print-architecture)

@@ -249,6 +249,9 @@ def run_checks(ct, c, debname):
         return ""
     rc, out = sh("dpkg-query -W -f='${Status}' ringway")
     c.ok(out.strip() == "install ok installed", "dpkg knows it installed: %r" % out)
+    rc, out = sh("dpkg -L ringway | grep -c '^/usr/share/man/man[158]/.*gz$'; "
+                 "man -l /usr/share/man/man8/ringway.8.gz 2>&1 | grep -c 'ringway - kernel'")
+    c.ok(out.split() == ["6", "1"], "the six man pages are installed and render: %s" % out.split())
     rc, out = sh("stat -c '%n %a' /run/ringway /run/dpdk")
     c.ok(rc == 0, "postinst: tmpfiles.d made /run/ringway and /run/dpdk: %s" % out.strip())
     rc, out = sh("systemctl is-enabled ringway.service ringway-hugepages.service 2>&1")
