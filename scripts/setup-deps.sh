@@ -23,6 +23,9 @@ PACKAGES=(
 	libmicrohttpd-dev prometheus systemd
 	# documentation: the diagrams of docs/img/*.dot (scripts/docs-pictures.sh)
 	graphviz
+	# the Debian package (scripts/package.sh) and its checks: lintian, man pages rendered
+	# and linted, a real boot under systemd in a container (e2e-systemd-boot)
+	dpkg-dev lintian groff-base man-db mandoc systemd-container
 )
 
 if [ "$(id -u)" -ne 0 ]; then

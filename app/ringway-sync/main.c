@@ -577,6 +577,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		{"prefix", required_argument, NULL, 'p'},
 		{"ttl", required_argument, NULL, 't'},
 		{"timeout", required_argument, NULL, 'T'},
+		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
 	int c;
@@ -608,6 +609,8 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		case 'T':
 			o->timeout_ms = atoi(optarg);
 			break;
+		case 'h':
+			return 1;
 		default:
 			return -1;
 		}
@@ -622,7 +625,31 @@ int main(int argc, char **argv)
 {
 	struct agent a = {.fd = -1, .backoff_ms = BACKOFF_MIN_MS};
 
-	if (parse_opts(argc, argv, &a.o) < 0) {
+	int rc = parse_opts(argc, argv, &a.o);
+
+	if (rc > 0) {
+		printf("usage: ringway-sync --etcd URL[,URL...] --cluster NAME --name ROUTER\n"
+		       "                    [--socket PATH] [--prefix P] [--ttl S] [--timeout MS]\n"
+		       "\n"
+		       "The fleet agent beside a router (ringway-sync(8)): applies each revision of\n"
+		       "the membership key PREFIX/CLUSTER/... in etcd to the router as one replace\n"
+		       "block, and registers what the router holds under a lease.\n"
+		       "\n"
+		       "  --etcd URL[,URL...]  etcd client URLs (its v3 JSON gateway)\n"
+		       "  --cluster NAME       the fleet's name in etcd\n"
+		       "  --name ROUTER        this router's name in the fleet\n"
+		       "  --socket PATH        the router's control socket (default %s)\n"
+		       "  --prefix P           etcd key prefix (default /ringway)\n"
+		       "  --ttl S              lease of the router's registration, 2..3600 s\n"
+		       "                       (default 10)\n"
+		       "  --timeout MS         etcd request timeout, at least 100 (default 3000)\n"
+		       "\n"
+		       "signals: SIGINT, SIGTERM exit (the lease then expires)\n"
+		       "exit: 0 stopped by a signal, 2 usage error (faults are retried, never fatal)\n",
+		       CTL_DEFAULT_SOCKET);
+		return 0;
+	}
+	if (rc < 0) {
 		fprintf(stderr,
 			"usage: ringway-sync --etcd URL[,URL...] --cluster NAME --name ROUTER "
 			"[--socket PATH] [--prefix /ringway] [--ttl S (10)] [--timeout MS "

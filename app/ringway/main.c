@@ -81,9 +81,44 @@ static struct {
 
 static void usage(FILE *out)
 {
-	fprintf(out, "usage: ringway [EAL options] -- --config FILE [--check]\n"
-		     "  --config FILE  router configuration (INI; sample: config/ringway.conf)\n"
-		     "  --check        validate the configuration and exit (0 valid, 1 not)\n");
+	const char *sec, *key;
+
+	fprintf(out,
+		"usage: ringway [EAL options] -- --config FILE [--check]\n"
+		"       ringway --config FILE --check     (no EAL options: check only)\n"
+		"\n"
+		"The memcached UDP shard router (ringway(8)). EAL options go before \"--\": lcores\n"
+		"(-l 1-5: the first is the control lcore, the others workers), the port (-a PCI, or\n"
+		"--vdev net_af_xdp0,iface=IF / net_af_packet0,iface=IF), --file-prefix NAME, and\n"
+		"memory (hugepages by default; --no-huge -m MB without them).\n"
+		"\n"
+		"  --config FILE  router configuration (INI, ringway.conf(5); sample\n"
+		"                 /etc/ringway/ringway.conf)\n"
+		"  --check        load and validate FILE and the state file, print the membership and\n"
+		"                 the whole configuration with its defaults, exit (0 valid, 1 not)\n"
+		"  --help         this text\n"
+		"\n"
+		"sections:");
+	/* Each section once, in the key table's order (a later row may add to an earlier one). */
+	for (size_t i = 0; rw_config_key_at(i, &sec, &key) == 0; i++) {
+		const char *s2, *k2;
+		bool seen = false;
+
+		for (size_t j = 0; j < i && !seen; j++)
+			seen = rw_config_key_at(j, &s2, &k2) == 0 && strcmp(s2, sec) == 0;
+		if (!seen)
+			fprintf(out, " [%s%s]", sec, strcmp(sec, "node") == 0 ? " NAME" : "");
+	}
+	fprintf(out,
+		"\n  ([gutter NAME]: the keys of [node NAME]; %zu keys in all, each with its range and\n"
+		"  default: man ringway.conf)\n"
+		"\n"
+		"control: the socket of [control] socket (default %s), ringwayctl(8)\n"
+		"signals: SIGINT or SIGTERM stop the workers and print the counters and the\n"
+		"         accounting identity (\"identity ok ...\") on stdout\n"
+		"exit: 0 stopped cleanly or --check passed, 1 configuration or start-up error,\n"
+		"      2 usage error\n",
+		rw_config_key_count(), CTL_DEFAULT_SOCKET);
 }
 
 /* Application arguments (after "--"); exits on error. */
