@@ -46,10 +46,15 @@ struct dp_ep_health {
 	uint64_t lost;	     /* keys that could not be remembered */
 	uint32_t clean_pos;  /* keys [0, clean_pos) deleted on the node */
 	uint32_t clean_next; /* ... once the outstanding batch is answered */
-	/* the dirty set: keys[0, n), open-addressing index (cap * 2 entries, 0 = empty) */
+	/* the dirty set: keys[0, n) (room for cap, cap <= dirty_keys_max, any number), and an
+	 * open-addressing index of 1 + mask entries (0 = empty), a power of two at least twice
+	 * cap whatever cap is: a probe always ends at an empty entry (issue 27: an index sized
+	 * from a clamped cap had no empty entry left and the probe spun forever). Bounded by
+	 * dirty_keys_max; a key past it is counted in lost and holds the node (ready()). Ends
+	 * in set_clear(): when the node serves again, or when its entry is reset. */
 	struct dirty_key *keys;
 	uint32_t *index;
-	uint32_t n, cap;
+	uint32_t n, cap, mask;
 };
 
 #define DP_HEALTH_EVENTS 256
@@ -125,22 +130,43 @@ static uint32_t key_hash(const uint8_t *k, uint32_t len)
 	return h;
 }
 
+/* The memory the set of @p s holds. */
+static uint64_t set_bytes(const struct dp_ep_health *s)
+{
+	return s->cap == 0 ? 0
+			   : (uint64_t)s->cap * sizeof(*s->keys) +
+				     ((uint64_t)s->mask + 1) * sizeof(*s->index);
+}
+
 static void set_clear(struct dp *dp, struct dp_ep_health *s)
 {
 	if (dp->health != NULL)
-		dp->health->bytes -= (uint64_t)s->cap * (sizeof(*s->keys) + 2 * sizeof(*s->index));
+		dp->health->bytes -= set_bytes(s);
 	free(s->keys);
 	free(s->index);
 	s->keys = NULL;
 	s->index = NULL;
-	s->n = s->cap = 0;
+	s->n = s->cap = s->mask = 0;
 	s->clean_pos = s->clean_next = 0;
 }
 
-/* Grow to hold at least one more key (up to @p max). false: full or out of memory. */
+/* The smallest power of two >= @p n (n <= 2^31). */
+static uint32_t pow2_at_least(uint32_t n)
+{
+	uint32_t p = 1;
+
+	while (p < n)
+		p <<= 1;
+	return p;
+}
+
+/* Grow to hold at least one more key (up to @p max). false: full or out of memory (the set
+ * is unchanged). */
 static bool set_grow(struct dp *dp, struct dp_ep_health *s, uint32_t max)
 {
-	uint32_t cap = s->cap ? s->cap * 2 : 64;
+	uint32_t cap = s->cap ? s->cap * 2 : 64, mask;
+	uint64_t before = set_bytes(s);
+	struct dp_health *h;
 	struct dirty_key *k;
 	uint32_t *x;
 
@@ -149,35 +175,41 @@ static bool set_grow(struct dp *dp, struct dp_ep_health *s, uint32_t max)
 	if (s->n >= max)
 		return false;
 	cap = cap > max ? max : cap;
-	k = realloc(s->keys, (size_t)cap * sizeof(*k));
-	if (k == NULL)
-		return false;
-	s->keys = k;
-	x = calloc((size_t)cap * 2, sizeof(*x));
+	/* At least twice the keys it may hold, a power of two: the load stays <= 1/2. */
+	mask = pow2_at_least(cap * 2) - 1;
+	x = calloc((size_t)mask + 1, sizeof(*x));
 	if (x == NULL)
 		return false;
+	k = realloc(s->keys, (size_t)cap * sizeof(*k));
+	if (k == NULL) {
+		free(x);
+		return false;
+	}
+	s->keys = k;
+	for (uint32_t i = 0; i < s->n; i++) {
+		uint32_t j = key_hash(k[i].key, k[i].len) & mask;
+
+		while (x[j] != 0)
+			j = (j + 1) & mask;
+		x[j] = i + 1;
+	}
 	free(s->index);
 	s->index = x;
-	for (uint32_t i = 0; i < s->n; i++) {
-		uint32_t h = key_hash(k[i].key, k[i].len) & (cap * 2 - 1);
-
-		while (x[h] != 0)
-			h = (h + 1) & (cap * 2 - 1);
-		x[h] = i + 1;
-	}
-	health_of(dp)->bytes += (uint64_t)(cap - s->cap) * (sizeof(*k) + 2 * sizeof(*x));
 	s->cap = cap;
+	s->mask = mask;
+	h = health_of(dp);
+	if (h != NULL)
+		h->bytes += set_bytes(s) - before;
 	return true;
 }
 
-/* cap is a power of two only when max is: the index is sized from a power of two anyway. */
+/* Add @p key unless known. false: not remembered (full: dirty_keys_max, or out of memory). */
 static bool set_add(struct dp *dp, struct dp_ep_health *s, const uint8_t *key, uint32_t len)
 {
-	uint32_t mask, h;
+	uint32_t h;
 
 	if (s->cap != 0) {
-		mask = s->cap * 2 - 1;
-		for (h = key_hash(key, len) & mask; s->index[h] != 0; h = (h + 1) & mask) {
+		for (h = key_hash(key, len) & s->mask; s->index[h] != 0; h = (h + 1) & s->mask) {
 			const struct dirty_key *d = &s->keys[s->index[h] - 1];
 
 			if (d->len == len && memcmp(d->key, key, len) == 0)
@@ -186,8 +218,7 @@ static bool set_add(struct dp *dp, struct dp_ep_health *s, const uint8_t *key, u
 	}
 	if (!set_grow(dp, s, dp->cfg.dirty_keys_max))
 		return false;
-	mask = s->cap * 2 - 1;
-	for (h = key_hash(key, len) & mask; s->index[h] != 0; h = (h + 1) & mask)
+	for (h = key_hash(key, len) & s->mask; s->index[h] != 0; h = (h + 1) & s->mask)
 		;
 	s->keys[s->n].len = (uint8_t)len;
 	memcpy(s->keys[s->n].key, key, len);

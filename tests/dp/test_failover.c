@@ -9,6 +9,7 @@
  */
 
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -469,6 +470,143 @@ static void test_gutter(void **state)
 	t_dp_stop();
 }
 
+/* ---- issue 27: the dirty set's bound ------------------------------------------------------ */
+
+static void spun(int sig)
+{
+	(void)sig;
+	/* The control lcore did not return: report it rather than hang the suite. */
+	static const char msg[] = "not ok - dp_health_poll did not return within 20 s\n";
+
+	(void)!write(2, msg, sizeof(msg) - 1);
+	_exit(1);
+}
+
+static void max_10000(struct dp_config *c)
+{
+	c->dirty_keys_max = 10000; /* the default, and not a power of two */
+}
+
+/* Delete @p n distinct keys of member 0 (noreply: no slot) while it is down, the health tick
+ * draining the workers' rings as it goes. */
+static void dirty_keys(uint32_t n)
+{
+	char text[64], k[32];
+	uint32_t done = 0;
+
+	for (uint32_t i = 0; done < n; i++) {
+		struct t_view v;
+		int len;
+
+		snprintf(k, sizeof(k), "dk%u", i);
+		if (t_owner(k) != 0)
+			continue;
+		len = snprintf(text, sizeof(text), "delete %s noreply\r\n", k);
+		rte_pktmbuf_free(ask(text, (size_t)len, &v));
+		if (++done % 256 == 0)
+			dp_health_poll(rig.dp);
+	}
+	dp_health_poll(rig.dp);
+}
+
+static struct dp_node_stats node_stats(int32_t member)
+{
+	struct dp_node_stats n;
+
+	assert_int_equal(dp_member_node(rig.dp, (uint32_t)member, &n), 0);
+	return n;
+}
+
+/* Let member 0 back and answer every clean-up batch; @return the deletes it received. */
+static uint32_t clean_up(void)
+{
+	uint32_t deletes = 0, batches = 0;
+
+	struct t_view v;
+	struct rte_mbuf *m;
+
+	assert_int_equal(dp_health_admin(rig.dp, "n1", DP_HEALTH_UP), 0);
+	m = tick(&v);
+	while (health_of(0) != HL_UP) {
+		assert_non_null(m);
+		assert_true(++batches < 1000);
+		for (uint32_t i = 8; i + 7 <= v.plen; i++)
+			deletes += memcmp(v.payload + i, "delete ", 7) == 0;
+		answer(0, v.reqid, "VERSION 1.6.21\r\n", NULL, NULL);
+		rte_pktmbuf_free(m);
+		t_poll(0);
+		m = tick(&v); /* the answer taken, the next batch sent */
+	}
+	assert_null(m);
+	return deletes;
+}
+
+/* At and past the dirty set's bound, with a max that is not a power of two: the tick returns
+ * (issue 27: past 8,192 keys it probed an index with no empty entry forever), the keys past
+ * max are counted as lost, and a node that lost keys is held until the operator decides. */
+static void dirty_bound(uint32_t n)
+{
+	struct dp_node_stats ns;
+
+	t_dp_start(1, 4, max_10000);
+	assert_int_equal(dp_health_admin(rig.dp, "n1", DP_HEALTH_DOWN), 0);
+	signal(SIGALRM, spun);
+	alarm(20);
+	dirty_keys(n);
+	alarm(0);
+	ns = node_stats(0);
+	assert_int_equal(ns.dirty_keys, n < 10000 ? n : 10000);
+	assert_int_equal(ns.dirty_lost, n > 10000 ? n - 10000 : 0);
+	assert_true(t_stats().dirty_bytes >= (uint64_t)ns.dirty_keys * (MC_KEY_MAX + 1));
+	if (n <= 10000) {
+		assert_false(ns.stale);
+		assert_int_equal(clean_up(), n); /* every key deleted once, then serving */
+	} else {
+		struct t_view v;
+		struct rte_mbuf *m;
+
+		assert_true(ns.stale);
+		assert_int_equal(dp_health_admin(rig.dp, "n1", DP_HEALTH_UP), -ESTALE);
+		assert_int_equal(health_of(0), HL_DOWN);
+		assert_int_equal(dp_health_admin(rig.dp, "n1", DP_HEALTH_UP_FLUSH), 0);
+		m = tick(&v);
+		assert_non_null(m);
+		assert_memory_equal(v.payload + 8, "flush_all noreply\r\n", 19);
+		answer(0, v.reqid, "VERSION 1.6.21\r\n", NULL, NULL);
+		rte_pktmbuf_free(m);
+		t_poll(0);
+		tick(&v);
+		assert_int_equal(health_of(0), HL_UP);
+	}
+	assert_int_equal(node_stats(0).dirty_keys, 0);
+	assert_int_equal(t_stats().dirty_bytes, 0);
+	t_dp_stop();
+}
+
+static void test_dirty_8191(void **state)
+{
+	(void)state;
+	dirty_bound(8191);
+}
+
+static void test_dirty_8192(void **state)
+{
+	(void)state;
+	dirty_bound(8192);
+}
+
+static void test_dirty_10000(void **state)
+{
+	(void)state;
+	dirty_bound(10000);
+}
+
+static void test_dirty_10001(void **state)
+{
+	(void)state;
+	dirty_bound(10001);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -478,6 +616,10 @@ int main(void)
 		cmocka_unit_test(test_fast_errors),
 		cmocka_unit_test(test_passive_detection),
 		cmocka_unit_test(test_gutter),
+		cmocka_unit_test(test_dirty_8191),
+		cmocka_unit_test(test_dirty_8192),
+		cmocka_unit_test(test_dirty_10000),
+		cmocka_unit_test(test_dirty_10001),
 	};
 
 	t_eal_setup("dp_failover", "0", 1);
