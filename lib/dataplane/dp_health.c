@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include <rte_cycles.h>
+#include <rte_malloc.h>
 #include <rte_mbuf.h>
 
 #include "dp_tx.h"
@@ -76,6 +77,30 @@ static struct dp_health *health_of(struct dp *dp)
 	if (dp->health == NULL)
 		dp->health = calloc(1, sizeof(*dp->health));
 	return dp->health;
+}
+
+/*
+ * Publish @p e's health word @p word (DP_EP_SERVING / DP_EP_DOWN). A change starts a new
+ * health generation: its TSC, before which sent requests never count against the node
+ * (expire_slot), and a number no change of any endpoint had, which names the outage of an
+ * owner and the life of a stand-in in the failover table (dp_failover.c). Both are stored
+ * before the word (release), so a worker that sees the word sees them. The generation ends
+ * with the next change; it leaves nothing behind (failover table entries of an old
+ * generation no longer match and are overwritten by later keys).
+ */
+static void new_generation(struct dp *dp, struct dp_endpoint *e)
+{
+	if (++dp->health_gen_next == 0)
+		dp->health_gen_next = 1; /* 0: never changed */
+	atomic_store_explicit(&e->health_gen, dp->health_gen_next, memory_order_relaxed);
+	atomic_store_explicit(&e->health_tsc, rte_get_tsc_cycles(), memory_order_relaxed);
+}
+
+static void publish_health(struct dp *dp, struct dp_endpoint *e, uint32_t word)
+{
+	if (atomic_load_explicit(&e->health, memory_order_relaxed) != word)
+		new_generation(dp, e);
+	atomic_store_explicit(&e->health, word, memory_order_release);
 }
 
 static void event(struct dp *dp, const struct dp_endpoint *e, enum hl_state from, enum hl_state to,
@@ -435,7 +460,7 @@ static void bring_up(struct dp *dp, struct dp_endpoint *e, struct dp_ep_health *
 	set_clear(dp, s);
 	s->stale = s->flush = s->accept = s->held_told = false;
 	s->lost = 0;
-	atomic_store_explicit(&e->health, DP_EP_SERVING, memory_order_relaxed);
+	publish_health(dp, e, DP_EP_SERVING);
 	event(dp, e, from, HL_UP, now, "back in service after %u stale key(s) deleted", cleaned);
 }
 
@@ -506,8 +531,7 @@ static void judge(struct dp *dp, uint32_t i, uint64_t now)
 		probe(dp, e, s, 0, now);
 	if (s->hl.state != from &&
 	    !hl_serving(&s->hl) != !hl_serving(&(struct hl_node){.state = from}))
-		atomic_store_explicit(&e->health, hl_serving(&s->hl) ? DP_EP_SERVING : DP_EP_DOWN,
-				      memory_order_relaxed);
+		publish_health(dp, e, hl_serving(&s->hl) ? DP_EP_SERVING : DP_EP_DOWN);
 	if (s->hl.state != from && s->hl.state != HL_UP)
 		event(dp, e, from, s->hl.state, now, "%" PRIu64 " failure(s), probe every %u ms",
 		      s->hl.failures, s->hl.interval_ms);
@@ -542,7 +566,7 @@ int dp_health_admin(struct dp *dp, const char *name, enum dp_health_admin op)
 		from = s->hl.state;
 		if (op == DP_HEALTH_DOWN) {
 			hl_admin_down(&s->hl, now);
-			atomic_store_explicit(&e->health, DP_EP_DOWN, memory_order_relaxed);
+			publish_health(dp, e, DP_EP_DOWN);
 			event(dp, e, from, HL_DOWN, now, "held down by the operator");
 			return 0;
 		}
@@ -599,7 +623,10 @@ void dp_health_reset(struct dp *dp, struct dp_endpoint *e)
 		free(e->hs);
 		e->hs = NULL;
 	}
-	atomic_store_explicit(&e->health, DP_EP_SERVING, memory_order_relaxed);
+	/* A new generation: nothing sent to the slot's previous node counts against a new one,
+	 * and no failover copy of it is taken as current. */
+	new_generation(dp, e);
+	atomic_store_explicit(&e->health, DP_EP_SERVING, memory_order_release);
 	atomic_store_explicit(&e->probe_id, 0, memory_order_relaxed);
 	atomic_store_explicit(&e->probe_ok, 0, memory_order_relaxed);
 }
@@ -611,4 +638,13 @@ void dp_health_free(struct dp *dp)
 			dp_health_reset(dp, &dp->eps[i]);
 	free(dp->health);
 	dp->health = NULL;
+	rte_free(dp->fo_seen);
+	dp->fo_seen = NULL;
+}
+
+int dp_health_init(struct dp *dp)
+{
+	dp->fo_seen = rte_zmalloc("dp_fo_seen", sizeof(*dp->fo_seen) * DP_FO_SEEN,
+				  RTE_CACHE_LINE_SIZE);
+	return dp->fo_seen != NULL ? 0 : -ENOMEM;
 }
