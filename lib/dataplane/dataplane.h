@@ -106,6 +106,12 @@ extern "C" {
 	_(FAILOVER_TTL, "failover_ttl_capped")	    /* stand-in writes whose expiry was capped */  \
 	_(DIRTY_KEYS, "dirty_keys")	 /* keys written or deleted for a down node, recorded */   \
 	_(DIRTY_LOST, "dirty_keys_lost") /* ... not recorded: the worker's ring was full */        \
+	_(FAILOVER_UNKNOWN, "failover_unknown") /* failover reads of keys whose copy at the     \
+						   stand-in may be older: deleted there first   \
+						   (a miss), or the failover error */           \
+	_(TMO_BEFORE_CHANGE, "timeouts_before_change") /* timeouts of requests sent before the \
+							  node's last health change: not  \
+							  counted against it */            \
 	_(WARM_MOVED_READS, "warm_moved_reads") /* reads of keys moved by the last change, in \
 						   a warm-up window */                      \
 	_(WARM_UNMOVED, "warm_unmoved") /* keys in a window that did not move: no warm path */     \

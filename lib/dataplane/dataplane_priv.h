@@ -143,6 +143,13 @@ struct dp_endpoint {
 				    first judged */
 	bool warm_hold; /* control lcore: a previous placement held for the warm-up window
 			   names it (dp_warm.c): never reclaimed for another node meanwhile */
+	/* The node's health generation, set by the control lcore (dp_health.c, relaxed) on
+	 * every change of health between serving and not: health_tsc the TSC of the change (a
+	 * request sent before it never counts against the node after it: expire_slot()),
+	 * health_gen a number no other change of any endpoint had (dp->health_gen_next), which
+	 * names a failover copy's outage and stand-in (dp_failover.c: dp_fo_mark). */
+	_Atomic uint64_t health_tsc;
+	_Atomic uint32_t health_gen;
 } __rte_cache_aligned;
 
 #define DP_EP_SERVING  0u
@@ -641,6 +648,8 @@ struct dp_worker {
 	/* Warm-up: the placement before the last membership change while its window is open,
 	 * else NULL; published and retired by the control lcore like view (dp_warm.c). */
 	_Atomic(struct dp_view *) prev_view;
+	/* Failover copies known current (dp_failover.c), shared by all workers: dp->fo_seen. */
+	_Atomic uint64_t *fo_seen;
 } __rte_cache_aligned;
 
 struct dp {
@@ -673,6 +682,10 @@ struct dp {
 		uint32_t *ep;
 		uint32_t n;
 	} gutter;
+	/* Failover copies known current: DP_FO_SEEN entries shared by the workers (relaxed
+	 * 64-bit stores and loads), allocated by dp_health_init(), freed by dp_health_free(). */
+	_Atomic uint64_t *fo_seen;
+	uint32_t health_gen_next; /* control lcore: the last health_gen given (dp_health.c) */
 };
 
 /* True when IPv6 address @p a is not all zero. */
@@ -754,6 +767,21 @@ int dp_obs_telemetry_register(struct dp *dp);
 int32_t dp_fo_target(const struct dp_worker *w, const uint8_t *key, size_t len, uint64_t hash);
 /* Remember that key @p key (@p len bytes) was written or deleted while endpoint @p ep was down. */
 void dp_fo_dirty(struct dp_worker *w, uint32_t ep, const uint8_t *key, size_t len);
+
+/* Entries of the table of failover copies known current (a power of two). */
+#define DP_FO_SEEN (1u << 16)
+/* A write of the key hashed @p hash (the placement's hash) for down endpoint @p owner went to
+ * stand-in @p target: its copy there is current for this outage of owner and this life of
+ * target. */
+void dp_fo_mark(const struct dp_worker *w, uint64_t hash, uint32_t owner, uint32_t target);
+/* The copy at @p target of the key hashed @p hash is known current (dp_fo_mark in this outage
+ * of @p owner and this life of @p target). false: it may be older; read it only after it is
+ * deleted there. */
+bool dp_fo_known(const struct dp_worker *w, uint64_t hash, uint32_t owner, uint32_t target);
+/* Datagram @p p (@p len bytes, parsed as @p r) with a quiet delete of each key k with
+ * unknown[k] before its requests, in @p out (@p cap bytes). @return its length, 0: no room. */
+size_t dp_fo_delete_first(const uint8_t *p, size_t len, const struct mc_requests *r,
+			  const bool *unknown, uint8_t *out, size_t cap);
 /* The endpoint's health word: true when requests go to it. */
 static inline bool dp_ep_serving(const struct dp_worker *w, uint32_t ep)
 {
@@ -768,6 +796,8 @@ void dp_health_free(struct dp *dp);
 void dp_health_reset(struct dp *dp, struct dp_endpoint *e);
 void dp_health_fill(const struct dp *dp, uint32_t i, struct dp_node_stats *o);
 uint64_t dp_health_bytes(const struct dp *dp);
+/* The failover table (dp->fo_seen): 0 or -ENOMEM. Before the workers are made. */
+int dp_health_init(struct dp *dp);
 
 /* dp_warm.c: warm-up routing on membership changes. */
 #define DP_WARM_CTX	256 /* contexts per worker, a power of two */

@@ -462,6 +462,7 @@ static struct dp_worker *worker_new(struct dp *dp, uint16_t id, uint32_t inst)
 				     RTE_CACHE_LINE_SIZE, socket);
 	w->failover = (uint8_t)c->failover;
 	w->failover_ttl_s = c->failover_ttl_s;
+	w->fo_seen = dp->fo_seen;
 	w->probe_port = c->probe_port;
 	snprintf(name, sizeof(name), "dp%u_ho%u", inst, id);
 	w->handoff = rte_ring_create(name, c->handoff_ring, socket, RING_F_SC_DEQ);
@@ -543,7 +544,8 @@ struct dp *dp_create(const struct dp_config *cfg)
 	dp->eps = rte_zmalloc("dp_eps", sizeof(*dp->eps) * cfg->neighbours, RTE_CACHE_LINE_SIZE);
 	rcu_size = rte_rcu_qsbr_get_memsize(cfg->n_workers);
 	dp->rcu = rte_zmalloc("dp_rcu", rcu_size, RTE_CACHE_LINE_SIZE);
-	if (dp->eps == NULL || dp->rcu == NULL || dp_obs_init(dp) != 0 || dp_hot_init(dp) != 0)
+	if (dp->eps == NULL || dp->rcu == NULL || dp_obs_init(dp) != 0 || dp_hot_init(dp) != 0 ||
+	    dp_health_init(dp) != 0)
 		goto nomem;
 	if (rte_rcu_qsbr_init(dp->rcu, cfg->n_workers) != 0) {
 		dp_free(dp);

@@ -12,9 +12,36 @@
  * the key. [failover] gutter: the gutter pool's own placement (same algorithm) orders its
  * nodes for the key, and the first serving one with a known MAC takes it. Placement never
  * changes: every other key stays where it is.
+ *
+ * The rule for copies written away from their owner (issue 27; docs/transitions.md "Node
+ * failure and return"): a node that may hold a copy written while another node was away is
+ * read for that key only once the copy is known current, else the copy is deleted there
+ * before it is read; what cannot be made so is bounded by an expiry shorter than the time it
+ * could be read stale. The bookkeeping:
+ *  - the owner: every key written or deleted while it is down is recorded (dp_fo_dirty) and
+ *    deleted on it before it serves again (dp_health.c), so the owner is never stale;
+ *  - a stand-in (next member or gutter node): its copy of a down owner's key is current only
+ *    if it was written there in this outage of the owner and this life of the stand-in.
+ *    Every failover write marks the key in fo_seen with the pair's stamp (dp_fo_mark: the
+ *    owner's and the stand-in's health generations, which change whenever either stops or
+ *    starts serving). A failover read of a key whose entry does not carry the current stamp
+ *    (dp_fo_known false) may meet an older copy: one written in an earlier outage (the owner
+ *    came back and took writes since), one the stand-in took before it was down itself
+ *    (others took the writes meanwhile), or one it kept from when it owned the key before a
+ *    membership change. So the read goes out with a quiet delete of that key first
+ *    (dp_fo_delete_first, text and meta; a binary one, or a multi-get split over nodes, gets
+ *    the failover error instead): a miss, after which the client's own set makes the key
+ *    known. Entries are never cleared: a later generation does not match an earlier one,
+ *    and a key that lands on another key's entry is merely unknown again (a miss, never a
+ *    stale hit; a false match needs the same 32 high hash bits and stamp: 2^-32).
+ *  - the stand-ins' failover copies themselves are never enumerated: they expire after
+ *    failover_ttl_s at most (mc_cap_ttl), and are never read stale through failover (above).
+ *    Read as an owner's after a later membership change within failover_ttl_s, they are the
+ *    membership flips' concern (not covered here).
  */
 
 #include <stdatomic.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "dataplane_priv.h"
@@ -66,4 +93,92 @@ void dp_fo_dirty(struct dp_worker *w, uint32_t ep, const uint8_t *key, size_t le
 	/* Release: the entry is complete before the control lcore can see the new tail. */
 	atomic_store_explicit(&w->dirty_tail, tail + 1, memory_order_release);
 	w->ctr[DP_CTR_DIRTY_KEYS]++;
+}
+
+/* The stamp of (owner's outage, stand-in's life): both health generations, mixed so that
+ * distinct pairs differ (a false match: 2^-32). */
+static inline uint32_t fo_stamp(const struct dp_worker *w, uint32_t owner, uint32_t target)
+{
+	uint32_t a = atomic_load_explicit(&w->eps[owner].health_gen, memory_order_relaxed);
+	uint32_t b = atomic_load_explicit(&w->eps[target].health_gen, memory_order_relaxed);
+	uint32_t m = a * 0x9e3779b1u;
+
+	m ^= m >> 15;
+	m = (m + b) * 0x85ebca77u;
+	return m ^ (m >> 13);
+}
+
+void dp_fo_mark(const struct dp_worker *w, uint64_t hash, uint32_t owner, uint32_t target)
+{
+	uint64_t v = (hash >> 32) << 32 | fo_stamp(w, owner, target);
+
+	/* Relaxed: a reader a moment behind sees the key unknown, and asks for a miss. */
+	atomic_store_explicit(&w->fo_seen[hash & (DP_FO_SEEN - 1)], v, memory_order_relaxed);
+}
+
+bool dp_fo_known(const struct dp_worker *w, uint64_t hash, uint32_t owner, uint32_t target)
+{
+	uint64_t v = atomic_load_explicit(&w->fo_seen[hash & (DP_FO_SEEN - 1)],
+					  memory_order_relaxed);
+
+	return v == ((hash >> 32) << 32 | fo_stamp(w, owner, target));
+}
+
+/* A key the text protocol carries as a token, else meta with base64 (as dp_health.c). */
+static bool text_key(const uint8_t *k, size_t len)
+{
+	for (size_t i = 0; i < len; i++)
+		if (k[i] <= ' ' || k[i] == 0x7f)
+			return false;
+	return true;
+}
+
+static size_t b64(const uint8_t *in, size_t n, char *out)
+{
+	static const char t[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	size_t o = 0;
+
+	for (size_t i = 0; i < n; i += 3) {
+		uint32_t v = (uint32_t)in[i] << 16 | (i + 1 < n ? (uint32_t)in[i + 1] << 8 : 0) |
+			     (i + 2 < n ? in[i + 2] : 0);
+
+		out[o++] = t[v >> 18 & 63];
+		out[o++] = t[v >> 12 & 63];
+		out[o++] = i + 1 < n ? t[v >> 6 & 63] : '=';
+		out[o++] = i + 2 < n ? t[v & 63] : '=';
+	}
+	return o;
+}
+
+size_t dp_fo_delete_first(const uint8_t *p, size_t len, const struct mc_requests *r,
+			  const bool *unknown, uint8_t *out, size_t cap)
+{
+	size_t o = MC_FRAME_HDR_LEN;
+
+	if (len < MC_FRAME_HDR_LEN || cap < len)
+		return 0;
+	memcpy(out, p, MC_FRAME_HDR_LEN);
+	for (uint16_t k = 0; k < r->nkeys; k++) {
+		uint8_t key[MC_KEY_MAX];
+		char line[2 * MC_KEY_MAX + 32];
+		size_t n = mc_key_decode(p, &r->keys[k], key);
+		int l;
+
+		if (!unknown[k])
+			continue;
+		if (text_key(key, n)) {
+			l = snprintf(line, sizeof(line), "delete %.*s noreply\r\n", (int)n,
+				     (const char *)key);
+		} else {
+			char e[2 * MC_KEY_MAX];
+
+			l = snprintf(line, sizeof(line), "md %.*s b q\r\n", (int)b64(key, n, e), e);
+		}
+		if (l <= 0 || o + (size_t)l + (len - MC_FRAME_HDR_LEN) > cap)
+			return 0;
+		memcpy(out + o, line, (size_t)l);
+		o += (size_t)l;
+	}
+	memcpy(out + o, p + MC_FRAME_HDR_LEN, len - MC_FRAME_HDR_LEN);
+	return o + len - MC_FRAME_HDR_LEN;
 }

@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include <rte_cycles.h>
+#include <rte_malloc.h>
 #include <rte_mbuf.h>
 
 #include "dp_tx.h"
@@ -46,10 +47,15 @@ struct dp_ep_health {
 	uint64_t lost;	     /* keys that could not be remembered */
 	uint32_t clean_pos;  /* keys [0, clean_pos) deleted on the node */
 	uint32_t clean_next; /* ... once the outstanding batch is answered */
-	/* the dirty set: keys[0, n), open-addressing index (cap * 2 entries, 0 = empty) */
+	/* the dirty set: keys[0, n) (room for cap, cap <= dirty_keys_max, any number), and an
+	 * open-addressing index of 1 + mask entries (0 = empty), a power of two at least twice
+	 * cap whatever cap is: a probe always ends at an empty entry (issue 27: an index sized
+	 * from a clamped cap had no empty entry left and the probe spun forever). Bounded by
+	 * dirty_keys_max; a key past it is counted in lost and holds the node (ready()). Ends
+	 * in set_clear(): when the node serves again, or when its entry is reset. */
 	struct dirty_key *keys;
 	uint32_t *index;
-	uint32_t n, cap;
+	uint32_t n, cap, mask;
 };
 
 #define DP_HEALTH_EVENTS 256
@@ -71,6 +77,30 @@ static struct dp_health *health_of(struct dp *dp)
 	if (dp->health == NULL)
 		dp->health = calloc(1, sizeof(*dp->health));
 	return dp->health;
+}
+
+/*
+ * Publish @p e's health word @p word (DP_EP_SERVING / DP_EP_DOWN). A change starts a new
+ * health generation: its TSC, before which sent requests never count against the node
+ * (expire_slot), and a number no change of any endpoint had, which names the outage of an
+ * owner and the life of a stand-in in the failover table (dp_failover.c). Both are stored
+ * before the word (release), so a worker that sees the word sees them. The generation ends
+ * with the next change; it leaves nothing behind (failover table entries of an old
+ * generation no longer match and are overwritten by later keys).
+ */
+static void new_generation(struct dp *dp, struct dp_endpoint *e)
+{
+	if (++dp->health_gen_next == 0)
+		dp->health_gen_next = 1; /* 0: never changed */
+	atomic_store_explicit(&e->health_gen, dp->health_gen_next, memory_order_relaxed);
+	atomic_store_explicit(&e->health_tsc, rte_get_tsc_cycles(), memory_order_relaxed);
+}
+
+static void publish_health(struct dp *dp, struct dp_endpoint *e, uint32_t word)
+{
+	if (atomic_load_explicit(&e->health, memory_order_relaxed) != word)
+		new_generation(dp, e);
+	atomic_store_explicit(&e->health, word, memory_order_release);
 }
 
 static void event(struct dp *dp, const struct dp_endpoint *e, enum hl_state from, enum hl_state to,
@@ -125,22 +155,43 @@ static uint32_t key_hash(const uint8_t *k, uint32_t len)
 	return h;
 }
 
+/* The memory the set of @p s holds. */
+static uint64_t set_bytes(const struct dp_ep_health *s)
+{
+	return s->cap == 0 ? 0
+			   : (uint64_t)s->cap * sizeof(*s->keys) +
+				     ((uint64_t)s->mask + 1) * sizeof(*s->index);
+}
+
 static void set_clear(struct dp *dp, struct dp_ep_health *s)
 {
 	if (dp->health != NULL)
-		dp->health->bytes -= (uint64_t)s->cap * (sizeof(*s->keys) + 2 * sizeof(*s->index));
+		dp->health->bytes -= set_bytes(s);
 	free(s->keys);
 	free(s->index);
 	s->keys = NULL;
 	s->index = NULL;
-	s->n = s->cap = 0;
+	s->n = s->cap = s->mask = 0;
 	s->clean_pos = s->clean_next = 0;
 }
 
-/* Grow to hold at least one more key (up to @p max). false: full or out of memory. */
+/* The smallest power of two >= @p n (n <= 2^31). */
+static uint32_t pow2_at_least(uint32_t n)
+{
+	uint32_t p = 1;
+
+	while (p < n)
+		p <<= 1;
+	return p;
+}
+
+/* Grow to hold at least one more key (up to @p max). false: full or out of memory (the set
+ * is unchanged). */
 static bool set_grow(struct dp *dp, struct dp_ep_health *s, uint32_t max)
 {
-	uint32_t cap = s->cap ? s->cap * 2 : 64;
+	uint32_t cap = s->cap ? s->cap * 2 : 64, mask;
+	uint64_t before = set_bytes(s);
+	struct dp_health *h;
 	struct dirty_key *k;
 	uint32_t *x;
 
@@ -149,35 +200,41 @@ static bool set_grow(struct dp *dp, struct dp_ep_health *s, uint32_t max)
 	if (s->n >= max)
 		return false;
 	cap = cap > max ? max : cap;
-	k = realloc(s->keys, (size_t)cap * sizeof(*k));
-	if (k == NULL)
-		return false;
-	s->keys = k;
-	x = calloc((size_t)cap * 2, sizeof(*x));
+	/* At least twice the keys it may hold, a power of two: the load stays <= 1/2. */
+	mask = pow2_at_least(cap * 2) - 1;
+	x = calloc((size_t)mask + 1, sizeof(*x));
 	if (x == NULL)
 		return false;
+	k = realloc(s->keys, (size_t)cap * sizeof(*k));
+	if (k == NULL) {
+		free(x);
+		return false;
+	}
+	s->keys = k;
+	for (uint32_t i = 0; i < s->n; i++) {
+		uint32_t j = key_hash(k[i].key, k[i].len) & mask;
+
+		while (x[j] != 0)
+			j = (j + 1) & mask;
+		x[j] = i + 1;
+	}
 	free(s->index);
 	s->index = x;
-	for (uint32_t i = 0; i < s->n; i++) {
-		uint32_t h = key_hash(k[i].key, k[i].len) & (cap * 2 - 1);
-
-		while (x[h] != 0)
-			h = (h + 1) & (cap * 2 - 1);
-		x[h] = i + 1;
-	}
-	health_of(dp)->bytes += (uint64_t)(cap - s->cap) * (sizeof(*k) + 2 * sizeof(*x));
 	s->cap = cap;
+	s->mask = mask;
+	h = health_of(dp);
+	if (h != NULL)
+		h->bytes += set_bytes(s) - before;
 	return true;
 }
 
-/* cap is a power of two only when max is: the index is sized from a power of two anyway. */
+/* Add @p key unless known. false: not remembered (full: dirty_keys_max, or out of memory). */
 static bool set_add(struct dp *dp, struct dp_ep_health *s, const uint8_t *key, uint32_t len)
 {
-	uint32_t mask, h;
+	uint32_t h;
 
 	if (s->cap != 0) {
-		mask = s->cap * 2 - 1;
-		for (h = key_hash(key, len) & mask; s->index[h] != 0; h = (h + 1) & mask) {
+		for (h = key_hash(key, len) & s->mask; s->index[h] != 0; h = (h + 1) & s->mask) {
 			const struct dirty_key *d = &s->keys[s->index[h] - 1];
 
 			if (d->len == len && memcmp(d->key, key, len) == 0)
@@ -186,8 +243,7 @@ static bool set_add(struct dp *dp, struct dp_ep_health *s, const uint8_t *key, u
 	}
 	if (!set_grow(dp, s, dp->cfg.dirty_keys_max))
 		return false;
-	mask = s->cap * 2 - 1;
-	for (h = key_hash(key, len) & mask; s->index[h] != 0; h = (h + 1) & mask)
+	for (h = key_hash(key, len) & s->mask; s->index[h] != 0; h = (h + 1) & s->mask)
 		;
 	s->keys[s->n].len = (uint8_t)len;
 	memcpy(s->keys[s->n].key, key, len);
@@ -404,7 +460,7 @@ static void bring_up(struct dp *dp, struct dp_endpoint *e, struct dp_ep_health *
 	set_clear(dp, s);
 	s->stale = s->flush = s->accept = s->held_told = false;
 	s->lost = 0;
-	atomic_store_explicit(&e->health, DP_EP_SERVING, memory_order_relaxed);
+	publish_health(dp, e, DP_EP_SERVING);
 	event(dp, e, from, HL_UP, now, "back in service after %u stale key(s) deleted", cleaned);
 }
 
@@ -475,8 +531,7 @@ static void judge(struct dp *dp, uint32_t i, uint64_t now)
 		probe(dp, e, s, 0, now);
 	if (s->hl.state != from &&
 	    !hl_serving(&s->hl) != !hl_serving(&(struct hl_node){.state = from}))
-		atomic_store_explicit(&e->health, hl_serving(&s->hl) ? DP_EP_SERVING : DP_EP_DOWN,
-				      memory_order_relaxed);
+		publish_health(dp, e, hl_serving(&s->hl) ? DP_EP_SERVING : DP_EP_DOWN);
 	if (s->hl.state != from && s->hl.state != HL_UP)
 		event(dp, e, from, s->hl.state, now, "%" PRIu64 " failure(s), probe every %u ms",
 		      s->hl.failures, s->hl.interval_ms);
@@ -511,7 +566,7 @@ int dp_health_admin(struct dp *dp, const char *name, enum dp_health_admin op)
 		from = s->hl.state;
 		if (op == DP_HEALTH_DOWN) {
 			hl_admin_down(&s->hl, now);
-			atomic_store_explicit(&e->health, DP_EP_DOWN, memory_order_relaxed);
+			publish_health(dp, e, DP_EP_DOWN);
 			event(dp, e, from, HL_DOWN, now, "held down by the operator");
 			return 0;
 		}
@@ -568,7 +623,10 @@ void dp_health_reset(struct dp *dp, struct dp_endpoint *e)
 		free(e->hs);
 		e->hs = NULL;
 	}
-	atomic_store_explicit(&e->health, DP_EP_SERVING, memory_order_relaxed);
+	/* A new generation: nothing sent to the slot's previous node counts against a new one,
+	 * and no failover copy of it is taken as current. */
+	new_generation(dp, e);
+	atomic_store_explicit(&e->health, DP_EP_SERVING, memory_order_release);
 	atomic_store_explicit(&e->probe_id, 0, memory_order_relaxed);
 	atomic_store_explicit(&e->probe_ok, 0, memory_order_relaxed);
 }
@@ -580,4 +638,13 @@ void dp_health_free(struct dp *dp)
 			dp_health_reset(dp, &dp->eps[i]);
 	free(dp->health);
 	dp->health = NULL;
+	rte_free(dp->fo_seen);
+	dp->fo_seen = NULL;
+}
+
+int dp_health_init(struct dp *dp)
+{
+	dp->fo_seen = rte_zmalloc("dp_fo_seen", sizeof(*dp->fo_seen) * DP_FO_SEEN,
+				  RTE_CACHE_LINE_SIZE);
+	return dp->fo_seen != NULL ? 0 : -ENOMEM;
 }

@@ -805,7 +805,7 @@ static void refuse(struct dp_worker *w, struct rte_mbuf *m, struct dp_pkt *pk,
  * A key whose owner is down goes to its stand-in (dp_fo_target), as a single-node request's.
  * @return the number of sub-requests, or -1 (no placement), -2 (a node's MAC unknown), -3 (a
  * key's request alone does not fit), -4 (a key's owner is down and [failover] gives it no
- * stand-in: fast, or none live). */
+ * stand-in: fast, or none live, or its copy there not known current). */
 static int plan_subs(struct dp_worker *w, const struct mc_requests *r, const uint8_t *p,
 		     uint8_t *key_sub, uint32_t *ep, uint64_t *mac)
 {
@@ -837,6 +837,11 @@ static int plan_subs(struct dp_worker *w, const struct mc_requests *r, const uin
 			if (w->failover == DP_FAILOVER_FAST ||
 			    (idx = dp_fo_target(w, kp, len, h)) < 0)
 				return -4;
+			/* Its copy there may be older (dp_failover.c): the failover error. */
+			if (!dp_fo_known(w, h, e, (uint32_t)idx)) {
+				w->ctr[DP_CTR_FAILOVER_UNKNOWN]++;
+				return -4;
+			}
 			e = (uint32_t)idx; /* the stand-in's endpoint */
 		}
 		if (fixed + part > w->mget_body_max)

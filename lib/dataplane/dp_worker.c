@@ -513,15 +513,13 @@ static void failover_error(struct dp_worker *w, struct rte_mbuf *m, struct dp_pk
 			  (uint16_t)(r->nreq - 1));
 }
 
-/* Cap the expiry of the writes in @p pk (parsed as @p r, parsed again afterwards) at
- * failover_ttl_s: the payload may change length, so the lengths and both checksums are set
- * again here (before rewrite_udp() updates them incrementally). @return false when the result
- * does not fit (the packet is unchanged). */
-static bool failover_cap_ttl(struct dp_worker *w, struct rte_mbuf *m, struct dp_pkt *pk,
-			     struct mc_requests *r)
+/* Replace @p pk's payload (parsed as @p r, parsed again afterwards) with @p out (@p n bytes,
+ * 0: none): the lengths and both checksums are set again here (before rewrite_udp() updates
+ * them incrementally). @return false when it does not fit (the packet is unchanged) or does
+ * not parse. */
+static bool replace_payload(struct dp_worker *w, struct rte_mbuf *m, struct dp_pkt *pk,
+			    struct mc_requests *r, const uint8_t *out, size_t n)
 {
-	uint8_t out[2048];
-	size_t n = mc_cap_ttl(pk->payload, pk->plen, r, w->failover_ttl_s, out, sizeof(out));
 	size_t head = (size_t)(pk->payload - (uint8_t *)m->buf_addr);
 	uint32_t hdr = pk->l2_len + pk->l3_len + (uint32_t)sizeof(struct rte_udp_hdr);
 
@@ -540,7 +538,6 @@ static bool failover_cap_ttl(struct dp_worker *w, struct rte_mbuf *m, struct dp_
 		pk->udp->dgram_cksum = dp_ip6_l4_cksum(
 			(const uint8_t *)&pk->ip6->src_addr, (const uint8_t *)&pk->ip6->dst_addr,
 			pk->udp, (uint32_t)(sizeof(struct rte_udp_hdr) + n), IPPROTO_UDP);
-		w->ctr[DP_CTR_FAILOVER_TTL]++;
 		return mc_parse_datagram_flags(pk->payload, n, MC_PARSE_CTL_KEYS, r) == MC_OK;
 	}
 	pk->ip->total_length =
@@ -551,8 +548,61 @@ static bool failover_cap_ttl(struct dp_worker *w, struct rte_mbuf *m, struct dp_
 		pk->udp->dgram_cksum = 0;
 		pk->udp->dgram_cksum = rte_ipv4_udptcp_cksum(pk->ip, pk->udp); /* 0 -> 0xffff */
 	}
-	w->ctr[DP_CTR_FAILOVER_TTL]++;
+	(void)w;
 	return mc_parse_datagram_flags(pk->payload, n, MC_PARSE_CTL_KEYS, r) == MC_OK;
+}
+
+/* Cap the expiry of the writes in @p pk (parsed as @p r, parsed again afterwards) at
+ * failover_ttl_s. @return false when the result does not fit (the packet is unchanged). */
+static bool failover_cap_ttl(struct dp_worker *w, struct rte_mbuf *m, struct dp_pkt *pk,
+			     struct mc_requests *r)
+{
+	uint8_t out[2048];
+	size_t n = mc_cap_ttl(pk->payload, pk->plen, r, w->failover_ttl_s, out, sizeof(out));
+
+	if (!replace_payload(w, m, pk, r, out, n))
+		return false;
+	w->ctr[DP_CTR_FAILOVER_TTL]++;
+	return true;
+}
+
+/* The reads of @p r (keys of down endpoint @p down, going to stand-in @p target) whose copy
+ * there is not known current (dp_fo_known) get a quiet delete of their key first, so the
+ * stand-in answers a miss rather than a copy from before (dp_failover.c has the rule); a
+ * binary request, or one the deletes make too long, gets the failover error instead.
+ * @return the deletes put first (requests [0, n) of @p r now), or -1 when the request was
+ * answered here. */
+static int failover_unknown_first(struct dp_worker *w, struct rte_mbuf *m, struct dp_pkt *pk,
+				   struct mc_requests *r, uint32_t down, uint32_t target)
+{
+	const struct pl_placement *pl = w->cur->pl;
+	bool unknown[MC_MAX_KEYS];
+	uint8_t buf[MC_KEY_MAX], out[2048];
+	uint16_t n = 0;
+	size_t len;
+
+	for (uint16_t k = 0; k < r->nkeys; k++) {
+		const struct mc_request *rq = &r->req[r->keys[k].req];
+
+		len = mc_key_decode(pk->payload, &r->keys[k], buf);
+		unknown[k] = rq->kind == MC_KIND_READ &&
+			     !dp_fo_known(w, pl_key_hash(pl, buf, len), down, target);
+		if (unknown[k] && rq->proto == MC_PROTO_BINARY) {
+			w->ctr[DP_CTR_FAILOVER_UNKNOWN]++;
+			failover_error(w, m, pk, r);
+			return -1;
+		}
+		n += unknown[k];
+	}
+	if (n == 0)
+		return 0;
+	w->ctr[DP_CTR_FAILOVER_UNKNOWN] += n;
+	len = dp_fo_delete_first(pk->payload, pk->plen, r, unknown, out, sizeof(out));
+	if (!replace_payload(w, m, pk, r, out, len)) {
+		failover_error(w, m, pk, r);
+		return -1;
+	}
+	return n;
 }
 
 /*
@@ -571,6 +621,7 @@ static __rte_noinline void failover_request(struct dp_worker *w, struct rte_mbuf
 	uint8_t buf[MC_KEY_MAX];
 	int32_t target = -1;
 	bool writes = false;
+	int deletes;
 	uint64_t mac;
 	uint32_t ep;
 
@@ -592,6 +643,10 @@ static __rte_noinline void failover_request(struct dp_worker *w, struct rte_mbuf
 	}
 	for (uint16_t i = 0; i < r->nreq; i++)
 		writes |= r->req[i].kind == MC_KIND_WRITE;
+	/* Reads of copies the stand-in may hold from before (dp_failover.c): deleted first. */
+	deletes = failover_unknown_first(w, m, pk, r, down, (uint32_t)target);
+	if (deletes < 0)
+		return;
 	if (writes && !failover_cap_ttl(w, m, pk, r))
 		return dp_count_drop(w, m, DP_DROP_FAILOVER_TOO_LONG);
 	ep = (uint32_t)target;
@@ -600,10 +655,17 @@ static __rte_noinline void failover_request(struct dp_worker *w, struct rte_mbuf
 		return dp_count_drop(w, m, DP_DROP_NO_SLOT);
 	if (!c.quiet && unlikely(!dp_client_take(w, client_word(pk), 1)))
 		return dp_count_drop(w, m, DP_DROP_CLIENT_SLOTS);
-	/* Everything but reads changes what the owner would answer when it is back. */
+	/* Everything but reads changes what the owner would answer when it is back; the
+	 * stand-in's copy is current from now on in this outage. */
 	for (uint16_t k = 0; k < r->nkeys; k++)
-		if (r->req[r->keys[k].req].kind != MC_KIND_READ)
-			dp_fo_dirty(w, down, buf, mc_key_decode(pk->payload, &r->keys[k], buf));
+		if (r->req[r->keys[k].req].kind != MC_KIND_READ) {
+			size_t len = mc_key_decode(pk->payload, &r->keys[k], buf);
+
+			/* The owner is not changed by the deletes put first (for reads). */
+			if (r->keys[k].req >= deletes)
+				dp_fo_dirty(w, down, buf, len);
+			dp_fo_mark(w, pl_key_hash(pl, buf, len), down, ep);
+		}
 	w->ctr[DP_CTR_FAILOVER_NEXT]++;
 	w->ctr[DP_CTR_FAILOVER_GUTTER] += w->failover == DP_FAILOVER_GUTTER;
 	(void)forward_request(w, m, pk, r, ep, mac, c);
@@ -1572,9 +1634,16 @@ static __rte_noinline void expire_slot(struct dp_worker *w, uint32_t s)
 	struct dp_slot *sl = &w->slots[s];
 
 	w->ctr[sl->quiet ? DP_CTR_SLOTS_QUIET_EXPIRED : DP_CTR_SLOTS_EXPIRED]++;
-	/* No answer at all: a failure in the node's health (dp_health.c). */
-	if (!sl->quiet && (sl->total == 0 || sl->multi == DP_MULTI_MGET))
-		w->node_tmo[sl->ep]++;
+	/* No answer at all: a failure in the node's health (dp_health.c), unless it was sent
+	 * before the node's last health change: a request sent before a node was down (or
+	 * before it came back) says nothing about it after (issue 27: a short outage flapped). */
+	if (!sl->quiet && (sl->total == 0 || sl->multi == DP_MULTI_MGET)) {
+		if (sl->tsc >= atomic_load_explicit(&w->eps[sl->ep].health_tsc,
+						    memory_order_relaxed))
+			w->node_tmo[sl->ep]++;
+		else
+			w->ctr[DP_CTR_TMO_BEFORE_CHANGE]++;
+	}
 	if (sl->multi == DP_MULTI_MGET)
 		dp_mget_slot_expired(w, s);
 	else
