@@ -624,9 +624,11 @@ static void socket_free(void *ptr, void *ctx)
 }
 
 /* Endpoints in use by address:port, for one publication (control lcore, malloc is fine):
- * open addressing, linear probing, at most half full. */
+ * open addressing, linear probing, at most half full. Every endpoint in use has an entry of
+ * its own: IPv6 keys hold only the address's fold, so two nodes may share a key, and
+ * two members at one address:port each have an endpoint (ep_find tells them apart). */
 struct ep_index {
-	uint64_t *keys; /* (ip << 16 | port) + 1; 0 = empty */
+	uint64_t *keys; /* dp_src_key(); 0 = empty */
 	uint32_t *idx;
 	uint32_t mask;
 };
@@ -651,13 +653,9 @@ static void ep_addr(const struct dp_endpoint *e, struct inet_addr *a)
 		inet_from_v4(a, atomic_load_explicit(&e->ip, memory_order_relaxed));
 }
 
-static uint32_t ep_slot(const struct ep_index *x, uint64_t key)
+static uint32_t ep_hash(const struct ep_index *x, uint64_t key)
 {
-	uint32_t h = (uint32_t)((key * UINT64_C(0x9e3779b97f4a7c15)) >> 32) & x->mask;
-
-	while (x->keys[h] != 0 && x->keys[h] != key)
-		h = (h + 1) & x->mask;
-	return h;
+	return (uint32_t)((key * UINT64_C(0x9e3779b97f4a7c15)) >> 32) & x->mask;
 }
 
 static int ep_index_build(const struct dp *dp, struct ep_index *x)
@@ -679,11 +677,10 @@ static int ep_index_build(const struct dp *dp, struct ep_index *x)
 		if (!e->used)
 			continue;
 		key = ep_key(atomic_load_explicit(&e->ip, memory_order_relaxed), e->port, e->v6);
-		h = ep_slot(x, key);
-		if (x->keys[h] == 0) { /* first entry for an address wins */
-			x->keys[h] = key;
-			x->idx[h] = i;
-		}
+		for (h = ep_hash(x, key); x->keys[h] != 0; h = (h + 1) & x->mask)
+			;
+		x->keys[h] = key;
+		x->idx[h] = i;
 	}
 	return 0;
 }
@@ -694,17 +691,29 @@ static void ep_index_free(struct ep_index *x)
 	free(x->idx);
 }
 
-/* The endpoint at @p a : @p port, or -ENOENT. An IPv6 address whose fold names another
- * node's entry is not that node (a new entry is claimed). */
+/* The endpoint at @p a : @p port not in @p taken, or -ENOENT: one in a published ring first
+ * (the node as workers know it), else any in use (a node removed, or of the gutter pool).
+ * An IPv6 address is compared in full: another node whose fold is the same is not it, and
+ * keeps its own entry whatever is added or removed beside it. */
 static int32_t ep_find(const struct dp *dp, const struct ep_index *x, const struct inet_addr *a,
-		       uint16_t port)
+		       uint16_t port, const uint8_t *taken)
 {
 	bool v6 = !inet_is_v4(a);
-	uint32_t h = ep_slot(x, ep_key(ep_word(a), port, v6));
+	uint64_t key = ep_key(ep_word(a), port, v6);
+	int32_t any = -ENOENT;
 
-	if (x->keys[h] == 0 || (v6 && memcmp(dp->eps[x->idx[h]].ip6, a->b, 16) != 0))
-		return -ENOENT;
-	return (int32_t)x->idx[h];
+	for (uint32_t h = ep_hash(x, key); x->keys[h] != 0; h = (h + 1) & x->mask) {
+		const struct dp_endpoint *e = &dp->eps[x->idx[h]];
+
+		if (x->keys[h] != key || taken[x->idx[h]] ||
+		    (v6 && memcmp(e->ip6, a->b, 16) != 0))
+			continue;
+		if (e->in_ring)
+			return (int32_t)x->idx[h];
+		if (any < 0)
+			any = (int32_t)x->idx[h];
+	}
+	return any;
 }
 
 /* A free endpoint index not in @p taken, from *cursor on (what lies before it was refused
@@ -817,12 +826,16 @@ static size_t view_size(uint32_t n, uint32_t nsrc)
 	return head + view_src_size(nsrc) * sizeof(struct dp_src);
 }
 
+/* Endpoint @p ep's entry. IPv4: the key is the address, and the first of two members at one
+ * address:port wins (both name the same node). IPv6: the key is a fold, so every endpoint
+ * gets its own entry (dp_view_find_src6 compares the full address); the table holds one
+ * entry per source counted in nsrc, so it stays at most half full. */
 static void view_src_put(struct dp_view *v, uint32_t ip, uint16_t port, uint32_t ep, bool v6)
 {
 	uint64_t key = dp_src_key(ip, port, v6);
 	uint32_t h = dp_src_hash(key, v->src_mask);
 
-	while (v->src[h].key != 0 && v->src[h].key != key)
+	while (v->src[h].key != 0 && !(v->src[h].key == key && (!v6 || v->src[h].ep == ep)))
 		h = (h + 1) & v->src_mask;
 	if (v->src[h].key == 0)
 		v->src[h] = (struct dp_src){key, ep};
@@ -840,7 +853,8 @@ static uint32_t view_src_extra(const struct dp *dp, const uint8_t *taken)
 }
 
 /* Fill @p v's source table (sized for @p nsrc): member i of @p pl at @p ips[i] is endpoint
- * @p map[i] (the first of two members at one address:port wins; both name the same node),
+ * @p map[i] (IPv4: the first of two members at one address:port wins; both name the same
+ * node; IPv6: each endpoint has its own entry),
  * then every endpoint in use that the ring leaves out (view_src_extra), so that a reply from
  * a node just removed, to a request sent before, is still handed to its slot's worker. */
 static void view_sources(struct dp_view *v, const struct dp *dp, const struct pl_placement *pl,
@@ -908,8 +922,8 @@ static int plan_endpoints(const struct dp *dp, const struct pl_placement *pl, ui
 			rc = -EINVAL;
 			break;
 		}
-		e = ep_find(dp, &x, &ips[i], pm->port);
-		if (e < 0 || taken[e]) {
+		e = ep_find(dp, &x, &ips[i], pm->port, taken);
+		if (e < 0) {
 			/* Two members at one address:port share nothing: each gets its own. */
 			e = ep_claimable(dp, taken, &cursor);
 			if (e < 0) {
