@@ -135,9 +135,19 @@ struct dp_endpoint {
 	uint64_t arp_failures;
 	uint32_t changes_reported; /* mac_changes when dp_mac_changes() last looked */
 	uint64_t mac_reported;	   /* the MAC the control lcore last saw settled */
-	uint64_t base_fwd; /* per-node counter values when the entry was (re)claimed */
+	/* The workers' per-endpoint sums (node_fwd, node_ret, node_mget_partial, node_tmo,
+	 * node_lost) when a member joined at this entry (ep_commit): what it shows, and what
+	 * its health counts from (dp_health.c seeds a new health state with them), is what
+	 * happened since. A node's history is its own, not the entry's former occupants'. */
+	uint64_t base_fwd;
 	uint64_t base_ret;
 	uint64_t base_mget;
+	uint64_t base_tmo;
+	uint64_t base_lost;
+	/* TSC when the entry left the last ring or gutter pool naming it (0: never): an entry
+	 * whose requests may still be in flight is claimed for a new node only when no other is
+	 * free (ep_claimable), so their timeouts and late replies do not count for the new node. */
+	uint64_t released_tsc;
 	char name[PL_NAME_MAX + 1];
 	struct dp_ep_health *hs; /* control lcore: the health state (dp_health.c), NULL until
 				    first judged */
