@@ -613,6 +613,13 @@ struct dp_worker {
 	uint32_t mget_index_max;
 	struct rte_mempool *pool;
 	uint64_t *node_mget_partial; /* per endpoint */
+	/* Per endpoint: this worker's multi-get sub-requests in flight to it (taken in
+	 * send_sub, given back in sub_end: every sub-request sent ends there once, by reply,
+	 * error or timeout). A node holding mget_node_share of them gets no more: a multi-get
+	 * touching it is answered without its keys (misses, as on its timeout), so a silent node
+	 * cannot hold every context until it is detected. */
+	uint16_t *node_mget_out;
+	uint32_t mget_node_share;
 	uint64_t *node_tmo;	     /* per endpoint: slots expired without an answer */
 	uint64_t *node_lost;	     /* per endpoint: dirty keys the ring had no room for */
 	struct dp_dirty *dirty;	     /* DP_DIRTY_RING entries */
