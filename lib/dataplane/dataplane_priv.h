@@ -615,10 +615,13 @@ struct dp_worker {
 	uint64_t *node_mget_partial; /* per endpoint */
 	/* Per endpoint: this worker's multi-get sub-requests in flight to it (taken in
 	 * send_sub, given back in sub_end: every sub-request sent ends there once, by reply,
-	 * error or timeout). A node holding mget_node_share of them gets no more: a multi-get
-	 * touching it is answered without its keys (misses, as on its timeout), so a silent node
-	 * cannot hold every context until it is detected. */
+	 * error or timeout), and the TSC of its last sign of progress (a sub-reply datagram, or a
+	 * sub-request sent while it had none in flight). A node holding mget_node_share of them
+	 * with no progress for half a request timeout gets no more: a multi-get touching it is
+	 * answered without its keys (misses, as on its timeout), so a silent node cannot hold
+	 * every context until it is detected, while a busy node that answers is never cut. */
 	uint16_t *node_mget_out;
+	uint64_t *node_mget_seen;
 	uint32_t mget_node_share;
 	uint64_t *node_tmo;	     /* per endpoint: slots expired without an answer */
 	uint64_t *node_lost;	     /* per endpoint: dirty keys the ring had no room for */

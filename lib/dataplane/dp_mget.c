@@ -15,11 +15,11 @@
  * The merged reply is buffered in mbufs from the pool (linked by their next pointer, headers
  * written when sent) because every datagram's header must name the total. Bounded: at most
  * mget_max contexts and mget_bytes buffered bytes per worker; past either, new multi-gets are
- * refused with SERVER_ERROR, and a reply that outgrows the buffer is answered with one. One
- * node holds at most mget_node_share (three quarters) of the contexts: past it, a multi-get's
- * sub-request to that node is not sent and its keys are answered as misses at once, as after
- * a timeout (a silent node, until detected, would otherwise hold every context for request_ms
- * and every client's multi-gets would be refused); a quarter stays for the others.
+ * refused with SERVER_ERROR, and a reply that outgrows the buffer is answered with one. A
+ * node that holds mget_node_share (three quarters) of the contexts and has not answered for
+ * half a request timeout gets no more sub-requests: its keys are answered as misses at once,
+ * as after a timeout (a silent node, until detected, would otherwise hold every context for
+ * request_ms and every client's multi-gets would be refused); a quarter stays for the others.
  * Called by the worker loop; calls the TX/slot layer (dp_tx.h) and, for refusals, dp_local.c.
  */
 
@@ -646,6 +646,7 @@ void dp_mget_reply(struct dp_worker *w, struct rte_mbuf *m, struct dp_pkt *pk, u
 	/* Its content is returned to the client, inside the merged reply. */
 	w->ctr[DP_CTR_RETURNED]++;
 	w->node_ret[sl->ep]++;
+	w->node_mget_seen[sl->ep] = w->now; /* the node answers */
 	if (mc_reply_feed_datagram(rp, pk->payload, pk->plen) != MC_OK)
 		r = -1;
 	while (r >= 0 && (r = mc_reply_next(rp, &ev)) > 0)
@@ -885,7 +886,8 @@ static void send_sub(struct dp_worker *w, struct dp_mget *g, uint16_t gi, uint16
 	mc_reply_expect(&w->parsers[sl->parser], r); /* as the whole request's */
 	g->sub_slot[j] = s;
 	g->sub_state[j] = DP_SUB_PENDING;
-	w->node_mget_out[g->sub_ep[j]]++;
+	if (w->node_mget_out[g->sub_ep[j]]++ == 0)
+		w->node_mget_seen[g->sub_ep[j]] = w->now;
 	g->sub_cursor[j] = 0;
 	g->sub_key[j] = DP_NO_KEY;
 	mc_frame_write(body, &f);
@@ -951,7 +953,8 @@ static inline uint32_t g_client_word(const struct dp_pkt *pk)
 
 /* Which of the @p n planned sub-requests (to endpoints @p ep) go out: not those to a node
  * already holding its share of the worker's sub-requests in flight (counting the ones of
- * this request before it). @return how many are sent. */
+ * this request before it) that has not answered for half a request timeout.
+ * @return how many are sent. */
 static uint32_t subs_within_share(const struct dp_worker *w, const uint32_t *ep, int n,
 				  bool *skip)
 {
@@ -962,7 +965,8 @@ static uint32_t subs_within_share(const struct dp_worker *w, const uint32_t *ep,
 
 		for (int i = 0; i < j; i++)
 			out += ep[i] == ep[j] && !skip[i];
-		skip[j] = out >= w->mget_node_share;
+		skip[j] = out >= w->mget_node_share &&
+			  w->now - w->node_mget_seen[ep[j]] > w->timeout_tsc / 2;
 		sent += !skip[j];
 	}
 	return sent;
@@ -1075,7 +1079,9 @@ int dp_mget_init(struct dp_worker *w, const struct dp_config *c, int socket)
 						  RTE_CACHE_LINE_SIZE, socket);
 	w->node_mget_out = rte_zmalloc_socket("dp_nmout", sizeof(uint16_t) * c->neighbours,
 					      RTE_CACHE_LINE_SIZE, socket);
-	if (w->node_mget_partial == NULL || w->node_mget_out == NULL)
+	w->node_mget_seen = rte_zmalloc_socket("dp_nmseen", sizeof(uint64_t) * c->neighbours,
+					       RTE_CACHE_LINE_SIZE, socket);
+	if (w->node_mget_partial == NULL || w->node_mget_out == NULL || w->node_mget_seen == NULL)
 		return -ENOMEM;
 	w->mget_node_share = RTE_MAX(1u, c->mget_max - c->mget_max / 4);
 	/* Without a pool, nothing can be built: no multi-get is split. */
@@ -1114,4 +1120,5 @@ void dp_mget_free(struct dp_worker *w)
 	rte_free(w->mget_index);
 	rte_free(w->node_mget_partial);
 	rte_free(w->node_mget_out);
+	rte_free(w->node_mget_seen);
 }
