@@ -705,8 +705,7 @@ static int32_t ep_find(const struct dp *dp, const struct ep_index *x, const stru
 	for (uint32_t h = ep_hash(x, key); x->keys[h] != 0; h = (h + 1) & x->mask) {
 		const struct dp_endpoint *e = &dp->eps[x->idx[h]];
 
-		if (x->keys[h] != key || taken[x->idx[h]] ||
-		    (v6 && memcmp(e->ip6, a->b, 16) != 0))
+		if (x->keys[h] != key || taken[x->idx[h]] || (v6 && memcmp(e->ip6, a->b, 16) != 0))
 			continue;
 		if (e->in_ring)
 			return (int32_t)x->idx[h];

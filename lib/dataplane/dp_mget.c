@@ -955,8 +955,7 @@ static inline uint32_t g_client_word(const struct dp_pkt *pk)
  * already holding its share of the worker's sub-requests in flight (counting the ones of
  * this request before it) that has not answered for half a request timeout.
  * @return how many are sent. */
-static uint32_t subs_within_share(const struct dp_worker *w, const uint32_t *ep, int n,
-				  bool *skip)
+static uint32_t subs_within_share(const struct dp_worker *w, const uint32_t *ep, int n, bool *skip)
 {
 	uint32_t sent = 0;
 

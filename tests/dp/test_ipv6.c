@@ -1319,8 +1319,8 @@ static void test_v6_header_edges(void **state)
 /* dp_fold6(2001:2::e8:1:99) == dp_fold6(2001:2::1:1): n5 there shares n1's source key. */
 #define T_FOLD_TWIN "2001:2::e8:1:99"
 
-static const char *fold_addr[6] = {"2001:2::1:1", "2001:2::1:2", "2001:2::1:3", "2001:2::1:4",
-				   T_FOLD_TWIN, "2001:2::1:6"};
+static const char *fold_addr[6] = {"2001:2::1:1", "2001:2::1:2", "2001:2::1:3",
+				   "2001:2::1:4", T_FOLD_TWIN,	 "2001:2::1:6"};
 
 /* Publish nodes n<i+1> for the bits of @p mask at fold_addr[i] (MAC 02:00:00:00:01:i+1) as
  * epoch @p epoch; the rig's placement becomes it. */

@@ -1234,7 +1234,7 @@ static void test_paced_large_reply(void **state)
 
 static void small_table(struct dp_config *c)
 {
-	c->mget_max = 8; /* a node's share: 6 */
+	c->mget_max = 8;	      /* a node's share: 6 */
 	c->request_timeout_ms = 6000; /* silent for 3 s: cut */
 }
 

@@ -416,8 +416,7 @@ static void unanswered_gets(const char *name, int count)
 /* Poll until @p want slots expired in all (a bounded wait for a condition). */
 static void wait_expired(uint64_t want, unsigned int max_ms)
 {
-	for (unsigned int ms = 0; t_stats().ctr[DP_CTR_SLOTS_EXPIRED] < want && ms < max_ms;
-	     ms++) {
+	for (unsigned int ms = 0; t_stats().ctr[DP_CTR_SLOTS_EXPIRED] < want && ms < max_ms; ms++) {
 		usleep(1000);
 		for (int i = 0; i < 32; i++)
 			t_poll(0);
