@@ -90,6 +90,7 @@ extern "C" {
 	_(MGET_MERGED, "multiget_merged") /* merged replies sent to their client */               \
 	_(MGET_PARTIAL, "multiget_partial") /* ... of them with a node's keys as misses */        \
 	_(MGET_NODE_TIMEOUTS, "multiget_node_timeouts") /* sub-replies not complete in time */    \
+	_(MGET_NODE_SHARE, "multiget_node_share") /* sub-requests not sent: the node held its share */ \
 	_(MGET_NODE_ERRORS, "multiget_node_errors") /* sub-replies with an error or unparsable */ \
 	_(MGET_REFUSED, "multiget_refused") /* refused: in-flight or buffer limit, no slot */     \
 	_(MGET_OVERFLOW, "multiget_overflow") /* merged reply over the buffer: SERVER_ERROR */    \

@@ -135,9 +135,19 @@ struct dp_endpoint {
 	uint64_t arp_failures;
 	uint32_t changes_reported; /* mac_changes when dp_mac_changes() last looked */
 	uint64_t mac_reported;	   /* the MAC the control lcore last saw settled */
-	uint64_t base_fwd; /* per-node counter values when the entry was (re)claimed */
+	/* The workers' per-endpoint sums (node_fwd, node_ret, node_mget_partial, node_tmo,
+	 * node_lost) when a member joined at this entry (ep_commit): what it shows, and what
+	 * its health counts from (dp_health.c seeds a new health state with them), is what
+	 * happened since. A node's history is its own, not the entry's former occupants'. */
+	uint64_t base_fwd;
 	uint64_t base_ret;
 	uint64_t base_mget;
+	uint64_t base_tmo;
+	uint64_t base_lost;
+	/* TSC when the entry left the last ring or gutter pool naming it (0: never): an entry
+	 * whose requests may still be in flight is claimed for a new node only when no other is
+	 * free (ep_claimable), so their timeouts and late replies do not count for the new node. */
+	uint64_t released_tsc;
 	char name[PL_NAME_MAX + 1];
 	struct dp_ep_health *hs; /* control lcore: the health state (dp_health.c), NULL until
 				    first judged */
@@ -167,7 +177,8 @@ struct dp_dirty {
 };
 
 /* A member endpoint by address:port in a view's source table (open addressing, linear
- * probing, at most half full): key dp_src_key(), 0 = empty. */
+ * probing, at most half full): key dp_src_key(), 0 = empty. One entry per distinct node:
+ * IPv6 nodes whose folds collide have equal keys and an entry each (dp_view_find_src6). */
 struct dp_src {
 	uint64_t key;
 	uint32_t ep;
@@ -202,7 +213,7 @@ static inline uint64_t dp_src_key(uint32_t ip, uint16_t port, bool v6)
 /* An IPv6 address (16 bytes, network order) folded to a 32-bit word, never 0: the key of IPv6
  * clients in the per-client slot count and of IPv6 nodes in the source tables. Two addresses
  * with one fold share a client's slot cap (a client can at worst lower another's headroom);
- * nodes are always compared in full after the table lookup. */
+ * nodes are compared in full at every key match of a table lookup (dp_view_find_src6). */
 static inline uint32_t dp_fold6(const uint8_t a[16])
 {
 	uint32_t w[4], f;
@@ -217,16 +228,34 @@ static inline uint32_t dp_src_hash(uint64_t key, uint32_t mask)
 	return (uint32_t)((key * UINT64_C(0x9e3779b97f4a7c15)) >> 32) & mask;
 }
 
-/* The endpoint of the member at @p ip (network order) : @p port (host order) in @p v, or -1:
- * the reply path's check that a datagram comes from a node before it costs another worker
- * anything. IPv6: @p ip is the source's dp_fold6(); the caller compares the endpoint's ip6. */
-static inline int64_t dp_view_find_src(const struct dp_view *v, uint32_t ip, uint16_t port, bool v6)
+/* The endpoint of the IPv4 member at @p ip (network order) : @p port (host order) in @p v,
+ * or -1: the reply path's check that a datagram comes from a node before it costs another
+ * worker anything. An IPv4 key is the whole address: the first entry with it is the answer. */
+static inline int64_t dp_view_find_src(const struct dp_view *v, uint32_t ip, uint16_t port)
 {
-	uint64_t key = dp_src_key(ip, port, v6);
+	uint64_t key = dp_src_key(ip, port, false);
 	uint32_t h = dp_src_hash(key, v->src_mask);
 
 	while (v->src[h].key != 0) {
 		if (v->src[h].key == key)
+			return v->src[h].ep;
+		h = (h + 1) & v->src_mask;
+	}
+	return -1;
+}
+
+/* ... of the IPv6 member at @p a (16 bytes, network order) : @p port, its endpoints in
+ * @p eps. An IPv6 key holds only dp_fold6() of the address, and distinct members may share
+ * one (2001:2::e8:1:99 and 2001:2::1:1 do): each has an entry of its own (view_src_put), and
+ * the probe goes on past an entry whose endpoint's full address differs. */
+static inline int64_t dp_view_find_src6(const struct dp_view *v, const struct dp_endpoint *eps,
+					const uint8_t a[16], uint16_t port)
+{
+	uint64_t key = dp_src_key(dp_fold6(a), port, true);
+	uint32_t h = dp_src_hash(key, v->src_mask);
+
+	while (v->src[h].key != 0) {
+		if (v->src[h].key == key && memcmp(eps[v->src[h].ep].ip6, a, 16) == 0)
 			return v->src[h].ep;
 		h = (h + 1) & v->src_mask;
 	}
@@ -591,6 +620,16 @@ struct dp_worker {
 	uint32_t mget_index_max;
 	struct rte_mempool *pool;
 	uint64_t *node_mget_partial; /* per endpoint */
+	/* Per endpoint: this worker's multi-get sub-requests in flight to it (taken in
+	 * send_sub, given back in sub_end: every sub-request sent ends there once, by reply,
+	 * error or timeout), and the TSC of its last sign of progress (a sub-reply datagram, or a
+	 * sub-request sent while it had none in flight). A node holding mget_node_share of them
+	 * with no progress for half a request timeout gets no more: a multi-get touching it is
+	 * answered without its keys (misses, as on its timeout), so a silent node cannot hold
+	 * every context until it is detected, while a busy node that answers is never cut. */
+	uint16_t *node_mget_out;
+	uint64_t *node_mget_seen;
+	uint32_t mget_node_share;
 	uint64_t *node_tmo;	     /* per endpoint: slots expired without an answer */
 	uint64_t *node_lost;	     /* per endpoint: dirty keys the ring had no room for */
 	struct dp_dirty *dirty;	     /* DP_DIRTY_RING entries */

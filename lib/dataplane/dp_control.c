@@ -626,9 +626,11 @@ static void socket_free(void *ptr, void *ctx)
 }
 
 /* Endpoints in use by address:port, for one publication (control lcore, malloc is fine):
- * open addressing, linear probing, at most half full. */
+ * open addressing, linear probing, at most half full. Every endpoint in use has an entry of
+ * its own: IPv6 keys hold only the address's fold, so two nodes may share a key, and
+ * two members at one address:port each have an endpoint (ep_find tells them apart). */
 struct ep_index {
-	uint64_t *keys; /* (ip << 16 | port) + 1; 0 = empty */
+	uint64_t *keys; /* dp_src_key(); 0 = empty */
 	uint32_t *idx;
 	uint32_t mask;
 };
@@ -653,13 +655,9 @@ static void ep_addr(const struct dp_endpoint *e, struct inet_addr *a)
 		inet_from_v4(a, atomic_load_explicit(&e->ip, memory_order_relaxed));
 }
 
-static uint32_t ep_slot(const struct ep_index *x, uint64_t key)
+static uint32_t ep_hash(const struct ep_index *x, uint64_t key)
 {
-	uint32_t h = (uint32_t)((key * UINT64_C(0x9e3779b97f4a7c15)) >> 32) & x->mask;
-
-	while (x->keys[h] != 0 && x->keys[h] != key)
-		h = (h + 1) & x->mask;
-	return h;
+	return (uint32_t)((key * UINT64_C(0x9e3779b97f4a7c15)) >> 32) & x->mask;
 }
 
 static int ep_index_build(const struct dp *dp, struct ep_index *x)
@@ -681,11 +679,10 @@ static int ep_index_build(const struct dp *dp, struct ep_index *x)
 		if (!e->used)
 			continue;
 		key = ep_key(atomic_load_explicit(&e->ip, memory_order_relaxed), e->port, e->v6);
-		h = ep_slot(x, key);
-		if (x->keys[h] == 0) { /* first entry for an address wins */
-			x->keys[h] = key;
-			x->idx[h] = i;
-		}
+		for (h = ep_hash(x, key); x->keys[h] != 0; h = (h + 1) & x->mask)
+			;
+		x->keys[h] = key;
+		x->idx[h] = i;
 	}
 	return 0;
 }
@@ -696,28 +693,53 @@ static void ep_index_free(struct ep_index *x)
 	free(x->idx);
 }
 
-/* The endpoint at @p a : @p port, or -ENOENT. An IPv6 address whose fold names another
- * node's entry is not that node (a new entry is claimed). */
+/* The endpoint at @p a : @p port not in @p taken, or -ENOENT: one in a published ring first
+ * (the node as workers know it), else any in use (a node removed, or of the gutter pool).
+ * An IPv6 address is compared in full: another node whose fold is the same is not it, and
+ * keeps its own entry whatever is added or removed beside it. */
 static int32_t ep_find(const struct dp *dp, const struct ep_index *x, const struct inet_addr *a,
-		       uint16_t port)
+		       uint16_t port, const uint8_t *taken)
 {
 	bool v6 = !inet_is_v4(a);
-	uint32_t h = ep_slot(x, ep_key(ep_word(a), port, v6));
+	uint64_t key = ep_key(ep_word(a), port, v6);
+	int32_t any = -ENOENT;
 
-	if (x->keys[h] == 0 || (v6 && memcmp(dp->eps[x->idx[h]].ip6, a->b, 16) != 0))
-		return -ENOENT;
-	return (int32_t)x->idx[h];
+	for (uint32_t h = ep_hash(x, key); x->keys[h] != 0; h = (h + 1) & x->mask) {
+		const struct dp_endpoint *e = &dp->eps[x->idx[h]];
+
+		if (x->keys[h] != key || taken[x->idx[h]] || (v6 && memcmp(e->ip6, a->b, 16) != 0))
+			continue;
+		if (e->in_ring)
+			return (int32_t)x->idx[h];
+		if (any < 0)
+			any = (int32_t)x->idx[h];
+	}
+	return any;
+}
+
+/* Whether endpoint @p i left its last ring or pool less than two request timeouts ago: its
+ * node's requests may still time out or be answered late. */
+static bool ep_recent(const struct dp *dp, uint32_t i, uint64_t now)
+{
+	uint64_t hold = 2 * (uint64_t)dp->cfg.request_timeout_ms * dp->tsc_hz / 1000;
+
+	return dp->eps[i].released_tsc != 0 && now - dp->eps[i].released_tsc < hold;
 }
 
 /* A free endpoint index not in @p taken, from *cursor on (what lies before it was refused
- * and stays refused during one plan): never used, or used by no ring and no gutter pool. */
-static int32_t ep_claimable(const struct dp *dp, const uint8_t *taken, uint32_t *cursor)
+ * and stays refused during one plan): never used, or used by no ring and no gutter pool;
+ * unless @p recent_ok, not one released recently (ep_recent). */
+static int32_t ep_claimable(const struct dp *dp, const uint8_t *taken, uint32_t *cursor,
+			    bool recent_ok)
 {
+	uint64_t now = rte_rdtsc();
+
 	for (; *cursor < dp->cfg.neighbours; (*cursor)++) {
 		uint32_t i = *cursor;
 
 		if (!taken[i] && !dp->eps[i].warm_hold &&
-		    (!dp->eps[i].used || (!dp->eps[i].in_ring && !dp->eps[i].in_gutter)))
+		    (!dp->eps[i].used || (!dp->eps[i].in_ring && !dp->eps[i].in_gutter)) &&
+		    (recent_ok || !dp->eps[i].used || !ep_recent(dp, i, now)))
 			return (int32_t)i;
 	}
 	return -ENOSPC;
@@ -741,6 +763,34 @@ static uint64_t ep_sum_mget(const struct dp *dp, uint32_t i)
 	return s;
 }
 
+/* The workers' timeouts (@p lost false) or lost dirty keys of endpoint @p i, summed. */
+static uint64_t ep_sum_health(const struct dp *dp, uint32_t i, bool lost)
+{
+	uint64_t s = 0;
+
+	for (uint16_t k = 0; k < dp->cfg.n_workers; k++)
+		s += lost ? dp->w[k]->node_lost[i] : dp->w[k]->node_tmo[i];
+	return s;
+}
+
+/* A member joins at endpoint @p i (a new node, or one that comes back after it left every
+ * ring and pool): it starts clean. Its counters count from the workers' sums now, its
+ * health is forgotten (serving, no probe; dp_health.c starts from the baselines), its
+ * round trips count from now. Only the control lcore's fields are written: the workers'
+ * arrays are read. */
+static void ep_join(struct dp *dp, uint32_t i)
+{
+	struct dp_endpoint *e = &dp->eps[i];
+
+	dp_health_reset(dp, e);
+	e->base_fwd = ep_sum(dp, i, true);
+	e->base_ret = ep_sum(dp, i, false);
+	e->base_mget = ep_sum_mget(dp, i);
+	e->base_tmo = ep_sum_health(dp, i, false);
+	e->base_lost = ep_sum_health(dp, i, true);
+	dp_obs_ep_claimed(dp, i);
+}
+
 /* Put member @p pm (at @p ip) in endpoint @p i; the previous occupant, if any, is not in any
  * ring a worker can still read (publication waited for that). */
 static void ep_commit(struct dp *dp, uint32_t i, const struct pl_member *pm,
@@ -749,14 +799,19 @@ static void ep_commit(struct dp *dp, uint32_t i, const struct pl_member *pm,
 	struct dp_endpoint *e = &dp->eps[i];
 	uint32_t ip = ep_word(a);
 	bool v6 = !inet_is_v4(a);
+	/* Another address: the neighbour state starts over too. */
 	bool fresh = !e->used || atomic_load_explicit(&e->ip, memory_order_relaxed) != ip ||
 		     e->port != pm->port || e->v6 != v6 || (v6 && memcmp(e->ip6, a->b, 16) != 0);
+	/* A member joins: in no ring, pool or warm-up hold a worker reads, not claimed already
+	 * by dp_prepare_placement for this change. */
+	bool joins = fresh || (!e->in_ring && !e->in_gutter && !e->warm_hold && !e->pending);
 
+	if (joins)
+		ep_join(dp, i);
 	if (fresh) {
 		uint32_t hwm;
 
 		atomic_store_explicit(&e->mac, 0, memory_order_relaxed);
-		dp_health_reset(dp, e);
 		e->port = pm->port;
 		e->tries = 0;
 		e->resolving = false;
@@ -767,10 +822,6 @@ static void ep_commit(struct dp *dp, uint32_t i, const struct pl_member *pm,
 		atomic_store_explicit(&e->arp_until, 0, memory_order_relaxed);
 		e->changes_reported = atomic_load_explicit(&e->mac_changes, memory_order_relaxed);
 		e->mac_reported = 0;
-		e->base_fwd = ep_sum(dp, i, true);
-		e->base_ret = ep_sum(dp, i, false);
-		e->base_mget = ep_sum_mget(dp, i);
-		dp_obs_ep_claimed(dp, i);
 		e->seen_snapshot = atomic_load_explicit(&e->arp_seen, memory_order_relaxed);
 		e->used = true;
 		e->v6 = v6;
@@ -819,12 +870,16 @@ static size_t view_size(uint32_t n, uint32_t nsrc)
 	return head + view_src_size(nsrc) * sizeof(struct dp_src);
 }
 
+/* Endpoint @p ep's entry. IPv4: the key is the address, and the first of two members at one
+ * address:port wins (both name the same node). IPv6: the key is a fold, so every endpoint
+ * gets its own entry (dp_view_find_src6 compares the full address); the table holds one
+ * entry per source counted in nsrc, so it stays at most half full. */
 static void view_src_put(struct dp_view *v, uint32_t ip, uint16_t port, uint32_t ep, bool v6)
 {
 	uint64_t key = dp_src_key(ip, port, v6);
 	uint32_t h = dp_src_hash(key, v->src_mask);
 
-	while (v->src[h].key != 0 && v->src[h].key != key)
+	while (v->src[h].key != 0 && !(v->src[h].key == key && (!v6 || v->src[h].ep == ep)))
 		h = (h + 1) & v->src_mask;
 	if (v->src[h].key == 0)
 		v->src[h] = (struct dp_src){key, ep};
@@ -842,7 +897,8 @@ static uint32_t view_src_extra(const struct dp *dp, const uint8_t *taken)
 }
 
 /* Fill @p v's source table (sized for @p nsrc): member i of @p pl at @p ips[i] is endpoint
- * @p map[i] (the first of two members at one address:port wins; both name the same node),
+ * @p map[i] (IPv4: the first of two members at one address:port wins; both name the same
+ * node; IPv6: each endpoint has its own entry),
  * then every endpoint in use that the ring leaves out (view_src_extra), so that a reply from
  * a node just removed, to a request sent before, is still handed to its slot's worker. */
 static void view_sources(struct dp_view *v, const struct dp *dp, const struct pl_placement *pl,
@@ -894,7 +950,7 @@ static int view_gutter(const struct dp *dp, struct dp_view *v, const struct pl_a
 static int plan_endpoints(const struct dp *dp, const struct pl_placement *pl, uint32_t *map,
 			  struct inet_addr *ips, uint8_t *taken)
 {
-	uint32_t n = pl_member_count(pl), cursor = 0;
+	uint32_t n = pl_member_count(pl), cursor = 0, cursor_recent = 0;
 	struct ep_index x;
 	int rc = ep_index_build(dp, &x);
 
@@ -910,10 +966,12 @@ static int plan_endpoints(const struct dp *dp, const struct pl_placement *pl, ui
 			rc = -EINVAL;
 			break;
 		}
-		e = ep_find(dp, &x, &ips[i], pm->port);
-		if (e < 0 || taken[e]) {
+		e = ep_find(dp, &x, &ips[i], pm->port, taken);
+		if (e < 0) {
 			/* Two members at one address:port share nothing: each gets its own. */
-			e = ep_claimable(dp, taken, &cursor);
+			e = ep_claimable(dp, taken, &cursor, false);
+			if (e < 0) /* all free ones were just released: the oldest rule yields */
+				e = ep_claimable(dp, taken, &cursor_recent, true);
 			if (e < 0) {
 				rc = -ENOSPC;
 				break;
@@ -972,6 +1030,7 @@ int dp_publish_placement(struct dp *dp, const struct pl_placement *pl,
 	size_t vb[DP_WORKERS_MAX] = {0};
 	uint16_t nw = dp->cfg.n_workers;
 	uint32_t nsrc;
+	uint64_t now;
 	int rc;
 
 	if (map == NULL || ips == NULL || taken == NULL) {
@@ -1016,7 +1075,10 @@ int dp_publish_placement(struct dp *dp, const struct pl_placement *pl,
 	/* After this no worker can hold a pointer to an old replica. */
 	rte_rcu_qsbr_synchronize(dp->rcu, RTE_QSBR_THRID_INVALID);
 	views_free(old, nw);
+	now = rte_rdtsc();
 	for (uint32_t i = 0; i < dp->cfg.neighbours; i++) {
+		if (dp->eps[i].in_ring && !taken[i])
+			dp->eps[i].released_tsc = now;
 		dp->eps[i].in_ring = taken[i] != 0;
 		dp->eps[i].pending = false;
 	}
@@ -1126,8 +1188,11 @@ int dp_publish_gutter(struct dp *dp, const struct pl_placement *gpl, const struc
 		views_free(old, nw);
 		memset(nv, 0, sizeof(nv));
 	}
-	for (uint32_t i = 0; i < dp->cfg.neighbours; i++)
+	for (uint32_t i = 0; i < dp->cfg.neighbours; i++) {
+		if (dp->eps[i].in_gutter)
+			dp->eps[i].released_tsc = rte_rdtsc(); /* unless it stays: harmless */
 		dp->eps[i].in_gutter = false;
+	}
 	for (uint32_t i = 0; i < dp->gutter.n; i++)
 		dp->eps[dp->gutter.ep[i]].in_gutter = true;
 out:
@@ -1370,6 +1435,7 @@ static void node_fill(const struct dp *dp, uint32_t i, struct dp_node_stats *o)
 	o->arp_failures = e->arp_failures;
 	dp_obs_node_fill(dp, i, o);
 	dp_health_fill(dp, i, o);
+	o->timeouts -= e->base_tmo; /* since it joined, as the counters above */
 }
 
 int dp_member_node(const struct dp *dp, uint32_t idx, struct dp_node_stats *out)

@@ -403,6 +403,11 @@ static struct dp_ep_health *state_of(struct dp *dp, struct dp_endpoint *e, uint6
 		if (e->hs == NULL)
 			return NULL;
 		hl_node_init(&e->hs->hl, now);
+		/* From the sums when its node joined (ep_commit), not from 0: the entry's former
+		 * occupants' timeouts are not this node's failures. */
+		e->hs->tmo_seen = e->base_tmo;
+		e->hs->ret_seen = e->base_ret;
+		e->hs->lost_seen = e->base_lost;
 		(void)dp;
 	}
 	return e->hs;

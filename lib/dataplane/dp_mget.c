@@ -15,7 +15,11 @@
  * The merged reply is buffered in mbufs from the pool (linked by their next pointer, headers
  * written when sent) because every datagram's header must name the total. Bounded: at most
  * mget_max contexts and mget_bytes buffered bytes per worker; past either, new multi-gets are
- * refused with SERVER_ERROR, and a reply that outgrows the buffer is answered with one.
+ * refused with SERVER_ERROR, and a reply that outgrows the buffer is answered with one. A
+ * node that holds mget_node_share (three quarters) of the contexts and has not answered for
+ * half a request timeout gets no more sub-requests: its keys are answered as misses at once,
+ * as after a timeout (a silent node, until detected, would otherwise hold every context for
+ * request_ms and every client's multi-gets would be refused); a quarter stays for the others.
  * Called by the worker loop; calls the TX/slot layer (dp_tx.h) and, for refusals, dp_local.c.
  */
 
@@ -454,6 +458,7 @@ static void sub_end(struct dp_worker *w, uint16_t gi, uint16_t j, uint8_t state)
 
 	g->sub_state[j] = state;
 	dp_slot_free(w, g->sub_slot[j]);
+	w->node_mget_out[g->sub_ep[j]]--;
 	if (state == DP_SUB_FAILED)
 		w->node_mget_partial[g->sub_ep[j]]++;
 	if (--g->pending == 0)
@@ -641,6 +646,7 @@ void dp_mget_reply(struct dp_worker *w, struct rte_mbuf *m, struct dp_pkt *pk, u
 	/* Its content is returned to the client, inside the merged reply. */
 	w->ctr[DP_CTR_RETURNED]++;
 	w->node_ret[sl->ep]++;
+	w->node_mget_seen[sl->ep] = w->now; /* the node answers */
 	if (mc_reply_feed_datagram(rp, pk->payload, pk->plen) != MC_OK)
 		r = -1;
 	while (r >= 0 && (r = mc_reply_next(rp, &ev)) > 0)
@@ -885,6 +891,8 @@ static void send_sub(struct dp_worker *w, struct dp_mget *g, uint16_t gi, uint16
 	mc_reply_expect(&w->parsers[sl->parser], r); /* as the whole request's */
 	g->sub_slot[j] = s;
 	g->sub_state[j] = DP_SUB_PENDING;
+	if (w->node_mget_out[g->sub_ep[j]]++ == 0)
+		w->node_mget_seen[g->sub_ep[j]] = w->now;
 	g->sub_cursor[j] = 0;
 	g->sub_key[j] = DP_NO_KEY;
 	mc_frame_write(body, &f);
@@ -948,6 +956,37 @@ static inline uint32_t g_client_word(const struct dp_pkt *pk)
 	return pk->v6 ? dp_fold6((const uint8_t *)&pk->ip6->src_addr) : pk->ip->src_addr;
 }
 
+/* Which of the @p n planned sub-requests (to endpoints @p ep) go out: not those to a node
+ * already holding its share of the worker's sub-requests in flight (counting the ones of
+ * this request before it) that has not answered for half a request timeout.
+ * @return how many are sent. */
+static uint32_t subs_within_share(const struct dp_worker *w, const uint32_t *ep, int n, bool *skip)
+{
+	uint32_t sent = 0;
+
+	for (int j = 0; j < n; j++) {
+		uint32_t out = w->node_mget_out[ep[j]];
+
+		for (int i = 0; i < j; i++)
+			out += ep[i] == ep[j] && !skip[i];
+		skip[j] = out >= w->mget_node_share &&
+			  w->now - w->node_mget_seen[ep[j]] > w->timeout_tsc / 2;
+		sent += !skip[j];
+	}
+	return sent;
+}
+
+/* Sub-request @p j is not sent (subs_within_share): its keys are misses from the start. */
+static void sub_skipped(struct dp_worker *w, struct dp_mget *g, uint16_t j)
+{
+	g->sub_slot[j] = DP_NO_SLOT;
+	g->sub_state[j] = DP_SUB_FAILED;
+	g->sub_cursor[j] = 0;
+	g->sub_key[j] = DP_NO_KEY;
+	w->node_mget_partial[g->sub_ep[j]]++;
+	w->ctr[DP_CTR_MGET_NODE_SHARE]++;
+}
+
 void dp_mget_split(struct dp_worker *w, struct rte_mbuf *m, struct dp_pkt *pk,
 		   const struct mc_requests *r)
 {
@@ -955,6 +994,8 @@ void dp_mget_split(struct dp_worker *w, struct rte_mbuf *m, struct dp_pkt *pk,
 	uint8_t key_sub[MC_MAX_KEYS];
 	uint32_t ep[MC_MAX_KEYS];
 	uint64_t mac[MC_MAX_KEYS];
+	bool skip[MC_MAX_KEYS];
+	uint32_t nsend;
 	uint16_t gi;
 	struct dp_mget *g;
 	int n;
@@ -977,17 +1018,19 @@ void dp_mget_split(struct dp_worker *w, struct rte_mbuf *m, struct dp_pkt *pk,
 		return dp_local_mc_reply(w, m, pk, r, "node down", true, MC_BIN_STATUS_TEMP_FAILURE,
 					 (uint16_t)(r->nreq - 1));
 	}
-	if (w->n_mget_free == 0 || w->mget_bytes >= w->mget_bytes_max ||
-	    w->free_tail - w->free_head < (uint32_t)n || w->n_parser_free < (uint32_t)n)
+	nsend = subs_within_share(w, ep, n, skip);
+	if (w->n_mget_free == 0 || w->mget_bytes >= w->mget_bytes_max || nsend == 0 ||
+	    w->free_tail - w->free_head < nsend || w->n_parser_free < nsend)
 		return refuse(w, m, pk, r, "too many multi-gets in flight at the router");
-	if (rte_pktmbuf_alloc_bulk(w->pool, subs, (unsigned int)n) != 0)
+	if (rte_pktmbuf_alloc_bulk(w->pool, subs, nsend) != 0)
 		return refuse(w, m, pk, r, "router out of packet buffers");
-	if (unlikely(!dp_client_take(w, g_client_word(pk), (uint32_t)n))) {
-		rte_pktmbuf_free_bulk(subs, (unsigned int)n);
+	if (unlikely(!dp_client_take(w, g_client_word(pk), nsend))) {
+		rte_pktmbuf_free_bulk(subs, nsend);
 		return dp_count_drop(w, m, DP_DROP_CLIENT_SLOTS);
 	}
 	gi = ctx_open(w, m, pk, r, (uint16_t)n);
 	g = &w->mgets[gi];
+	g->pending = (uint16_t)nsend;
 	memcpy(g->key_sub, key_sub, r->nkeys);
 	memcpy(g->sub_ep, ep, sizeof(uint32_t) * (uint32_t)n);
 	for (uint16_t k = 0; k < r->nkeys; k++) {
@@ -1003,8 +1046,12 @@ void dp_mget_split(struct dp_worker *w, struct rte_mbuf *m, struct dp_pkt *pk,
 				    : rq->flags & MC_REQ_F_OPAQUE ? rq->opaque_len
 								  : DP_NO_OPAQUE;
 	}
-	for (int j = 0; j < n; j++)
-		send_sub(w, g, gi, (uint16_t)j, subs[j], pk, r, mac[j]);
+	for (int j = 0, k = 0; j < n; j++) {
+		if (skip[j])
+			sub_skipped(w, g, (uint16_t)j);
+		else
+			send_sub(w, g, gi, (uint16_t)j, subs[k++], pk, r, mac[j]);
+	}
 	/* The client's request counts once, as forwarded; its mbuf stays with the context. */
 	w->ctr[DP_CTR_FORWARDED]++;
 	w->ctr[DP_CTR_MGET_SPLIT]++;
@@ -1034,8 +1081,13 @@ int dp_mget_init(struct dp_worker *w, const struct dp_config *c, int socket)
 	}
 	w->node_mget_partial = rte_zmalloc_socket("dp_nmget", sizeof(uint64_t) * c->neighbours,
 						  RTE_CACHE_LINE_SIZE, socket);
-	if (w->node_mget_partial == NULL)
+	w->node_mget_out = rte_zmalloc_socket("dp_nmout", sizeof(uint16_t) * c->neighbours,
+					      RTE_CACHE_LINE_SIZE, socket);
+	w->node_mget_seen = rte_zmalloc_socket("dp_nmseen", sizeof(uint64_t) * c->neighbours,
+					       RTE_CACHE_LINE_SIZE, socket);
+	if (w->node_mget_partial == NULL || w->node_mget_out == NULL || w->node_mget_seen == NULL)
 		return -ENOMEM;
+	w->mget_node_share = RTE_MAX(1u, c->mget_max - c->mget_max / 4);
 	/* Without a pool, nothing can be built: no multi-get is split. */
 	if (c->mget_max == 0 || c->pool == NULL)
 		return 0;
@@ -1071,4 +1123,6 @@ void dp_mget_free(struct dp_worker *w)
 	rte_free(w->mget_free);
 	rte_free(w->mget_index);
 	rte_free(w->node_mget_partial);
+	rte_free(w->node_mget_out);
+	rte_free(w->node_mget_seen);
 }

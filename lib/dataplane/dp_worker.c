@@ -821,18 +821,13 @@ static inline bool reply_src_ok(const struct dp_worker *w, const struct dp_pkt *
 /* The member endpoint datagram @p pk comes from (address, port; IPv6 in full), or -1. */
 static inline int64_t find_src(const struct dp_worker *w, const struct dp_pkt *pk)
 {
-	int64_t ep;
-
 	if (w->cur == NULL)
 		return -1;
 	if (likely(!pk->v6))
 		return dp_view_find_src(w->cur, pk->ip->src_addr,
-					rte_be_to_cpu_16(pk->udp->src_port), false);
-	ep = dp_view_find_src(w->cur, dp_fold6((const uint8_t *)&pk->ip6->src_addr),
-			      rte_be_to_cpu_16(pk->udp->src_port), true);
-	if (ep >= 0 && memcmp(w->eps[ep].ip6, &pk->ip6->src_addr, 16) != 0)
-		return -1;
-	return ep;
+					rte_be_to_cpu_16(pk->udp->src_port));
+	return dp_view_find_src6(w->cur, w->eps, (const uint8_t *)&pk->ip6->src_addr,
+				 rte_be_to_cpu_16(pk->udp->src_port));
 }
 
 /* Node -> router, on the worker owning the slot the destination port names. Always inlined

@@ -408,7 +408,7 @@ static void test_fuzz_frames(void **state)
 	}
 	s = t_stats(); /* asserts the identity */
 	secs = (double)(rte_get_tsc_cycles() - t0) / (double)rte_get_tsc_hz();
-	print_message("frames %" PRIu64 " seed %" PRIu64 " in %.1f s: rx %" PRIu64
+	print_message("# frames %" PRIu64 " seed %" PRIu64 " in %.1f s: rx %" PRIu64
 		      " forwarded %" PRIu64 " returned %" PRIu64 " answered %" PRIu64
 		      " dropped %" PRIu64 " handed_over %" PRIu64 " multiget_split %" PRIu64 "\n",
 		      frames, seed, secs, s.ctr[DP_CTR_RX], s.ctr[DP_CTR_FORWARDED],

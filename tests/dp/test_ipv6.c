@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <rte_arp.h>
 
@@ -1313,6 +1314,239 @@ static void test_v6_header_edges(void **state)
 	t_dp_stop();
 }
 
+/* ---- IPv6 nodes whose 32-bit fold collides (issue 27, defect 7) ------------------------ */
+
+/* dp_fold6(2001:2::e8:1:99) == dp_fold6(2001:2::1:1): n5 there shares n1's source key. */
+#define T_FOLD_TWIN "2001:2::e8:1:99"
+
+static const char *fold_addr[6] = {"2001:2::1:1", "2001:2::1:2", "2001:2::1:3",
+				   "2001:2::1:4", T_FOLD_TWIN,	 "2001:2::1:6"};
+
+/* Publish nodes n<i+1> for the bits of @p mask at fold_addr[i] (MAC 02:00:00:00:01:i+1) as
+ * epoch @p epoch; the rig's placement becomes it. */
+static void publish6(uint32_t mask, uint64_t epoch)
+{
+	struct pl_member mb[6];
+	struct dp_node_mac macs[6];
+	struct pl_config pc = {0};
+	uint32_t n = 0;
+
+	memset(mb, 0, sizeof(mb));
+	memset(macs, 0, sizeof(macs));
+	for (uint32_t i = 0; i < 6; i++) {
+		if (!(mask & (1u << i)))
+			continue;
+		snprintf(mb[n].name, sizeof(mb[n].name), "n%u", i + 1);
+		snprintf(mb[n].addr, sizeof(mb[n].addr), "%s", fold_addr[i]);
+		mb[n].port = 11211;
+		mb[n].weight = 1;
+		node_mac((int)i, macs[n].mac);
+		macs[n].has_mac = true;
+		n++;
+	}
+	pc.algo = PL_ALGO_RING;
+	pl_free(rig.pl);
+	rig.pl = pl_build(&pc, mb, n);
+	assert_non_null(rig.pl);
+	assert_int_equal(dp_publish_placement(rig.dp, rig.pl, macs, epoch), 0);
+}
+
+/* The member index of node @p name in the rig's placement. */
+static int32_t member_of(const char *name)
+{
+	for (uint32_t i = 0; i < pl_member_count(rig.pl); i++)
+		if (strcmp(pl_member_at(rig.pl, i)->name, name) == 0)
+			return (int32_t)i;
+	fail_msg("no member %s", name);
+	return -1;
+}
+
+/* A key member @p member owns. */
+static void key_owned(int32_t member, char *out, size_t len)
+{
+	for (int k = 0; k < 100000; k++) {
+		snprintf(out, len, "f%d", k);
+		if (t_owner(out) == member)
+			return;
+	}
+	fail_msg("no key on member %d", member);
+}
+
+/* Node @p name's stats, looked up by name among the endpoints in use (not by member). */
+static struct dp_node_stats node_named(const char *name)
+{
+	static struct dp_node_stats all[64];
+	uint32_t n = dp_nodes_get(rig.dp, all, 64);
+	struct dp_node_stats found;
+	int hits = 0;
+
+	for (uint32_t i = 0; i < n; i++)
+		if (strcmp(all[i].name, name) == 0 && all[i].in_ring) {
+			found = all[i];
+			hits++;
+		}
+	assert_int_equal(hits, 1);
+	return found;
+}
+
+/* A get of node @p i's key leaves on worker 0 to fold_addr[i]; its reply arrives on queue 1,
+ * is handed to worker 0 and reaches the client. */
+static void fold_round_trip(int i, uint16_t cport)
+{
+	char name[8], key[16], text[64];
+	uint8_t mac[6], a[16];
+	struct rte_mbuf *m;
+	struct t_view6 v;
+	uint16_t sport, reqid;
+
+	snprintf(name, sizeof(name), "n%d", i + 1);
+	key_owned(member_of(name), key, sizeof(key));
+	snprintf(text, sizeof(text), "get %s\r\n", key);
+	t_inject(0, t_request6(cport, 0x77, text, strlen(text)));
+	t_poll(0);
+	m = t_sent(0);
+	assert_non_null(m);
+	t_view_udp6(m, &v);
+	t_ip6(fold_addr[i], a);
+	assert_memory_equal(&v.ip6->dst_addr, a, 16);
+	sport = rte_be_to_cpu_16(v.udp->src_port);
+	reqid = v.reqid;
+	rte_pktmbuf_free(m);
+	node_mac(i, mac);
+	/* The reply port names worker 0's slot: worker 1 checks the source, hands it over. */
+	t_inject(1, t_reply6(fold_addr[i], mac, 11211, sport, reqid, 0, 1, hit, strlen(hit)));
+	t_poll(1);
+	assert_null(t_sent(1));
+	t_poll(0);
+	expect_to_client6(cport, 0x77, hit);
+}
+
+/* Two distinct IPv6 nodes with one fold and port are two sources: each one's handed-over
+ * replies reach their clients, each keeps its own counters through changes beside it. */
+static void test_v6_fold_collision_replies(void **state)
+{
+	uint8_t a1[16], a5[16];
+	struct dp_node_stats n1, n5;
+	struct dp_stats st;
+
+	(void)state;
+	t_ip6(fold_addr[0], a1);
+	t_ip6(fold_addr[4], a5);
+	assert_memory_not_equal(a1, a5, 16);
+	t_dp_start6(2, ALL6, NULL);
+	publish6(0x1f, 2); /* n1..n4 and n5, n5's fold n1's */
+	fold_round_trip(0, 7001);
+	fold_round_trip(4, 7005);
+	assert_int_equal(t_drop(DP_DROP_REPLY_UNKNOWN_SOURCE), 0);
+	st = t_stats();
+	assert_int_equal(st.ctr[DP_CTR_HANDED_OVER], 2);
+	assert_int_equal(st.ctr[DP_CTR_RETURNED], 2);
+	n1 = node_named("n1");
+	n5 = node_named("n5");
+	assert_memory_equal(n1.ip6, a1, 16);
+	assert_memory_equal(n5.ip6, a5, 16);
+	assert_int_equal(n1.forwarded, 1);
+	assert_int_equal(n5.forwarded, 1);
+	assert_int_equal(n1.returned, 1);
+	assert_int_equal(n5.returned, 1);
+	/* Unrelated changes: n3 leaves, n6 joins, n3 comes back. Neither twin moves. */
+	publish6(0x1b, 3);
+	publish6(0x3b, 4);
+	publish6(0x3f, 5);
+	for (int round = 0; round < 2; round++) {
+		n1 = node_named("n1");
+		n5 = node_named("n5");
+		assert_memory_equal(n1.ip6, a1, 16);
+		assert_memory_equal(n5.ip6, a5, 16);
+		assert_int_equal(n1.forwarded, 1 + round);
+		assert_int_equal(n5.forwarded, 1 + round);
+		assert_int_equal(n1.returned, 1 + round);
+		assert_int_equal(n5.returned, 1 + round);
+		if (round == 0) {
+			fold_round_trip(0, 7011);
+			fold_round_trip(4, 7015);
+		}
+	}
+	assert_int_equal(t_drop(DP_DROP_REPLY_UNKNOWN_SOURCE), 0);
+	t_dp_stop();
+}
+
+static void fold_quick(struct dp_config *c)
+{
+	c->request_timeout_ms = 1;
+	c->health.fail_down = 2;
+	c->health.probe_min_ms = 1;
+	c->health.probe_timeout_ms = 60000;
+	c->health.up_successes = 1;
+}
+
+/* Both twins time out, are marked down and probed: each one's own answer (on the other
+ * worker's queue) counts, and both serve again. */
+static void test_v6_fold_collision_probes(void **state)
+{
+	uint16_t id[6] = {0};
+	int seen = 0;
+	struct rte_mbuf *m;
+
+	(void)state;
+	t_dp_start6(2, ALL6, fold_quick);
+	publish6(0x1f, 2);
+	for (int i = 0; i < 6; i++) {
+		char key[16], text[64];
+		int node = i % 2 == 0 ? 0 : 4;
+		char name[8];
+
+		snprintf(name, sizeof(name), "n%d", node + 1);
+		key_owned(member_of(name), key, sizeof(key));
+		snprintf(text, sizeof(text), "get %s\r\n", key);
+		t_inject(0, t_request6((uint16_t)(7100 + i), 1, text, strlen(text)));
+		t_poll(0);
+	}
+	while ((m = t_sent(0)) != NULL)
+		rte_pktmbuf_free(m);
+	usleep(3000);
+	for (int i = 0; i < 32; i++)
+		t_poll(0);
+	assert_int_equal(t_stats().ctr[DP_CTR_SLOTS_EXPIRED], 6);
+	dp_health_poll(rig.dp);
+	assert_int_equal(node_named("n1").health, HL_DOWN);
+	assert_int_equal(node_named("n5").health, HL_DOWN);
+	usleep(2000);
+	dp_health_poll(rig.dp);
+	t_poll(0);
+	while ((m = t_sent(0)) != NULL) {
+		struct t_view6 v;
+		uint8_t a[16];
+
+		t_view_udp6(m, &v);
+		assert_memory_equal(v.payload + 8, "version\r\n", 9);
+		for (int i = 0; i < 6; i++) {
+			t_ip6(fold_addr[i], a);
+			if (memcmp(&v.ip6->dst_addr, a, 16) == 0) {
+				id[i] = v.reqid;
+				seen |= 1 << i;
+			}
+		}
+		rte_pktmbuf_free(m);
+	}
+	assert_int_equal(seen, 0x11); /* a probe to each twin */
+	for (int i = 0; i < 6; i += 4) {
+		uint8_t mac[6];
+		static const char ver[] = "VERSION 1.6.21\r\n";
+
+		node_mac(i, mac);
+		t_inject(1, t_reply6(fold_addr[i], mac, 11211, T_REPLY_BASE - 1, id[i], 0, 1, ver,
+				     strlen(ver)));
+		t_poll(1);
+	}
+	assert_int_equal(t_drop(DP_DROP_PROBE_FOREIGN), 0);
+	assert_int_equal(t_stats().ctr[DP_CTR_PROBE_REPLIES], 2);
+	dp_health_poll(rig.dp);
+	assert_int_equal(node_named("n1").health, HL_UP);
+	assert_int_equal(node_named("n5").health, HL_UP);
+	t_dp_stop();
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1333,6 +1567,8 @@ int main(void)
 		cmocka_unit_test(test_v6_warmup_mixed),
 		cmocka_unit_test(test_v6_hot_spread),
 		cmocka_unit_test(test_v6_header_edges),
+		cmocka_unit_test(test_v6_fold_collision_replies),
+		cmocka_unit_test(test_v6_fold_collision_probes),
 	};
 
 	t_eal_setup("dp_ipv6", "0", 2);

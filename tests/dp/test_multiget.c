@@ -1232,6 +1232,76 @@ static void test_paced_large_reply(void **state)
 	mg_stop();
 }
 
+static void small_table(struct dp_config *c)
+{
+	c->mget_max = 8;	      /* a node's share: 6 */
+	c->request_timeout_ms = 6000; /* silent for 3 s: cut */
+}
+
+/* A black-holed node, not yet detected, holds at most its share of the multi-get table
+ * (issue 27, defect 10): past it, once silent for half a request timeout, multi-gets
+ * touching it are answered at once without its keys (misses, as after its timeout), and a
+ * multi-get of live nodes only is served. Before that, a node holding its share is not cut:
+ * a busy node that answers never is. */
+static void test_silent_node_share(void **state)
+{
+	char a[16], b[16], c[16], d[16], text[96], want[128];
+	struct sub s[4];
+	struct dp_stats st;
+	int n;
+
+	(void)state;
+	t_dp_start(1, 4, small_table);
+	key_on(0, 0, "h", a, sizeof(a)); /* node 0 never answers */
+	key_on(1, 0, "h", b, sizeof(b));
+	key_on(2, 0, "h", c, sizeof(c));
+	key_on(3, 0, "h", d, sizeof(d));
+	snprintf(text, sizeof(text), "get %s %s\r\n", a, b);
+	snprintf(want, sizeof(want), "VALUE %s 0 1\r\nB\r\n", b);
+	for (int i = 0; i < 8; i++) {
+		request((uint16_t)(7000 + i), (uint16_t)i, text, strlen(text));
+		n = collect_subs(s, 4);
+		if (i == 6) /* node 0 holds its share; still within half a timeout: not cut */
+			assert_int_equal(n, 2);
+		else
+			assert_int_equal(n, i < 6 ? 2 : 1); /* the 8th: silent 3 s, cut */
+		node_message(sub_of(s, n, 1), want, strlen(want));
+		node_says(sub_of(s, n, 1), 0, 1, "END\r\n", 5);
+		if (i == 6)
+			usleep(3100 * 1000); /* node 0's silence passes half the timeout */
+		if (i < 7) {
+			assert_int_equal(t_sent_count(0), 0); /* waits for node 0 */
+			continue;
+		}
+		char got[128];
+
+		snprintf(got, sizeof(got), "VALUE %s 0 1\r\nB\r\nEND\r\n", b);
+		expect_merged((uint16_t)(7000 + i), (uint16_t)i, got, strlen(got), 1);
+	}
+	st = t_stats();
+	assert_int_equal(st.mget_live, 7);
+	assert_int_equal(st.ctr[DP_CTR_MGET_NODE_SHARE], 1);
+	assert_int_equal(st.ctr[DP_CTR_MGET_PARTIAL], 1);
+	assert_int_equal(st.ctr[DP_CTR_MGET_REFUSED], 0);
+	assert_int_equal(node_partial(0), 1);
+	/* Live nodes only: served while node 0 still holds its seven. */
+	snprintf(text, sizeof(text), "get %s %s\r\n", c, d);
+	request(7100, 100, text, strlen(text));
+	n = collect_subs(s, 4);
+	assert_int_equal(n, 2);
+	snprintf(want, sizeof(want), "VALUE %s 0 1\r\nC\r\nEND\r\n", c);
+	node_says(sub_of(s, n, 2), 0, 1, want, strlen(want));
+	snprintf(want, sizeof(want), "VALUE %s 0 1\r\nD\r\nEND\r\n", d);
+	node_says(sub_of(s, n, 3), 0, 1, want, strlen(want));
+	snprintf(want, sizeof(want), "VALUE %s 0 1\r\nC\r\nVALUE %s 0 1\r\nD\r\nEND\r\n", c, d);
+	expect_merged(7100, 100, want, strlen(want), 1);
+	st = t_stats();
+	assert_int_equal(st.ctr[DP_CTR_MGET_REFUSED], 0);
+	assert_int_equal(st.mget_live, 7);
+	assert_int_equal(st.slots_live, 7);
+	mg_stop();
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1250,6 +1320,7 @@ int main(void)
 		cmocka_unit_test(test_tags_overflow_datagram),
 		cmocka_unit_test(test_interleaved_three_large),
 		cmocka_unit_test(test_limits),
+		cmocka_unit_test(test_silent_node_share),
 		cmocka_unit_test(test_handoff),
 		cmocka_unit_test(test_paced_large_reply),
 	};

@@ -222,7 +222,7 @@ static void test_publish_10000_nodes(void **state)
 	t0 = rte_get_tsc_cycles();
 	assert_int_equal(dp_publish_placement(rig.dp, moved, NULL, 3), 0);
 	us2 = (rte_get_tsc_cycles() - t0) * 1000000 / rte_get_tsc_hz();
-	print_message("publish 10000 nodes: %lu us first, %lu us after a change\n",
+	print_message("# publish 10000 nodes: %lu us first, %lu us after a change\n",
 		      (unsigned long)us1, (unsigned long)us2);
 	assert_true(us2 < 2000000);
 	/* Member 9999 of `moved` is m10000 at 198.19.50.1. */
@@ -332,6 +332,186 @@ static void test_prepare_new_member(void **state)
 	t_dp_stop();
 }
 
+/* ---- a new member starts clean (issue 27, defect 8) ------------------------------------ */
+
+/* Publish nodes n<i+1> (198.18.1.i+1, static MAC 02:00:00:00:01:i+1) for the bits of @p mask
+ * as epoch @p epoch; the rig's placement becomes it. */
+static void publish_mask(uint32_t mask, uint64_t epoch)
+{
+	struct pl_member mb[8];
+	struct dp_node_mac macs[8];
+	struct pl_config pc = {0};
+	uint32_t n = 0;
+
+	memset(mb, 0, sizeof(mb));
+	memset(macs, 0, sizeof(macs));
+	for (uint32_t i = 0; i < 8; i++) {
+		const uint8_t mac[6] = {0x02, 0, 0, 0, 0x01, (uint8_t)(i + 1)};
+
+		if (!(mask & (1u << i)))
+			continue;
+		snprintf(mb[n].name, sizeof(mb[n].name), "n%u", i + 1);
+		snprintf(mb[n].addr, sizeof(mb[n].addr), "198.18.1.%u", i + 1);
+		mb[n].port = 11211;
+		mb[n].weight = 1;
+		memcpy(macs[n].mac, mac, 6);
+		macs[n].has_mac = true;
+		n++;
+	}
+	pc.algo = PL_ALGO_RING;
+	pl_free(rig.pl);
+	rig.pl = pl_build(&pc, mb, n);
+	assert_non_null(rig.pl);
+	assert_int_equal(dp_publish_placement(rig.dp, rig.pl, macs, epoch), 0);
+}
+
+/* Endpoints in use, in endpoint order, into @p out; @return how many. */
+static uint32_t nodes(struct dp_node_stats *out, uint32_t max)
+{
+	return dp_nodes_get(rig.dp, out, max);
+}
+
+/* The in-ring node named @p name. */
+static struct dp_node_stats ring_node(const char *name)
+{
+	struct dp_node_stats all[16], found;
+	uint32_t n = nodes(all, 16);
+	int hits = 0;
+
+	for (uint32_t i = 0; i < n; i++)
+		if (all[i].in_ring && strcmp(all[i].name, name) == 0) {
+			found = all[i];
+			hits++;
+		}
+	assert_int_equal(hits, 1);
+	return found;
+}
+
+/* Send @p count gets of keys node @p name owns, nobody answers; the forwarded datagrams are
+ * dropped here. */
+static void unanswered_gets(const char *name, int count)
+{
+	struct rte_mbuf *m;
+	int sent = 0;
+
+	for (int i = 0; sent < count && i < 100000; i++) {
+		char key[24], text[48];
+		int32_t o;
+		int n;
+
+		snprintf(key, sizeof(key), "c%d", i);
+		o = t_owner(key);
+		if (o < 0 || strcmp(pl_member_at(rig.pl, (uint32_t)o)->name, name) != 0)
+			continue;
+		n = snprintf(text, sizeof(text), "get %s\r\n", key);
+		t_inject(0, t_request((uint16_t)(6000 + sent), 1, text, (size_t)n));
+		t_poll(0);
+		sent++;
+	}
+	assert_int_equal(sent, count);
+	while ((m = t_sent(0)) != NULL)
+		rte_pktmbuf_free(m);
+}
+
+/* Poll until @p want slots expired in all (a bounded wait for a condition). */
+static void wait_expired(uint64_t want, unsigned int max_ms)
+{
+	for (unsigned int ms = 0; t_stats().ctr[DP_CTR_SLOTS_EXPIRED] < want && ms < max_ms; ms++) {
+		usleep(1000);
+		for (int i = 0; i < 32; i++)
+			t_poll(0);
+	}
+	assert_int_equal(t_stats().ctr[DP_CTR_SLOTS_EXPIRED], want);
+}
+
+/* Nothing this node did not do: no forwards, replies, timeouts or failures; up. */
+static void assert_clean(const char *name)
+{
+	struct dp_node_stats n;
+
+	for (int i = 0; i < 3; i++)
+		dp_health_poll(rig.dp);
+	n = ring_node(name);
+	assert_int_equal(n.forwarded, 0);
+	assert_int_equal(n.returned, 0);
+	assert_int_equal(n.timeouts, 0);
+	assert_int_equal(n.failures, 0);
+	assert_int_equal(n.downs, 0);
+	assert_int_equal(n.health, HL_UP);
+}
+
+static void short_requests(struct dp_config *c)
+{
+	c->request_timeout_ms = 5;
+	c->health.fail_down = 2;
+}
+
+/* A node added at the entry of one removed takes nothing of its past (it was marked down at
+ * once by the old one's timeouts: "node5 up -> down: 162 failure(s)"); neither does a node
+ * that comes back at its own address after it left. */
+static void test_new_member_starts_clean(void **state)
+{
+	struct dp_node_stats all[16];
+	uint32_t n;
+
+	(void)state;
+	t_dp_start(1, 4, short_requests);
+	publish_mask(0x0f, 2);
+	unanswered_gets("n4", 5);
+	wait_expired(5, 5000);
+	dp_health_poll(rig.dp);
+	assert_int_equal(ring_node("n4").timeouts, 5);
+	publish_mask(0x07, 3); /* n4 leaves */
+	usleep(20000);	       /* past its entry's hold (two request timeouts) */
+	publish_mask(0x17, 4); /* n5 joins: n4's entry is the first free one */
+	n = nodes(all, 16);
+	assert_int_equal(n, 4);
+	assert_string_equal(all[3].name, "n5");
+	assert_clean("n5");
+
+	/* n5 serves, times out, leaves, comes back at its own address: clean again. */
+	unanswered_gets("n5", 3);
+	wait_expired(8, 5000);
+	dp_health_poll(rig.dp);
+	assert_int_equal(ring_node("n5").forwarded, 3);
+	assert_int_equal(ring_node("n5").timeouts, 3);
+	publish_mask(0x07, 5);
+	usleep(20000);
+	publish_mask(0x17, 6);
+	assert_int_equal(nodes(all, 16), 4);
+	assert_clean("n5");
+	t_dp_stop();
+}
+
+static void slow_requests(struct dp_config *c)
+{
+	c->request_timeout_ms = 300;
+	c->health.fail_down = 2;
+}
+
+/* Requests to a node just removed are still in flight: a node added right after takes
+ * another entry, so their timeouts never count against it. */
+static void test_new_member_skips_busy_entry(void **state)
+{
+	struct dp_node_stats all[16];
+	uint32_t n;
+
+	(void)state;
+	t_dp_start(1, 4, slow_requests);
+	publish_mask(0x0f, 2);
+	unanswered_gets("n4", 4);
+	publish_mask(0x07, 3); /* n4 leaves with 4 requests in flight */
+	publish_mask(0x17, 4); /* n5 joins within 600 ms: not at n4's entry */
+	n = nodes(all, 16);
+	assert_int_equal(n, 5);
+	assert_string_equal(all[3].name, "n4");
+	assert_false(all[3].in_ring);
+	assert_string_equal(all[4].name, "n5");
+	wait_expired(4, 10000);
+	assert_clean("n5");
+	t_dp_stop();
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -340,6 +520,8 @@ int main(void)
 		cmocka_unit_test(test_publish_refused_keeps_ring),
 		cmocka_unit_test(test_publish_10000_nodes),
 		cmocka_unit_test(test_prepare_new_member),
+		cmocka_unit_test(test_new_member_starts_clean),
+		cmocka_unit_test(test_new_member_skips_busy_entry),
 	};
 
 	t_eal_setup("dp_publish", "0-1", 2);
