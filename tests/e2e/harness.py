@@ -351,9 +351,12 @@ def nodes_mac_known(reply):
 def identity(s):
     """(holds, text): rx = forwarded + returned + answered + dropped + probe_replies (nodes'
     answers to the router's own probes) + warm_absorbed (new owners' misses a warm-up read
-    took to the previous owner), and the drop reasons add up to dropped."""
+    took to the previous owner) + ip_fragments_merged and ip_fragments_held (IP fragments
+    merged into a datagram that went on, or waiting for theirs), and the drop reasons add up
+    to dropped."""
     rhs = s["forwarded"] + s["returned"] + s["answered"] + s["dropped"] + \
-        s.get("probe_replies", 0) + s.get("warm_absorbed", 0)
+        s.get("probe_replies", 0) + s.get("warm_absorbed", 0) + \
+        s.get("ip_fragments_merged", 0) + s.get("ip_fragments_held", 0)
     by_reason = sum(s["drops"].values())
     text = "rx %d = forwarded %d + returned %d + answered %d + dropped %d + probe replies " \
         "%d + warm absorbed %d (= %d); drop reasons sum %d" % (
