@@ -181,12 +181,14 @@ class Sandbox:
             f.write(text + extra)
         return path
 
-    def start_router(self, ringway, conf, lcores="0-1", qpairs=1):
+    def start_router(self, ringway, conf, lcores="0-1", qpairs=1, af_packet_args=None):
         """lcores: EAL -l list or --lcores map (the first lcore is the control lcore);
-        qpairs: af_packet queue pairs, one worker each (2 workers: lcores "0@0,1@1,2@1").
+        qpairs: af_packet queue pairs, one worker each (2 workers: lcores "0@0,1@1,2@1");
+        af_packet_args: the PMD's ring arguments instead of framecnt=4096 (e.g. a framesz).
         In af_xdp mode the veth gives one queue (XDP_VETH_QUEUES): one worker on "0-1"."""
         env = dict(os.environ, SANDBOX_PORT=self.port,
-                   SANDBOX_AF_PACKET_ARGS="qpairs=%d,framecnt=4096" % qpairs)
+                   SANDBOX_AF_PACKET_ARGS="qpairs=%d,%s" % (qpairs,
+                                                            af_packet_args or "framecnt=4096"))
         if self.xdp and qpairs > XDP_VETH_QUEUES:
             log("af_xdp on a veth: %d queue(s), so %d worker(s) instead of %d"
                 % (XDP_VETH_QUEUES, XDP_VETH_QUEUES, qpairs))
