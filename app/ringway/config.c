@@ -190,6 +190,9 @@ enum key_kind {
 	  "ARP requests before a node counts as unresolved")                                       \
 	_(TIMEOUTS, "arp_lifetime_s", K_U32, C(timeouts.arp_lifetime_s), 0, 1, 86400, 0, "300",    \
 	  "a learned node MAC is refreshed after this")                                            \
+	_(TIMEOUTS, "fragment_ms", K_U32, C(timeouts.fragment_ms), 0, 10, 60000, 0, "500",         \
+	  "a datagram in reassembly whose fragments are not all there after this is dropped "      \
+	  "(ip_fragment_timeout)")                                                                 \
 	_(TABLES, "request_slots", K_U32, C(tables.request_slots), 0, 64, 65536, F_POW2, "4096",   \
 	  "request slots per worker: requests in flight")                                          \
 	_(TABLES, "client_slots_max", K_U32, C(tables.client_slots_max), 0, 0, 65536, 0, "1024",   \
@@ -220,6 +223,13 @@ enum key_kind {
 	  "256",                                                                                   \
 	  "merged multi-get reply datagrams a worker offers its TX queue per poll; what the "      \
 	  "queue does not take waits for the next poll")                                           \
+	_(TABLES, "fragments", K_U32, C(tables.fragments), 0, 0, 65536, 0, "128",                  \
+	  "IP datagrams in reassembly per worker (each up to 8 fragments, its mbufs held from "    \
+	  "the pool); past it a new datagram's fragments are dropped; 0 = fragments dropped "      \
+	  "(ip_fragment)")                                                                         \
+	_(TABLES, "mbuf_bytes", K_U32, C(tables.mbuf_bytes), 0, 2048, 16384, 0, "2048",            \
+	  "data room of each pool mbuf: the largest frame received whole (af_packet: raise it "    \
+	  "with the port's framesz to take datagrams its kernel socket reassembled)")              \
 	_(CONTROL, "socket", K_PATH, C(control.socket), 0, 0, SUN_PATH_MAX, 0, CTL_DEFAULT_SOCKET, \
 	  "management socket (Unix stream, mode 0600)")                                            \
 	_(CONTROL, "state_file", K_PATH, C(control.state_file), 0, 0, RW_CFG_PATH_MAX - 1, 0,      \

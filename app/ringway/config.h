@@ -138,6 +138,7 @@ struct rw_cfg_timeouts {
 	uint32_t arp_retry_ms;
 	uint32_t arp_attempts;
 	uint32_t arp_lifetime_s;
+	uint32_t fragment_ms;
 };
 
 /** [tables]: sizes fixed at start-up; each field is the key of the same name. */
@@ -154,6 +155,8 @@ struct rw_cfg_tables {
 	uint32_t multiget_inflight;
 	uint32_t multiget_buffer_kb;
 	uint32_t multiget_send_burst;
+	uint32_t fragments;
+	uint32_t mbuf_bytes;
 };
 
 /** [control] */

@@ -712,6 +712,8 @@ static void dp_config_from(struct dp_config *d, uint16_t nw, const unsigned int 
 	d->handoff_ring = cfg.tables.handoff_ring;
 	d->neighbours = cfg.tables.neighbours;
 	d->mtu = cfg.router.mtu;
+	d->frag_entries = cfg.tables.fragments;
+	d->frag_timeout_ms = cfg.timeouts.fragment_ms;
 	d->vlan_fixed = cfg.router.has_vlan;
 	d->vlan_id = (uint16_t)cfg.router.vlan;
 	d->two_ports = cfg.router.has_node_port;
@@ -870,7 +872,8 @@ static void start_port(struct start *st)
 		      st->port, rte_eth_dev_count_avail());
 	the_pool =
 		rte_pktmbuf_pool_create("ringway_mbufs", cfg.tables.mbufs, cfg.tables.mbuf_cache, 0,
-					RTE_MBUF_DEFAULT_BUF_SIZE, rte_eth_dev_socket_id(st->port));
+					(uint16_t)(RTE_PKTMBUF_HEADROOM + cfg.tables.mbuf_bytes),
+					rte_eth_dev_socket_id(st->port));
 	if (the_pool == NULL)
 		fatal("cannot create the mbuf pool (%u mbufs): %s", cfg.tables.mbufs,
 		      rte_strerror(rte_errno));

@@ -139,7 +139,15 @@ extern "C" {
 	_(HOT_TX_FAILED, "hot_tx_failed") /* fetches, fills, deletes not sent (TX, pool, MAC) */  \
 	_(POLLS, "polls")               /* loop iterations */                                     \
 	_(IDLE_POLLS, "idle_polls")     /* iterations that found no packet */                     \
-	_(PUBLISH_SEEN, "epochs_seen")  /* placement replicas picked up */
+	_(PUBLISH_SEEN, "epochs_seen")  /* placement replicas picked up */                        \
+	_(IP_REASSEMBLED, "ip_reassembled") /* datagrams reassembled from their fragments */       \
+	_(IP_FRAG_MERGED, "ip_fragments_merged") /* fragments merged into a datagram that went on \
+						    as the one that completed it: an accounting \
+						    term */                                     \
+	_(IP_FRAG_SENT, "ip_fragments_sent") /* fragments the router built for datagrams over the \
+						MTU, each datagram's last aside (it is counted as \
+						the datagram) */                                \
+	_(IP_FRAG_TX_FAILED, "ip_fragments_tx_failed") /* ... that the TX queue refused */
 
 enum dp_counter {
 #define DP_CTR_ENUM(e, s) DP_CTR_##e,
@@ -161,8 +169,18 @@ enum dp_counter {
 	_(BAD_IP, "bad_ip")			  /* version, IHL, total / payload length, IPv4    \
 						     checksum, an IPv6 routing header with         \
 						     segments left, too many extension headers */  \
-	_(IP_FRAGMENT, "ip_fragment")		  /* fragments (IPv6: a fragment header) are not   \
-						     reassembled */                                \
+	_(IP_FRAGMENT, "ip_fragment")		  /* fragments not reassembled: reassembly off,  \
+						     not UDP, an IPv6 fragment header after other \
+						     extension headers */                          \
+	_(IP_FRAG_TIMEOUT, "ip_fragment_timeout") /* fragments whose datagram did not complete  \
+						     within [timeouts] fragment_ms */             \
+	_(IP_FRAG_TABLE_FULL, "ip_fragment_table_full") /* a new datagram's fragment, the      \
+							   reassembly table full */            \
+	_(IP_FRAG_INVALID, "ip_fragment_invalid") /* overlapping, duplicate, empty or more than \
+						     8 fragments: the whole datagram */          \
+	_(IP_TOO_BIG, "ip_too_big") /* a datagram over the router's limit: cut short by the port  \
+				       (af_packet: larger than its frames), reassembled over       \
+				       12288 bytes, or not to be fragmented again */               \
 	_(NOT_OUR_IP, "not_our_ip")		  /* to another address (IPv6: or multicast) */    \
 	_(NOT_UDP, "not_udp")                   /* other IP protocols (ICMP echo excepted) */     \
 	_(FAMILY_TOO_BIG, "family_too_big")	  /* an IPv4 datagram to an IPv6 peer would pass   \
@@ -378,6 +396,10 @@ struct dp_config {
 	uint32_t hot_replicas;
 	uint32_t hot_load_pct;
 	uint32_t hot_fill_ttl_s;
+	/** IP fragments (dp_frag.h): datagrams in reassembly per worker (0: none, fragments are
+	 *  dropped as ip_fragment), each given frag_timeout_ms (0: 500) to complete. */
+	uint32_t frag_entries;
+	uint32_t frag_timeout_ms;
 };
 
 /** Fewest generation bits a request id keeps (the bits the reply port cannot name a slot
@@ -607,7 +629,8 @@ uint16_t dp_forward_burst(struct dp_worker *w, struct rte_mbuf **pkts, uint16_t 
 	_(uint32_t, slow_nodes, "slow_nodes")           /* nodes flagged slow now */ \
 	_(uint64_t, dirty_bytes, "dirty_keys_bytes") /* memory of the down nodes' key records */ \
 	_(uint32_t, warm_open, "warmup_open")	      /* a warm-up window is open (0/1) */         \
-	_(uint64_t, warm_bytes, "warmup_bytes") /* memory of the previous placements it holds */
+	_(uint64_t, warm_bytes, "warmup_bytes") /* memory of the previous placements it holds */ \
+	_(uint32_t, frag_held, "ip_fragments_held") /* fragments waiting for their datagram */
 
 /** Totals over all workers (or one). */
 struct dp_stats {

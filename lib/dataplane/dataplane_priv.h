@@ -70,6 +70,10 @@ enum dp_tx_tag {
 	DP_TX_HOT_FETCH, /* hot key: a get to the owner after a replica's miss (not an rx packet) */
 	DP_TX_HOT_FILL,	 /* hot key: the owner's value added to a replica (not an rx packet) */
 	DP_TX_HOT_INVAL, /* hot key: a replica's copy deleted on a write (not an rx packet) */
+	/* IP fragments (dp_frag.c), built by the router: all but a datagram's last fragment,
+	 * which keeps the datagram's own tag (not rx packets; ip_fragments_sent) */
+	DP_TX_FRAG_CLIENT,
+	DP_TX_FRAG_NODE,
 };
 
 /* With two ports: whether a TX tag leaves on the node port (else on the client port). */
@@ -78,7 +82,7 @@ static inline bool dp_tx_to_node(uint8_t tag)
 	return tag == DP_TX_FORWARDED || tag == DP_TX_MGET_SUB || tag == DP_TX_CTL ||
 	       tag == DP_TX_ANSWERED_NODE || tag == DP_TX_WARM_GET || tag == DP_TX_WARM_FILL ||
 	       tag == DP_TX_WARM_DELETE || tag == DP_TX_HOT_FETCH || tag == DP_TX_HOT_FILL ||
-	       tag == DP_TX_HOT_INVAL;
+	       tag == DP_TX_HOT_INVAL || tag == DP_TX_FRAG_NODE;
 }
 
 /*
@@ -479,6 +483,9 @@ struct dp_hdr_tmpl {
 	alignas(16) uint8_t want[3][16]; /* frame bytes 0..15, 16..31 and 26..41 */
 	alignas(16) uint8_t mask[3][16];
 	uint32_t min_len;
+	uint32_t len_span; /* frame lengths min_len .. min_len + len_span take the pattern (longer
+			      than the MTU: check_frame(), to be fragmented again); 0 with no
+			      pattern */
 };
 
 /* The look-ahead's record of one frame of the burst (dp_forward_burst): the headers as the
@@ -689,6 +696,12 @@ struct dp_worker {
 	_Atomic(struct dp_view *) prev_view;
 	/* Failover copies known current (dp_failover.c), shared by all workers: dp->fo_seen. */
 	_Atomic uint64_t *fo_seen;
+
+	/* IP fragments (dp_frag.c): the reassembly (NULL: none), fragments it holds now (a
+	 * gauge and a term of the accounting identity), the last IPv6 fragment id sent. */
+	struct dp_frag *frag;
+	uint32_t frag_held;
+	uint32_t frag_id6;
 } __rte_cache_aligned;
 
 struct dp {

@@ -19,6 +19,7 @@
 #include <rte_telemetry.h>
 
 #include "dataplane_priv.h"
+#include "dp_frag.h"
 #include "dp_hot.h"
 #include "inet.h"
 
@@ -205,6 +206,8 @@ void dp_config_defaults(struct dp_config *cfg)
 	cfg->backoff_us = 100;
 	cfg->backoff_after = 1024;
 	cfg->mtu = 1500;
+	cfg->frag_entries = 128;
+	cfg->frag_timeout_ms = 500;
 	cfg->mget_max = 128;
 	cfg->mget_bytes = 2u << 20;
 	cfg->mget_send_burst = 256;
@@ -272,6 +275,8 @@ static int config_check(const struct dp_config *c)
 		return -EINVAL;
 	if (c->mget_max >= DP_NO_MGET || (c->mtu != 0 && (c->mtu < 576 || c->mtu > 9000)))
 		return -EINVAL;
+	if (c->frag_entries > 65536 || c->frag_timeout_ms > 60000)
+		return -EINVAL;
 	if (dp_generation_bits(c->slots, c->reply_port_count, c->n_workers) < DP_GEN_BITS_MIN ||
 	    dp_mget_datagrams_max(c->mget_bytes, c->mtu) > DP_REPLY_DATAGRAMS_MAX ||
 	    c->mget_send_burst == 0 || c->n_client_macs > DP_CLIENT_MACS_MAX)
@@ -317,6 +322,7 @@ static void worker_free(struct dp_worker *w)
 	dp_warm_free(w);
 	dp_obs_worker_free(w);
 	dp_hot_worker_free(w);
+	dp_frag_free(w);
 	rte_free(w->slots);
 	rte_free(w->slot6);
 	rte_free(w->free_fifo);
@@ -425,6 +431,13 @@ static struct dp_worker *worker_new(struct dp *dp, uint16_t id, uint32_t inst)
 	dp_rx_side(w, false);
 	w->tx_offload = c->tx_cksum_offload;
 	w->mtu = c->mtu != 0 ? c->mtu : 1500;
+	/* Frames over the MTU leave the pattern: check_ipv4() sends them to be fragmented. */
+	for (int i = 0; i < 2; i++)
+		w->hdr_side[i].len_span = w->hdr_side[i].min_len == UINT32_MAX
+						  ? 0
+						  : (uint32_t)sizeof(struct rte_ether_hdr) +
+							    w->mtu - w->hdr_side[i].min_len;
+	dp_rx_side(w, false);
 	w->eps = dp->eps;
 	w->timeout_tsc = (uint64_t)c->request_timeout_ms * dp->tsc_hz / 1000;
 	/* 0 or more than the request timeout: the request timeout. */
@@ -487,7 +500,9 @@ static struct dp_worker *worker_new(struct dp *dp, uint16_t id, uint32_t inst)
 	    w->node_tmo == NULL || w->node_lost == NULL || w->dirty == NULL ||
 	    w->node_ret == NULL || w->handoff == NULL || (id == 0 && w->ctl_ring == NULL) ||
 	    dp_mget_init(w, c, socket) != 0 || dp_obs_worker_init(w, c, socket) != 0 ||
-	    dp_warm_init(w, c, socket) != 0 || dp_hot_worker_init(w, c, socket) != 0) {
+	    dp_warm_init(w, c, socket) != 0 || dp_hot_worker_init(w, c, socket) != 0 ||
+	    dp_frag_create(w, c->frag_entries, c->frag_timeout_ms != 0 ? c->frag_timeout_ms : 500,
+			   socket) != 0) {
 		worker_free(w);
 		return NULL;
 	}
@@ -1372,6 +1387,7 @@ static void add_worker(const struct dp_worker *w, struct dp_stats *out)
 	out->mget_live += w->mgets != NULL ? w->dp->cfg.mget_max - w->n_mget_free : 0;
 	out->mget_bytes += w->mget_bytes;
 	out->mget_bytes_peak = RTE_MAX(out->mget_bytes_peak, w->mget_bytes_peak);
+	out->frag_held += w->frag_held;
 }
 
 int dp_stats_get(const struct dp *dp, int worker, struct dp_stats *out)
@@ -1405,7 +1421,8 @@ bool dp_stats_identity(const struct dp_stats *s)
 	       s->ctr[DP_CTR_RX] == s->ctr[DP_CTR_FORWARDED] + s->ctr[DP_CTR_RETURNED] +
 					    s->ctr[DP_CTR_ANSWERED] + s->ctr[DP_CTR_DROPPED] +
 					    s->ctr[DP_CTR_PROBE_REPLIES] +
-					    s->ctr[DP_CTR_WARM_ABSORBED];
+					    s->ctr[DP_CTR_WARM_ABSORBED] +
+					    s->ctr[DP_CTR_IP_FRAG_MERGED] + s->frag_held;
 }
 
 static void node_fill(const struct dp *dp, uint32_t i, struct dp_node_stats *o)

@@ -83,6 +83,10 @@ static inline void count_sent(struct dp_worker *w, enum dp_tx_tag tag, uint32_t 
 		w->ctr[DP_CTR_HOT_INVALIDATIONS]++;
 		w->node_fwd[ep]++;
 		break;
+	case DP_TX_FRAG_CLIENT:
+	case DP_TX_FRAG_NODE:
+		w->ctr[DP_CTR_IP_FRAG_SENT]++;
+		break;
 	}
 }
 
@@ -124,41 +128,51 @@ static void flush_range(struct dp_worker *w, uint16_t port, uint16_t lo, uint16_
 		sent = 0; /* link_gated, and the link is down: refused as by a full queue */
 	}
 	count_range(w, lo, lo + sent);
-	for (i = lo + sent; i < hi; i++) {
-		switch (w->tx_tag[i]) {
-		case DP_TX_CTL:
-			rte_pktmbuf_free(w->tx[i]);
-			break;
-		case DP_TX_MGET_SUB: /* built here, not received: no drop in the identity */
-		case DP_TX_MGET_OUT:
-			w->ctr[DP_CTR_MGET_TX_FAILED]++;
-			rte_pktmbuf_free(w->tx[i]);
-			break;
-		case DP_TX_WARM_GET: /* built here: no drop; its slot is free now */
-			dp_slot_free(w, w->tx_slot[i]);
-			/* fall through */
-		case DP_TX_WARM_FILL:
-		case DP_TX_WARM_DELETE:
-			w->ctr[DP_CTR_WARM_TX_FAILED]++;
-			rte_pktmbuf_free(w->tx[i]);
-			break;
-		case DP_TX_HOT_FETCH: /* its slot times out: the client gets no answer */
-		case DP_TX_HOT_FILL:
-		case DP_TX_HOT_INVAL:
-			w->ctr[DP_CTR_HOT_TX_FAILED]++;
-			rte_pktmbuf_free(w->tx[i]);
-			break;
-		case DP_TX_FORWARDED:
-			/* No reply can come: the slot is free now, not at its timeout. */
-			if (w->tx_slot[i] != DP_NO_SLOT) {
-				w->ctr[DP_CTR_SLOTS_TX_FREED]++;
-				dp_slot_free(w, w->tx_slot[i]);
-			}
-			dp_count_drop(w, w->tx[i], DP_DROP_TX_FULL);
-			break;
-		default:
-			dp_count_drop(w, w->tx[i], DP_DROP_TX_FULL);
+	for (i = lo + sent; i < hi; i++)
+		dp_tx_refuse(w, w->tx[i], w->tx_tag[i], w->tx_slot[i]);
+}
+
+/* What a TX queue refused (or the router could not send), by its tag: freed, counted once. */
+void dp_tx_refuse(struct dp_worker *w, struct rte_mbuf *m, uint8_t tag, uint32_t slot)
+{
+	switch (tag) {
+	case DP_TX_CTL:
+		rte_pktmbuf_free(m);
+		break;
+	case DP_TX_MGET_SUB: /* built here, not received: no drop in the identity */
+	case DP_TX_MGET_OUT:
+		w->ctr[DP_CTR_MGET_TX_FAILED]++;
+		rte_pktmbuf_free(m);
+		break;
+	case DP_TX_WARM_GET: /* built here: no drop; its slot is free now */
+		dp_slot_free(w, slot);
+		/* fall through */
+	case DP_TX_WARM_FILL:
+	case DP_TX_WARM_DELETE:
+		w->ctr[DP_CTR_WARM_TX_FAILED]++;
+		rte_pktmbuf_free(m);
+		break;
+	case DP_TX_FRAG_CLIENT: /* built here: its datagram's last fragment is counted */
+	case DP_TX_FRAG_NODE:
+		w->ctr[DP_CTR_IP_FRAG_TX_FAILED]++;
+		rte_pktmbuf_free(m);
+		break;
+	case DP_TX_HOT_FETCH: /* its slot times out: the client gets no answer */
+	case DP_TX_HOT_FILL:
+	case DP_TX_HOT_INVAL:
+		w->ctr[DP_CTR_HOT_TX_FAILED]++;
+		rte_pktmbuf_free(m);
+		break;
+	case DP_TX_FORWARDED:
+		/* No reply can come: the slot is free now, not at its timeout. */
+		if (slot != DP_NO_SLOT) {
+			w->ctr[DP_CTR_SLOTS_TX_FREED]++;
+			dp_slot_free(w, slot);
 		}
+		dp_count_drop(w, m, DP_DROP_TX_FULL);
+		break;
+	default:
+		dp_count_drop(w, m, DP_DROP_TX_FULL);
 	}
 }
 

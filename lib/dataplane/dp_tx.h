@@ -411,6 +411,10 @@ void dp_tx_flush(struct dp_worker *w);
  * caller keeps the rest. */
 uint16_t dp_tx_offer(struct dp_worker *w, struct rte_mbuf **pkts, uint16_t n);
 
+/* Free TX entry @p m (tag @p tag, slot @p slot) that cannot be sent: counted as flush refusals
+ * are (a forwarded request: tx_full, its slot freed at once). */
+void dp_tx_refuse(struct dp_worker *w, struct rte_mbuf *m, uint8_t tag, uint32_t slot);
+
 /* Count a drop for @p why and free @p m. */
 void dp_count_drop(struct dp_worker *w, struct rte_mbuf *m, enum dp_drop why);
 

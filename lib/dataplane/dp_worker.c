@@ -27,6 +27,7 @@
 #include <rte_cycles.h>
 #include <rte_ethdev.h>
 
+#include "dp_frag.h"
 #include "dp_hot.h"
 #include "dp_observe.h"
 #include "dp_tx.h"
@@ -972,6 +973,19 @@ static void handle_probe_reply(struct dp_worker *w, struct rte_mbuf *m, struct d
 	rte_pktmbuf_free(m);
 }
 
+/* take_over() of a reply larger than the MTU: fragmented again for its client. */
+static __rte_noinline void take_over_big(struct dp_worker *w, struct rte_mbuf *m, struct dp_pkt *pk)
+{
+	uint16_t from;
+
+	if (w->ntx > DP_TX_CAP - DP_FRAG_TX_ROOM)
+		dp_tx_flush(w);
+	from = w->ntx;
+	handle_reply_owned(w, m, pk,
+			   (uint32_t)(rte_be_to_cpu_16(pk->udp->dst_port) - w->reply_base));
+	dp_frag_tx(w, from);
+}
+
 /* Rebuild the parse of a packet another worker validated (l2_len / l3_len set by it). */
 static void take_over(struct dp_worker *w, struct rte_mbuf *m)
 {
@@ -994,6 +1008,8 @@ static void take_over(struct dp_worker *w, struct rte_mbuf *m)
 	pk.plen = rte_be_to_cpu_16(pk.udp->dgram_len) - (uint32_t)sizeof(struct rte_udp_hdr);
 	pk.hint = &dp_no_hint; /* a reply */
 	w->ctr[DP_CTR_TAKEN_OVER]++;
+	if (unlikely(rte_pktmbuf_data_len(m) > pk.l2_len + w->mtu))
+		return take_over_big(w, m, &pk);
 	handle_reply_owned(w, m, &pk,
 			   (uint32_t)(rte_be_to_cpu_16(pk.udp->dst_port) - w->reply_base));
 }
@@ -1067,6 +1083,7 @@ enum dp_verdict {
 	DP_V_ICMP,    /* ICMP to the router's address */
 	DP_V_ARP,
 	DP_V_IPV6, /* handle_ipv6 judges the rest */
+	DP_V_FRAG, /* IPv4 fragment, or over the MTU (dp_ahead.k: its total length): handle_frag4 */
 };
 
 static inline enum dp_verdict verdict_drop(struct dp_ahead *a, enum dp_drop why)
@@ -1111,6 +1128,32 @@ static __rte_always_inline enum dp_verdict check_udp4(struct dp_worker *w, struc
 	return verdict_drop(a, DP_DROP_BAD_PORT);
 }
 
+/* The drop of an IPv4 frame whose total length @p tot does not fit the frame's @p len bytes:
+ * ip_too_big when the frame is longer than the MTU already (a datagram the port's kernel
+ * socket reassembled, cut short at the socket's frame size), else bad_ip. */
+static __rte_noinline enum dp_drop ipv4_len_drop(const struct dp_worker *w, const struct dp_pkt *pk,
+						 uint32_t tot, uint32_t len)
+{
+	return tot >= sizeof(struct rte_ipv4_hdr) && len > pk->l2_len + w->mtu ? DP_DROP_IP_TOO_BIG
+									       : DP_DROP_BAD_IP;
+}
+
+/* After the IPv4 header's own checks (pk->ip, pk->l3_len, total length @p tot): to the
+ * router, then ICMP or UDP. */
+static __rte_always_inline enum dp_verdict check_ipv4_tail(struct dp_worker *w, struct rte_mbuf *m,
+							   struct dp_ahead *a, uint32_t tot)
+{
+	struct rte_ipv4_hdr *ip = a->pk.ip;
+
+	if (unlikely(ip->dst_addr != w->router_ip))
+		return verdict_drop(a, DP_DROP_NOT_OUR_IP);
+	if (ip->next_proto_id == IPPROTO_ICMP)
+		return DP_V_ICMP;
+	if (unlikely(ip->next_proto_id != IPPROTO_UDP))
+		return verdict_drop(a, DP_DROP_NOT_UDP);
+	return check_udp4(w, m, a, tot);
+}
+
 /* After Ethernet: IPv4 checks (lengths before reads, never trusting a length field), then
  * ICMP or UDP by port. */
 static __rte_always_inline enum dp_verdict check_ipv4(struct dp_worker *w, struct rte_mbuf *m,
@@ -1133,21 +1176,20 @@ static __rte_always_inline enum dp_verdict check_ipv4(struct dp_worker *w, struc
 	}
 	tot = rte_be_to_cpu_16(ip->total_length);
 	if (unlikely(tot < ihl || pk->l2_len + tot > len))
-		return verdict_drop(a, DP_DROP_BAD_IP);
+		return verdict_drop(a, ipv4_len_drop(w, pk, tot, len));
 	if ((m->ol_flags & RTE_MBUF_F_RX_IP_CKSUM_MASK) != RTE_MBUF_F_RX_IP_CKSUM_GOOD &&
 	    unlikely(!ipv4_hdr_sum_ok(ip, ihl)))
 		return verdict_drop(a, DP_DROP_BAD_IP);
-	if (unlikely(ip->fragment_offset &
-		     rte_cpu_to_be_16(RTE_IPV4_HDR_MF_FLAG | RTE_IPV4_HDR_OFFSET_MASK)))
-		return verdict_drop(a, DP_DROP_IP_FRAGMENT);
-	if (unlikely(ip->dst_addr != w->router_ip))
-		return verdict_drop(a, DP_DROP_NOT_OUR_IP);
 	pk->l3_len = (uint16_t)ihl;
-	if (ip->next_proto_id == IPPROTO_ICMP)
-		return DP_V_ICMP;
-	if (unlikely(ip->next_proto_id != IPPROTO_UDP))
-		return verdict_drop(a, DP_DROP_NOT_UDP);
-	return check_udp4(w, m, a, tot);
+	/* A fragment, or a datagram over the MTU (af_packet's socket reassembles fragments):
+	 * one branch on the flags/offset word and the length loaded, the rest out of line. */
+	if (unlikely((ip->fragment_offset &
+		      rte_cpu_to_be_16(RTE_IPV4_HDR_MF_FLAG | RTE_IPV4_HDR_OFFSET_MASK)) |
+		     (tot > w->mtu))) {
+		a->k = tot;
+		return DP_V_FRAG;
+	}
+	return check_ipv4_tail(w, m, a, tot);
 }
 
 /* Extension headers walked at most (hop-by-hop, destination options, routing). */
@@ -1250,8 +1292,13 @@ static inline bool is_our_sn_addr(const struct dp_worker *w, const uint8_t *a)
 /* After Ethernet: IPv6 as check_ipv4 does IPv4, a parallel path: the router's address6 (or,
  * for neighbour discovery, its solicited-node group), extension headers walked, ICMPv6 or
  * UDP; the UDP checksum is mandatory. */
-static __rte_noinline void handle_ipv6(struct dp_worker *w, struct rte_mbuf *m, struct dp_pkt *pk,
-				       uint32_t len)
+static void handle_frag6(struct dp_worker *w, struct rte_mbuf *m, struct dp_pkt *pk, uint32_t len);
+static void handle_big6(struct dp_worker *w, struct rte_mbuf *m, struct dp_pkt *pk, uint32_t len);
+
+/* @p big: a datagram over the MTU, its TX watched by handle_big6() (a constant: the wrappers
+ * below each inline their own copy). */
+static __rte_always_inline void ipv6_serve(struct dp_worker *w, struct rte_mbuf *m,
+					   struct dp_pkt *pk, uint32_t len, bool big)
 {
 	struct rte_ipv6_hdr *ip6;
 	uint32_t end, off, ulen, k;
@@ -1268,13 +1315,22 @@ static __rte_noinline void handle_ipv6(struct dp_worker *w, struct rte_mbuf *m, 
 	pk->v6 = true;
 	end = sizeof(*ip6) + rte_be_to_cpu_16(ip6->payload_len);
 	/* payload_len 0 is a jumbogram's: none here. */
-	if (unlikely((rte_be_to_cpu_32(ip6->vtc_flow) >> 28) != 6 || end == sizeof(*ip6) ||
-		     pk->l2_len + end > len))
+	if (unlikely((rte_be_to_cpu_32(ip6->vtc_flow) >> 28) != 6 || end == sizeof(*ip6)))
 		return dp_count_drop(w, m, DP_DROP_BAD_IP);
+	if (unlikely(pk->l2_len + end > len)) /* cut short by the port when over the MTU */
+		return dp_count_drop(
+			w, m, len > pk->l2_len + w->mtu ? DP_DROP_IP_TOO_BIG : DP_DROP_BAD_IP);
+	/* Over the MTU (af_packet's socket reassembles): fragmented again on the way out. */
+	if (!big && unlikely(end > w->mtu))
+		return handle_big6(w, m, pk, len);
 	if (likely(ip6->proto == IPPROTO_UDP)) { /* no extension header: as the walk says */
 		proto = IPPROTO_UDP;
 		off = sizeof(*ip6);
 	} else {
+		/* A fragment header first: to the reassembly (one further in: the walk's
+		 * ip_fragment). */
+		if (!big && ip6->proto == IPPROTO_FRAGMENT)
+			return handle_frag6(w, m, pk, len);
 		proto = ipv6_walk(ip6, end, &off, &why);
 		if (unlikely(proto < 0))
 			return dp_count_drop(w, m, why);
@@ -1313,6 +1369,60 @@ static __rte_noinline void handle_ipv6(struct dp_worker *w, struct rte_mbuf *m, 
 	if (dport == w->probe_port)
 		return handle_probe_reply(w, m, pk);
 	dp_count_drop(w, m, DP_DROP_BAD_PORT);
+}
+
+/* IPv6 datagram @p m over the MTU: ipv6_serve(), and what it queues fragmented for TX. */
+static __rte_noinline void handle_big6(struct dp_worker *w, struct rte_mbuf *m, struct dp_pkt *pk,
+				       uint32_t len)
+{
+	uint16_t from;
+
+	if (w->ntx > DP_TX_CAP - DP_FRAG_TX_ROOM)
+		dp_tx_flush(w);
+	from = w->ntx;
+	ipv6_serve(w, m, pk, len, true);
+	dp_frag_tx(w, from);
+}
+
+/* An IPv6 fragment (its fragment header right after the IPv6 header; one further in is
+ * ip_fragment, from the walk) of a UDP datagram to the router: to the reassembly; the whole
+ * datagram, once there, is served from its IPv6 header on. */
+static __rte_noinline void handle_frag6(struct dp_worker *w, struct rte_mbuf *m, struct dp_pkt *pk,
+					uint32_t len)
+{
+	struct rte_ipv6_hdr *ip6 = (struct rte_ipv6_hdr *)((uint8_t *)pk->eth + pk->l2_len);
+	struct rte_ipv6_fragment_ext *fh = (struct rte_ipv6_fragment_ext *)(ip6 + 1);
+	uint32_t end = sizeof(*ip6) + rte_be_to_cpu_16(ip6->payload_len);
+	const uint16_t l3 = sizeof(*ip6) + sizeof(*fh);
+
+	if (unlikely((rte_be_to_cpu_32(ip6->vtc_flow) >> 28) != 6 || pk->l2_len + end > len))
+		return dp_count_drop(w, m, DP_DROP_BAD_IP);
+	if (unlikely(end < l3))
+		return dp_count_drop(w, m, DP_DROP_TRUNC_IP);
+	if (memcmp(&ip6->dst_addr, w->router_ip6, 16) != 0)
+		return dp_count_drop(w, m, DP_DROP_NOT_OUR_IP);
+	if (w->frag == NULL || fh->next_header != IPPROTO_UDP)
+		return dp_count_drop(w, m, DP_DROP_IP_FRAGMENT);
+	if (end == l3)
+		return dp_count_drop(w, m, DP_DROP_IP_FRAG_INVALID);
+	if (rte_pktmbuf_pkt_len(m) > pk->l2_len + end) /* Ethernet padding */
+		rte_pktmbuf_trim(m, (uint16_t)(rte_pktmbuf_pkt_len(m) - pk->l2_len - end));
+	m = dp_frag_in(w, m, pk->l2_len, l3, ip6, fh);
+	if (m == NULL)
+		return; /* held, or dropped and counted */
+	const struct dp_hint *h = pk->hint;
+
+	pk->eth = rte_pktmbuf_mtod(m, struct rte_ether_hdr *);
+	pk->hint = &dp_no_hint; /* the look-ahead saw a fragment; pk is a ring entry's: restored */
+	handle_big6(w, m, pk, rte_pktmbuf_data_len(m));
+	pk->hint = h;
+}
+
+/* IPv6 after Ethernet (ipv6_serve). */
+static __rte_noinline void handle_ipv6(struct dp_worker *w, struct rte_mbuf *m, struct dp_pkt *pk,
+				       uint32_t len)
+{
+	ipv6_serve(w, m, pk, len, false);
 }
 
 /* rte_is_same_ether_addr() as one 32-bit and one 16-bit compare (DPDK's: three 16-bit). */
@@ -1408,7 +1518,8 @@ static __rte_always_inline enum dp_verdict check_served(struct dp_worker *w, str
 	__m128i x;
 	uint32_t tot;
 
-	if (unlikely(a->len < t->min_len || m->nb_segs != 1))
+	/* min_len .. the MTU's frame (len_span): longer ones are fragmented again (check_frame). */
+	if (unlikely(a->len - t->min_len > t->len_span || m->nb_segs != 1))
 		return check_frame(w, m, a);
 	x = _mm_or_si128(_mm_or_si128(tmpl_diff(d, t, 0, 0), tmpl_diff(d, t, 1, 16)),
 			 tmpl_diff(d, t, 2, 26));
@@ -1432,6 +1543,8 @@ static __rte_always_inline enum dp_verdict check_served(struct dp_worker *w, str
 	return check_frame(w, m, a);
 #endif
 }
+
+static void handle_frag4(struct dp_worker *w, struct rte_mbuf *m, struct dp_ahead *a);
 
 /* Frame @p m where the look-ahead's checks (@p a) send it. Always inlined: the burst loop is
  * its one caller, and the reply path must not pay a call (see handle_request()). */
@@ -1459,6 +1572,8 @@ static __rte_always_inline void handle_packet(struct dp_worker *w, struct rte_mb
 		return dp_local_arp(w, m, pk);
 	case DP_V_IPV6:
 		return handle_ipv6(w, m, pk, a->len);
+	case DP_V_FRAG:
+		return handle_frag4(w, m, a);
 	}
 	dp_count_drop(w, m, (enum dp_drop)a->why);
 }
@@ -1556,6 +1671,60 @@ static inline void owner_hint(const struct dp_worker *w, struct dp_hint *h)
 	h->owner = pl_lookup_hash(w->cur->pl, h->hash);
 	if (h->owner >= 0)
 		rte_prefetch0(&w->eps[w->cur->ep[h->owner]]);
+}
+
+/* Handle whole datagram @p m (checked as far as @p a says) that may be larger than the MTU:
+ * what its handling queues for TX is fragmented where it must be (dp_frag_tx), the buffer
+ * flushed first if it could fill meanwhile. A request gets its look-ahead here. */
+static __rte_noinline void handle_whole(struct dp_worker *w, struct rte_mbuf *m, struct dp_ahead *a)
+{
+	uint16_t from;
+
+	a->hint.payload = NULL;
+	a->hint.has_owner = false;
+	if (a->verdict == DP_V_REQUEST) {
+		key_hint(w, a, a->pk.payload, a->pk.plen);
+		owner_hint(w, &a->hint);
+	}
+	if (w->ntx > DP_TX_CAP - DP_FRAG_TX_ROOM)
+		dp_tx_flush(w);
+	from = w->ntx;
+	handle_packet(w, m, a);
+	dp_frag_tx(w, from);
+}
+
+/*
+ * An IPv4 fragment or a datagram over the MTU (check_ipv4: its header checked, a->k its total
+ * length). A fragment of a UDP datagram to the router goes to the reassembly, which holds it
+ * or gives the whole datagram back, checked then from its Ethernet header on as any frame;
+ * a whole datagram takes the rest of the checks. Either way no slot is taken before the
+ * datagram is whole and checked.
+ */
+static __rte_noinline void handle_frag4(struct dp_worker *w, struct rte_mbuf *m, struct dp_ahead *a)
+{
+	struct rte_ipv4_hdr *ip = a->pk.ip;
+
+	if (ip->fragment_offset &
+	    rte_cpu_to_be_16(RTE_IPV4_HDR_MF_FLAG | RTE_IPV4_HDR_OFFSET_MASK)) {
+		if (unlikely(ip->dst_addr != w->router_ip))
+			return dp_count_drop(w, m, DP_DROP_NOT_OUR_IP);
+		if (w->frag == NULL || ip->next_proto_id != IPPROTO_UDP)
+			return dp_count_drop(w, m, DP_DROP_IP_FRAGMENT);
+		if (a->k == a->pk.l3_len) /* no payload */
+			return dp_count_drop(w, m, DP_DROP_IP_FRAG_INVALID);
+		if (rte_pktmbuf_pkt_len(m) > a->pk.l2_len + a->k) /* Ethernet padding */
+			rte_pktmbuf_trim(m,
+					 (uint16_t)(rte_pktmbuf_pkt_len(m) - a->pk.l2_len - a->k));
+		m = dp_frag_in(w, m, a->pk.l2_len, a->pk.l3_len, ip, NULL);
+		if (m == NULL)
+			return; /* held, or dropped and counted */
+		a->len = rte_pktmbuf_data_len(m);
+		a->verdict = (uint16_t)check_frame(w, m, a);
+		if (a->verdict != DP_V_FRAG)
+			return handle_whole(w, m, a);
+	}
+	a->verdict = (uint16_t)check_ipv4_tail(w, m, a, a->k);
+	handle_whole(w, m, a);
 }
 
 /*
@@ -1716,6 +1885,8 @@ unsigned int dp_worker_poll(struct dp_worker *w)
 		nr = (uint16_t)(nr + nn);
 	}
 	expire_slots(w);
+	if (unlikely(w->frag_held != 0))
+		dp_frag_expire(w);
 	if (w->quiet_head != w->quiet_tail)
 		quiet_expire(w, false);
 	if (w->mget_head != DP_NO_MGET)

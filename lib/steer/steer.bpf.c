@@ -10,7 +10,7 @@
  * listen port (requests) or into the reply port range (replies from the nodes), with a UDP
  * length that fits the IP payload. Everything else, including any header that is truncated
  * or inconsistent, passes to the kernel: the kernel owns ARP, ND, ICMP, ICMPv6, TCP (ssh),
- * fragments (it drops them for ringway's ports, having no socket there) and whatever else
+ * fragments other than UDP ones to the router (ringway reassembles those) and whatever else
  * arrives on a shared NIC. UDP checksums are the router's to check (an IPv6 datagram with
  * checksum 0 is steered and dropped there under its own reason).
  *
@@ -127,8 +127,14 @@ static __always_inline int steer_ipv4(struct xdp_md *ctx, struct iphdr *ip, void
 	/* The IP length may be shorter than the frame (Ethernet padding), never longer. */
 	if (ip_len < ihl_bytes || (void *)ip + ip_len > data_end)
 		return pass(STEER_CTR_PASS_BAD_IPV4);
-	if (ip->frag_off & bpf_htons(IP_MF | IP_OFFSET))
+	if (ip->frag_off & bpf_htons(IP_MF | IP_OFFSET)) {
+		/* Only the first fragment names a port: every UDP fragment to the router goes
+		 * to ringway, which reassembles them (and drops what is not for its ports). */
+		if (ip->protocol == IPPROTO_UDP && steer_cfg.router_ip != 0 &&
+		    ip->daddr == steer_cfg.router_ip)
+			return to_xsk(ctx, STEER_CTR_TO_XSK_FRAGMENT);
 		return pass(STEER_CTR_PASS_FRAGMENT);
+	}
 	if (ip->protocol != IPPROTO_UDP)
 		return pass(STEER_CTR_PASS_NOT_UDP);
 	if (steer_cfg.router_ip == 0 || ip->daddr != steer_cfg.router_ip)
@@ -183,8 +189,15 @@ static __always_inline int steer_ipv6(struct xdp_md *ctx, struct ipv6hdr *ip6, v
 		if (off > plen)
 			return pass(STEER_CTR_PASS_BAD_IPV6); /* extension header cut short */
 	}
-	if (next == IPPROTO_FRAGMENT)
+	if (next == IPPROTO_FRAGMENT) {
+		/* Right after the fixed header, of a UDP datagram: ringway reassembles it (one
+		 * further in is not reassembled there: the kernel's). */
+		eh = (void *)(ip6 + 1);
+		if (off == 0 && (void *)eh + 8 <= data_end && plen >= 8 &&
+		    eh->nexthdr == IPPROTO_UDP)
+			return to_xsk(ctx, STEER_CTR_TO_XSK_FRAGMENT);
 		return pass(STEER_CTR_PASS_FRAGMENT);
+	}
 	if (is_ext_hdr(next))
 		return pass(STEER_CTR_PASS_IPV6_EXT);
 	if (next != IPPROTO_UDP)

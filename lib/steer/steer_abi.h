@@ -82,7 +82,8 @@ struct steer_cfg {
 	_(PASS_OTHER_ADDR, "pass_other_addr") /* not to the router address (ND multicast) */     \
 	_(PASS_BAD_UDP, "pass_bad_udp")	      /* truncated UDP header or lying UDP length */     \
 	_(PASS_OTHER_PORT, "pass_other_port") /* UDP to the router, not a port of ours */        \
-	_(XSK_MISSING, "xsk_missing")	      /* of TO_XSK_*: no socket on the queue */
+	_(XSK_MISSING, "xsk_missing")	      /* of TO_XSK_*: no socket on the queue */          \
+	_(TO_XSK_FRAGMENT, "to_xsk_fragment") /* a UDP fragment to the router: it reassembles */
 
 #define STEER_CTR_ENUM_(id, name) STEER_CTR_##id,
 /** Counter slots: index into steer_stats. */

@@ -66,13 +66,16 @@ static struct rte_mbuf *request_with(void (*edit)(struct t_pkt_spec *s))
 	return t_pkt(&s);
 }
 
+/* Fragments of a TCP datagram: UDP ones are reassembled (test_frag). */
 static void e_frag_mf(struct t_pkt_spec *s)
 {
 	s->frag = RTE_IPV4_HDR_MF_FLAG;
+	s->proto = IPPROTO_TCP;
 }
 static void e_frag_off(struct t_pkt_spec *s)
 {
 	s->frag = 185;
+	s->proto = IPPROTO_TCP;
 }
 static void e_bad_csum(struct t_pkt_spec *s)
 {

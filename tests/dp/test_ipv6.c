@@ -1211,7 +1211,8 @@ static void test_v6_header_edges(void **state)
 	/* A hop-by-hop header (8 bytes: next UDP, PadN) and a destination options one. */
 	uint8_t hbh_dst[16] = {IPPROTO_DSTOPTS, 0, 1, 4, 0, 0, 0, 0,
 			       IPPROTO_UDP,	0, 1, 4, 0, 0, 0, 0};
-	uint8_t frag[8] = {IPPROTO_UDP, 0, 0, 1, 0, 0, 0, 9};
+	/* Of a TCP datagram: UDP fragments are reassembled (test_frag). */
+	uint8_t frag[8] = {IPPROTO_TCP, 0, 0, 1, 0, 0, 0, 9};
 	uint8_t route_left[8] = {IPPROTO_UDP, 0, 4, 1, 0, 0, 0, 0}; /* segments left 1 */
 	uint8_t route_done[8] = {IPPROTO_UDP, 0, 4, 0, 0, 0, 0, 0}; /* segments left 0 */
 	uint8_t hbh_long[8] = {IPPROTO_UDP, 3, 1, 4, 0, 0, 0, 0};   /* claims 32 bytes */

@@ -183,12 +183,14 @@ class Sandbox:
             f.write(text + extra)
         return path
 
-    def start_router(self, ringway, conf, lcores="0-1", qpairs=1):
+    def start_router(self, ringway, conf, lcores="0-1", qpairs=1, af_packet_args=None):
         """lcores: EAL -l list or --lcores map (the first lcore is the control lcore);
-        qpairs: af_packet queue pairs, one worker each (2 workers: lcores "0@0,1@1,2@1").
+        qpairs: af_packet queue pairs, one worker each (2 workers: lcores "0@0,1@1,2@1");
+        af_packet_args: the PMD's ring arguments instead of framecnt=4096 (e.g. a framesz).
         In af_xdp mode the veth gives one queue (XDP_VETH_QUEUES): one worker on "0-1"."""
         env = dict(os.environ, SANDBOX_PORT=self.port,
-                   SANDBOX_AF_PACKET_ARGS="qpairs=%d,framecnt=4096" % qpairs)
+                   SANDBOX_AF_PACKET_ARGS="qpairs=%d,%s" % (qpairs,
+                                                            af_packet_args or "framecnt=4096"))
         if self.xdp and qpairs > XDP_VETH_QUEUES:
             log("af_xdp on a veth: %d queue(s), so %d worker(s) instead of %d"
                 % (XDP_VETH_QUEUES, XDP_VETH_QUEUES, qpairs))
@@ -353,9 +355,12 @@ def nodes_mac_known(reply):
 def identity(s):
     """(holds, text): rx = forwarded + returned + answered + dropped + probe_replies (nodes'
     answers to the router's own probes) + warm_absorbed (new owners' misses a warm-up read
-    took to the previous owner), and the drop reasons add up to dropped."""
+    took to the previous owner) + ip_fragments_merged and ip_fragments_held (IP fragments
+    merged into a datagram that went on, or waiting for theirs), and the drop reasons add up
+    to dropped."""
     rhs = s["forwarded"] + s["returned"] + s["answered"] + s["dropped"] + \
-        s.get("probe_replies", 0) + s.get("warm_absorbed", 0)
+        s.get("probe_replies", 0) + s.get("warm_absorbed", 0) + \
+        s.get("ip_fragments_merged", 0) + s.get("ip_fragments_held", 0)
     by_reason = sum(s["drops"].values())
     text = "rx %d = forwarded %d + returned %d + answered %d + dropped %d + probe replies " \
         "%d + warm absorbed %d (= %d); drop reasons sum %d" % (

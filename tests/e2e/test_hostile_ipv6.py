@@ -6,7 +6,8 @@ reason, and nothing else moves (no forward, no reply):
   - IPv6 header cut, payload length past the frame, version 4 in an IPv6 ethertype;
   - extension headers cut short (a hop-by-hop header longer than the payload; UDP cut after
     a complete one);
-  - fragment headers (first, later, after a hop-by-hop header): dropped, never reassembled;
+  - fragment headers: right after the IPv6 header (first, later), held for reassembly and
+    dropped as ip_fragment_timeout (one_held); after a hop-by-hop header, dropped;
   - UDP checksum 0 (mandatory in IPv6) or wrong, lying UDP lengths;
   - other ports, another address, a client outside the allowed prefixes;
   - forged replies from an IPv6 address that is no node;
@@ -181,6 +182,9 @@ def main():
     for name, frame, family in cases6(net):
         if sb.xdp and family in STEER_FAMILY:
             v4.one_pass(t, sb, name, lambda f=frame: sender.send(f), STEER_FAMILY[family])
+            continue
+        if family == "fragment6_held":  # UDP fragments to the router: reassembled there
+            v4.one_held(t, sb, name, lambda f=frame: sender.send(f))
             continue
         v4.one_drop(t, sb, name, lambda f=frame: sender.send(f), FAMILY[family])
     try:

@@ -272,10 +272,10 @@ def cases6(n, req_id=0x5252):
     # Fragments: a first fragment (M set) and a later one, right after IPv6 and after a
     # hop-by-hop header.
     out.append(("ip6_fragment_first", n.get(b"hostile6:frag", req_id,
-                exts=[fragment_hdr(0, True)]), "fragment6"))
+                exts=[fragment_hdr(0, True)]), "fragment6_held"))
     out.append(("ip6_fragment_later", eth(n.rmac, n.cmac, ETH_P_IPV6,
                 ipv6(n.cip, n.rip, b"tail of a datagram", exts=[fragment_hdr(3, False)])),
-                "fragment6"))
+                "fragment6_held"))
     out.append(("ip6_fragment_after_hbh", n.get(b"hostile6:frag", req_id,
                 exts=[hbh, fragment_hdr(0, True)]), "fragment6"))
     # UDP: checksum 0 (mandatory in IPv6), lying lengths.

@@ -267,7 +267,8 @@ static void expect_bytes(const struct fixture *fx, const uint8_t *b, size_t len,
 			 const char *what)
 {
 	uint64_t d[STEER_CTR_COUNT];
-	bool ours = ctr == STEER_CTR_TO_XSK_REQUEST || ctr == STEER_CTR_TO_XSK_REPLY;
+	bool ours = ctr == STEER_CTR_TO_XSK_REQUEST || ctr == STEER_CTR_TO_XSK_REPLY ||
+		    ctr == STEER_CTR_TO_XSK_FRAGMENT;
 	int act, i;
 
 	act = run(fx, b, len, d);
@@ -590,15 +591,21 @@ static void test_fragments_and_malformed(void **state)
 	struct frame f;
 
 	f = request(PORT_A);
+	/* UDP fragments to the router are ringway's to reassemble (only the first has a port). */
 	f.frag_off = 0x2000;
-	expect(fx, &f, STEER_CTR_PASS_FRAGMENT, "first fragment (MF)");
+	expect(fx, &f, STEER_CTR_TO_XSK_FRAGMENT, "first fragment (MF)");
 	f = request(PORT_A);
 	f.frag_off = 0x0010;
-	expect(fx, &f, STEER_CTR_PASS_FRAGMENT, "later fragment (offset)");
+	expect(fx, &f, STEER_CTR_TO_XSK_FRAGMENT, "later fragment (offset)");
 	f = request(PORT_A);
 	f.vlans = 1;
 	f.frag_off = 0x2000 | 0x0001;
-	expect(fx, &f, STEER_CTR_PASS_FRAGMENT, "VLAN-tagged middle fragment");
+	expect(fx, &f, STEER_CTR_TO_XSK_FRAGMENT, "VLAN-tagged middle fragment");
+	/* Others stay the kernel's: a TCP fragment, a UDP fragment to another address. */
+	f = request(PORT_A);
+	f.frag_off = 0x2000;
+	f.proto = IPPROTO_TCP;
+	expect(fx, &f, STEER_CTR_PASS_FRAGMENT, "TCP fragment");
 	f = request(PORT_A);
 	f.version = 6;
 	expect(fx, &f, STEER_CTR_PASS_BAD_IPV4, "IP version 6 in an IPv4 ethertype");
@@ -762,7 +769,7 @@ static void test_fragments_and_malformed6(void **state)
 
 	f = request6(PORT_A);
 	f.next = IP6_FRAGMENT;
-	expect6(fx, &f, STEER_CTR_PASS_FRAGMENT, "fragment header right after IPv6");
+	expect6(fx, &f, STEER_CTR_TO_XSK_FRAGMENT, "UDP fragment header right after IPv6");
 	f = with_ext(PORT_A, 1, hbh, zero);
 	f.next = IP6_FRAGMENT;
 	expect6(fx, &f, STEER_CTR_PASS_FRAGMENT, "fragment header after hop-by-hop");
