@@ -13,7 +13,12 @@ need not answer for listing and metrics; their addresses are 198.18.1.1 onwards 
 --json, top -b, /metrics, /ringway/nodes paged); exit 1 naming what is missing. That is the
 test `scale_listing` runs.
 
+/metrics also reports thread_cpu_s: the metrics thread's CPU per scrape (user + system, 10 ms
+ticks, averaged over the repeats), what the router spends whatever the machine's load;
+--save-metrics FILE keeps the last scrape at each size N as FILE.N (to diff two builds).
+
 Usage: scale.py --build DIR [--out FILE.json] [--sizes 10,100,1000] [--repeat N] [--check]
+                [--save-metrics FILE]
 """
 import argparse
 import base64
