@@ -100,20 +100,26 @@ static void prom_totals(struct obs_text *t, const struct dp_stats *s, uint16_t w
 	obs_prom_sample(t, "ringway_identity_ok", NULL, 0, dp_stats_identity(s));
 }
 
-static void prom_nodes(struct obs_text *t, const struct dp_node_stats *nodes, uint32_t nn,
-		       const struct dp *dp)
-{
-	char addr[40];
-	struct obs_hist h;
+/* The node's address as text, the label of every series of the node (formatted once per node
+ * and scrape, not once per series). */
+#define DP_PROM_ADDR 40
 
+static void prom_nodes(struct obs_text *t, const struct dp_node_stats *nodes, uint32_t nn,
+		       const struct dp *dp, const struct obs_prom_bounds *pb,
+		       char (*addr)[DP_PROM_ADDR], struct obs_hist *h)
+{
+	for (uint32_t i = 0; i < nn; i++) {
+		uint64_t v;
+
+		dp_node_field(&nodes[i], DP_NODE_F_address, addr[i], DP_PROM_ADDR, &v);
+	}
 	for (size_t m = 0; m < sizeof(node_metrics) / sizeof(node_metrics[0]); m++) {
 		obs_prom_family(t, node_metrics[m].metric, node_metrics[m].help,
 				node_metrics[m].type);
 		for (uint32_t i = 0; i < nn; i++) {
-			struct obs_label l[] = {{"node", nodes[i].name}, {"address", addr}};
+			struct obs_label l[] = {{"node", nodes[i].name}, {"address", addr[i]}};
 			uint64_t v = 0;
 
-			dp_node_field(&nodes[i], DP_NODE_F_address, addr, sizeof(addr), &v);
 			dp_node_field(&nodes[i], node_metrics[m].f, NULL, 0, &v);
 			obs_prom_sample(t, node_metrics[m].metric, l, 2, v);
 		}
@@ -123,42 +129,44 @@ static void prom_nodes(struct obs_text *t, const struct dp_node_stats *nodes, ui
 			"completed its reply.",
 			OBS_PROM_HISTOGRAM);
 	for (uint32_t i = 0; i < nn; i++) {
-		struct obs_label l[] = {{"node", nodes[i].name}, {"address", addr}};
-		uint64_t v;
+		struct obs_label l[] = {{"node", nodes[i].name}, {"address", addr[i]}};
 
-		dp_node_field(&nodes[i], DP_NODE_F_address, addr, sizeof(addr), &v);
-		if (dp_node_rtt(dp, i, &h) != 0)
-			memset(&h, 0, sizeof(h));
-		obs_prom_histogram(t, "ringway_node_rtt_seconds", l, 2, &h, 1e-9, DP_PROM_FIRST,
-				   DP_PROM_LAST, DP_PROM_STEP);
+		if (dp_node_rtt(dp, i, h) != 0)
+			memset(h, 0, sizeof(*h));
+		obs_prom_histogram_with(t, "ringway_node_rtt_seconds", l, 2, h, pb);
 	}
 }
 
 int dp_metrics_write(const struct dp *dp, struct obs_text *out)
 {
 	struct dp_node_stats *nodes = calloc(dp->cfg.neighbours, sizeof(*nodes));
-	struct obs_hist *router = malloc(sizeof(*router));
+	char(*addr)[DP_PROM_ADDR] = calloc(dp->cfg.neighbours, sizeof(*addr));
+	struct obs_hist *hist = malloc(sizeof(*hist));
+	/* Every histogram here has the same bounds: formatted once per scrape. */
+	struct obs_prom_bounds *pb = malloc(sizeof(*pb));
 	struct dp_stats s;
 	uint32_t nn;
+	int rc = -ENOMEM;
 
-	if (nodes == NULL || router == NULL) {
-		free(nodes);
-		free(router);
-		return -ENOMEM;
-	}
+	if (nodes == NULL || addr == NULL || hist == NULL || pb == NULL)
+		goto out;
+	obs_prom_bounds_init(pb, 1e-9, DP_PROM_FIRST, DP_PROM_LAST, DP_PROM_STEP);
 	dp_stats_get(dp, -1, &s);
 	prom_totals(out, &s, dp->cfg.n_workers);
 	nn = dp_nodes_get(dp, nodes, dp->cfg.neighbours);
-	prom_nodes(out, nodes, nn, dp);
-	dp_latency_get(dp, -1, NULL, router);
+	prom_nodes(out, nodes, nn, dp, pb, addr, hist);
+	dp_latency_get(dp, -1, NULL, hist);
 	obs_prom_family(
 		out, "ringway_router_seconds",
 		"Time in the router per request forwarded or reply returned: from the start "
 		"of its RX burst to the end of the TX burst.",
 		OBS_PROM_HISTOGRAM);
-	obs_prom_histogram(out, "ringway_router_seconds", NULL, 0, router, 1e-9, DP_PROM_FIRST,
-			   DP_PROM_LAST, DP_PROM_STEP);
+	obs_prom_histogram_with(out, "ringway_router_seconds", NULL, 0, hist, pb);
+	rc = out->oom ? -ENOMEM : 0;
+out:
 	free(nodes);
-	free(router);
-	return out->oom ? -ENOMEM : 0;
+	free(addr);
+	free(hist);
+	free(pb);
+	return rc;
 }

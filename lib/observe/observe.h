@@ -185,6 +185,34 @@ void obs_prom_histogram(struct obs_text *t, const char *name, const struct obs_l
 			size_t n, const struct obs_hist *h, double scale, uint32_t first,
 			uint32_t last, uint32_t step);
 
+/** Bytes of one formatted bound, `le="<%.9g of the bound>"} ` (at most 23) and its NUL. */
+#define OBS_PROM_LE_MAX 32
+
+/**
+ * The buckets a histogram exposes and their `le` labels, formatted once (by
+ * obs_prom_bounds_init()) for every histogram written with the same scale and selection: a
+ * router with 1,000 nodes writes 1,000 histograms of the same ~108 bounds per scrape, and
+ * formatting a double is most of a line's cost. The last entry is +Inf (bucket
+ * OBS_BUCKETS - 1). Read only once made, so it may be shared by threads.
+ */
+struct obs_prom_bounds {
+	double scale;			       /**< values times scale: the exposed unit */
+	uint32_t n;			       /**< entries, +Inf included (>= 1) */
+	uint16_t bucket[OBS_BUCKETS];	       /**< the entries' buckets, ascending */
+	uint8_t len[OBS_BUCKETS];	       /**< strlen(le[i]) */
+	char le[OBS_BUCKETS][OBS_PROM_LE_MAX]; /**< `le="..."} `: the line up to its value */
+};
+
+/** Make @p pb the bounds obs_prom_histogram() writes for @p scale, @p first, @p last and
+ *  @p step (step 0: 1). */
+void obs_prom_bounds_init(struct obs_prom_bounds *pb, double scale, uint32_t first, uint32_t last,
+			  uint32_t step);
+
+/** obs_prom_histogram() with bounds made by obs_prom_bounds_init(): the same text, byte for
+ *  byte, with no number formatted but the _sum. */
+void obs_prom_histogram_with(struct obs_text *t, const char *name, const struct obs_label *labels,
+			     size_t n, const struct obs_hist *h, const struct obs_prom_bounds *pb);
+
 #ifdef __cplusplus
 }
 #endif

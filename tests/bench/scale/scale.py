@@ -13,7 +13,12 @@ need not answer for listing and metrics; their addresses are 198.18.1.1 onwards 
 --json, top -b, /metrics, /ringway/nodes paged); exit 1 naming what is missing. That is the
 test `scale_listing` runs.
 
+/metrics also reports thread_cpu_s: the metrics thread's CPU per scrape (user + system, 10 ms
+ticks, averaged over the repeats), what the router spends whatever the machine's load;
+--save-metrics FILE keeps the last scrape at each size N as FILE.N (to diff two builds).
+
 Usage: scale.py --build DIR [--out FILE.json] [--sizes 10,100,1000] [--repeat N] [--check]
+                [--save-metrics FILE]
 """
 import argparse
 import base64
@@ -152,6 +157,24 @@ def http_metrics(port):
         return r.read()
 
 
+def thread_cpu_s(pid, prefix="MHD"):
+    """CPU seconds (user + system) of the process's threads whose name starts with prefix:
+    the /metrics thread is libmicrohttpd's, which builds the exposition. Scheduling on a busy
+    machine stretches a scrape's wall time, not this."""
+    total, tick = 0, os.sysconf("SC_CLK_TCK")
+    for tid in os.listdir("/proc/%d/task" % pid):
+        try:
+            with open("/proc/%d/task/%s/stat" % (pid, tid)) as f:
+                st = f.read()
+        except OSError:
+            continue
+        name = st[st.index("(") + 1:st.rindex(")")]
+        if name.startswith(prefix):
+            fields = st[st.rindex(")") + 2:].split()
+            total += int(fields[11]) + int(fields[12])  # utime, stime (fields 14, 15)
+    return total / tick
+
+
 def b64(s):
     return base64.b64encode(s.encode()).decode()
 
@@ -226,7 +249,7 @@ def fleet_change(build, tmp, router, n, repeat):
         etcd.stop()
 
 
-def measure(build, n, repeat, check, tag):
+def measure(build, n, repeat, check, tag, save_metrics=None):
     tmp = tempfile.mkdtemp(prefix="ringway-scale-")
     router = None
     res, missing = {"nodes": n}, []
@@ -246,8 +269,13 @@ def measure(build, n, repeat, check, tag):
             if check and names - seen:
                 missing.append("%s: %d of %d nodes missing (e.g. %s)" % (
                     key, len(names - seen), n, sorted(names - seen)[:3]))
+        cpu0 = thread_cpu_s(router.p.pid)
         s, size, out = timed(lambda: http_metrics(router.metrics_port), repeat)
-        res["metrics"] = {"s": s, "bytes": size}
+        res["metrics"] = {"s": s, "bytes": size,
+                          "thread_cpu_s": (thread_cpu_s(router.p.pid) - cpu0) / repeat}
+        if save_metrics:
+            with open("%s.%d" % (save_metrics, n), "wb") as f:
+                f.write(out)
         seen = {ln.split(b'node="')[1].split(b'"')[0].decode()
                 for ln in out.splitlines() if ln.startswith(b"ringway_node_forwarded_total{")}
         if check and names - seen:
@@ -295,6 +323,8 @@ def main():
     ap.add_argument("--sizes", default="10,100,1000")
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--check", action="store_true")
+    ap.add_argument("--save-metrics", metavar="FILE",
+                    help="write the last /metrics scrape at N nodes to FILE.N")
     a = ap.parse_args()
     sizes = [int(x) for x in a.sizes.split(",")]
     if a.check:
@@ -303,7 +333,7 @@ def main():
            "loadavg_start": os.getloadavg()[0], "sizes": []}
     failed = []
     for k, n in enumerate(sizes):
-        res, missing = measure(a.build, n, a.repeat, a.check, "s%d" % k)
+        res, missing = measure(a.build, n, a.repeat, a.check, "s%d" % k, a.save_metrics)
         doc["sizes"].append(res)
         failed += ["%d nodes: %s" % (n, m) for m in missing]
         print(json.dumps(res), flush=True)
