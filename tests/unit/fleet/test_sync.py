@@ -91,6 +91,8 @@ class Tap:
     def ok(self, cond, what):
         self.n += 1
         self.failed += not cond
+        # One TAP line: a description that quotes a multi-line reply keeps it on that line.
+        what = " / ".join(ln for ln in str(what).splitlines() if ln.strip())
         print("%sok %d - %s" % ("" if cond else "not ", self.n, what), flush=True)
         return cond
 
