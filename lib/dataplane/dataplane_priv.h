@@ -652,6 +652,12 @@ struct dp {
 	_Atomic uint64_t epoch;
 	_Atomic bool stop;
 	uint64_t tsc_hz;
+	/* Unix time (CLOCK_REALTIME, s) at TSC unix_tsc0, read once at creation: workers turn a
+	 * TSC into Unix seconds without a syscall (dp_unix_now) for the absolute exptimes memcached
+	 * needs beyond 30 days. Drift of the TSC against the wall clock is ppm: seconds in a week,
+	 * nothing to a 30-day horizon. */
+	uint64_t unix_s0;
+	uint64_t unix_tsc0;
 	struct rte_ring *handoff_rings[DP_WORKERS_MAX];
 	uint64_t client_macs[DP_CLIENT_MACS_MAX]; /* cfg.client_macs as MAC words */
 	struct dp_obs *obs; /* latency: control-side state (dp_observe.c) */
@@ -674,6 +680,12 @@ struct dp {
 		uint32_t n;
 	} gutter;
 };
+
+/* Unix seconds at TSC @p tsc (a worker's w->now), for exptimes (mc_exptime_write). */
+static inline uint64_t dp_unix_at(const struct dp *dp, uint64_t tsc)
+{
+	return dp->unix_s0 + (tsc > dp->unix_tsc0 ? (tsc - dp->unix_tsc0) / dp->tsc_hz : 0);
+}
 
 /* True when IPv6 address @p a is not all zero. */
 static inline bool dp_ip6_set(const uint8_t a[16])

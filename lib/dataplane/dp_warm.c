@@ -12,7 +12,8 @@
  *     answers the same client. Its reply goes to the client whatever it says; a hit (one
  *     datagram) is also written to the new owner with `add ... noreply` (never `set`: a
  *     client's write at the new owner wins), with the remaining TTL when the reply says it
- *     (meta `t`) and [warmup] ttl_s otherwise.
+ *     (meta `t`; beyond 30 days as the absolute time memcached needs, mc_exptime_write) and
+ *     [warmup] ttl_s otherwise.
  *   - a write, delete, arith or touch of a moved key goes to the new owner as usual and a
  *     `delete KEY noreply` to the previous owner, so the warm path cannot bring back a value
  *     older than that write.
@@ -297,8 +298,11 @@ static void warm_fill(struct dp_worker *w, struct dp_warm_ctx *c, const struct d
 	memcpy(buf, "add ", 4);
 	memcpy(buf + 4, c->key, c->key_len);
 	n = 4 + c->key_len;
-	n += (size_t)snprintf((char *)buf + n, sizeof(buf) - n, " %u %lld %u noreply\r\n", flags,
-			      (long long)(ttl < 0 ? 0 : ttl), head->value_len);
+	/* The remaining TTL in memcached's terms: above 30 days an absolute time (issue 27: a
+	 * relative 40 days is read as a Unix time in 1970, the copy stored expired). */
+	n += (size_t)snprintf((char *)buf + n, sizeof(buf) - n, " %u %u %u noreply\r\n", flags,
+			      ttl < 0 ? 0u : mc_exptime_write((uint64_t)ttl, dp_unix_at(w->dp, w->now)),
+			      head->value_len);
 	if (n + head->value_len + 2 > sizeof(buf) - MC_FRAME_HDR_LEN - 64) {
 		w->ctr[DP_CTR_WARM_NOT_FILLED]++;
 		return;

@@ -521,7 +521,8 @@ static bool failover_cap_ttl(struct dp_worker *w, struct rte_mbuf *m, struct dp_
 			     struct mc_requests *r)
 {
 	uint8_t out[2048];
-	size_t n = mc_cap_ttl(pk->payload, pk->plen, r, w->failover_ttl_s, out, sizeof(out));
+	size_t n = mc_cap_ttl(pk->payload, pk->plen, r, w->failover_ttl_s, dp_unix_at(w->dp, w->now),
+			      out, sizeof(out));
 	size_t head = (size_t)(pk->payload - (uint8_t *)m->buf_addr);
 	uint32_t hdr = pk->l2_len + pk->l3_len + (uint32_t)sizeof(struct rte_udp_hdr);
 
@@ -570,7 +571,6 @@ static __rte_noinline void failover_request(struct dp_worker *w, struct rte_mbuf
 	const struct pl_placement *pl = w->cur->pl;
 	uint8_t buf[MC_KEY_MAX];
 	int32_t target = -1;
-	bool writes = false;
 	uint64_t mac;
 	uint32_t ep;
 
@@ -590,9 +590,8 @@ static __rte_noinline void failover_request(struct dp_worker *w, struct rte_mbuf
 			return dp_mget_split(w, m, pk, r);
 		target = t;
 	}
-	for (uint16_t i = 0; i < r->nreq; i++)
-		writes |= r->req[i].kind == MC_KIND_WRITE;
-	if (writes && !failover_cap_ttl(w, m, pk, r))
+	/* Writes, and touches and reads that set an expiry (touch, gat, mg T/N, ma N/T). */
+	if (mc_sets_expiry(pk->payload, r) && !failover_cap_ttl(w, m, pk, r))
 		return dp_count_drop(w, m, DP_DROP_FAILOVER_TOO_LONG);
 	ep = (uint32_t)target;
 	mac = atomic_load_explicit(&w->eps[ep].mac, memory_order_relaxed);

@@ -3,7 +3,8 @@
  * Warm-up routing on membership changes (issue 14), on real mbufs: 3 nodes grow to 4 with a
  * window open. A moved key's read that misses at its new owner is asked of its previous
  * owner with the client's very bytes; its hit reaches the client as the node sent it and the
- * new owner gets `add` (the reply's TTL when meta `t` says it, ttl_s otherwise); a write of a
+ * new owner gets `add` (the reply's TTL when meta `t` says it, ttl_s otherwise; beyond 30 days
+ * as the absolute Unix time memcached needs, issue 27); a write of a
  * moved key deletes it at the previous owner; keys that did not move never take the path;
  * after the window no second request leaves. The accounting identity holds throughout.
  * Quiet reads as memcached 1.6 answers them over UDP (seen with 1.6.18): `mg k v q` + `mn`
@@ -16,6 +17,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <rte_cycles.h>
+
+#include "dataplane_priv.h"
 #include "dp_test.h"
 
 #define TTL_S 300
@@ -147,13 +151,17 @@ static void slots_round_trip(void)
 	assert_int_equal(t_stats().slots_live, 0);
 }
 
-/* miss at n4 -> the same get at the previous owner -> hit -> client gets it, n4 gets `add`. */
-static void run_warm_hit(const char *req_fmt, const char *hit_fmt, const char *add_fmt)
+/* miss at n4 -> the same get at the previous owner -> hit -> client gets it, n4 gets `add`.
+ * With @p abs_s, @p add_fmt has a %lu for an absolute exptime: the router's Unix time when it
+ * wrote the add (one of the seconds around the hit's handling) plus @p abs_s. */
+static void run_warm_hit_abs(const char *req_fmt, const char *hit_fmt, const char *add_fmt,
+			     uint64_t abs_s)
 {
 	char req[128], hit[128], add[128];
 	struct rte_mbuf *a, *b, *f;
 	struct t_view va, vb, vf;
 	struct dp_stats s;
+	uint64_t before, after;
 	int32_t prev;
 	const char *k;
 
@@ -167,8 +175,24 @@ static void run_warm_hit(const char *req_fmt, const char *hit_fmt, const char *a
 	node_answers(3, &va, strstr(req, "mg ") == req ? "EN\r\n" : "END\r\n");
 	b = expect_sent(prev, req, &vb); /* the client's bytes, to the previous owner */
 	assert_null(t_sent(0));		 /* the miss went nowhere */
+	before = dp_unix_at(rig.dp, rte_rdtsc());
 	node_answers(prev, &vb, hit);
-	f = expect_sent(3, add, &vf); /* the warm copy to the new owner */
+	after = dp_unix_at(rig.dp, rte_rdtsc());
+	if (abs_s != 0) {
+		f = t_sent(0);
+		assert_non_null(f);
+		t_view_udp(f, &vf, true);
+		for (uint64_t t = before;; t++) {
+			snprintf(add, sizeof(add), add_fmt, k, (unsigned long)(t + abs_s));
+			if (vf.plen == 8 + strlen(add) &&
+			    memcmp(vf.payload + 8, add, strlen(add)) == 0)
+				break;
+			if (t == after)
+				fail_msg("add: %.*s", (int)vf.plen - 8, vf.payload + 8);
+		}
+	} else {
+		f = expect_sent(3, add, &vf); /* the warm copy to the new owner */
+	}
 	assert_int_equal(vf.reqid, 0);
 	expect_client(hit);
 	assert_null(t_sent(0));
@@ -188,6 +212,11 @@ static void run_warm_hit(const char *req_fmt, const char *hit_fmt, const char *a
 	t_dp_stop();
 }
 
+static void run_warm_hit(const char *req_fmt, const char *hit_fmt, const char *add_fmt)
+{
+	run_warm_hit_abs(req_fmt, hit_fmt, add_fmt, 0);
+}
+
 static void test_ascii_hit(void **state)
 {
 	(void)state;
@@ -203,6 +232,25 @@ static void test_meta_ttl(void **state)
 	(void)state;
 	run_warm_hit("mg %s v f t\r\n", "VA 3 f7 t120\r\nxyz\r\n",
 		     "add %s 7 120 3 noreply\r\nxyz\r\n");
+}
+
+/* meta `t` at memcached's 30-day boundary (issue 27): up to 2,592,000 s the add says the
+ * seconds; beyond, memcached would read the number as a Unix time in 1970 and store the copy
+ * expired, so the add says the absolute time. */
+static void test_meta_ttl_30_days(void **state)
+{
+	(void)state;
+	run_warm_hit("mg %s v f t\r\n", "VA 3 f7 t2591999\r\nxyz\r\n",
+		     "add %s 7 2591999 3 noreply\r\nxyz\r\n");
+	run_warm_hit("mg %s v f t\r\n", "VA 3 f7 t2592000\r\nxyz\r\n",
+		     "add %s 7 2592000 3 noreply\r\nxyz\r\n");
+	run_warm_hit_abs("mg %s v f t\r\n", "VA 3 f7 t2592001\r\nxyz\r\n",
+			 "add %s 7 %lu 3 noreply\r\nxyz\r\n", 2592001);
+	run_warm_hit_abs("mg %s v f t\r\n", "VA 3 f7 t3456000\r\nxyz\r\n",
+			 "add %s 7 %lu 3 noreply\r\nxyz\r\n", 3456000);
+	/* t-1: no expiry, written as 0 */
+	run_warm_hit("mg %s v f t\r\n", "VA 3 f7 t-1\r\nxyz\r\n",
+		     "add %s 7 0 3 noreply\r\nxyz\r\n");
 }
 
 /* Both miss: the client gets the previous owner's miss, nothing is written. */
@@ -501,6 +549,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_ascii_hit),    cmocka_unit_test(test_meta_ttl),
+		cmocka_unit_test(test_meta_ttl_30_days),
 		cmocka_unit_test(test_both_miss),    cmocka_unit_test(test_write_deletes_previous),
 		cmocka_unit_test(test_unmoved),	     cmocka_unit_test(test_window_end),
 		cmocka_unit_test(test_off),	     cmocka_unit_test(test_meta_quiet),
