@@ -70,6 +70,8 @@ enum dp_tx_tag {
 	DP_TX_HOT_FETCH, /* hot key: a get to the owner after a replica's miss (not an rx packet) */
 	DP_TX_HOT_FILL,	 /* hot key: the owner's value added to a replica (not an rx packet) */
 	DP_TX_HOT_INVAL, /* hot key: a replica's copy deleted on a write (not an rx packet) */
+	DP_TX_MOVED_DELETE, /* `delete` at the previous owner of a moved key written after the
+			       warm-up window (dp_warm.c; not an rx packet) */
 };
 
 /* With two ports: whether a TX tag leaves on the node port (else on the client port). */
@@ -78,7 +80,7 @@ static inline bool dp_tx_to_node(uint8_t tag)
 	return tag == DP_TX_FORWARDED || tag == DP_TX_MGET_SUB || tag == DP_TX_CTL ||
 	       tag == DP_TX_ANSWERED_NODE || tag == DP_TX_WARM_GET || tag == DP_TX_WARM_FILL ||
 	       tag == DP_TX_WARM_DELETE || tag == DP_TX_HOT_FETCH || tag == DP_TX_HOT_FILL ||
-	       tag == DP_TX_HOT_INVAL;
+	       tag == DP_TX_HOT_INVAL || tag == DP_TX_MOVED_DELETE;
 }
 
 /*
@@ -141,8 +143,8 @@ struct dp_endpoint {
 	char name[PL_NAME_MAX + 1];
 	struct dp_ep_health *hs; /* control lcore: the health state (dp_health.c), NULL until
 				    first judged */
-	bool warm_hold; /* control lcore: a previous placement held for the warm-up window
-			   names it (dp_warm.c): never reclaimed for another node meanwhile */
+	bool warm_hold; /* control lcore: the previous placement held (dp_warm.c) names it:
+			   never reclaimed for another node meanwhile */
 } __rte_cache_aligned;
 
 #define DP_EP_SERVING  0u
@@ -602,6 +604,7 @@ struct dp_worker {
 	uint32_t warm_ttl_s;
 	uint64_t warm_gate;
 	const struct dp_view *prev_cur; /* the previous placement loaded for this burst */
+	bool warm_reads;		/* ... and its warm-up window is open (reads follow) */
 
 	struct rte_ring *handoff; /* MP/SC: replies for this worker's slots from others */
 	struct rte_ring *ctl_ring; /* SP/SC: packets the control lcore wants sent (worker 0) */
@@ -667,6 +670,11 @@ struct dp {
 	 * placement clone (set at publication) and of the previous one it holds (a gauge). */
 	uint64_t warm_until;
 	uint64_t warm_prev_epoch;
+	/* The window is open: moved keys' reads ask the previous owner after a miss. Without
+	 * it the previous placement is still held, for writes only (dp_warm.c). Written by the
+	 * control lcore, read by workers once per burst (relaxed: a burst that sees the old
+	 * value either follows one read too many, which is harmless, or one too few). */
+	_Atomic bool warm_reads;
 	size_t view_bytes[DP_WORKERS_MAX];
 	size_t warm_bytes[DP_WORKERS_MAX];
 	struct rt_table routes; /* control lcore: what next hops resolve with (dp_route.c) */
@@ -799,10 +807,10 @@ struct dp_warm_ctx {
 	uint8_t key[MC_KEY_MAX]; /* decoded */
 	uint8_t req[DP_WARM_REQ_MAX];
 };
-/* Worker lcore, window open (w->prev_cur): for request @p r of @p pk going to endpoint @p ep,
- * send deletes to the previous owners of moved keys it writes, and, for a single-key read of
- * a moved key, prepare a context: @return its index (bind it to the request's slot with
- * dp_warm_bind), or -1. */
+/* Worker lcore, a previous placement held (w->prev_cur): for request @p r of @p pk going to
+ * endpoint @p ep, send deletes to the previous owners of moved keys it writes, and, while the
+ * window is open (w->warm_reads), for a single-key read of a moved key, prepare a context:
+ * @return its index (bind it to the request's slot with dp_warm_bind), or -1. */
 int dp_warm_request(struct dp_worker *w, const struct dp_pkt *pk, const struct mc_requests *r,
 		    uint32_t ep);
 void dp_warm_bind(struct dp_worker *w, uint32_t ctx, uint32_t s);
@@ -810,8 +818,9 @@ void dp_warm_bind(struct dp_worker *w, uint32_t ctx, uint32_t s);
  * (a new owner's miss absorbed, the previous owner asked); false: pass it on as usual. */
 bool dp_warm_reply(struct dp_worker *w, struct rte_mbuf *m, const struct dp_pkt *pk, uint32_t s);
 /* Control lcore: contexts (creation / teardown); at publication, before dp->epoch moves on,
- * keep @p old[k] (each worker's replaced view) as the previous placement, or leave it in
- * old[] to be freed (window off, first publication, a window open already). */
+ * keep @p old[k] (each worker's replaced view) as the previous placement, putting the one it
+ * replaces in old[k] to be freed, or leave it in old[] (first publication; a window open
+ * already keeps its oldest). */
 int dp_warm_init(struct dp_worker *w, const struct dp_config *c, int socket);
 void dp_warm_free(struct dp_worker *w);
 void dp_warm_rotate(struct dp *dp, struct dp_view **old);

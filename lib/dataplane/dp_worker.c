@@ -678,10 +678,13 @@ static __rte_noinline void handle_request(struct dp_worker *w, struct rte_mbuf *
 		return dp_count_drop(w, m, DP_DROP_NO_SLOT);
 	if (!c.quiet && unlikely(!dp_client_take(w, client_word(pk), 1)))
 		return dp_count_drop(w, m, DP_DROP_CLIENT_SLOTS);
-	/* A warm-up window is open: moved keys' writes delete at their previous owner, a moved
-	 * key's read may ask it after a miss (dp_warm.c). Before the rewrite: it reads the
-	 * request's bytes. */
-	if (unlikely(w->prev_cur != NULL))
+	/* A previous placement is held: moved keys' writes delete at their previous owner; while
+	 * its warm-up window is open a moved key's read may ask it after a miss (dp_warm.c).
+	 * Outside the window a lone read does not look (one branch on the parse more, measured:
+	 * 7 instructions per get while a placement is held, none otherwise). Before the
+	 * rewrite: it reads the request's bytes. */
+	if (unlikely(w->prev_cur != NULL) &&
+	    (w->warm_reads || r->nreq != 1 || r->req[0].kind != MC_KIND_READ))
 		warm = dp_warm_request(w, pk, r, ep);
 	s = forward_request(w, m, pk, r, ep, mac, c);
 	if (unlikely(warm >= 0) && !c.quiet && s != DP_NO_SLOT)
@@ -1523,6 +1526,7 @@ uint16_t dp_forward_burst(struct dp_worker *w, struct rte_mbuf **pkts, uint16_t 
 	w->cur = atomic_load_explicit(&w->view, memory_order_acquire);
 	/* The same for the warm-up window's previous placement (dp_warm_rotate / dp_warm_end). */
 	w->prev_cur = atomic_load_explicit(&w->prev_view, memory_order_acquire);
+	w->warm_reads = atomic_load_explicit(&w->dp->warm_reads, memory_order_relaxed);
 	if (unlikely(w->cur != NULL && w->cur->epoch != w->epoch_seen)) {
 		w->epoch_seen = w->cur->epoch;
 		w->ctr[DP_CTR_PUBLISH_SEEN]++;

@@ -339,13 +339,14 @@ static void test_unmoved(void **state)
 	t_dp_stop();
 }
 
-/* After the window (ended early): a moved key's miss is the client's, no second request, no
- * delete; the memory is given back. */
+/* After the window (ended early): a moved key's miss is the client's, no second request; a
+ * write of it still deletes at the previous owner (moved_deletes, not warm_deletes): the
+ * previous placement is held until the next change (issue 27, membership flips). */
 static void test_window_end(void **state)
 {
 	struct rte_mbuf *a;
 	struct t_view va;
-	char req[64];
+	char req[64], del[64];
 	int32_t prev;
 	const char *k;
 	struct dp_stats s;
@@ -364,28 +365,110 @@ static void test_window_end(void **state)
 	rte_pktmbuf_free(a);
 	snprintf(req, sizeof(req), "set %s 0 0 1\r\nx\r\n", k);
 	client_asks(req);
+	snprintf(del, sizeof(del), "delete %s noreply\r\n", k);
+	rte_pktmbuf_free(expect_sent(prev, del, &va));
 	a = expect_sent(3, req, &va);
 	assert_null(t_sent(0));
 	rte_pktmbuf_free(a);
 	s = t_stats();
 	assert_int_equal(s.ctr[DP_CTR_WARM_REQUESTS] + s.ctr[DP_CTR_WARM_DELETES], 0);
+	assert_int_equal(s.ctr[DP_CTR_MOVED_DELETES], 1);
 	assert_int_equal(s.warm_open, 0);
-	assert_int_equal(s.warm_bytes, 0);
+	assert_true(s.warm_bytes > 0); /* held for the writes until the next change */
 	t_dp_stop();
 }
 
-/* With window_s 0 nothing is kept. */
+/* Publish the rig's fleet of @p n nodes (static MACs) at @p epoch. */
+static void fleet_of(uint32_t n, uint64_t epoch)
+{
+	struct dp_node_mac macs[4];
+
+	pl_free(rig.pl);
+	rig.pl = t_fleet(n);
+	rig.n_nodes = n;
+	memset(macs, 0, sizeof(macs));
+	for (uint32_t i = 0; i < n; i++) {
+		uint8_t mac[6] = {0x02, 0, 0, 0, 0x01, (uint8_t)(i + 1)};
+
+		memcpy(macs[i].mac, mac, 6);
+		macs[i].has_mac = true;
+	}
+	assert_int_equal(dp_publish_placement(rig.dp, rig.pl, macs, epoch), 0);
+}
+
+/* A write of @p k: the delete at member @p prev (unless -1), then the write to its owner. */
+static void write_deletes_at(const char *k, int32_t prev)
+{
+	char req[64], del[64];
+	struct t_view v;
+
+	snprintf(req, sizeof(req), "set %s 0 0 1\r\nx\r\n", k);
+	snprintf(del, sizeof(del), "delete %s noreply\r\n", k);
+	client_asks(req);
+	if (prev >= 0)
+		rte_pktmbuf_free(expect_sent(prev, del, &v));
+	rte_pktmbuf_free(expect_sent(t_owner(k), req, &v));
+	assert_null(t_sent(0));
+}
+
+/* With window_s 0 no read follows; the previous placement is held for the writes. */
 static void test_off(void **state)
 {
 	struct dp_warm_state ws;
+	struct t_view v;
+	char req[64];
+	int32_t prev;
+	const char *k;
 
 	(void)state;
 	t_dp_start(1, 3, NULL);
-	pl_free(rig.pl);
-	rig.pl = t_fleet(4);
-	assert_int_equal(dp_publish_placement(rig.dp, rig.pl, NULL, 2), 0);
+	fleet_of(4, 2);
 	dp_warm_get(rig.dp, &ws);
 	assert_false(ws.open);
+	assert_true(ws.held);
+	k = moved_key(&prev);
+	snprintf(req, sizeof(req), "get %s\r\n", k);
+	client_asks(req);
+	rte_pktmbuf_free(expect_sent(3, req, &v)); /* the get alone: reads do not look */
+	assert_null(t_sent(0));
+	assert_int_equal(t_stats().ctr[DP_CTR_WARM_UNMOVED], 0);
+	write_deletes_at(k, prev);
+	assert_int_equal(t_stats().ctr[DP_CTR_MOVED_DELETES], 1);
+	assert_int_equal(t_stats().ctr[DP_CTR_WARM_DELETES], 0);
+	t_dp_stop();
+}
+
+/* Issue 27, membership flips, warm-up off (the default): add n4, write a key that moved to it,
+ * remove n4: the key's owner before the add must not hold the value from before the write.
+ * Before the fix nothing was held with window_s 0 and no delete left, so the returning
+ * owner served the older value. Then back and forth: each write of the key deletes it at its
+ * owner in the placement before, and the memory held stays one placement. */
+static void test_flip_add_remove(void **state)
+{
+	struct dp_warm_state ws;
+	size_t bytes;
+	int32_t prev;
+	const char *k;
+
+	(void)state;
+	t_dp_start(1, 3, NULL);
+	fleet_of(4, 2); /* add n4 */
+	k = moved_key(&prev);
+	write_deletes_at(k, prev); /* the old owner is told while n4 owns the key */
+	fleet_of(3, 3);		   /* remove n4: the key is back at prev */
+	assert_int_equal(t_owner(k), prev);
+	write_deletes_at(k, 3); /* and n4 no longer holds the value of before */
+	dp_warm_get(rig.dp, &ws);
+	assert_true(ws.held && !ws.open);
+	assert_int_equal(ws.prev_epoch, 2);
+	bytes = ws.bytes;
+	fleet_of(4, 4); /* n4 back */
+	write_deletes_at(k, prev);
+	fleet_of(4, 5); /* the same membership again: nothing moved, no delete */
+	write_deletes_at(k, -1);
+	dp_warm_get(rig.dp, &ws);
+	assert_true(ws.bytes <= 2 * bytes); /* one placement held, not a history */
+	assert_int_equal(t_stats().ctr[DP_CTR_MOVED_DELETES], 3);
 	t_dp_stop();
 }
 
@@ -553,6 +636,7 @@ int main(void)
 		cmocka_unit_test(test_both_miss),    cmocka_unit_test(test_write_deletes_previous),
 		cmocka_unit_test(test_unmoved),	     cmocka_unit_test(test_window_end),
 		cmocka_unit_test(test_off),	     cmocka_unit_test(test_meta_quiet),
+		cmocka_unit_test(test_flip_add_remove),
 		cmocka_unit_test(test_binary_quiet),
 	};
 
