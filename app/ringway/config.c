@@ -265,8 +265,8 @@ enum key_kind {
 	_(HOTKEYS, "load_pct", K_U32, C(hotkeys.load_pct), 0, 0, 1000, 0, "25",                    \
 	  "bounded load: a replica above (100 + this) % of the average load is passed over")       \
 	_(HOTKEYS, "fill_ttl_s", K_U32, C(hotkeys.fill_ttl_s), 0, 1, 2592000, 0, "10",             \
-	  "exptime of the copies added to replicas; a key no longer hot keeps invalidating them "  \
-	  "this long")                                                                             \
+	  "exptime of the copies added to replicas; a key no longer hot deletes them on writes "   \
+	  "and writes none for this long plus 2 s (memcached's clock), then leaves the hot set")  \
 	_(METRICS, "listen", K_LISTEN, C(metrics.address), C(metrics.port), 0, 0, 0, "",           \
 	  "Prometheus /metrics on this IPv4:port (HTTP, a thread of its own, not a worker); "      \
 	  "empty = off. Loopback unless the scrapers need more")                                   \

@@ -460,9 +460,9 @@ static int ops_warmup(void *ctx, bool end, struct ctl_text *out, char *err, size
 	dp_warm_get(the_dp, &ws);
 	ctl_text_appendf(out,
 			 "OK warmup %s window_s %u ttl_s %u ms_left %" PRIu64 " prev_epoch %" PRIu64
-			 " bytes %" PRIu64 "\n",
+			 " bytes %" PRIu64 " held %s\n",
 			 ws.open ? "open" : (end ? "ended" : "off"), ws.window_s, ws.ttl_s,
-			 ws.ms_left, ws.prev_epoch, ws.bytes);
+			 ws.ms_left, ws.prev_epoch, ws.bytes, ws.held ? "yes" : "no");
 	return 0;
 }
 

@@ -127,6 +127,8 @@ extern "C" {
 	_(WARM_NOT_FILLED, "warm_not_filled") /* hits not written back (value over a datagram, \
 						 meta without f, expired) */                \
 	_(WARM_DELETES, "warm_deletes") /* deletes sent to previous owners of written keys */   \
+	_(MOVED_DELETES, "moved_deletes") /* ... after the window (or with warm-up off): the   \
+	  previous owner must not hold an older value if the key moves back (issue 27) */      \
 	_(WARM_UNSAFE_KEYS, "warm_unsafe_keys") /* keys ASCII cannot carry: no add / delete */   \
 	_(WARM_TX_FAILED, "warm_tx_failed") /* warm-up packets without mbuf or TX room */       \
 	_(HOT_SAMPLED, "hot_sampled")   /* requests whose first key went into the hot-key sketch */ \
@@ -764,7 +766,8 @@ int dp_stats_print(const struct dp *dp, FILE *out);
 
 /** A warm-up window's state (dp_warm_get()). */
 struct dp_warm_state {
-	bool open;	     /**< a previous placement is held */
+	bool open;	     /**< the window is open (reads of moved keys follow) */
+	bool held;	     /**< a previous placement is held (writes delete there) */
 	uint64_t ms_left;    /**< until the window ends */
 	uint64_t prev_epoch; /**< epoch of the previous placement held */
 	uint64_t bytes;	     /**< memory of the previous placements (all workers) */
@@ -778,11 +781,17 @@ struct dp_warm_state {
  * is asked of its previous owner (a hit is answered and written to the new owner with `add`),
  * a moved key's write also deletes it at its previous owner. A change during an open window
  * keeps the window's previous placement (the oldest, which holds the warm copies) and restarts
- * the window. dp_warm_poll() ends the window on time (dp_control_poll() calls it; it waits
- * for RCU then), dp_warm_end() at once (-ENOENT: none open). Lcore: control.
+ * the window. dp_warm_poll() ends the window on time (dp_control_poll() calls it),
+ * dp_warm_end() at once (-ENOENT: none open): reads stop following, but the previous
+ * placement stays held (with window_s 0 too) until the next publication replaces it, and
+ * writes of moved keys keep deleting at their previous owner (moved_deletes: membership
+ * flips, issue 27). Lcore: control.
  */
 void dp_warm_poll(struct dp *dp);
 int dp_warm_end(struct dp *dp);
+/** End the window and free the previous placement held (writes no longer delete at its
+ *  owners): waits for RCU. For a set-up step that is not a flip (tests). Lcore: control. */
+void dp_warm_forget(struct dp *dp);
 /** The window's state. Lcore: control. @return 0. */
 int dp_warm_get(const struct dp *dp, struct dp_warm_state *out);
 

@@ -74,6 +74,8 @@ enum dp_tx_tag {
 	 * which keeps the datagram's own tag (not rx packets; ip_fragments_sent) */
 	DP_TX_FRAG_CLIENT,
 	DP_TX_FRAG_NODE,
+	DP_TX_MOVED_DELETE, /* `delete` at the previous owner of a moved key written after the
+			       warm-up window (dp_warm.c; not an rx packet) */
 };
 
 /* With two ports: whether a TX tag leaves on the node port (else on the client port). */
@@ -82,7 +84,8 @@ static inline bool dp_tx_to_node(uint8_t tag)
 	return tag == DP_TX_FORWARDED || tag == DP_TX_MGET_SUB || tag == DP_TX_CTL ||
 	       tag == DP_TX_ANSWERED_NODE || tag == DP_TX_WARM_GET || tag == DP_TX_WARM_FILL ||
 	       tag == DP_TX_WARM_DELETE || tag == DP_TX_HOT_FETCH || tag == DP_TX_HOT_FILL ||
-	       tag == DP_TX_HOT_INVAL || tag == DP_TX_FRAG_NODE;
+	       tag == DP_TX_HOT_INVAL || tag == DP_TX_FRAG_NODE ||
+	       tag == DP_TX_MOVED_DELETE;
 }
 
 /*
@@ -155,8 +158,8 @@ struct dp_endpoint {
 	char name[PL_NAME_MAX + 1];
 	struct dp_ep_health *hs; /* control lcore: the health state (dp_health.c), NULL until
 				    first judged */
-	bool warm_hold; /* control lcore: a previous placement held for the warm-up window
-			   names it (dp_warm.c): never reclaimed for another node meanwhile */
+	bool warm_hold; /* control lcore: the previous placement held (dp_warm.c) names it:
+			   never reclaimed for another node meanwhile */
 	/* The node's health generation, set by the control lcore (dp_health.c, relaxed) on
 	 * every change of health between serving and not: health_tsc the TSC of the change (a
 	 * request sent before it never counts against the node after it: expire_slot()),
@@ -655,6 +658,7 @@ struct dp_worker {
 	uint32_t warm_ttl_s;
 	uint64_t warm_gate;
 	const struct dp_view *prev_cur; /* the previous placement loaded for this burst */
+	bool warm_reads;		/* ... and its warm-up window is open (reads follow) */
 
 	struct rte_ring *handoff; /* MP/SC: replies for this worker's slots from others */
 	struct rte_ring *ctl_ring; /* SP/SC: packets the control lcore wants sent (worker 0) */
@@ -713,6 +717,12 @@ struct dp {
 	_Atomic uint64_t epoch;
 	_Atomic bool stop;
 	uint64_t tsc_hz;
+	/* Unix time (CLOCK_REALTIME, s) at TSC unix_tsc0, read once at creation: workers turn a
+	 * TSC into Unix seconds without a syscall (dp_unix_now) for the absolute exptimes memcached
+	 * needs beyond 30 days. Drift of the TSC against the wall clock is ppm: seconds in a week,
+	 * nothing to a 30-day horizon. */
+	uint64_t unix_s0;
+	uint64_t unix_tsc0;
 	struct rte_ring *handoff_rings[DP_WORKERS_MAX];
 	uint64_t client_macs[DP_CLIENT_MACS_MAX]; /* cfg.client_macs as MAC words */
 	struct dp_obs *obs; /* latency: control-side state (dp_observe.c) */
@@ -722,6 +732,11 @@ struct dp {
 	 * placement clone (set at publication) and of the previous one it holds (a gauge). */
 	uint64_t warm_until;
 	uint64_t warm_prev_epoch;
+	/* The window is open: moved keys' reads ask the previous owner after a miss. Without
+	 * it the previous placement is still held, for writes only (dp_warm.c). Written by the
+	 * control lcore, read by workers once per burst (relaxed: a burst that sees the old
+	 * value either follows one read too many, which is harmless, or one too few). */
+	_Atomic bool warm_reads;
 	size_t view_bytes[DP_WORKERS_MAX];
 	size_t warm_bytes[DP_WORKERS_MAX];
 	struct rt_table routes; /* control lcore: what next hops resolve with (dp_route.c) */
@@ -739,6 +754,12 @@ struct dp {
 	_Atomic uint64_t *fo_seen;
 	uint32_t health_gen_next; /* control lcore: the last health_gen given (dp_health.c) */
 };
+
+/* Unix seconds at TSC @p tsc (a worker's w->now), for exptimes (mc_exptime_write). */
+static inline uint64_t dp_unix_at(const struct dp *dp, uint64_t tsc)
+{
+	return dp->unix_s0 + (tsc > dp->unix_tsc0 ? (tsc - dp->unix_tsc0) / dp->tsc_hz : 0);
+}
 
 /* True when IPv6 address @p a is not all zero. */
 static inline bool dp_ip6_set(const uint8_t a[16])
@@ -869,10 +890,10 @@ struct dp_warm_ctx {
 	uint8_t key[MC_KEY_MAX]; /* decoded */
 	uint8_t req[DP_WARM_REQ_MAX];
 };
-/* Worker lcore, window open (w->prev_cur): for request @p r of @p pk going to endpoint @p ep,
- * send deletes to the previous owners of moved keys it writes, and, for a single-key read of
- * a moved key, prepare a context: @return its index (bind it to the request's slot with
- * dp_warm_bind), or -1. */
+/* Worker lcore, a previous placement held (w->prev_cur): for request @p r of @p pk going to
+ * endpoint @p ep, send deletes to the previous owners of moved keys it writes, and, while the
+ * window is open (w->warm_reads), for a single-key read of a moved key, prepare a context:
+ * @return its index (bind it to the request's slot with dp_warm_bind), or -1. */
 int dp_warm_request(struct dp_worker *w, const struct dp_pkt *pk, const struct mc_requests *r,
 		    uint32_t ep);
 void dp_warm_bind(struct dp_worker *w, uint32_t ctx, uint32_t s);
@@ -880,8 +901,9 @@ void dp_warm_bind(struct dp_worker *w, uint32_t ctx, uint32_t s);
  * (a new owner's miss absorbed, the previous owner asked); false: pass it on as usual. */
 bool dp_warm_reply(struct dp_worker *w, struct rte_mbuf *m, const struct dp_pkt *pk, uint32_t s);
 /* Control lcore: contexts (creation / teardown); at publication, before dp->epoch moves on,
- * keep @p old[k] (each worker's replaced view) as the previous placement, or leave it in
- * old[] to be freed (window off, first publication, a window open already). */
+ * keep @p old[k] (each worker's replaced view) as the previous placement, putting the one it
+ * replaces in old[k] to be freed, or leave it in old[] (first publication; a window open
+ * already keeps its oldest). */
 int dp_warm_init(struct dp_worker *w, const struct dp_config *c, int socket);
 void dp_warm_free(struct dp_worker *w);
 void dp_warm_rotate(struct dp *dp, struct dp_view **old);

@@ -12,6 +12,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <rte_cycles.h>
 #include <rte_malloc.h>
@@ -554,6 +555,13 @@ struct dp *dp_create(const struct dp_config *cfg)
 		dp->cfg.node_vlan_id = cfg->vlan_id;
 	}
 	dp->tsc_hz = rte_get_tsc_hz();
+	{
+		struct timespec ts;
+
+		clock_gettime(CLOCK_REALTIME, &ts);
+		dp->unix_tsc0 = rte_rdtsc();
+		dp->unix_s0 = (uint64_t)ts.tv_sec;
+	}
 	for (uint16_t i = 0; i < cfg->n_client_macs; i++)
 		memcpy(&dp->client_macs[i], cfg->client_macs[i], 6); /* little-endian, as eps */
 	dp->eps = rte_zmalloc("dp_eps", sizeof(*dp->eps) * cfg->neighbours, RTE_CACHE_LINE_SIZE);

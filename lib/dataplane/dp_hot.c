@@ -48,11 +48,12 @@ struct dp_hot {
 		bool pinned;
 		uint8_t published;     /* DP_HOT_STATE_* in the published set */
 		uint64_t spread_until; /* over the threshold until then */
+		uint64_t cool_until;   /* cooling: until every copy written could have expired */
 		uint64_t free_at;      /* a freed id is reused from then on */
 	} id[DP_HOT_IDS];
 	uint64_t set_epoch; /* placement of the published set */
 	uint64_t hold_tsc;  /* a key over the threshold spreads this long after its last view */
-	uint64_t cool_tsc;  /* then writes still delete copies this long (fill TTL) */
+	uint64_t cool_tsc;  /* then writes still delete copies this long: fill TTL + margin */
 	uint64_t timeout_tsc;
 };
 
@@ -224,27 +225,36 @@ static bool line_token(const uint8_t *p, uint32_t n, uint32_t i, const uint8_t *
 	}
 }
 
-/* An ASCII `set` of a hot key as the copy its other replicas get: the same flags and value,
- * noreply, with an exptime no longer than the fills' (a copy must not outlive the time its
- * key's writes keep reaching it). @return the body's length, 0 when it cannot be copied. */
+/* An ASCII `set` of a spread key as the copy its other replicas get: the same flags and
+ * value, noreply, with an exptime no longer than the fills' (a copy must not outlive the time
+ * its key's writes keep reaching it: the key's cooling, id_state()) nor the client's own
+ * (read against the router's clock: absolute times too). @return the body's length, 0 when
+ * it cannot be copied (then the copies are deleted): not a set, or one whose value is
+ * already expired (negative, absolute past) or whose exptime memcached refuses. */
 static uint32_t set_copy(const struct dp_worker *w, const struct dp_pkt *pk,
 			 const struct mc_request *rq, const struct dp_hot_keys *k, uint16_t id,
 			 uint8_t *body, uint32_t cap)
 {
 	const uint8_t *line = pk->payload + rq->off, *flags, *exp;
-	uint32_t flags_len, exp_len, ttl = w->hot->ttl_s, e = 0, n;
+	uint32_t flags_len, exp_len, ttl = w->hot->ttl_s, n;
+	uint64_t left = 0, unix_now = dp_unix_at(w->dp, w->now);
 
 	if (rq->proto != MC_PROTO_ASCII || rq->cmd != MC_CMD_SET ||
 	    !line_token(line, rq->line_len, 2, &flags, &flags_len) ||
 	    !line_token(line, rq->line_len, 3, &exp, &exp_len))
 		return 0;
-	for (uint32_t i = 0; i < exp_len && exp[i] >= '0' && exp[i] <= '9' && e <= ttl; i++)
-		e = e * 10 + (uint32_t)(exp[i] - '0');
-	if (e != 0 && e < ttl)
-		ttl = e; /* else never, absolute, or longer: the cap */
+	switch (mc_exptime_read(exp, exp_len, unix_now, &left)) {
+	case MC_EXPTIME_LEFT:
+		ttl = left < ttl ? (uint32_t)left : ttl;
+		break;
+	case MC_EXPTIME_NONE:
+		break; /* the cap */
+	default:
+		return 0;
+	}
 	n = (uint32_t)snprintf((char *)body, cap, "set %.*s %.*s %u %u noreply\r\n",
 			       (int)k->len[id], (const char *)k->key[id], (int)flags_len,
-			       (const char *)flags, ttl, rq->data_len);
+			       (const char *)flags, mc_exptime_write(ttl, unix_now), rq->data_len);
 	if (n + rq->data_len + 2 > cap)
 		return 0;
 	memcpy(body + n, pk->payload + rq->data_off, rq->data_len);
@@ -252,15 +262,17 @@ static uint32_t set_copy(const struct dp_worker *w, const struct dp_pkt *pk,
 	return n + rq->data_len + 2;
 }
 
-/* A write @p rq of hot key @p e (the request of @p pk) begins: an ASCII `set` is copied to the
- * other replicas (a fill's `add` never overwrites it, nor does it miss one); any other write
- * deletes their copies and stops fills of the key for a while. */
+/* A write @p rq of hot key @p e (the request of @p pk) begins: while the key spreads an ASCII
+ * `set` is copied to the other replicas (a fill's `add` never overwrites it, nor does it miss
+ * one); any other write, and every write of a cooling key, deletes their copies and stops
+ * fills of the key for a while. A cooling key gets no copies: its reads do not spread, and a
+ * copy written then would outlive the cooling the copies' expiry is counted in (issue 27). */
 static void invalidate(struct dp_worker *w, const struct dp_pkt *pk, const struct mc_request *rq,
 		       const struct dp_hotent *e, uint32_t owner)
 {
 	struct dp_hot_keys *k = w->hot->keys;
 	uint8_t body[1400];
-	uint32_t len = set_copy(w, pk, rq, k, e->id, body, sizeof(body));
+	uint32_t len = e->spread ? set_copy(w, pk, rq, k, e->id, body, sizeof(body)) : 0;
 
 	if (len == 0) {
 		atomic_store_explicit(&k->wlast[e->id], w->now, memory_order_relaxed);
@@ -407,6 +419,19 @@ static bool parse_hit(const uint8_t *p, uint32_t n, const uint8_t **flags, uint3
 	       memcmp(*data + bytes, "\r\nEND\r\n", 7) == 0;
 }
 
+/* Key id @p id spreads in the worker's hot set of this poll. */
+static bool key_spreads(const struct dp_worker *w, uint16_t id)
+{
+	const struct dp_hotset *hs = w->hot->set;
+	const struct dp_hot_keys *k = w->hot->keys;
+	const struct dp_hotent *e;
+
+	if (hs == NULL)
+		return false;
+	e = hot_find(hs, k, hk_hash(k->key[id], k->len[id]), k->key[id], k->len[id]);
+	return e != NULL && e->id == id && e->spread;
+}
+
 /* The owner's one-datagram answer @p pk to a fetch: on a hit, copy it to the replica with
  * `add` (never over a value a write put there), unless a write of the key began since. */
 static void fill_replica(struct dp_worker *w, uint32_t s, const struct dp_pkt *pk)
@@ -421,7 +446,10 @@ static void fill_replica(struct dp_worker *w, uint32_t s, const struct dp_pkt *p
 	if (!parse_hit(pk->payload + MC_FRAME_HDR_LEN, pk->plen - MC_FRAME_HDR_LEN, &flags,
 		       &flags_len, &data, &data_len))
 		return;
-	if (atomic_load(&k->wseq[hs->id]) != hs->wseq ||
+	/* Copies are written only while the key spreads in this poll's hot set: once a set
+	 * without it (or with it cooling) is published and every worker has moved on, no copy
+	 * is written any more, and the cooling counts from then (set_update). */
+	if (!key_spreads(w, hs->id) || atomic_load(&k->wseq[hs->id]) != hs->wseq ||
 	    w->now - atomic_load_explicit(&k->wlast[hs->id], memory_order_relaxed) <
 		    w->hot->fill_quiet_tsc) {
 		w->ctr[DP_CTR_HOT_FILL_SKIPPED]++;
@@ -429,7 +457,8 @@ static void fill_replica(struct dp_worker *w, uint32_t s, const struct dp_pkt *p
 	}
 	n = (uint32_t)snprintf((char *)body, sizeof(body), "add %.*s %.*s %u %u noreply\r\n",
 			       (int)k->len[hs->id], (const char *)k->key[hs->id], (int)flags_len,
-			       (const char *)flags, w->hot->ttl_s, data_len);
+			       (const char *)flags,
+			       mc_exptime_write(w->hot->ttl_s, dp_unix_at(w->dp, w->now)), data_len);
 	if (n + data_len + 2 > sizeof(body))
 		return; /* larger than a datagram: the replica keeps missing, the owner answers */
 	memcpy(body + n, data, data_len);
@@ -539,7 +568,7 @@ int dp_hot_init(struct dp *dp)
 	h->sum.sketch_keys = c->hot_sketch_keys;
 	h->keys = rte_zmalloc("dp_hotkeys", sizeof(*h->keys), RTE_CACHE_LINE_SIZE);
 	h->hold_tsc = 2 * h->interval_tsc;
-	h->cool_tsc = (uint64_t)c->hot_fill_ttl_s * dp->tsc_hz;
+	h->cool_tsc = ((uint64_t)c->hot_fill_ttl_s + DP_HOT_EXPIRY_SLACK_S) * dp->tsc_hz;
 	h->timeout_tsc = (uint64_t)c->request_timeout_ms * dp->tsc_hz / 1000 + dp->tsc_hz / 10;
 	if (h->acc == NULL || h->top == NULL || h->view == NULL || h->fwd_prev == NULL ||
 	    h->fwd_rate == NULL || h->keys == NULL)
@@ -596,7 +625,11 @@ static int32_t id_alloc(struct dp_hot *h, const uint8_t *key, uint32_t len, uint
 	return -1;
 }
 
-/* What id @p i should be now. */
+/* What id @p i should be now. A key that stops spreading always cools first, however late
+ * the control lcore looks: cool_until is set once the cooling set is published and no worker
+ * holds the spreading one (set_update), so it counts from the last copy any worker could
+ * have written. It ends there: the key leaves the set (writes go to the owner alone), and
+ * every copy it left on a replica has expired, so a key that turns hot again finds none. */
 static uint8_t id_state(const struct dp_hot *h, int32_t i, uint64_t now)
 {
 	const struct dp_hot_id *d = &h->id[i];
@@ -607,7 +640,9 @@ static uint8_t id_state(const struct dp_hot *h, int32_t i, uint64_t now)
 		return DP_HOT_STATE_PINNED;
 	if (now < d->spread_until)
 		return DP_HOT_STATE_SPREAD;
-	if (now < d->spread_until + h->cool_tsc)
+	if (d->published == DP_HOT_STATE_SPREAD || d->published == DP_HOT_STATE_PINNED)
+		return DP_HOT_STATE_COOLING;
+	if (d->published == DP_HOT_STATE_COOLING && now < d->cool_until)
 		return DP_HOT_STATE_COOLING;
 	return DP_HOT_STATE_NO;
 }
@@ -663,6 +698,7 @@ static int set_update(struct dp *dp, struct dp_hot *h, uint64_t now)
 	const struct dp_view *v = atomic_load_explicit(&dp->w[0]->view, memory_order_relaxed);
 	struct dp_hotset *old, *hs;
 	uint8_t states[DP_HOT_IDS];
+	uint64_t synced;
 	bool changed = v != NULL && v->epoch != h->set_epoch;
 	uint32_t spreading = 0, cooling = 0;
 
@@ -682,11 +718,19 @@ static int set_update(struct dp *dp, struct dp_hot *h, uint64_t now)
 	atomic_store_explicit(&dp->hotset, hs, memory_order_release);
 	rte_rcu_qsbr_synchronize(dp->rcu, RTE_QSBR_THRID_INVALID);
 	rte_free(old);
+	/* From here no worker writes a copy of a key that stopped spreading: its cooling (the
+	 * copies' exptime and memcached's clock slack) counts from now. */
+	synced = rte_rdtsc();
 	for (int i = 0; i < DP_HOT_IDS; i++) {
+		bool was_spread = h->id[i].published == DP_HOT_STATE_SPREAD ||
+				  h->id[i].published == DP_HOT_STATE_PINNED;
+
 		if (h->id[i].named && states[i] == DP_HOT_STATE_NO) {
 			h->id[i].named = false; /* slots may name it for a request timeout */
 			h->id[i].free_at = now + h->timeout_tsc;
 		}
+		if (was_spread && states[i] == DP_HOT_STATE_COOLING)
+			h->id[i].cool_until = synced + h->cool_tsc;
 		h->id[i].published = states[i];
 	}
 	h->set_epoch = v != NULL ? v->epoch : 0;

@@ -16,10 +16,16 @@
  * load cap); its slot is marked, and the reply path hands the replica's answer to
  * dp_hot_reply(): a miss there is absorbed and the slot re-asks the owner (a fetch), whose
  * answer goes to the client and, on a hit, is copied to the replica with `add` (a fill, TTL
- * capped). A write of a hot (or cooling) key sends `delete KEY noreply` to every other
- * replica before the write itself leaves for the owner, and suppresses fills of the key for
- * a request timeout (struct dp_hot_keys: the only state workers share, written on writes of
- * hot keys only).
+ * capped). A write of a hot key sends its copy (an ASCII set) or `delete KEY noreply` to
+ * every other replica before the write itself leaves for the owner (and the delete
+ * suppresses fills of the key for a request timeout: struct dp_hot_keys, the only state
+ * workers share, written on writes of hot keys only).
+ *
+ * Cooling: a key that stops spreading stays in the set, its writes deleting the replicas'
+ * copies and writing none (fills stop too), until every copy written while it spread could
+ * have expired (fill_ttl_s + DP_HOT_EXPIRY_SLACK_S, counted from the publication after which
+ * no worker writes one). Then it leaves; a key that turns hot again finds no copy on a
+ * replica older than its last write (issue 27).
  */
 
 #include <stdatomic.h>
@@ -28,6 +34,11 @@
 
 #include "dataplane_priv.h"
 #include "hotkey.h"
+
+/* memcached counts expiry in whole seconds of a clock it reads once a second: an item set
+ * with exptime N can still be read up to a second after N seconds. A cooling key stays in the
+ * set this much longer than the copies' exptime (and a little more for the TX ring's queue). */
+#define DP_HOT_EXPIRY_SLACK_S 2
 
 /* Keys the hot set may name at once (spreading or cooling), and replicas per key. */
 #define DP_HOT_IDS   256

@@ -71,6 +71,9 @@ static inline void count_sent(struct dp_worker *w, enum dp_tx_tag tag, uint32_t 
 	case DP_TX_WARM_DELETE:
 		w->ctr[DP_CTR_WARM_DELETES]++;
 		break;
+	case DP_TX_MOVED_DELETE:
+		w->ctr[DP_CTR_MOVED_DELETES]++;
+		break;
 	case DP_TX_HOT_FETCH:
 		w->ctr[DP_CTR_HOT_FETCHES]++;
 		w->node_fwd[ep]++;
@@ -149,6 +152,7 @@ void dp_tx_refuse(struct dp_worker *w, struct rte_mbuf *m, uint8_t tag, uint32_t
 		/* fall through */
 	case DP_TX_WARM_FILL:
 	case DP_TX_WARM_DELETE:
+	case DP_TX_MOVED_DELETE:
 		w->ctr[DP_CTR_WARM_TX_FAILED]++;
 		rte_pktmbuf_free(m);
 		break;

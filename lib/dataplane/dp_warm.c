@@ -12,16 +12,27 @@
  *     answers the same client. Its reply goes to the client whatever it says; a hit (one
  *     datagram) is also written to the new owner with `add ... noreply` (never `set`: a
  *     client's write at the new owner wins), with the remaining TTL when the reply says it
- *     (meta `t`) and [warmup] ttl_s otherwise.
+ *     (meta `t`; beyond 30 days as the absolute time memcached needs, mc_exptime_write) and
+ *     [warmup] ttl_s otherwise.
  *   - a write, delete, arith or touch of a moved key goes to the new owner as usual and a
  *     `delete KEY noreply` to the previous owner, so the warm path cannot bring back a value
  *     older than that write.
  *   Packets the router builds here (gets to previous owners, adds, deletes) are counted apart
  *   (warm_requests, warm_fills, warm_deletes) and are not rx packets.
  *
+ * Membership flips (issue 27): the previous placement is held after the window too (and with
+ * warm-up off), until the next membership change replaces it: every write of a key whose
+ * owner differs there still sends `delete KEY noreply` to that previous owner (counted
+ * moved_deletes). So after add N / remove N (or remove N / add N back, N running meanwhile)
+ * the node the key returns to holds no value older than a write made while the key was
+ * away. Reads do not look outside the window (the get path pays two loads). The state ends
+ * at the next change (the held placement is replaced, the old one freed after the RCU
+ * synchronize of the publication) or at exit (dp_warm_free); it holds the endpoints it
+ * names (warm_hold), so a removed node's entry is not reclaimed before then.
+ *
  * Control lcore: dp_warm_rotate (from dp_publish_placement: the view being replaced becomes
  * the previous placement, unless a window is open, which keeps its oldest one), the window's
- * end (dp_warm_poll on time, dp_warm_end early), its state and memory.
+ * end (dp_warm_poll on time, dp_warm_end early: reads stop following), its state and memory.
  */
 
 #include <stdatomic.h>
@@ -98,9 +109,10 @@ static bool warm_send(struct dp_worker *w, uint32_t ep, bool vlan, uint16_t vlan
 	return true;
 }
 
-/* `delete KEY noreply` to the previous owner @p prev of a key written through the router. */
+/* `delete KEY noreply` to the previous owner @p prev of a key written through the router
+ * (tagged @p tag: in the window, or after it). */
 static void warm_delete(struct dp_worker *w, const struct dp_pkt *pk, uint32_t prev,
-			const uint8_t *k, size_t len)
+			const uint8_t *k, size_t len, enum dp_tx_tag tag)
 {
 	char buf[MC_KEY_MAX + 32];
 	size_t n;
@@ -115,7 +127,7 @@ static void warm_delete(struct dp_worker *w, const struct dp_pkt *pk, uint32_t p
 	n = 7 + len + 10;
 	warm_send(w, prev, pk->vlan,
 		  pk->vlan ? ((const struct rte_vlan_hdr *)(pk->eth + 1))->vlan_tci : 0,
-		  w->probe_port, 0, buf, n, DP_TX_WARM_DELETE, DP_NO_SLOT);
+		  w->probe_port, 0, buf, n, tag, DP_NO_SLOT);
 }
 
 /* A single-key read the warm path follows: one keyed request, a get/gets/mg or binary
@@ -144,13 +156,16 @@ int dp_warm_request(struct dp_worker *w, const struct dp_pkt *pk, const struct m
 		uint8_t kind = r->req[r->keys[k].req].kind;
 
 		if (prev < 0 || (uint32_t)prev == ep) {
-			w->ctr[DP_CTR_WARM_UNMOVED]++;
+			w->ctr[DP_CTR_WARM_UNMOVED] += w->warm_reads;
 			continue;
 		}
 		if (kind != MC_KIND_READ) {
-			warm_delete(w, pk, (uint32_t)prev, buf, len);
+			warm_delete(w, pk, (uint32_t)prev, buf, len,
+				    w->warm_reads ? DP_TX_WARM_DELETE : DP_TX_MOVED_DELETE);
 			continue;
 		}
+		if (!w->warm_reads)
+			continue; /* the window is closed: reads stay with the new owner */
 		w->ctr[DP_CTR_WARM_MOVED_READS]++;
 		if (!warm_read_shape(r) || pk->plen - MC_FRAME_HDR_LEN > DP_WARM_REQ_MAX) {
 			w->ctr[DP_CTR_WARM_NOT_FOLLOWED]++;
@@ -297,8 +312,11 @@ static void warm_fill(struct dp_worker *w, struct dp_warm_ctx *c, const struct d
 	memcpy(buf, "add ", 4);
 	memcpy(buf + 4, c->key, c->key_len);
 	n = 4 + c->key_len;
-	n += (size_t)snprintf((char *)buf + n, sizeof(buf) - n, " %u %lld %u noreply\r\n", flags,
-			      (long long)(ttl < 0 ? 0 : ttl), head->value_len);
+	/* The remaining TTL in memcached's terms: above 30 days an absolute time (issue 27: a
+	 * relative 40 days is read as a Unix time in 1970, the copy stored expired). */
+	n += (size_t)snprintf((char *)buf + n, sizeof(buf) - n, " %u %u %u noreply\r\n", flags,
+			      ttl < 0 ? 0u : mc_exptime_write((uint64_t)ttl, dp_unix_at(w->dp, w->now)),
+			      head->value_len);
 	if (n + head->value_len + 2 > sizeof(buf) - MC_FRAME_HDR_LEN - 64) {
 		w->ctr[DP_CTR_WARM_NOT_FILLED]++;
 		return;
@@ -458,52 +476,66 @@ void dp_warm_rotate(struct dp *dp, struct dp_view **old)
 {
 	uint16_t nw = dp->cfg.n_workers;
 
-	bool kept = false;
+	bool kept = false, window = dp->cfg.warm_window_s != 0;
 
-	if (dp->cfg.warm_window_s == 0 || old[0] == NULL)
+	if (old[0] == NULL)
 		return;
 	for (uint16_t k = 0; k < nw; k++) {
+		struct dp_view *held =
+			atomic_load_explicit(&dp->w[k]->prev_view, memory_order_relaxed);
+
 		/* A window is open: its previous placement, the oldest, still holds the warm
 		 * copies; the view replaced now is freed as usual. */
-		if (atomic_load_explicit(&dp->w[k]->prev_view, memory_order_relaxed) != NULL)
+		if (held != NULL && dp->warm_until != 0)
 			continue;
 		/* Release: the view was complete when first published; a worker loads it with
-		 * acquire once per burst, as the current view. */
+		 * acquire once per burst, as the current view. The one held (writes only) is
+		 * freed with the replaced views, after the publication's RCU synchronize. */
 		atomic_store_explicit(&dp->w[k]->prev_view, old[k], memory_order_release);
 		dp->warm_bytes[k] = dp->view_bytes[k];
-		old[k] = NULL;
+		old[k] = held;
 		kept = true;
 	}
 	/* Called before dp->epoch moves on: the epoch of the placement being replaced. */
 	if (kept)
 		dp->warm_prev_epoch = atomic_load_explicit(&dp->epoch, memory_order_relaxed);
-	dp->warm_until = rte_rdtsc() + (uint64_t)dp->cfg.warm_window_s * dp->tsc_hz;
+	if (window) {
+		dp->warm_until = rte_rdtsc() + (uint64_t)dp->cfg.warm_window_s * dp->tsc_hz;
+		atomic_store_explicit(&dp->warm_reads, true, memory_order_relaxed);
+	}
 	holds_update(dp);
 }
 
 int dp_warm_end(struct dp *dp)
 {
+	bool open = dp->warm_until != 0;
+
+	/* Reads stop following; the previous placement stays for writes (the header's
+	 * comment): a read already bound to a context ends as it began, its endpoints held. */
+	dp->warm_until = 0;
+	atomic_store_explicit(&dp->warm_reads, false, memory_order_relaxed);
+	return open ? 0 : -ENOENT;
+}
+
+void dp_warm_forget(struct dp *dp)
+{
 	struct dp_view *gone[DP_WORKERS_MAX] = {0};
 	uint16_t nw = dp->cfg.n_workers;
-	bool any = false;
 
-	for (uint16_t k = 0; k < nw; k++) {
+	dp_warm_end(dp);
+	for (uint16_t k = 0; k < nw; k++)
 		gone[k] =
 			atomic_exchange_explicit(&dp->w[k]->prev_view, NULL, memory_order_acq_rel);
-		any |= gone[k] != NULL;
-	}
-	dp->warm_until = 0;
 	dp->warm_prev_epoch = 0;
-	if (!any)
-		return -ENOENT;
 	/* After this no worker holds a pointer to a previous view. */
 	rte_rcu_qsbr_synchronize(dp->rcu, RTE_QSBR_THRID_INVALID);
 	for (uint16_t k = 0; k < nw; k++) {
+		if (gone[k] == NULL)
+			continue;
 		pl_free(gone[k]->pl);
 		rte_free(gone[k]);
 	}
 	holds_update(dp);
-	return 0;
 }
 
 void dp_warm_poll(struct dp *dp)
@@ -525,12 +557,14 @@ int dp_warm_get(const struct dp *dp, struct dp_warm_state *out)
 
 		/* Read on the control lcore, the only one that frees previous views. */
 		if (p != NULL) {
-			out->open = true;
+			out->held = true;
 			out->bytes += dp->warm_bytes[k];
 		}
 	}
-	if (out->open) {
+	out->open = out->held && dp->warm_until != 0;
+	if (out->held)
 		out->prev_epoch = dp->warm_prev_epoch;
+	if (out->open) {
 		out->ms_left =
 			dp->warm_until > now ? (dp->warm_until - now) * 1000 / dp->tsc_hz : 0;
 	}

@@ -384,18 +384,61 @@ enum mc_err mc_parse_datagram_flags(const uint8_t *p, size_t len, unsigned flags
 size_t mc_key_decode(const uint8_t *p, const struct mc_key *k, uint8_t out[MC_KEY_MAX]);
 
 /**
+ * memcached's REALTIME_MAXDELTA (30 days): an exptime up to it counts from now, one above it
+ * is an absolute Unix time (one at or before the node's start expires at once).
+ */
+#define MC_EXPTIME_REL_MAX 2592000u
+/** The largest exptime memcached's text protocol takes (its parser's signed 32 bits). */
+#define MC_EXPTIME_MAX 2147483647u
+/** An exptime every protocol can carry that memcached reads as long past: absolute 1970. */
+#define MC_EXPTIME_PAST (MC_EXPTIME_REL_MAX + 1u)
+
+/**
+ * The exptime that makes an item live @p secs (>= 1) more seconds on a node whose clock reads
+ * @p now_unix (Unix seconds): @p secs itself up to MC_EXPTIME_REL_MAX; beyond, the absolute
+ * time @p now_unix + @p secs (at most MC_EXPTIME_MAX). With @p now_unix 0 (no clock) a longer
+ * life is written as MC_EXPTIME_REL_MAX: shorter than asked, never already expired.
+ */
+uint32_t mc_exptime_write(uint64_t secs, uint64_t now_unix);
+
+/** What an exptime a client wrote means (mc_exptime_read). */
+enum mc_exptime_kind {
+	MC_EXPTIME_NONE,    /**< 0: no expiry */
+	MC_EXPTIME_LEFT,    /**< expires in *left seconds (relative, or absolute in the future) */
+	MC_EXPTIME_EXPIRED, /**< negative, or an absolute time not after @p now_unix */
+	MC_EXPTIME_BAD      /**< not a number memcached takes: the node refuses the request */
+};
+
+/**
+ * Read the text exptime @p t[0..n) (an optional sign, decimal digits, as memcached's own
+ * parser takes them) against @p now_unix (0: no clock; an absolute time then counts as more
+ * than 30 days left). *left: the seconds left for MC_EXPTIME_LEFT.
+ */
+enum mc_exptime_kind mc_exptime_read(const uint8_t *t, size_t n, uint64_t now_unix,
+				     uint64_t *left);
+/** The same for a binary request's 32-bit expiration. */
+enum mc_exptime_kind mc_exptime_read_u32(uint32_t v, uint64_t now_unix, uint64_t *left);
+
+/**
  * Copy the requests @p r parsed from @p p (@p len bytes, e.g. a datagram's payload with its
- * frame header, which is copied unchanged) into @p out so that every storage request expires
- * within @p ttl seconds (> 0): the router's writes to a stand-in node while the owner is down.
- * ASCII set/add/replace/cas: the exptime token; meta ms: the `T` flag's value, or ` T<ttl>`
- * added at the end of the line; binary SET/ADD/REPLACE and their quiet forms: the extras'
- * expiration (in place). An expiry of 0 (none), above @p ttl, or absolute (above 30 days)
- * becomes @p ttl; a negative or a shorter one stays. Everything else is copied byte for byte.
- * The text forms may change length (at most 12 bytes per request).
+ * frame header, which is copied unchanged) into @p out so that every expiry a request sets
+ * ends within @p ttl seconds (> 0): the router's writes to a stand-in node while the owner is
+ * down. ASCII set/add/replace/cas and touch: the exptime token; gat/gats: theirs; meta ms: the
+ * `T` flag's value, or ` T<ttl>` added at the end of the line; meta mg/ma: the `T` and `N`
+ * (vivify) flags' values; binary SET/ADD/REPLACE and their quiet forms, TOUCH and GAT*: the
+ * extras' expiration (in place). An expiry of 0 (none), more than @p ttl seconds away
+ * (relative, or absolute read against @p now_unix, the router's Unix clock) becomes
+ * mc_exptime_write(@p ttl); an absolute time already past becomes -1 (text) or
+ * MC_EXPTIME_PAST (binary), a negative or a nearer one stays, one memcached refuses stays.
+ * Everything else is copied byte for byte. The text forms may change length (at most 12 bytes
+ * per request).
  * @return the bytes written, or 0 when they do not fit @p cap.
  */
 size_t mc_cap_ttl(const uint8_t *p, size_t len, const struct mc_requests *r, uint32_t ttl,
-		  uint8_t *out, size_t cap);
+		  uint64_t now_unix, uint8_t *out, size_t cap);
+
+/** True when one of @p r's requests may set an expiry (what mc_cap_ttl() would cap). */
+bool mc_sets_expiry(const uint8_t *p, const struct mc_requests *r);
 
 /* ------------------------------------------------------------------------------------------ */
 /* Replies                                                                                   */

@@ -10,6 +10,10 @@
  * other replicas a delete before the write leaves and suppresses fills, an unpinned key cools
  * down, a key over the threshold spreads by itself; the accounting identity holds throughout
  * with the router's own packets counted apart.
+ * Cooling (issue 27), against a model of the nodes that keeps what the router wrote with
+ * memcached's expiry: a key that stops spreading keeps its writes from leaving copies, and
+ * stays in the set until every copy written could have expired, so a key that turns hot again
+ * never reads an older value from a replica.
  */
 
 #include <errno.h>
@@ -489,8 +493,13 @@ static void test_cooling(void **state)
 	assert_int_equal(t_stats().ctr[DP_CTR_HOT_INVALIDATIONS], 2);
 	while (t_sent_count(0) > 0)
 		rte_pktmbuf_free(t_sent(0));
-	/* fill_ttl_s (1 s) later the key leaves the set. */
+	/* fill_ttl_s (1 s) and memcached's clock slack (DP_HOT_EXPIRY_SLACK_S) later the key
+	 * leaves the set: not before its copies could have expired. */
 	rte_delay_us_sleep(1100000);
+	dp_control_poll(rig.dp);
+	dp_hotkeys_get(rig.dp, NULL, 0, &s);
+	assert_int_equal(s.cooling, 1);
+	rte_delay_us_sleep((DP_HOT_EXPIRY_SLACK_S * 1000 + 100) * 1000);
 	dp_control_poll(rig.dp);
 	rte_delay_us_sleep(51000);
 	dp_control_poll(rig.dp);
@@ -499,6 +508,166 @@ static void test_cooling(void **state)
 	t_inject(0, t_request(7000, 100, "delete hk\r\n", 11));
 	t_poll(0);
 	assert_int_equal(t_sent_count(0), 1);
+	t_dp_stop();
+}
+
+/* ---- a model of the nodes for key "hk" ------------------------------------------------- */
+
+/* What node i holds of "hk": memcached keeps an item with exptime N readable until up to a
+ * second after N seconds (its clock ticks once a second), the model the full second. */
+static struct {
+	bool live;
+	char val[32];
+	uint64_t until; /* TSC; 0: no expiry */
+} held[8];
+static char got[32]; /* the value of the client's last reply ("" for a miss) */
+static uint16_t next_id = 1000;
+
+static bool held_live(int n)
+{
+	return held[n].live && (held[n].until == 0 || rte_rdtsc() < held[n].until);
+}
+
+/* Node @p n handles @p body (one request, as the router sent it): the reply it sends, or "". */
+static void node_does(int n, const char *body, char *reply, size_t cap)
+{
+	unsigned flags, exp, bytes;
+	char cmd[16], key[32];
+	const char *data = strstr(body, "\r\n");
+	bool quiet = strstr(body, " noreply\r\n") != NULL;
+
+	reply[0] = '\0';
+	assert_int_equal(sscanf(body, "%15s %31s", cmd, key), 2);
+	assert_string_equal(key, "hk");
+	if (strcmp(cmd, "get") == 0) {
+		if (held_live(n))
+			snprintf(reply, cap, "VALUE hk 0 %zu\r\n%s\r\nEND\r\n",
+				 strlen(held[n].val), held[n].val);
+		else
+			snprintf(reply, cap, "END\r\n");
+		return;
+	}
+	if (strcmp(cmd, "delete") == 0) {
+		bool was = held_live(n);
+
+		held[n].live = false;
+		if (!quiet)
+			snprintf(reply, cap, was ? "DELETED\r\n" : "NOT_FOUND\r\n");
+		return;
+	}
+	assert_true(strcmp(cmd, "set") == 0 || strcmp(cmd, "add") == 0);
+	assert_int_equal(sscanf(body, "%*s %*s %u %u %u", &flags, &exp, &bytes), 3);
+	assert_true(exp <= 2592000); /* relative: the model knows no other */
+	if (strcmp(cmd, "add") != 0 || !held_live(n)) {
+		held[n].live = true;
+		snprintf(held[n].val, sizeof(held[n].val), "%.*s", (int)bytes, data + 2);
+		held[n].until = exp == 0 ? 0 : rte_rdtsc() + (exp + 1ull) * rte_get_tsc_hz();
+	}
+	if (!quiet)
+		snprintf(reply, cap, "STORED\r\n");
+}
+
+/* Deliver everything the router sent: to the model's nodes (answering what they answer) and
+ * to the client (its last value in got). */
+static void pump(void)
+{
+	struct rte_mbuf *m;
+
+	while ((m = t_sent(0)) != NULL) {
+		char body[512], reply[512];
+		struct t_view v;
+		int d = dest_node(m, &v);
+
+		assert_true(v.plen - 8 < sizeof(body));
+		memcpy(body, v.payload + 8, v.plen - 8);
+		body[v.plen - 8] = '\0';
+		if (v.ip->dst_addr == t_ip(T_CLIENT_IP)) {
+			const char *e;
+
+			got[0] = '\0';
+			if (strncmp(body, "VALUE ", 6) == 0 && (e = strstr(body, "\r\n")) != NULL)
+				snprintf(got, sizeof(got), "%.*s", (int)strcspn(e + 2, "\r"), e + 2);
+			rte_pktmbuf_free(m);
+			continue;
+		}
+		node_does(d, body, reply, sizeof(reply));
+		if (reply[0] != '\0') {
+			t_inject(0, t_reply(ip_of(d), 11211, rte_be_to_cpu_16(v.udp->src_port),
+					    v.reqid, 0, 1, reply, strlen(reply)));
+			t_poll(0);
+		}
+		rte_pktmbuf_free(m);
+	}
+}
+
+static void client_does(const char *text)
+{
+	t_inject(0, t_request(7000, next_id++, text, strlen(text)));
+	t_poll(0);
+	pump();
+}
+
+static uint32_t cooling_now(void)
+{
+	struct dp_hot_summary s;
+
+	dp_control_poll(rig.dp);
+	dp_hotkeys_get(rig.dp, NULL, 0, &s);
+	return s.cooling;
+}
+
+/* Wait (bounded, polling the control lcore) until the cooling key leaves the set. */
+static void until_cooled(void)
+{
+	uint64_t end = rte_rdtsc() + 20 * rte_get_tsc_hz();
+
+	while (cooling_now() != 0) {
+		assert_true(rte_rdtsc() < end);
+		rte_delay_us_sleep(20000);
+	}
+}
+
+/* The key is hot again: every read answers the latest write, never an older copy. */
+static void reads_see(const char *want)
+{
+	assert_int_equal(dp_hot_pin(rig.dp, (const uint8_t *)"hk", 2, true), 0);
+	for (int i = 0; i < 40; i++) {
+		client_does("get hk\r\n");
+		assert_string_equal(got, want);
+	}
+	assert_true(t_stats().ctr[DP_CTR_HOT_SPREAD] > 0);
+}
+
+/* Issue 27, defect 4. (a) hot, set v1 (copied to the replicas), cooling, set v2 after the
+ * key left the set, hot again: the replicas' v1 must have expired by then. (b) a set while
+ * the key cools: today copied to the replicas with fill_ttl_s, outliving the cooling. */
+static void test_cooling_leaves_no_stale_copy(void **state)
+{
+	(void)state;
+	every = 1;
+	threshold = 0;
+	/* (a) */
+	t_dp_start(1, 4, hot_config);
+	memset(held, 0, sizeof(held));
+	assert_int_equal(dp_hot_pin(rig.dp, (const uint8_t *)"hk", 2, true), 0);
+	client_does("set hk 0 0 2\r\nv1\r\n");
+	assert_int_equal(t_stats().ctr[DP_CTR_HOT_INVALIDATIONS], 2); /* copies of v1 */
+	assert_int_equal(dp_hot_pin(rig.dp, (const uint8_t *)"hk", 2, false), 0);
+	until_cooled();
+	client_does("set hk 0 0 2\r\nv2\r\n");
+	reads_see("v2");
+	t_dp_stop();
+	/* (b) */
+	t_dp_start(1, 4, hot_config);
+	memset(held, 0, sizeof(held));
+	assert_int_equal(dp_hot_pin(rig.dp, (const uint8_t *)"hk", 2, true), 0);
+	assert_int_equal(dp_hot_pin(rig.dp, (const uint8_t *)"hk", 2, false), 0);
+	rte_delay_us_sleep(700000); /* late in a fill_ttl_s (1 s) of cooling */
+	assert_int_equal(cooling_now(), 1);
+	client_does("set hk 0 0 2\r\nv1\r\n");
+	until_cooled();
+	client_does("set hk 0 0 2\r\nv2\r\n");
+	reads_see("v2");
 	t_dp_stop();
 }
 
@@ -541,6 +710,7 @@ int main(void)
 		cmocka_unit_test(test_sampling_rate), cmocka_unit_test(test_late_worker),
 		cmocka_unit_test(test_spread_pinned), cmocka_unit_test(test_fill_and_write),
 		cmocka_unit_test(test_cooling),	      cmocka_unit_test(test_spread_auto),
+		cmocka_unit_test(test_cooling_leaves_no_stale_copy),
 	};
 	int rc;
 

@@ -3,7 +3,8 @@
  * Warm-up routing on membership changes (issue 14), on real mbufs: 3 nodes grow to 4 with a
  * window open. A moved key's read that misses at its new owner is asked of its previous
  * owner with the client's very bytes; its hit reaches the client as the node sent it and the
- * new owner gets `add` (the reply's TTL when meta `t` says it, ttl_s otherwise); a write of a
+ * new owner gets `add` (the reply's TTL when meta `t` says it, ttl_s otherwise; beyond 30 days
+ * as the absolute Unix time memcached needs, issue 27); a write of a
  * moved key deletes it at the previous owner; keys that did not move never take the path;
  * after the window no second request leaves. The accounting identity holds throughout.
  * Quiet reads as memcached 1.6 answers them over UDP (seen with 1.6.18): `mg k v q` + `mn`
@@ -16,6 +17,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <rte_cycles.h>
+
+#include "dataplane_priv.h"
 #include "dp_test.h"
 
 #define TTL_S 300
@@ -147,13 +151,17 @@ static void slots_round_trip(void)
 	assert_int_equal(t_stats().slots_live, 0);
 }
 
-/* miss at n4 -> the same get at the previous owner -> hit -> client gets it, n4 gets `add`. */
-static void run_warm_hit(const char *req_fmt, const char *hit_fmt, const char *add_fmt)
+/* miss at n4 -> the same get at the previous owner -> hit -> client gets it, n4 gets `add`.
+ * With @p abs_s, @p add_fmt has a %lu for an absolute exptime: the router's Unix time when it
+ * wrote the add (one of the seconds around the hit's handling) plus @p abs_s. */
+static void run_warm_hit_abs(const char *req_fmt, const char *hit_fmt, const char *add_fmt,
+			     uint64_t abs_s)
 {
 	char req[128], hit[128], add[128];
 	struct rte_mbuf *a, *b, *f;
 	struct t_view va, vb, vf;
 	struct dp_stats s;
+	uint64_t before, after;
 	int32_t prev;
 	const char *k;
 
@@ -167,8 +175,24 @@ static void run_warm_hit(const char *req_fmt, const char *hit_fmt, const char *a
 	node_answers(3, &va, strstr(req, "mg ") == req ? "EN\r\n" : "END\r\n");
 	b = expect_sent(prev, req, &vb); /* the client's bytes, to the previous owner */
 	assert_null(t_sent(0));		 /* the miss went nowhere */
+	before = dp_unix_at(rig.dp, rte_rdtsc());
 	node_answers(prev, &vb, hit);
-	f = expect_sent(3, add, &vf); /* the warm copy to the new owner */
+	after = dp_unix_at(rig.dp, rte_rdtsc());
+	if (abs_s != 0) {
+		f = t_sent(0);
+		assert_non_null(f);
+		t_view_udp(f, &vf, true);
+		for (uint64_t t = before;; t++) {
+			snprintf(add, sizeof(add), add_fmt, k, (unsigned long)(t + abs_s));
+			if (vf.plen == 8 + strlen(add) &&
+			    memcmp(vf.payload + 8, add, strlen(add)) == 0)
+				break;
+			if (t == after)
+				fail_msg("add: %.*s", (int)vf.plen - 8, vf.payload + 8);
+		}
+	} else {
+		f = expect_sent(3, add, &vf); /* the warm copy to the new owner */
+	}
 	assert_int_equal(vf.reqid, 0);
 	expect_client(hit);
 	assert_null(t_sent(0));
@@ -188,6 +212,11 @@ static void run_warm_hit(const char *req_fmt, const char *hit_fmt, const char *a
 	t_dp_stop();
 }
 
+static void run_warm_hit(const char *req_fmt, const char *hit_fmt, const char *add_fmt)
+{
+	run_warm_hit_abs(req_fmt, hit_fmt, add_fmt, 0);
+}
+
 static void test_ascii_hit(void **state)
 {
 	(void)state;
@@ -203,6 +232,25 @@ static void test_meta_ttl(void **state)
 	(void)state;
 	run_warm_hit("mg %s v f t\r\n", "VA 3 f7 t120\r\nxyz\r\n",
 		     "add %s 7 120 3 noreply\r\nxyz\r\n");
+}
+
+/* meta `t` at memcached's 30-day boundary (issue 27): up to 2,592,000 s the add says the
+ * seconds; beyond, memcached would read the number as a Unix time in 1970 and store the copy
+ * expired, so the add says the absolute time. */
+static void test_meta_ttl_30_days(void **state)
+{
+	(void)state;
+	run_warm_hit("mg %s v f t\r\n", "VA 3 f7 t2591999\r\nxyz\r\n",
+		     "add %s 7 2591999 3 noreply\r\nxyz\r\n");
+	run_warm_hit("mg %s v f t\r\n", "VA 3 f7 t2592000\r\nxyz\r\n",
+		     "add %s 7 2592000 3 noreply\r\nxyz\r\n");
+	run_warm_hit_abs("mg %s v f t\r\n", "VA 3 f7 t2592001\r\nxyz\r\n",
+			 "add %s 7 %lu 3 noreply\r\nxyz\r\n", 2592001);
+	run_warm_hit_abs("mg %s v f t\r\n", "VA 3 f7 t3456000\r\nxyz\r\n",
+			 "add %s 7 %lu 3 noreply\r\nxyz\r\n", 3456000);
+	/* t-1: no expiry, written as 0 */
+	run_warm_hit("mg %s v f t\r\n", "VA 3 f7 t-1\r\nxyz\r\n",
+		     "add %s 7 0 3 noreply\r\nxyz\r\n");
 }
 
 /* Both miss: the client gets the previous owner's miss, nothing is written. */
@@ -291,13 +339,14 @@ static void test_unmoved(void **state)
 	t_dp_stop();
 }
 
-/* After the window (ended early): a moved key's miss is the client's, no second request, no
- * delete; the memory is given back. */
+/* After the window (ended early): a moved key's miss is the client's, no second request; a
+ * write of it still deletes at the previous owner (moved_deletes, not warm_deletes): the
+ * previous placement is held until the next change (issue 27, membership flips). */
 static void test_window_end(void **state)
 {
 	struct rte_mbuf *a;
 	struct t_view va;
-	char req[64];
+	char req[64], del[64];
 	int32_t prev;
 	const char *k;
 	struct dp_stats s;
@@ -316,28 +365,110 @@ static void test_window_end(void **state)
 	rte_pktmbuf_free(a);
 	snprintf(req, sizeof(req), "set %s 0 0 1\r\nx\r\n", k);
 	client_asks(req);
+	snprintf(del, sizeof(del), "delete %s noreply\r\n", k);
+	rte_pktmbuf_free(expect_sent(prev, del, &va));
 	a = expect_sent(3, req, &va);
 	assert_null(t_sent(0));
 	rte_pktmbuf_free(a);
 	s = t_stats();
 	assert_int_equal(s.ctr[DP_CTR_WARM_REQUESTS] + s.ctr[DP_CTR_WARM_DELETES], 0);
+	assert_int_equal(s.ctr[DP_CTR_MOVED_DELETES], 1);
 	assert_int_equal(s.warm_open, 0);
-	assert_int_equal(s.warm_bytes, 0);
+	assert_true(s.warm_bytes > 0); /* held for the writes until the next change */
 	t_dp_stop();
 }
 
-/* With window_s 0 nothing is kept. */
+/* Publish the rig's fleet of @p n nodes (static MACs) at @p epoch. */
+static void fleet_of(uint32_t n, uint64_t epoch)
+{
+	struct dp_node_mac macs[4];
+
+	pl_free(rig.pl);
+	rig.pl = t_fleet(n);
+	rig.n_nodes = n;
+	memset(macs, 0, sizeof(macs));
+	for (uint32_t i = 0; i < n; i++) {
+		uint8_t mac[6] = {0x02, 0, 0, 0, 0x01, (uint8_t)(i + 1)};
+
+		memcpy(macs[i].mac, mac, 6);
+		macs[i].has_mac = true;
+	}
+	assert_int_equal(dp_publish_placement(rig.dp, rig.pl, macs, epoch), 0);
+}
+
+/* A write of @p k: the delete at member @p prev (unless -1), then the write to its owner. */
+static void write_deletes_at(const char *k, int32_t prev)
+{
+	char req[64], del[64];
+	struct t_view v;
+
+	snprintf(req, sizeof(req), "set %s 0 0 1\r\nx\r\n", k);
+	snprintf(del, sizeof(del), "delete %s noreply\r\n", k);
+	client_asks(req);
+	if (prev >= 0)
+		rte_pktmbuf_free(expect_sent(prev, del, &v));
+	rte_pktmbuf_free(expect_sent(t_owner(k), req, &v));
+	assert_null(t_sent(0));
+}
+
+/* With window_s 0 no read follows; the previous placement is held for the writes. */
 static void test_off(void **state)
 {
 	struct dp_warm_state ws;
+	struct t_view v;
+	char req[64];
+	int32_t prev;
+	const char *k;
 
 	(void)state;
 	t_dp_start(1, 3, NULL);
-	pl_free(rig.pl);
-	rig.pl = t_fleet(4);
-	assert_int_equal(dp_publish_placement(rig.dp, rig.pl, NULL, 2), 0);
+	fleet_of(4, 2);
 	dp_warm_get(rig.dp, &ws);
 	assert_false(ws.open);
+	assert_true(ws.held);
+	k = moved_key(&prev);
+	snprintf(req, sizeof(req), "get %s\r\n", k);
+	client_asks(req);
+	rte_pktmbuf_free(expect_sent(3, req, &v)); /* the get alone: reads do not look */
+	assert_null(t_sent(0));
+	assert_int_equal(t_stats().ctr[DP_CTR_WARM_UNMOVED], 0);
+	write_deletes_at(k, prev);
+	assert_int_equal(t_stats().ctr[DP_CTR_MOVED_DELETES], 1);
+	assert_int_equal(t_stats().ctr[DP_CTR_WARM_DELETES], 0);
+	t_dp_stop();
+}
+
+/* Issue 27, membership flips, warm-up off (the default): add n4, write a key that moved to it,
+ * remove n4: the key's owner before the add must not hold the value from before the write.
+ * Before the fix nothing was held with window_s 0 and no delete left, so the returning
+ * owner served the older value. Then back and forth: each write of the key deletes it at its
+ * owner in the placement before, and the memory held stays one placement. */
+static void test_flip_add_remove(void **state)
+{
+	struct dp_warm_state ws;
+	size_t bytes;
+	int32_t prev;
+	const char *k;
+
+	(void)state;
+	t_dp_start(1, 3, NULL);
+	fleet_of(4, 2); /* add n4 */
+	k = moved_key(&prev);
+	write_deletes_at(k, prev); /* the old owner is told while n4 owns the key */
+	fleet_of(3, 3);		   /* remove n4: the key is back at prev */
+	assert_int_equal(t_owner(k), prev);
+	write_deletes_at(k, 3); /* and n4 no longer holds the value of before */
+	dp_warm_get(rig.dp, &ws);
+	assert_true(ws.held && !ws.open);
+	assert_int_equal(ws.prev_epoch, 2);
+	bytes = ws.bytes;
+	fleet_of(4, 4); /* n4 back */
+	write_deletes_at(k, prev);
+	fleet_of(4, 5); /* the same membership again: nothing moved, no delete */
+	write_deletes_at(k, -1);
+	dp_warm_get(rig.dp, &ws);
+	assert_true(ws.bytes <= 2 * bytes); /* one placement held, not a history */
+	assert_int_equal(t_stats().ctr[DP_CTR_MOVED_DELETES], 3);
 	t_dp_stop();
 }
 
@@ -501,9 +632,11 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_ascii_hit),    cmocka_unit_test(test_meta_ttl),
+		cmocka_unit_test(test_meta_ttl_30_days),
 		cmocka_unit_test(test_both_miss),    cmocka_unit_test(test_write_deletes_previous),
 		cmocka_unit_test(test_unmoved),	     cmocka_unit_test(test_window_end),
 		cmocka_unit_test(test_off),	     cmocka_unit_test(test_meta_quiet),
+		cmocka_unit_test(test_flip_add_remove),
 		cmocka_unit_test(test_binary_quiet),
 	};
 

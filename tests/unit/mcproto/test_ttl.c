@@ -1,12 +1,18 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * mc_cap_ttl byte for byte: the writes a router sends to a stand-in node while the owner is
- * down expire within failover_ttl_s, in every protocol; nothing else in the datagram changes,
- * and what comes out parses as the same requests.
+ * Expiry times in memcached's terms (issue 27): the writer (relative up to 30 days, absolute
+ * beyond), the reader of clients' exptimes (relative, absolute against a clock, negative,
+ * refused), and mc_cap_ttl byte for byte: the writes a router sends to a stand-in node while
+ * the owner is down expire within failover_ttl_s, in every protocol and for every command that
+ * sets an expiry (touch, gat, mg/ma T and N too); nothing else in the datagram changes, and
+ * what comes out parses as the same requests.
  */
+#include <stdio.h>
+
 #include "mc_test.h"
 
 #define TTL 60
+#define NOW 1800000000ull /* the router's Unix clock in these tests (2027) */
 
 /* Cap @p in (a payload without frame header) and compare with @p want, then re-parse. */
 static void check(const char *in, size_t in_len, const char *want, size_t want_len)
@@ -16,7 +22,7 @@ static void check(const char *in, size_t in_len, const char *want, size_t want_l
 	size_t n;
 
 	assert_int_equal(mc_parse_requests((const uint8_t *)in, in_len, &r), MC_OK);
-	n = mc_cap_ttl((const uint8_t *)in, in_len, &r, TTL, out, sizeof(out));
+	n = mc_cap_ttl((const uint8_t *)in, in_len, &r, TTL, NOW, out, sizeof(out));
 	assert_int_equal(n, want_len);
 	assert_memory_equal(out, want, want_len);
 	assert_int_equal(mc_parse_requests(out, n, &r2), MC_OK);
@@ -25,7 +31,7 @@ static void check(const char *in, size_t in_len, const char *want, size_t want_l
 	/* Capping twice changes nothing more. */
 	uint8_t again[2048];
 
-	assert_int_equal(mc_cap_ttl(out, n, &r2, TTL, again, sizeof(again)), n);
+	assert_int_equal(mc_cap_ttl(out, n, &r2, TTL, NOW, again, sizeof(again)), n);
 	assert_memory_equal(again, out, n);
 }
 
@@ -39,6 +45,18 @@ static void test_ascii(void **state)
 	CHECK("set k 5 3600 1\r\nx\r\n", "set k 5 60 1\r\nx\r\n");
 	CHECK("set k 5 -1 1\r\nx\r\n", "set k 5 -1 1\r\nx\r\n");
 	CHECK("set k 5 1900000000 1\r\nx\r\n", "set k 5 60 1\r\nx\r\n"); /* absolute */
+	CHECK("set k 5 1800000030 1\r\nx\r\n", "set k 5 1800000030 1\r\nx\r\n"); /* in 30 s */
+	CHECK("set k 5 1800000061 1\r\nx\r\n", "set k 5 60 1\r\nx\r\n"); /* in 61 s */
+	/* Absolute and already past by the router's clock: stored expired, not for 60 s. */
+	CHECK("set k 5 1000000000 1\r\nx\r\n", "set k 5 -1 1\r\nx\r\n");
+	CHECK("set k 5 2592001 1\r\nx\r\n", "set k 5 -1 1\r\nx\r\n");
+	CHECK("set k 5 2592000 1\r\nx\r\n", "set k 5 60 1\r\nx\r\n"); /* 30 days, relative */
+	/* Touches: touch and gat set an expiry on the stand-in's copy as well. */
+	CHECK("touch k 3600\r\n", "touch k 60\r\n");
+	CHECK("touch k 0 noreply\r\n", "touch k 60 noreply\r\n");
+	CHECK("touch k 20\r\n", "touch k 20\r\n");
+	CHECK("gat 0 a b\r\n", "gat 60 a b\r\n");
+	CHECK("gats 86400 a\r\n", "gats 60 a\r\n");
 	CHECK("add k 1 0 2 noreply\r\nab\r\n", "add k 1 60 2 noreply\r\nab\r\n");
 	CHECK("replace k 1 99999 2\r\nab\r\n", "replace k 1 60 2\r\nab\r\n");
 	CHECK("cas k 1 0 2 77\r\nab\r\n", "cas k 1 60 2 77\r\nab\r\n");
@@ -64,7 +82,13 @@ static void test_meta(void **state)
 	CHECK("ms k 1 T30 O7\r\nx\r\n", "ms k 1 T30 O7\r\nx\r\n");
 	CHECK("ms k 1 I T3600 O7\r\nx\r\n", "ms k 1 I T60 O7\r\nx\r\n");
 	CHECK("ms k 1 T-1\r\nx\r\n", "ms k 1 T-1\r\nx\r\n");
-	CHECK("mg k v T0\r\n", "mg k v T0\r\n"); /* reads: untouched */
+	CHECK("mg k v\r\n", "mg k v\r\n");		/* reads that set no expiry: untouched */
+	CHECK("mg k v T0\r\n", "mg k v T60\r\n");	/* a touch to no expiry */
+	CHECK("mg k v T3600 N0\r\n", "mg k v T60 N60\r\n"); /* ... and a vivify */
+	CHECK("mg k v T30\r\n", "mg k v T30\r\n");
+	CHECK("ma k N0 J5\r\n", "ma k N60 J5\r\n");
+	CHECK("ma k D2\r\n", "ma k D2\r\n");
+	CHECK("ms k 1 T1000000000\r\nx\r\n", "ms k 1 T-1\r\nx\r\n"); /* absolute, past */
 	CHECK("md k q\r\nms k 2 T0 q\r\nab\r\nmn\r\n", "md k q\r\nms k 2 T60 q\r\nab\r\nmn\r\n");
 }
 
@@ -105,6 +129,11 @@ static void test_binary(void **state)
 		{MC_BIN_SET, 0, TTL},	  {MC_BIN_SET, 30, 30},	     {MC_BIN_SET, 3600, TTL},
 		{MC_BIN_ADD, 0, TTL},	  {MC_BIN_REPLACE, 61, TTL}, {MC_BIN_SETQ, 0, TTL},
 		{MC_BIN_ADDQ, 9999, TTL}, {MC_BIN_REPLACEQ, 60, 60},
+		/* absolute: in 30 s stays, in an hour capped, past is stored expired */
+		{MC_BIN_SET, (uint32_t)NOW + 30, (uint32_t)NOW + 30},
+		{MC_BIN_SET, (uint32_t)NOW + 3600, TTL},
+		{MC_BIN_SET, 1000000000u, MC_EXPTIME_PAST},
+		{MC_BIN_SET, MC_EXPTIME_REL_MAX, TTL},
 	};
 	uint8_t in[128], want[128];
 
@@ -138,6 +167,132 @@ static void test_binary(void **state)
 	check((const char *)p, n, (const char *)w, n);
 }
 
+/* Binary TOUCH / GAT: extras are the expiration alone. */
+static size_t bin_touch(uint8_t *b, uint8_t op, uint32_t exp, const char *key)
+{
+	size_t kl = strlen(key), body = 4 + kl;
+
+	memset(b, 0, 24);
+	b[0] = 0x80;
+	b[1] = op;
+	b[3] = (uint8_t)kl;
+	b[4] = 4;
+	b[11] = (uint8_t)body;
+	b[24] = (uint8_t)(exp >> 24);
+	b[25] = (uint8_t)(exp >> 16);
+	b[26] = (uint8_t)(exp >> 8);
+	b[27] = (uint8_t)exp;
+	memcpy(b + 28, key, kl);
+	return 24 + body;
+}
+
+static void test_binary_touch(void **state)
+{
+	static const uint8_t ops[] = {MC_BIN_TOUCH, MC_BIN_GAT, MC_BIN_GATQ, MC_BIN_GATK,
+				      MC_BIN_GATKQ};
+	uint8_t in[64], want[64];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(ops); i++) {
+		size_t n = bin_touch(in, ops[i], 0, "key");
+
+		bin_touch(want, ops[i], TTL, "key");
+		check((const char *)in, n, (const char *)want, n);
+		n = bin_touch(in, ops[i], 5, "key");
+		check((const char *)in, n, (const char *)in, n);
+	}
+}
+
+/* The writer at memcached's 30-day boundary: relative up to 2,592,000 s, absolute beyond. */
+static void test_exptime_write(void **state)
+{
+	(void)state;
+	assert_int_equal(mc_exptime_write(1, NOW), 1);
+	assert_int_equal(mc_exptime_write(2591999, NOW), 2591999);
+	assert_int_equal(mc_exptime_write(2592000, NOW), 2592000);
+	assert_int_equal(mc_exptime_write(2592001, NOW), NOW + 2592001);
+	assert_int_equal(mc_exptime_write(40u * 86400, NOW), NOW + 40u * 86400);
+	/* No clock: never an exptime memcached would read as 1970 (expired). */
+	assert_int_equal(mc_exptime_write(2592001, 0), 2592000);
+	/* Past 2038: the most memcached's text parser takes, not a wrapped small number. */
+	assert_int_equal(mc_exptime_write(400000000, NOW), MC_EXPTIME_MAX);
+	assert_int_equal(mc_exptime_write(UINT64_MAX, NOW), MC_EXPTIME_MAX);
+	/* What is written reads back as the same life (within the clock's second). */
+	for (uint64_t secs = 2591990; secs < 2592010; secs++) {
+		char t[16];
+		uint64_t left = 0;
+		int n = snprintf(t, sizeof(t), "%u", mc_exptime_write(secs, NOW));
+
+		assert_int_equal(mc_exptime_read((const uint8_t *)t, (size_t)n, NOW, &left),
+				 MC_EXPTIME_LEFT);
+		assert_int_equal(left, secs);
+	}
+}
+
+static enum mc_exptime_kind rd(const char *t, uint64_t now, uint64_t *left)
+{
+	*left = 0;
+	return mc_exptime_read((const uint8_t *)t, strlen(t), now, left);
+}
+
+/* The reader: relative, absolute (future, past, no clock), negative, refused. */
+static void test_exptime_read(void **state)
+{
+	uint64_t left;
+
+	(void)state;
+	assert_int_equal(rd("0", NOW, &left), MC_EXPTIME_NONE);
+	assert_int_equal(rd("-0", NOW, &left), MC_EXPTIME_NONE);
+	assert_int_equal(rd("2591999", NOW, &left), MC_EXPTIME_LEFT);
+	assert_int_equal(left, 2591999);
+	assert_int_equal(rd("2592000", NOW, &left), MC_EXPTIME_LEFT);
+	assert_int_equal(left, 2592000);
+	assert_int_equal(rd("2592001", NOW, &left), MC_EXPTIME_EXPIRED); /* 1970 */
+	assert_int_equal(rd("1800000100", NOW, &left), MC_EXPTIME_LEFT);
+	assert_int_equal(left, 100);
+	assert_int_equal(rd("1800000000", NOW, &left), MC_EXPTIME_EXPIRED);
+	assert_int_equal(rd("1800000100", 0, &left), MC_EXPTIME_LEFT);
+	assert_true(left > MC_EXPTIME_REL_MAX);
+	assert_int_equal(rd("-1", NOW, &left), MC_EXPTIME_EXPIRED);
+	assert_int_equal(rd("-2147483648", NOW, &left), MC_EXPTIME_EXPIRED);
+	assert_int_equal(rd("+7", NOW, &left), MC_EXPTIME_LEFT);
+	assert_int_equal(left, 7);
+	assert_int_equal(rd("2147483647", NOW, &left), MC_EXPTIME_LEFT);
+	assert_int_equal(rd("2147483648", NOW, &left), MC_EXPTIME_BAD);
+	assert_int_equal(rd("12x", NOW, &left), MC_EXPTIME_BAD);
+	assert_int_equal(rd("", NOW, &left), MC_EXPTIME_BAD);
+	assert_int_equal(rd("-", NOW, &left), MC_EXPTIME_BAD);
+	assert_int_equal(mc_exptime_read_u32(0, NOW, &left), MC_EXPTIME_NONE);
+	assert_int_equal(mc_exptime_read_u32(2592000, NOW, &left), MC_EXPTIME_LEFT);
+	assert_int_equal(mc_exptime_read_u32(2592001, NOW, &left), MC_EXPTIME_EXPIRED);
+	assert_int_equal(mc_exptime_read_u32(UINT32_MAX, NOW, &left), MC_EXPTIME_LEFT);
+	assert_int_equal(left, UINT32_MAX - NOW);
+}
+
+/* What the worker asks before capping a stand-in's datagram. */
+static void test_sets_expiry(void **state)
+{
+	static const struct {
+		const char *in;
+		bool sets;
+	} v[] = {
+		{"get a b\r\n", false},	   {"gets a\r\n", false},
+		{"delete k\r\n", false},	   {"incr k 1\r\n", false},
+		{"mg k v\r\n", false},	   {"ma k D2\r\n", false},
+		{"set k 0 0 1\r\nx\r\n", true}, {"get a\r\ntouch k 5\r\n", true},
+		{"gat 5 k\r\n", true},	   {"mg k v T5\r\n", true},
+		{"ma k N5\r\n", true},	   {"ms k 1\r\nx\r\n", true},
+	};
+	struct mc_requests r;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
+		assert_int_equal(mc_parse_requests((const uint8_t *)v[i].in, strlen(v[i].in), &r),
+				 MC_OK);
+		assert_int_equal(mc_sets_expiry((const uint8_t *)v[i].in, &r), v[i].sets);
+	}
+}
+
 /* With the frame header in front (as the worker calls it), and an output too small. */
 static void test_datagram_and_room(void **state)
 {
@@ -148,11 +303,13 @@ static void test_datagram_and_room(void **state)
 
 	(void)state;
 	assert_int_equal(mc_parse_datagram((const uint8_t *)dg, sizeof(dg) - 1, &r), MC_OK);
-	assert_int_equal(mc_cap_ttl((const uint8_t *)dg, sizeof(dg) - 1, &r, TTL, out, sizeof(out)),
-			 sizeof(want) - 1);
+	assert_int_equal(
+		mc_cap_ttl((const uint8_t *)dg, sizeof(dg) - 1, &r, TTL, NOW, out, sizeof(out)),
+		sizeof(want) - 1);
 	assert_memory_equal(out, want, sizeof(want) - 1);
 	assert_int_equal(
-		mc_cap_ttl((const uint8_t *)dg, sizeof(dg) - 1, &r, TTL, out, sizeof(want) - 2), 0);
+		mc_cap_ttl((const uint8_t *)dg, sizeof(dg) - 1, &r, TTL, NOW, out, sizeof(want) - 2),
+		0);
 }
 
 int main(void)
@@ -161,6 +318,10 @@ int main(void)
 		cmocka_unit_test(test_ascii),
 		cmocka_unit_test(test_meta),
 		cmocka_unit_test(test_binary),
+		cmocka_unit_test(test_binary_touch),
+		cmocka_unit_test(test_exptime_write),
+		cmocka_unit_test(test_exptime_read),
+		cmocka_unit_test(test_sets_expiry),
 		cmocka_unit_test(test_datagram_and_room),
 	};
 
