@@ -80,13 +80,24 @@ def quiet_reads(t, sb):
     while th.is_alive():
         k = keys[asked % len(keys)]
         asked += 1
-        try:
-            served += b.request(b"get %s\r\n" % k) == b"VALUE %s 0 2\r\nok\r\nEND\r\n" % k
-        except h.Timeout:
-            pass
+        # One retry of a timed-out get: a worker starved of CPU for a second on a loaded
+        # machine loses a datagram; a client starved of slots would lose the retry too (the
+        # flood is still running), so the check still fails on what it claims.
+        for _ in range(2):
+            try:
+                served += b.request(b"get %s\r\n" % k) == b"VALUE %s 0 2\r\nok\r\nEND\r\n" % k
+                break
+            except h.Timeout:
+                pass
         time.sleep(0.01)
     th.join()
     stop.set()
+    # "Pinned" means never freed: on a loaded machine the node's late answers and the slots'
+    # expiry can trail the flood by seconds, so wait (bounded) for the slots to drain before
+    # judging, and so that the phases after this one start from a quiet router.
+    drain_end = time.monotonic() + 15.0
+    while sb.stats()["slots_live"] >= 100 and time.monotonic() < drain_end:
+        time.sleep(0.2)
     d = h.delta(before, h.settled_stats(sb))
     h.log("quiet_reads: %d GETQ sent in %.1f s; second client %d/%d gets served; drops %r; "
           "slots completed %d, quiet-expired %d" % (sent[0], seconds, served, asked, d["drops"],
