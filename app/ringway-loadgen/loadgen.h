@@ -210,6 +210,42 @@ uint32_t lg_req_max_len(const struct lg_req *q, enum lg_op op);
 uint32_t lg_req_write(const struct lg_req *q, enum lg_op op, uint32_t idx, uint32_t opaque,
 		      uint8_t *p);
 
+/* ---------------------------------------------------------------- request frames (tmpl.c) */
+
+#define LG_HDR_LEN    (RTE_ETHER_HDR_LEN + 20 + 8) /* Ethernet + IPv4 + UDP */
+#define LG_MULTIGET_MAX 100
+
+/* One request kind (GET or SET) as a whole frame for key 0, request 0, source port 0, IP id
+ * 0, with its checksums' sums: a request is this copied, a few fields written, and both
+ * checksums updated by what those fields add. */
+struct lg_tmpl {
+	uint8_t *frame;
+	uint16_t len;	     /* frame bytes (keys have a fixed length) */
+	uint16_t opaque_off; /* binary: the header's opaque; 0: none */
+	uint16_t ip_sum;     /* folded sum of the IPv4 header, checksum 0 */
+	uint16_t udp_sum;    /* folded sum of the pseudo-header and the datagram, checksum 0 */
+	uint16_t digits;
+	uint16_t nkeys;			     /* keys in the request: multi-get ones */
+	uint16_t key_end[LG_MULTIGET_MAX];   /* frame offset just after each key */
+	uint32_t key_n;			     /* keys in the key space */
+};
+
+/* The Ethernet + IPv4 + UDP header of every request (lengths, ids, checksums 0). */
+void lg_frame_hdr_init(uint8_t *hdr, const struct rte_ether_addr *src_mac,
+		       const struct rte_ether_addr *dst_mac, const struct lg_opts *o);
+/* The old builder, kept as the reference: every byte written, both checksums computed over
+ * the whole frame. Request number @p n, key @p key; returns the frame length. */
+uint32_t lg_frame_build_ref(const struct lg_req *q, const uint8_t *hdr, enum lg_op op,
+			    uint32_t key, uint32_t n, uint16_t sport, uint16_t ip_id, uint8_t *p);
+/* 0 or -ENOMEM. */
+int lg_tmpl_init(struct lg_tmpl *t, const struct lg_req *q, enum lg_op op, const uint8_t *hdr);
+void lg_tmpl_free(struct lg_tmpl *t);
+/* The same bytes lg_frame_build_ref() writes, from the template; returns the frame length. */
+uint32_t lg_tmpl_write(const struct lg_tmpl *t, uint32_t key, uint32_t n, uint16_t sport,
+		       uint16_t ip_id, uint8_t *p);
+/* A 32-bit sum of 16-bit words folded to 16 bits, ones' complement (end-around carry). */
+uint16_t lg_cksum_fold(uint32_t s);
+
 /* ---------------------------------------------------------------- the run */
 
 /* Counters of one phase (preload or the timed run). */

@@ -15,6 +15,9 @@
 
 #include <cmocka.h>
 
+#include <rte_ip.h>
+#include <rte_udp.h>
+
 #include "loadgen.h"
 
 static void opts_init(struct lg_opts *o)
@@ -267,13 +270,161 @@ static void test_series(void **state)
 	lg_series_add(&s, 0, LG_SER_HIT); /* no table: nothing counted, no crash */
 }
 
+/* Request frames: the templated builder (tmpl.c) against the old one (lg_frame_build_ref),
+ * byte for byte, over protocols, kinds, key spaces and sizes, multi-gets, random addresses
+ * and random request numbers, keys, source ports and IP ids; and both checksums of every
+ * templated frame recomputed in full. */
+struct frame_case {
+	enum mc_proto proto;
+	uint32_t keys, key_size, value_size, multiget;
+	const char *prefix;
+};
+
+static void check_frames(const struct frame_case *c, struct lg_rng *r, uint32_t rounds)
+{
+	struct lg_opts o;
+	struct lg_keys k;
+	struct lg_req q;
+	struct lg_tmpl t[2];
+	struct rte_ether_addr sm, dm;
+	uint8_t hdr[LG_HDR_LEN];
+	uint8_t *want = malloc(4096), *got = malloc(4096);
+
+	opts_init(&o);
+	o.proto = c->proto;
+	o.keys = c->keys;
+	o.key_size = c->key_size;
+	o.value_size = c->value_size;
+	o.multiget = (uint16_t)c->multiget;
+	strcpy(o.key_prefix, c->prefix);
+	o.src_ip = (uint32_t)lg_rand(r);
+	o.dst_ip = (uint32_t)lg_rand(r);
+	o.dst_port = (uint16_t)lg_rand(r);
+	for (int i = 0; i < RTE_ETHER_ADDR_LEN; i++) {
+		sm.addr_bytes[i] = (uint8_t)lg_rand(r);
+		dm.addr_bytes[i] = (uint8_t)lg_rand(r);
+	}
+	assert_int_equal(lg_keys_init(&k, &o), 0);
+	assert_int_equal(lg_req_init(&q, &k, &o), 0);
+	lg_frame_hdr_init(hdr, &sm, &dm, &o);
+	for (int op = LG_OP_GET; op <= LG_OP_SET; op++)
+		assert_int_equal(lg_tmpl_init(&t[op], &q, (enum lg_op)op, hdr), 0);
+	for (uint32_t i = 0; i < rounds; i++) {
+		enum lg_op op = (lg_rand(r) & 1) ? LG_OP_SET : LG_OP_GET;
+		/* Edges first: key 0 and the last key, request 0 and 65535, ports 0 and 65535. */
+		uint32_t key = i == 0 ? 0 : i == 1 ? c->keys - 1 : (uint32_t)(lg_rand(r) % c->keys);
+		uint32_t n = i == 1 ? 0xffffffffu : (uint32_t)lg_rand(r);
+		uint16_t sport = i == 1 ? 0xffff : (uint16_t)lg_rand(r);
+		uint16_t ipid = i == 1 ? 0xffff : (uint16_t)lg_rand(r);
+		uint32_t wl, gl;
+
+		if (i == 0)
+			n = sport = ipid = 0;
+		wl = lg_frame_build_ref(&q, hdr, op, key, n, sport, ipid, want);
+		memset(got, 0xa5, 4096);
+		gl = lg_tmpl_write(&t[op], key, n, sport, ipid, got);
+		assert_int_equal(gl, wl);
+		if (memcmp(got, want, wl) != 0)
+			fail_msg("proto %d op %d key %u n %u sport %u ipid %u: frames differ",
+				 c->proto, op, key, n, sport, ipid);
+		/* Independently of the old builder: the checksums hold over the whole frame. */
+		{
+			struct rte_ipv4_hdr *ip = (struct rte_ipv4_hdr *)(got + RTE_ETHER_HDR_LEN);
+			struct rte_udp_hdr *udp = (struct rte_udp_hdr *)(ip + 1);
+			uint16_t ick = ip->hdr_checksum, uck = udp->dgram_cksum;
+
+			ip->hdr_checksum = 0;
+			assert_int_equal(rte_ipv4_cksum(ip), ick);
+			ip->hdr_checksum = ick;
+			udp->dgram_cksum = 0;
+			assert_int_equal(rte_ipv4_udptcp_cksum(ip, udp), uck);
+			udp->dgram_cksum = uck;
+			/* The receiver's check: the whole datagram with its pseudo-header sums
+			 * to 0xffff. */
+			assert_int_equal(lg_cksum_fold((uint32_t)rte_raw_cksum(udp, gl - 34) +
+						       rte_ipv4_phdr_cksum(ip, 0)),
+					 0xffff);
+		}
+	}
+	/* A UDP checksum that computes to 0 goes out as 0xffff (RFC 768): find a source port
+	 * that makes it so and compare. */
+	for (uint32_t sp = 0; sp < 65536; sp++) {
+		struct rte_udp_hdr *udp;
+
+		lg_frame_build_ref(&q, hdr, LG_OP_GET, 1, 7, (uint16_t)sp, 9, want);
+		udp = (struct rte_udp_hdr *)(want + LG_HDR_LEN - sizeof(*udp));
+		if (udp->dgram_cksum != 0xffff)
+			continue;
+		lg_tmpl_write(&t[LG_OP_GET], 1, 7, (uint16_t)sp, 9, got);
+		assert_memory_equal(got, want, t[LG_OP_GET].len);
+		break;
+	}
+	for (int op = LG_OP_GET; op <= LG_OP_SET; op++)
+		lg_tmpl_free(&t[op]);
+	lg_req_free(&q);
+	lg_keys_free(&k);
+	free(want);
+	free(got);
+}
+
+static void test_frames(void **state)
+{
+	static const struct frame_case cases[] = {
+		{MC_PROTO_ASCII, 100000, 0, 100, 1, "key:"},
+		{MC_PROTO_META, 100000, 0, 100, 1, "key:"},
+		{MC_PROTO_BINARY, 100000, 0, 100, 1, "key:"},
+		{MC_PROTO_ASCII, 1000, 0, 5, 1, "lg:"},
+		{MC_PROTO_META, 1000, 0, 1400, 1, "lg:"},
+		{MC_PROTO_BINARY, 1000, 0, 1400, 1, "lg:"},
+		{MC_PROTO_ASCII, 1, 0, 0, 1, "k"},		/* one key: one digit */
+		{MC_PROTO_ASCII, 10, 0, 1, 1, "ab"},		/* odd prefix: digits at odd offsets */
+		{MC_PROTO_META, 12345, 31, 7, 1, "m"},		/* padded, odd length */
+		{MC_PROTO_BINARY, 999999, 40, 33, 1, "bin-"},	/* padded */
+		{MC_PROTO_BINARY, 7, 0, 2, 1, "odd"},
+		{MC_PROTO_ASCII, 100000, 0, 100, 10, "key:"},	/* multi-get */
+		{MC_PROTO_ASCII, 77, 0, 100, 3, "q"},
+		{MC_PROTO_ASCII, 5000, 9, 100, 100, "mg:"},	/* 100 keys */
+	};
+	struct lg_rng r = {.s = 0x5eed1234abcdULL};
+	(void)state;
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		check_frames(&cases[i], &r, 3000);
+}
+
+/* Ones' complement folding: end-around carry, twice when the first fold carries. */
+static void test_cksum_fold(void **state)
+{
+	struct lg_rng r = {.s = 99};
+	(void)state;
+
+	assert_int_equal(lg_cksum_fold(0), 0);
+	assert_int_equal(lg_cksum_fold(0xffff), 0xffff);
+	assert_int_equal(lg_cksum_fold(0x10000), 1);
+	assert_int_equal(lg_cksum_fold(0x1fffe), 0xffff); /* 0xfffe + 1, no second carry */
+	assert_int_equal(lg_cksum_fold(0x2ffff), 0x2);	  /* 0xffff + 2 carries again */
+	for (int i = 0; i < 100000; i++) {
+		uint32_t words = (uint32_t)(lg_rand(&r) % 64) + 1, s = 0, ref = 0;
+
+		for (uint32_t w = 0; w < words; w++) {
+			uint16_t v = (uint16_t)lg_rand(&r);
+
+			s += v;
+			ref += v; /* reference: fold after every word */
+			ref = (ref & 0xffff) + (ref >> 16);
+		}
+		assert_int_equal(lg_cksum_fold(s), ref);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_hist_quantiles), cmocka_unit_test(test_hist_buckets),
 		cmocka_unit_test(test_key_names),      cmocka_unit_test(test_zipf),
 		cmocka_unit_test(test_uniform),	       cmocka_unit_test(test_requests),
-		cmocka_unit_test(test_series),
+		cmocka_unit_test(test_series),	       cmocka_unit_test(test_frames),
+		cmocka_unit_test(test_cksum_fold),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
