@@ -69,6 +69,7 @@ struct lg_opts {
 	double node_hit_ratio;
 	uint32_t node_delay_us;
 	double node_cross; /* share of replies sent on the next queue */
+	bool serve;	   /* --serve: the nodes only, nothing sent */
 	/* RFC 2544 search (--search): binary search on the rate for zero loss. */
 	bool search;
 	double search_lo, search_hi; /* requests per second */
