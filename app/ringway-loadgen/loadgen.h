@@ -247,6 +247,65 @@ uint32_t lg_tmpl_write(const struct lg_tmpl *t, uint32_t key, uint32_t n, uint16
 /* A 32-bit sum of 16-bit words folded to 16 bits, ones' complement (end-around carry). */
 uint16_t lg_cksum_fold(uint32_t s);
 
+/* ---------------------------------------------------------------- node replies (nodereply.c) */
+
+#define LG_NODE_DGRAM_BODY 1400 /* memcached's UDP_MAX_PAYLOAD_SIZE, after the frame header */
+#define LG_NODE_BODY_MAX   (256 * 1024)
+#define LG_REPLY_TMPLS	   16
+
+/* What a templated reply depends on (compared whole: padding zeroed). */
+struct lg_reply_shape {
+	uint8_t proto, cmd, opcode, flags;
+	uint8_t hit;
+	uint8_t args_len; /* meta: the flag tokens, as sent */
+	uint16_t key_len;
+	uint16_t key_off;    /* body offset of the echoed key; 0xffff: none */
+	uint16_t opaque_off; /* binary: the response's opaque; 0xffff: none */
+	uint8_t args[32];
+};
+
+struct lg_reply_tmpl {
+	bool valid;   /* body, len and sum hold the shape's reply */
+	bool general; /* the shape takes the general path (a reply of several datagrams) */
+	struct lg_reply_shape shape;
+	uint16_t len;			    /* body bytes, one datagram */
+	uint16_t sum;			    /* folded sum of the body, key and opaque zeroed */
+	uint8_t body[LG_NODE_DGRAM_BODY];
+};
+
+/* The node emulator's reply state, EAL-free (the unit test builds one). */
+struct lg_node_core {
+	uint64_t hit_thresh; /* keys whose 53-bit hash is below it are held */
+	uint32_t value_size;
+	uint8_t *value;
+	char value_len_text[12];
+	uint8_t value_len_text_len;
+	uint8_t *body;		 /* LG_NODE_BODY_MAX bytes: one reply before it is cut */
+	struct mc_requests *req; /* the request datagram, parsed */
+	struct lg_reply_tmpl tmpl[LG_REPLY_TMPLS];
+};
+
+/* Does the node hold key @p k? (FNV-1a 64, mixed; the same keys miss every time.) */
+bool lg_node_key_held(const struct lg_node_core *nd, const uint8_t *k, uint32_t len);
+/* The whole reply to nd->req (parsed from datagram payload @p payload) into nd->body; false
+ * when it outgrows LG_NODE_BODY_MAX. Counts hits, misses and SETs into @p ctr. */
+bool lg_node_body(struct lg_node_core *nd, const uint8_t *payload, uint64_t *ctr, uint32_t *len);
+/* The old datagram builder (every byte, both checksums over the whole datagram): datagram
+ * @p seq of @p total carrying @p len body bytes, the request's headers @p req_hdr turned
+ * round. Returns the frame length. */
+uint32_t lg_node_dgram_ref(const uint8_t *req_hdr, const struct rte_ether_addr *src_mac,
+			   uint16_t ip_id, uint16_t reqid, uint16_t seq, uint16_t total,
+			   const uint8_t *body, uint32_t len, uint8_t *p);
+/* The template for nd->req's reply (learnt on first sight of its shape), or NULL when the
+ * request takes the general path. Counts nothing. */
+const struct lg_reply_tmpl *lg_node_tmpl(struct lg_node_core *nd, const uint8_t *payload,
+					 bool hit);
+/* The reply frame from template @p t: the same bytes lg_node_dgram_ref() writes for the body
+ * lg_node_body() builds. Returns the frame length. */
+uint32_t lg_node_tmpl_write(const struct lg_node_core *nd, const struct lg_reply_tmpl *t,
+			    const uint8_t *req_hdr, const uint8_t *payload,
+			    const struct rte_ether_addr *src_mac, uint16_t ip_id, uint8_t *out);
+
 /* ---------------------------------------------------------------- the run */
 
 /* Counters of one phase (preload or the timed run). */

@@ -417,6 +417,143 @@ static void test_cksum_fold(void **state)
 	}
 }
 
+/* Node replies: the templated reply (lg_node_tmpl + lg_node_tmpl_write) against the general
+ * one (lg_node_body + lg_node_dgram_ref), byte for byte, for random requests in every
+ * protocol and shape (those that take a template and those that do not), hits and misses,
+ * random addresses and ports; and the UDP checksum recomputed in full. */
+struct node_req {
+	const char *text; /* NULL: binary */
+	uint8_t opcode;	  /* binary */
+	bool fast;	  /* expected to take a template */
+};
+
+static uint32_t node_req_write(const struct node_req *nr, const char *key, uint32_t opaque,
+			       uint16_t reqid, uint8_t *p)
+{
+	struct mc_frame f = {.request_id = reqid, .seq = 0, .total = 1, .reserved = 0};
+	uint32_t klen = (uint32_t)strlen(key), len;
+
+	mc_frame_write(p, &f);
+	if (nr->text != NULL) {
+		len = (uint32_t)snprintf((char *)p + MC_FRAME_HDR_LEN, 1024, nr->text, key);
+		return MC_FRAME_HDR_LEN + len;
+	}
+	memset(p + MC_FRAME_HDR_LEN, 0, MC_BIN_HDR_LEN);
+	p[MC_FRAME_HDR_LEN] = 0x80;
+	p[MC_FRAME_HDR_LEN + 1] = nr->opcode;
+	p[MC_FRAME_HDR_LEN + 3] = (uint8_t)klen;
+	p[MC_FRAME_HDR_LEN + 11] = (uint8_t)klen;
+	{
+		uint32_t be = rte_cpu_to_be_32(opaque);
+
+		memcpy(p + MC_FRAME_HDR_LEN + 12, &be, 4);
+	}
+	memcpy(p + MC_FRAME_HDR_LEN + MC_BIN_HDR_LEN, key, klen);
+	return MC_FRAME_HDR_LEN + MC_BIN_HDR_LEN + klen;
+}
+
+static void check_node_replies(uint32_t value_size, double hit_ratio, struct lg_rng *r)
+{
+	static const struct node_req reqs[] = {
+		{"get %s\r\n", 0, true},
+		{"mg %s v\r\n", 0, true},
+		{"mg %s s v f t c\r\n", 0, true},
+		{"mg %s\r\n", 0, true},
+		{"mg %s k v\r\n", 0, false},	/* k: the key echoed */
+		{"mg %s v Oabc\r\n", 0, false}, /* O: the opaque echoed */
+		{"mg %s v q\r\n", 0, false},	/* quiet */
+		{"gets %s\r\n", 0, false},
+		{"get %s lg:other\r\n", 0, false}, /* two keys */
+		{"set %s 0 0 1\r\nx\r\n", 0, false},
+		{NULL, MC_BIN_GET, true},
+		{NULL, MC_BIN_GETK, true},
+		{NULL, MC_BIN_GETQ, false},
+	};
+	struct lg_node_core *nd = calloc(1, sizeof(*nd));
+	uint8_t *req = malloc(2048), *want = malloc(4096), *got = malloc(4096);
+	uint8_t hdr[LG_HDR_LEN];
+	uint64_t ctr[LG_CTR_COUNT];
+	uint32_t fast[sizeof(reqs) / sizeof(reqs[0])] = {0};
+	struct rte_ether_addr mac = {{2, 0, 0, 0, 0, 9}};
+
+	nd->value_size = value_size;
+	nd->hit_thresh = (uint64_t)(hit_ratio * 9007199254740992.0);
+	nd->value_len_text_len = (uint8_t)snprintf(nd->value_len_text, sizeof(nd->value_len_text),
+						   "%u", value_size);
+	nd->value = malloc(value_size + 1);
+	nd->body = malloc(LG_NODE_BODY_MAX);
+	nd->req = malloc(sizeof(*nd->req));
+	for (uint32_t i = 0; i < value_size; i++)
+		nd->value[i] = (uint8_t)('a' + i % 26);
+	for (uint32_t i = 0; i < 20000; i++) {
+		size_t w = (size_t)(lg_rand(r) % (sizeof(reqs) / sizeof(reqs[0])));
+		char key[64];
+		uint32_t plen, wl, gl, len;
+		const struct lg_reply_tmpl *t;
+		const struct mc_key *k;
+		bool hit;
+
+		/* Keys of two lengths, odd and even, so templates of both are learnt. */
+		snprintf(key, sizeof(key), (lg_rand(r) & 1) ? "key:%05u" : "k%06u",
+			 (unsigned int)(lg_rand(r) % 100000));
+		for (size_t b = 0; b < sizeof(hdr); b++)
+			hdr[b] = (uint8_t)lg_rand(r);
+		plen = node_req_write(&reqs[w], key, (uint32_t)lg_rand(r), (uint16_t)lg_rand(r), req);
+		assert_int_equal(mc_parse_datagram_flags(req, plen, MC_PARSE_CTL_KEYS, nd->req),
+				 MC_OK);
+		k = &nd->req->keys[nd->req->req[0].key_first];
+		hit = lg_node_key_held(nd, req + k->off, k->len);
+		t = lg_node_tmpl(nd, req, hit);
+		if (t == NULL) {
+			if (reqs[w].fast && value_size < 1000)
+				fail_msg("'%s' op %u: no template", reqs[w].text ? reqs[w].text : "bin",
+					 reqs[w].opcode);
+			continue;
+		}
+		assert_true(reqs[w].fast);
+		fast[w]++;
+		memset(ctr, 0, sizeof(ctr));
+		assert_true(lg_node_body(nd, req, ctr, &len));
+		wl = lg_node_dgram_ref(hdr, &mac, (uint16_t)i, nd->req->frame.request_id, 0, 1,
+				       nd->body, len, want);
+		memset(got, 0x5a, 4096);
+		gl = lg_node_tmpl_write(nd, t, hdr, req, &mac, (uint16_t)i, got);
+		assert_int_equal(gl, wl);
+		if (memcmp(got, want, wl) != 0)
+			fail_msg("'%s' op %u key %s hit %d: replies differ",
+				 reqs[w].text ? reqs[w].text : "bin", reqs[w].opcode, key, hit);
+		{
+			struct rte_ipv4_hdr *ip = (struct rte_ipv4_hdr *)(got + RTE_ETHER_HDR_LEN);
+			struct rte_udp_hdr *udp = (struct rte_udp_hdr *)(ip + 1);
+
+			assert_int_equal(lg_cksum_fold((uint32_t)rte_raw_cksum(udp, gl - 34) +
+						       rte_ipv4_phdr_cksum(ip, 0)),
+					 0xffff);
+		}
+	}
+	for (size_t w = 0; w < sizeof(reqs) / sizeof(reqs[0]); w++)
+		if (reqs[w].fast && value_size < 1000 && fast[w] == 0)
+			fail_msg("request %zu never took its template", w);
+	free(nd->value);
+	free(nd->body);
+	free(nd->req);
+	free(nd);
+	free(req);
+	free(want);
+	free(got);
+}
+
+static void test_node_replies(void **state)
+{
+	struct lg_rng r = {.s = 0xfeedULL};
+	(void)state;
+
+	check_node_replies(100, 0.5, &r);
+	check_node_replies(1, 0.9, &r);
+	check_node_replies(0, 0.5, &r);
+	check_node_replies(1400, 0.5, &r); /* two datagrams: the general path */
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -424,7 +561,7 @@ int main(void)
 		cmocka_unit_test(test_key_names),      cmocka_unit_test(test_zipf),
 		cmocka_unit_test(test_uniform),	       cmocka_unit_test(test_requests),
 		cmocka_unit_test(test_series),	       cmocka_unit_test(test_frames),
-		cmocka_unit_test(test_cksum_fold),
+		cmocka_unit_test(test_cksum_fold),	       cmocka_unit_test(test_node_replies),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
