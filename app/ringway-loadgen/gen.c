@@ -52,6 +52,7 @@ struct lg_gen {
 	uint16_t ip_id;
 	uint8_t hdr[LG_HDR_LEN];	  /* Ethernet + IPv4 + UDP of every request */
 	struct lg_tmpl tmpl[2]; /* enum lg_op: a GET's and a SET's whole frame */
+	struct lg_expect expect[2]; /* enum lg_op: the reply a hit gets (GET only) */
 
 	/* Built but not yet taken by the port (the port's ring was full). */
 	struct rte_mbuf *pending[MAX_BURST];
@@ -249,9 +250,15 @@ static void classify(struct lg_gen *g, struct lg_slot *s, const uint8_t *p, uint
 		     bool whole)
 {
 	struct mc_reply_event ev;
-	bool first = true;
+	bool first = true, one_hit = false, more = false;
 	int rc;
 
+	/* The common reply, a whole hit like the last one the parser saw: no parse. */
+	if (whole && len >= MC_FRAME_HDR_LEN &&
+	    lg_expect_match(&g->expect[s->op], p + MC_FRAME_HDR_LEN, len - MC_FRAME_HDR_LEN)) {
+		s->result = MC_RES_HIT;
+		return;
+	}
 	mc_reply_init(&g->rp);
 	if (whole)
 		mc_reply_expect(&g->rp, g->e.req->tmpl[s->op]);
@@ -260,15 +267,25 @@ static void classify(struct lg_gen *g, struct lg_slot *s, const uint8_t *p, uint
 	while ((rc = mc_reply_next(&g->rp, &ev)) != MC_EV_MORE) {
 		if (rc < 0)
 			goto bad;
+		if (rc == MC_EV_ITEM && !first && ev.result != MC_RES_END)
+			more = true; /* another item than ASCII's END */
 		if (rc != MC_EV_ITEM || !first)
 			continue;
 		first = false;
 		s->result = ev.result;
+		one_hit = ev.result == MC_RES_HIT && ev.value_len == g->o->value_size;
 		if (ev.result == MC_RES_HIT && ev.value_len != g->o->value_size)
 			g->ctr[LG_CTR_VALUE_SIZE_MISMATCH]++;
 	}
-	if (!first && (!whole || mc_reply_done(&g->rp)))
+	if (!first && (!whole || mc_reply_done(&g->rp))) {
+		/* A whole reply of one hit of the right size to a single-key GET: the template
+		 * the next ones are compared with. */
+		if (whole && one_hit && !more && s->op == LG_OP_GET && g->e.req->multiget == 1 &&
+		    !g->expect[LG_OP_GET].valid)
+			lg_expect_learn(&g->expect[LG_OP_GET], g->o->proto, p + MC_FRAME_HDR_LEN,
+					len - MC_FRAME_HDR_LEN, g->e.keys->key_len);
 		return;
+	}
 bad:
 	s->result = MC_RES_ERROR;
 	g->ctr[LG_CTR_RX_BAD_REPLY]++;

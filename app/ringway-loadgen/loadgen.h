@@ -247,6 +247,24 @@ uint32_t lg_tmpl_write(const struct lg_tmpl *t, uint32_t key, uint32_t n, uint16
 /* A 32-bit sum of 16-bit words folded to 16 bits, ones' complement (end-around carry). */
 uint16_t lg_cksum_fold(uint32_t s);
 
+/* The reply a hit to one kind of request gets, learnt from the first one the reply parser
+ * found whole, a hit of the right value size: a later reply equal to it outside the key (ASCII)
+ * or the opaque (binary) is that same hit, without the parser. */
+struct lg_expect {
+	bool valid;
+	bool key_chars; /* the skipped span is a key: graphic ASCII, no space */
+	uint16_t len;	/* payload bytes after the frame header */
+	uint16_t skip_off, skip_len;
+	uint8_t b[1400];
+};
+
+/* Learn from @p p (@p len bytes after the frame header), a whole single hit of a request in
+ * @p proto with keys of @p key_len bytes. */
+void lg_expect_learn(struct lg_expect *x, enum mc_proto proto, const uint8_t *p, uint32_t len,
+		     uint16_t key_len);
+/* Is @p p the learnt hit (outside the skipped span)? */
+bool lg_expect_match(const struct lg_expect *x, const uint8_t *p, uint32_t len);
+
 /* ---------------------------------------------------------------- node replies (nodereply.c) */
 
 #define LG_NODE_DGRAM_BODY 1400 /* memcached's UDP_MAX_PAYLOAD_SIZE, after the frame header */

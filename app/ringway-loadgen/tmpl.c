@@ -190,3 +190,51 @@ uint32_t lg_tmpl_write(const struct lg_tmpl *t, uint32_t key, uint32_t n, uint16
 	udp->dgram_cksum = ck == 0 ? 0xffff : ck;
 	return t->len;
 }
+
+/* ---------------------------------------------------------------- expected replies */
+
+void lg_expect_learn(struct lg_expect *x, enum mc_proto proto, const uint8_t *p, uint32_t len,
+		     uint16_t key_len)
+{
+	x->valid = false;
+	if (len > sizeof(x->b))
+		return;
+	switch (proto) {
+	case MC_PROTO_ASCII: /* "VALUE <key> <flags> <bytes>\r\n": the key is not compared */
+		if (len < 6u + key_len + 1u || memcmp(p, "VALUE ", 6) != 0 || p[6 + key_len] != ' ')
+			return;
+		x->skip_off = 6;
+		x->skip_len = key_len;
+		x->key_chars = true;
+		break;
+	case MC_PROTO_BINARY: /* the opaque echoed */
+		if (len < MC_BIN_HDR_LEN)
+			return;
+		x->skip_off = 12;
+		x->skip_len = 4;
+		x->key_chars = false;
+		break;
+	default:
+		x->skip_off = 0;
+		x->skip_len = 0;
+		x->key_chars = false;
+		break;
+	}
+	memcpy(x->b, p, len);
+	x->len = (uint16_t)len;
+	x->valid = true;
+}
+
+bool lg_expect_match(const struct lg_expect *x, const uint8_t *p, uint32_t len)
+{
+	uint32_t end = (uint32_t)x->skip_off + x->skip_len;
+
+	if (!x->valid || len != x->len || memcmp(p, x->b, x->skip_off) != 0 ||
+	    memcmp(p + end, x->b + end, len - end) != 0)
+		return false;
+	/* A key is graphic ASCII without spaces (memcached's rule), as the parser requires. */
+	for (uint32_t i = x->skip_off; x->key_chars && i < end; i++)
+		if (p[i] <= ' ' || p[i] == 0x7f)
+			return false;
+	return true;
+}

@@ -554,6 +554,131 @@ static void test_node_replies(void **state)
 	check_node_replies(1400, 0.5, &r); /* two datagrams: the general path */
 }
 
+/* The slow verdict on a reply datagram @p p (frame header included) to @p tmpl: a whole reply
+ * of one hit (and ASCII's END) of @p vsize bytes. */
+static bool parser_says_hit(const struct mc_requests *tmpl, const uint8_t *p, uint32_t len,
+			    uint32_t vsize)
+{
+	struct mc_reply_parser *rp = malloc(sizeof(*rp));
+	struct mc_reply_event ev;
+	bool first = true, hit = false, more = false;
+	int rc;
+
+	mc_reply_init(rp);
+	mc_reply_expect(rp, tmpl);
+	if (mc_reply_feed_datagram(rp, p, len) != MC_OK)
+		goto out;
+	while ((rc = mc_reply_next(rp, &ev)) != MC_EV_MORE) {
+		if (rc < 0)
+			goto out;
+		if (rc != MC_EV_ITEM)
+			continue;
+		if (!first) {
+			more |= ev.result != MC_RES_END;
+			continue;
+		}
+		first = false;
+		hit = ev.result == MC_RES_HIT && ev.value_len == vsize;
+	}
+	hit = hit && !more && mc_reply_done(rp);
+out:
+	free(rp);
+	return hit;
+}
+
+/* Expected replies: the reply check that skips the parser accepts a reply only when the
+ * parser would find it a whole single hit of the right size; the node emulator's real hits
+ * to random keys match; random corruptions match only when the parser agrees. */
+static void test_expect(void **state)
+{
+	static const enum mc_proto protos[] = {MC_PROTO_ASCII, MC_PROTO_META, MC_PROTO_BINARY};
+	static const uint32_t vsizes[] = {100, 5, 1300};
+	struct lg_rng r = {.s = 0xabcdefULL};
+	uint8_t *req = malloc(2048), *rep = malloc(4096);
+	(void)state;
+
+	for (size_t pi = 0; pi < 3; pi++)
+		for (size_t vi = 0; vi < 3; vi++) {
+			struct lg_opts o;
+			struct lg_keys k;
+			struct lg_req q;
+			struct lg_node_core *nd = calloc(1, sizeof(*nd));
+			struct lg_expect *x = calloc(1, sizeof(*x));
+			uint64_t ctr[LG_CTR_COUNT] = {0};
+			uint32_t matched = 0, mutated_ok = 0;
+
+			opts_init(&o);
+			o.proto = protos[pi];
+			o.keys = 100000;
+			o.value_size = vsizes[vi];
+			strcpy(o.key_prefix, "key:");
+			assert_int_equal(lg_keys_init(&k, &o), 0);
+			assert_int_equal(lg_req_init(&q, &k, &o), 0);
+			nd->value_size = vsizes[vi];
+			nd->hit_thresh = 1ULL << 53;
+			nd->value_len_text_len = (uint8_t)snprintf(
+				nd->value_len_text, sizeof(nd->value_len_text), "%u", vsizes[vi]);
+			nd->value = malloc(vsizes[vi] + 1);
+			nd->body = malloc(LG_NODE_BODY_MAX);
+			nd->req = malloc(sizeof(*nd->req));
+			for (uint32_t i = 0; i < vsizes[vi]; i++)
+				nd->value[i] = (uint8_t)('a' + i % 26);
+			for (uint32_t i = 0; i < 4000; i++) {
+				struct mc_frame f = {(uint16_t)i, 0, 1, 0};
+				uint32_t key = (uint32_t)(lg_rand(&r) % o.keys), len, plen;
+				bool fast, slow;
+
+				mc_frame_write(req, &f);
+				plen = MC_FRAME_HDR_LEN + lg_req_write(&q, LG_OP_GET, key, (uint16_t)i,
+								       req + MC_FRAME_HDR_LEN);
+				assert_int_equal(mc_parse_datagram_flags(req, plen, MC_PARSE_CTL_KEYS,
+									 nd->req),
+						 MC_OK);
+				assert_true(lg_node_body(nd, req, ctr, &len));
+				mc_frame_write(rep, &f);
+				memcpy(rep + MC_FRAME_HDR_LEN, nd->body, len);
+				if (i == 0) { /* learnt from the first, as gen.c does */
+					assert_true(parser_says_hit(q.tmpl[LG_OP_GET], rep,
+								    MC_FRAME_HDR_LEN + len,
+								    vsizes[vi]));
+					lg_expect_learn(x, o.proto, rep + MC_FRAME_HDR_LEN, len,
+							k.key_len);
+					assert_true(x->valid);
+				}
+				if (i % 2 == 1) { /* corrupt: one byte, or the length */
+					if (lg_rand(&r) % 4 == 0)
+						len -= (uint32_t)(lg_rand(&r) % 3);
+					else
+						rep[MC_FRAME_HDR_LEN + lg_rand(&r) % len] =
+							(uint8_t)lg_rand(&r);
+				}
+				fast = lg_expect_match(x, rep + MC_FRAME_HDR_LEN, len);
+				slow = parser_says_hit(q.tmpl[LG_OP_GET], rep, MC_FRAME_HDR_LEN + len,
+						       vsizes[vi]);
+				if (fast && !slow)
+					fail_msg("proto %d size %u key %u: matched, the parser says no",
+						 o.proto, vsizes[vi], key);
+				if (i % 2 == 0) {
+					assert_true(fast); /* an untouched hit always matches */
+					matched++;
+				} else if (fast) {
+					mutated_ok++;
+				}
+			}
+			assert_true(matched == 2000);
+			(void)mutated_ok;
+			lg_req_free(&q);
+			lg_keys_free(&k);
+			free(nd->value);
+			free(nd->body);
+			free(nd->req);
+			free(nd);
+			free(x);
+		}
+	free(req);
+	free(rep);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -562,6 +687,7 @@ int main(void)
 		cmocka_unit_test(test_uniform),	       cmocka_unit_test(test_requests),
 		cmocka_unit_test(test_series),	       cmocka_unit_test(test_frames),
 		cmocka_unit_test(test_cksum_fold),	       cmocka_unit_test(test_node_replies),
+		cmocka_unit_test(test_expect),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
