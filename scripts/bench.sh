@@ -19,7 +19,8 @@
 #   floor: RINGWAY_BENCH_CG_PACKETS as for dataplane
 #   linerate: RINGWAY_BENCH_LR_TRIAL (seconds per trial, default 1), RINGWAY_BENCH_LR_REPEAT
 #     (trials per rate, all must pass; default 1), RINGWAY_BENCH_LR_WORKERS (default 1,2),
-#     RINGWAY_BENCH_LR_CASES (default: every case of tests/bench/linerate/linerate.py)
+#     RINGWAY_BENCH_LR_CASES (default: every case of tests/bench/linerate/linerate.py),
+#     RINGWAY_BENCH_LR_GENERATOR_ONLY (0: no generator-only loopback case; default 1)
 #   idle (root): RINGWAY_BENCH_IDLE_SECONDS (each ringway-loadgen run, default 8),
 #     RINGWAY_BENCH_IDLE_ROUNDS (rounds, default 3), RINGWAY_BENCH_IDLE_RATE (default 5000/s),
 #     RINGWAY_BENCH_IDLE_MODES (default "backoff adaptive poll"), RINGWAY_BENCH_IDLE_PREFIX
@@ -366,8 +367,11 @@ EOF
 # The real binary over net_memif (tests/bench/linerate): ringway with a 1,000-node config and
 # one ringway-loadgen as clients and nodes; RFC 2544 zero-loss search per case (single-key
 # ASCII/meta/binary GETs with 100 and 1,400-byte values, 90/10 GET/SET, 10-key multi-gets) for
-# 1 and 2 workers, latency at 10/50/90% of it, replies steered across workers; next to
-# bench_dataplane's cycles (dataplane.json when that section ran, else a short run).
+# 1 and 2 workers, latency at 10/50/90% of it, replies steered across workers; before each
+# case the generator alone (a generator-only loopback to a --serve node emulator, no router):
+# its capacity starts the router's search and stands beside every figure
+# (RINGWAY_BENCH_LR_GENERATOR_ONLY=0 skips it); next to bench_dataplane's cycles
+# (dataplane.json when that section ran, else a short run).
 targets_linerate=(app/ringway/ringway app/ringway-loadgen/ringway-loadgen app/ringwayctl/ringwayctl
 	tests/bench/dataplane/bench_dataplane)
 section_linerate() {
@@ -379,7 +383,8 @@ section_linerate() {
 		--out "$results/linerate.json" --png "$results/linerate.png" \
 		--trial "${RINGWAY_BENCH_LR_TRIAL:-1}" --repeat "${RINGWAY_BENCH_LR_REPEAT:-1}" \
 		--workers "${RINGWAY_BENCH_LR_WORKERS:-1,2}" \
-		${RINGWAY_BENCH_LR_CASES:+--cases "$RINGWAY_BENCH_LR_CASES"} "${dp[@]}"
+		${RINGWAY_BENCH_LR_CASES:+--cases "$RINGWAY_BENCH_LR_CASES"} "${dp[@]}" \
+		$([ "${RINGWAY_BENCH_LR_GENERATOR_ONLY:-1}" != 0 ] || echo --no-generator-only)
 }
 
 # Latency at low load per idle mode (docs/performance.md, "Idle modes and latency at low

@@ -50,7 +50,9 @@ struct lg_gen {
 	uint64_t timeout_tsc;
 	struct lg_rng rng;
 	uint16_t ip_id;
-	uint8_t hdr[HDR_LEN]; /* Ethernet + IPv4 + UDP template */
+	uint8_t hdr[LG_HDR_LEN];	  /* Ethernet + IPv4 + UDP of every request */
+	struct lg_tmpl tmpl[2]; /* enum lg_op: a GET's and a SET's whole frame */
+	struct lg_expect expect[2]; /* enum lg_op: the reply a hit gets (GET only) */
 
 	/* Built but not yet taken by the port (the port's ring was full). */
 	struct rte_mbuf *pending[MAX_BURST];
@@ -89,47 +91,26 @@ struct lg_gen {
 
 /* ---------------------------------------------------------------- packets */
 
-static void build_template(struct lg_gen *g)
+/* The request templates for the current peer MAC (tmpl.c); 0 or -ENOMEM. */
+static int build_template(struct lg_gen *g)
 {
-	struct rte_ether_hdr *eth = (struct rte_ether_hdr *)g->hdr;
-	struct rte_ipv4_hdr *ip = (struct rte_ipv4_hdr *)(eth + 1);
-	struct rte_udp_hdr *udp = (struct rte_udp_hdr *)(ip + 1);
-
-	memset(g->hdr, 0, sizeof(g->hdr));
-	rte_ether_addr_copy(&g->e.dst_mac, &eth->dst_addr);
-	rte_ether_addr_copy(&g->e.src_mac, &eth->src_addr);
-	eth->ether_type = rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4);
-	ip->version_ihl = RTE_IPV4_VHL_DEF;
-	ip->fragment_offset = rte_cpu_to_be_16(RTE_IPV4_HDR_DF_FLAG);
-	ip->time_to_live = 64;
-	ip->next_proto_id = IPPROTO_UDP;
-	ip->src_addr = g->o->src_ip;
-	ip->dst_addr = g->o->dst_ip;
-	udp->dst_port = rte_cpu_to_be_16(g->o->dst_port);
+	lg_frame_hdr_init(g->hdr, &g->e.src_mac, &g->e.dst_mac, g->o);
+	for (int op = LG_OP_GET; op <= LG_OP_SET; op++) {
+		lg_tmpl_free(&g->tmpl[op]);
+		if (lg_tmpl_init(&g->tmpl[op], g->e.req, (enum lg_op)op, g->hdr) != 0)
+			return -ENOMEM;
+	}
+	return 0;
 }
 
-/* Request number @p n as a frame into @p m. */
+/* Request number @p n as a frame into @p m: its kind's template, the request's fields. */
 static void build_request(struct lg_gen *g, struct rte_mbuf *m, uint32_t n, enum lg_op op,
 			  uint32_t key)
 {
-	uint8_t *p = rte_pktmbuf_mtod(m, uint8_t *);
-	struct rte_ipv4_hdr *ip = (struct rte_ipv4_hdr *)(p + RTE_ETHER_HDR_LEN);
-	struct rte_udp_hdr *udp = (struct rte_udp_hdr *)(ip + 1);
-	struct mc_frame f = {.request_id = (uint16_t)n, .seq = 0, .total = 1, .reserved = 0};
 	uint16_t sport = (uint16_t)(g->o->sport_base + n % g->o->sport_count);
-	uint32_t len;
 
-	memcpy(p, g->hdr, HDR_LEN);
-	mc_frame_write(p + HDR_LEN, &f);
-	len = MC_FRAME_HDR_LEN +
-	      lg_req_write(g->e.req, op, key, (uint16_t)n, p + HDR_LEN + MC_FRAME_HDR_LEN);
-	ip->total_length = rte_cpu_to_be_16((uint16_t)(sizeof(*ip) + sizeof(*udp) + len));
-	ip->packet_id = rte_cpu_to_be_16(g->ip_id++);
-	ip->hdr_checksum = rte_ipv4_cksum(ip);
-	udp->src_port = rte_cpu_to_be_16(sport);
-	udp->dgram_len = rte_cpu_to_be_16((uint16_t)(sizeof(*udp) + len));
-	udp->dgram_cksum = rte_ipv4_udptcp_cksum(ip, udp);
-	m->data_len = (uint16_t)(HDR_LEN + len);
+	m->data_len = (uint16_t)lg_tmpl_write(&g->tmpl[op], key, n, sport, g->ip_id++,
+					      rte_pktmbuf_mtod(m, uint8_t *));
 	m->pkt_len = m->data_len;
 
 	struct lg_slot *s = &g->slots[(uint16_t)n];
@@ -269,9 +250,15 @@ static void classify(struct lg_gen *g, struct lg_slot *s, const uint8_t *p, uint
 		     bool whole)
 {
 	struct mc_reply_event ev;
-	bool first = true;
+	bool first = true, one_hit = false, more = false;
 	int rc;
 
+	/* The common reply, a whole hit like the last one the parser saw: no parse. */
+	if (whole && len >= MC_FRAME_HDR_LEN &&
+	    lg_expect_match(&g->expect[s->op], p + MC_FRAME_HDR_LEN, len - MC_FRAME_HDR_LEN)) {
+		s->result = MC_RES_HIT;
+		return;
+	}
 	mc_reply_init(&g->rp);
 	if (whole)
 		mc_reply_expect(&g->rp, g->e.req->tmpl[s->op]);
@@ -280,15 +267,25 @@ static void classify(struct lg_gen *g, struct lg_slot *s, const uint8_t *p, uint
 	while ((rc = mc_reply_next(&g->rp, &ev)) != MC_EV_MORE) {
 		if (rc < 0)
 			goto bad;
+		if (rc == MC_EV_ITEM && !first && ev.result != MC_RES_END)
+			more = true; /* another item than ASCII's END */
 		if (rc != MC_EV_ITEM || !first)
 			continue;
 		first = false;
 		s->result = ev.result;
+		one_hit = ev.result == MC_RES_HIT && ev.value_len == g->o->value_size;
 		if (ev.result == MC_RES_HIT && ev.value_len != g->o->value_size)
 			g->ctr[LG_CTR_VALUE_SIZE_MISMATCH]++;
 	}
-	if (!first && (!whole || mc_reply_done(&g->rp)))
+	if (!first && (!whole || mc_reply_done(&g->rp))) {
+		/* A whole reply of one hit of the right size to a single-key GET: the template
+		 * the next ones are compared with. */
+		if (whole && one_hit && !more && s->op == LG_OP_GET && g->e.req->multiget == 1 &&
+		    !g->expect[LG_OP_GET].valid)
+			lg_expect_learn(&g->expect[LG_OP_GET], g->o->proto, p + MC_FRAME_HDR_LEN,
+					len - MC_FRAME_HDR_LEN, g->e.keys->key_len);
 		return;
+	}
 bad:
 	s->result = MC_RES_ERROR;
 	g->ctr[LG_CTR_RX_BAD_REPLY]++;
@@ -772,8 +769,7 @@ int lg_gen_resolve(struct lg_gen *g, struct lg_env *env, uint32_t timeout_ms)
 	if (!g->resolved)
 		return -ETIMEDOUT;
 	env->dst_mac = g->e.dst_mac;
-	build_template(g);
-	return 0;
+	return build_template(g);
 }
 
 struct lg_gen *lg_gen_create(const struct lg_env *env)
@@ -794,7 +790,11 @@ struct lg_gen *lg_gen_create(const struct lg_env *env)
 	g->timeout_tsc = (uint64_t)g->o->timeout_ms * env->hz / 1000;
 	g->rng.s = g->o->seed ? g->o->seed : 0x9e3779b97f4a7c15ULL;
 	g->window = g->o->window;
-	build_template(g);
+	if (build_template(g) != 0) {
+		lg_gen_free(g);
+		errno = ENOMEM;
+		return NULL;
+	}
 	if (g->o->nodes) {
 		g->node = lg_node_create(&g->e);
 		if (g->node == NULL) {
@@ -811,6 +811,8 @@ void lg_gen_free(struct lg_gen *g)
 	if (g == NULL)
 		return;
 	lg_node_free(g->node);
+	lg_tmpl_free(&g->tmpl[LG_OP_GET]);
+	lg_tmpl_free(&g->tmpl[LG_OP_SET]);
 	free(g->slots);
 	free(g->stored);
 	free(g);

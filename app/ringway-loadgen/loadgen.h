@@ -69,6 +69,7 @@ struct lg_opts {
 	double node_hit_ratio;
 	uint32_t node_delay_us;
 	double node_cross; /* share of replies sent on the next queue */
+	bool serve;	   /* --serve: the nodes only, nothing sent */
 	/* RFC 2544 search (--search): binary search on the rate for zero loss. */
 	bool search;
 	double search_lo, search_hi; /* requests per second */
@@ -209,6 +210,119 @@ uint32_t lg_req_max_len(const struct lg_req *q, enum lg_op op);
  * Binary requests carry @p opaque in their header. */
 uint32_t lg_req_write(const struct lg_req *q, enum lg_op op, uint32_t idx, uint32_t opaque,
 		      uint8_t *p);
+
+/* ---------------------------------------------------------------- request frames (tmpl.c) */
+
+#define LG_HDR_LEN    (RTE_ETHER_HDR_LEN + 20 + 8) /* Ethernet + IPv4 + UDP */
+#define LG_MULTIGET_MAX 100
+
+/* One request kind (GET or SET) as a whole frame for key 0, request 0, source port 0, IP id
+ * 0, with its checksums' sums: a request is this copied, a few fields written, and both
+ * checksums updated by what those fields add. */
+struct lg_tmpl {
+	uint8_t *frame;
+	uint16_t len;	     /* frame bytes (keys have a fixed length) */
+	uint16_t opaque_off; /* binary: the header's opaque; 0: none */
+	uint16_t ip_sum;     /* folded sum of the IPv4 header, checksum 0 */
+	uint16_t udp_sum;    /* folded sum of the pseudo-header and the datagram, checksum 0 */
+	uint16_t digits;
+	uint16_t nkeys;			     /* keys in the request: multi-get ones */
+	uint16_t key_end[LG_MULTIGET_MAX];   /* frame offset just after each key */
+	uint32_t key_n;			     /* keys in the key space */
+};
+
+/* The Ethernet + IPv4 + UDP header of every request (lengths, ids, checksums 0). */
+void lg_frame_hdr_init(uint8_t *hdr, const struct rte_ether_addr *src_mac,
+		       const struct rte_ether_addr *dst_mac, const struct lg_opts *o);
+/* The old builder, kept as the reference: every byte written, both checksums computed over
+ * the whole frame. Request number @p n, key @p key; returns the frame length. */
+uint32_t lg_frame_build_ref(const struct lg_req *q, const uint8_t *hdr, enum lg_op op,
+			    uint32_t key, uint32_t n, uint16_t sport, uint16_t ip_id, uint8_t *p);
+/* 0 or -ENOMEM. */
+int lg_tmpl_init(struct lg_tmpl *t, const struct lg_req *q, enum lg_op op, const uint8_t *hdr);
+void lg_tmpl_free(struct lg_tmpl *t);
+/* The same bytes lg_frame_build_ref() writes, from the template; returns the frame length. */
+uint32_t lg_tmpl_write(const struct lg_tmpl *t, uint32_t key, uint32_t n, uint16_t sport,
+		       uint16_t ip_id, uint8_t *p);
+/* A 32-bit sum of 16-bit words folded to 16 bits, ones' complement (end-around carry). */
+uint16_t lg_cksum_fold(uint32_t s);
+
+/* The reply a hit to one kind of request gets, learnt from the first one the reply parser
+ * found whole, a hit of the right value size: a later reply equal to it outside the key (ASCII)
+ * or the opaque (binary) is that same hit, without the parser. */
+struct lg_expect {
+	bool valid;
+	bool key_chars; /* the skipped span is a key: graphic ASCII, no space */
+	uint16_t len;	/* payload bytes after the frame header */
+	uint16_t skip_off, skip_len;
+	uint8_t b[1400];
+};
+
+/* Learn from @p p (@p len bytes after the frame header), a whole single hit of a request in
+ * @p proto with keys of @p key_len bytes. */
+void lg_expect_learn(struct lg_expect *x, enum mc_proto proto, const uint8_t *p, uint32_t len,
+		     uint16_t key_len);
+/* Is @p p the learnt hit (outside the skipped span)? */
+bool lg_expect_match(const struct lg_expect *x, const uint8_t *p, uint32_t len);
+
+/* ---------------------------------------------------------------- node replies (nodereply.c) */
+
+#define LG_NODE_DGRAM_BODY 1400 /* memcached's UDP_MAX_PAYLOAD_SIZE, after the frame header */
+#define LG_NODE_BODY_MAX   (256 * 1024)
+#define LG_REPLY_TMPLS	   16
+
+/* What a templated reply depends on (compared whole: padding zeroed). */
+struct lg_reply_shape {
+	uint8_t proto, cmd, opcode, flags;
+	uint8_t hit;
+	uint8_t args_len; /* meta: the flag tokens, as sent */
+	uint16_t key_len;
+	uint16_t key_off;    /* body offset of the echoed key; 0xffff: none */
+	uint16_t opaque_off; /* binary: the response's opaque; 0xffff: none */
+	uint8_t args[32];
+};
+
+struct lg_reply_tmpl {
+	bool valid;   /* body, len and sum hold the shape's reply */
+	bool general; /* the shape takes the general path (a reply of several datagrams) */
+	struct lg_reply_shape shape;
+	uint16_t len;			    /* body bytes, one datagram */
+	uint16_t sum;			    /* folded sum of the body, key and opaque zeroed */
+	uint8_t body[LG_NODE_DGRAM_BODY];
+};
+
+/* The node emulator's reply state, EAL-free (the unit test builds one). */
+struct lg_node_core {
+	uint64_t hit_thresh; /* keys whose 53-bit hash is below it are held */
+	uint32_t value_size;
+	uint8_t *value;
+	char value_len_text[12];
+	uint8_t value_len_text_len;
+	uint8_t *body;		 /* LG_NODE_BODY_MAX bytes: one reply before it is cut */
+	struct mc_requests *req; /* the request datagram, parsed */
+	struct lg_reply_tmpl tmpl[LG_REPLY_TMPLS];
+};
+
+/* Does the node hold key @p k? (FNV-1a 64, mixed; the same keys miss every time.) */
+bool lg_node_key_held(const struct lg_node_core *nd, const uint8_t *k, uint32_t len);
+/* The whole reply to nd->req (parsed from datagram payload @p payload) into nd->body; false
+ * when it outgrows LG_NODE_BODY_MAX. Counts hits, misses and SETs into @p ctr. */
+bool lg_node_body(struct lg_node_core *nd, const uint8_t *payload, uint64_t *ctr, uint32_t *len);
+/* The old datagram builder (every byte, both checksums over the whole datagram): datagram
+ * @p seq of @p total carrying @p len body bytes, the request's headers @p req_hdr turned
+ * round. Returns the frame length. */
+uint32_t lg_node_dgram_ref(const uint8_t *req_hdr, const struct rte_ether_addr *src_mac,
+			   uint16_t ip_id, uint16_t reqid, uint16_t seq, uint16_t total,
+			   const uint8_t *body, uint32_t len, uint8_t *p);
+/* The template for nd->req's reply (learnt on first sight of its shape), or NULL when the
+ * request takes the general path. Counts nothing. */
+const struct lg_reply_tmpl *lg_node_tmpl(struct lg_node_core *nd, const uint8_t *payload,
+					 bool hit);
+/* The reply frame from template @p t: the same bytes lg_node_dgram_ref() writes for the body
+ * lg_node_body() builds. Returns the frame length. */
+uint32_t lg_node_tmpl_write(const struct lg_node_core *nd, const struct lg_reply_tmpl *t,
+			    const uint8_t *req_hdr, const uint8_t *payload,
+			    const struct rte_ether_addr *src_mac, uint16_t ip_id, uint8_t *out);
 
 /* ---------------------------------------------------------------- the run */
 

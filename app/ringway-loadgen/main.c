@@ -113,6 +113,8 @@ static void usage(FILE *f)
 		"  --node-delay-us US     hold each reply US microseconds (default 0)\n"
 		"  --node-cross F         share of replies sent on the next queue, not the one\n"
 		"                         their request came in on (default 0)\n"
+		"  --serve                be the nodes only: answer until SIGINT / SIGTERM, send\n"
+		"                         nothing (the peer of a generator-only loopback run)\n"
 		"\n"
 		"RFC 2544 search (instead of one run):\n"
 		"  --search               binary search on --rate for the highest rate whose\n"
@@ -328,6 +330,7 @@ enum {
 	OPT_LAT_TRIAL,
 	OPT_TRIAL_GAP,
 	OPT_SERIES_MS,
+	OPT_SERVE,
 };
 
 static const struct option long_opts[] = {
@@ -374,6 +377,7 @@ static const struct option long_opts[] = {
 	{"lat-trial", required_argument, NULL, OPT_LAT_TRIAL},
 	{"trial-gap-ms", required_argument, NULL, OPT_TRIAL_GAP},
 	{"series-ms", required_argument, NULL, OPT_SERIES_MS},
+	{"serve", no_argument, NULL, OPT_SERVE},
 	{NULL, 0, NULL, 0},
 };
 
@@ -545,6 +549,9 @@ static void parse_one(int c, const char *arg, struct lg_opts *o, bool *have_src,
 	case OPT_SEARCH:
 		o->search = true;
 		break;
+	case OPT_SERVE:
+		o->serve = true;
+		break;
 	case OPT_SEARCH_LO:
 		o->search_lo = parse_double("--search-lo", arg, 1, 1e9);
 		break;
@@ -635,6 +642,8 @@ static void parse_args(int argc, char **argv, struct lg_opts *o)
 		o->lat_trial_s = o->trial_s;
 	if (o->multiget > 1 && o->proto != MC_PROTO_ASCII)
 		bad_usage("--multiget: ASCII only (--proto ascii)");
+	if (o->serve && !o->nodes)
+		bad_usage("--serve needs --nodes PREFIX");
 	if (o->search && o->search_lo >= o->search_hi)
 		bad_usage("--search-lo must be below --search-hi");
 	if (o->sport_count % o->queues != 0)
@@ -1040,6 +1049,24 @@ int main(int argc, char **argv)
 	env.stop = &stop;
 	env.pool = port_setup(o.port_id, o.queues, &env.src_mac, &env.mtu);
 	check_sizes(&o, &req, env.mtu);
+	if (o.serve) {
+		/* The nodes only (a generator-only loopback's far end): the peer may connect
+		 * late, and may come and go; answer until told to stop. */
+		env.dst_mac = o.dst_mac;
+		g = lg_gen_create(&env);
+		if (g == NULL)
+			fatal("out of memory");
+		fprintf(stderr, PROG ": serving as the nodes\n");
+		while (!stop)
+			lg_gen_settle(g, 1000);
+		rte_eth_dev_stop(o.port_id);
+		rte_eth_dev_close(o.port_id);
+		lg_gen_free(g);
+		lg_req_free(&req);
+		lg_keys_free(&keys);
+		rte_eal_cleanup();
+		return 0;
+	}
 	wait_link(o.port_id);
 	env.dst_mac = o.dst_mac;
 	g = lg_gen_create(&env);

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include <rte_byteorder.h>
+#include <rte_common.h>
 
 #include "loadgen.h"
 
@@ -226,7 +227,8 @@ int lg_req_init(struct lg_req *q, const struct lg_keys *k, const struct lg_opts 
 	q->value_len_text_len = (uint8_t)snprintf(q->value_len_text, sizeof(q->value_len_text),
 						  "%u", o->value_size);
 	q->value = malloc(o->value_size + 1);
-	buf = malloc(lg_req_max_len(q, LG_OP_SET) + 64);
+	/* The larger of the two: a multi-get outgrows a SET of a small value. */
+	buf = malloc(RTE_MAX(lg_req_max_len(q, LG_OP_GET), lg_req_max_len(q, LG_OP_SET)));
 	q->tmpl[0] = malloc(sizeof(struct mc_requests));
 	q->tmpl[1] = malloc(sizeof(struct mc_requests));
 	if (q->value == NULL || buf == NULL || q->tmpl[0] == NULL || q->tmpl[1] == NULL) {

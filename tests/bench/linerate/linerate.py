@@ -6,12 +6,17 @@ One ringway-loadgen process is the clients and every memcached node (--nodes: it
 static node MACs) on a net_memif port; nothing but DPDK is on the path (both processes
 --no-pci --no-huge, their own --file-prefix, the memif socket in a temporary directory).
 
-For each worker count and case the load generator binary-searches the highest offered rate
+For each worker count and case the load generator first measures itself alone (generator-only:
+ringway-loadgen to a second one that only emulates the nodes, --serve, over net_memif, no router):
+its capacity unpaced and its own zero-loss rate; the router's search then starts at that capacity,
+and a case whose router figure is above half of it is marked generator-bound. Then the load
+generator binary-searches the highest offered rate
 whose trials lose at most --loss-max of their requests (--search), then measures latency at 10,
 50 and 90% of it. Writes a JSON report (and a PNG chart with gnuplot) and prints a table.
 
   linerate.py --build DIR --out FILE [--png FILE] [--raw DIR] [--quick] [--workers 1,2]
-              [--cases a,b] [--trial S] [--dataplane-json FILE]
+              [--cases a,b] [--trial S] [--dataplane-json FILE] [--no-generator-only]
+              [--fixed-top]
 
 --quick: one worker, single-key ASCII GETs with short trials (the bench suite's smoke run);
 exit 1 when the harness does not work (no reply, a wrong answer, the router's identity broken);
@@ -223,8 +228,89 @@ class Router:
             return f.read()
 
 
-def run_case(a, tmp, raw, workers, name, args, router):
+GEN_NODE = "198.18.16.1"  # the generator-only loopback's one node
+
+
+def generator_only(a, tmp, raw, workers, name, args):
+    """The load generator alone, no router: ringway-loadgen to a second ringway-loadgen that is
+    only the node emulator (--serve), over net_memif, both on CPU 0 (where the load generator
+    runs beside the router: its client and node work share that CPU in the router's cases
+    too; the node side sleeps 20 us when idle, so it yields the CPU instead of taking a
+    whole time slice from the generator). An unpaced run (--rate max, a 4,096-request window: a closed loop, no loss by
+    construction) gives its capacity; a zero-loss search up to that capacity gives the rate
+    it sustains alone. The router's search then starts at that capacity."""
+    lg = os.path.join(a.build, "app/ringway-loadgen/ringway-loadgen")
+    sock = os.path.join(tmp, "gen.%s.w%d.sock" % (name, workers))
+    res = {}
+    for what in ("capacity", "search"):
+        sprefix, cprefix = "%s-gs" % a.prefix, "%s-gc" % a.prefix
+        out = os.path.join(raw, "%s.w%d.generator_only.%s.json" % (name, workers, what))
+        srv_cmd = [lg, "-l", "0", "--no-pci", "--no-huge", "-m", "512", "--file-prefix",
+                   sprefix, "--vdev", "net_memif0,role=server,socket=%s,mac=%s,rsize=%d"
+                   % (sock, ROUTER_MAC, a.rsize), "--", "--src", ROUTER_IP, "--dst",
+                   CLIENT_IP, "--dst-mac", NODE_MAC, "--nodes", NODE_NET, "--queues",
+                   str(workers), "--serve", "--idle-us", "20", "--quiet"] + args
+        cmd = [lg, "-l", "0", "--no-pci", "--no-huge", "-m", "1024", "--file-prefix", cprefix,
+               "--vdev", "net_memif0,role=client,socket=%s,mac=%s,rsize=%d"
+               % (sock, NODE_MAC, a.rsize), "--", "--src", CLIENT_IP, "--dst",
+               GEN_NODE + ":11211", "--dst-mac", ROUTER_MAC, "--keys", "100000",
+               "--queues", str(workers), "--timeout-ms", "1000", "--quiet", "--json", out]
+        if what == "capacity":
+            cmd += ["--rate", "max", "--window", "4096", "--duration", str(max(a.trial, 1.0))]
+        else:
+            hi = res.get("capacity_rps") or a.search_hi
+            cmd += ["--search", "--search-lo", str(min(a.search_lo, hi / 2)),
+                    "--search-hi", str(hi), "--trial", str(a.trial),
+                    "--search-steps", str(a.steps), "--search-repeat", str(a.repeat),
+                    "--loss-max", str(a.loss_max), "--lat-trial", "0.1"]
+        cmd += args
+        log = open(os.path.join(raw, "%s.w%d.generator_only.%s.log" % (name, workers, what)),
+                   "w")
+        log.write(" ".join(srv_cmd) + "\n" + " ".join(cmd) + "\n")
+        log.flush()
+        srv = subprocess.Popen(srv_cmd, stdout=log, stderr=subprocess.STDOUT)
+        try:
+            for _ in range(200):  # its memif socket is there once it serves
+                if os.path.exists(sock) or srv.poll() is not None:
+                    break
+                time.sleep(0.05)
+            r = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+            log.write(r.stdout + r.stderr)
+        finally:
+            if srv.poll() is None:
+                srv.send_signal(signal.SIGINT)
+                try:
+                    srv.wait(20)
+                except subprocess.TimeoutExpired:
+                    srv.kill()
+                    srv.wait()
+            # DPDK 22.11's memif server may die of the client's disconnect (see run_case):
+            # after the measurement, so it costs no figure; its exit is recorded.
+            res["serve_exit_" + what] = srv.returncode
+            log.close()
+            shutil.rmtree("/var/run/dpdk/%s" % sprefix, ignore_errors=True)
+            shutil.rmtree("/var/run/dpdk/%s" % cprefix, ignore_errors=True)
+            if os.path.exists(sock):
+                os.unlink(sock)
+        if r.returncode not in (0, 3) or not os.path.exists(out):
+            res["error_" + what] = "loadgen exit %d: %s" % (r.returncode, r.stderr[-300:])
+            continue
+        with open(out) as f:
+            doc = json.load(f)
+        if what == "capacity":
+            run = doc["run"]
+            c = run.get("counters", run)
+            e = run["elapsed_s"] or 1.0
+            res.update({"capacity_rps": c["sent"] / e, "capacity_replies_rps": c["replies"] / e,
+                        "capacity_lost": c["lost"]})
+        else:
+            res["zero_loss_rps"] = doc["search"]["zero_loss_pps"]
+    return res
+
+
+def run_case(a, tmp, raw, workers, name, args, router, search_hi=None):
     out = os.path.join(raw, "%s.w%d.json" % (name, workers))
+    search_hi = search_hi or a.search_hi
     prefix = "%s-lg" % a.prefix
     cmd = [os.path.join(a.build, "app/ringway-loadgen/ringway-loadgen"), "-l", "0", "--no-pci",
            "--no-huge", "-m", "1024", "--file-prefix", prefix, "--vdev",
@@ -232,7 +318,8 @@ def run_case(a, tmp, raw, workers, name, args, router):
            % (tmp, NODE_MAC, a.rsize), "--",
            "--src", CLIENT_IP, "--dst", ROUTER_IP + ":11211", "--dst-mac", ROUTER_MAC,
            "--nodes", NODE_NET, "--keys", "100000", "--queues", str(workers),
-           "--search", "--search-lo", str(a.search_lo), "--search-hi", str(a.search_hi),
+           "--search", "--search-lo", str(min(a.search_lo, search_hi / 2)),
+           "--search-hi", str(search_hi),
            "--trial", str(a.trial), "--search-steps", str(a.steps),
            "--search-repeat", str(a.repeat), "--loss-max", str(a.loss_max),
            "--timeout-ms", "1000", "--quiet", "--json", out] + args
@@ -412,17 +499,22 @@ unset multiplot
 
 
 def table(doc):
-    print("%-12s %2s %12s %10s %10s %7s %9s %9s %9s %9s" % (
+    print("%-12s %2s %12s %10s %10s %7s %9s %9s %9s %9s %11s %11s %5s" % (
         "case", "w", "zero-loss/s", "pps/worker", "Gb/s rx", "10GbE", "p50@10%",
-        "p50@50%", "p50@90%", "p99@90%"))
+        "p50@50%", "p50@90%", "p99@90%", "gen cap/s", "gen 0-loss", "x"))
     for c in doc["cases"]:
         lat = {round(x["fraction"] * 100): x for x in c["latency"]}
         g = (lambda f, k: "%.1f" % lat[f][k] if f in lat else "-")
-        print("%-12s %2d %12.0f %10.0f %10.3f %6.1f%% %9s %9s %9s %9s" % (
+        go = c.get("generator_only", {})
+        print("%-12s %2d %12.0f %10.0f %10.3f %6.1f%% %9s %9s %9s %9s %11s %11s %5s%s" % (
             c["case"], c["workers"], c["zero_loss_rps"], c.get("pps_per_worker", 0),
             c.get("router_rx_bits_per_s", 0) / 1e9,
             100 * c.get("fraction_of_10gbe_per_worker", 0), g(10, "p50_us"),
-            g(50, "p50_us"), g(90, "p50_us"), g(90, "p99_us")))
+            g(50, "p50_us"), g(90, "p50_us"), g(90, "p99_us"),
+            "%.0f" % go["capacity_rps"] if "capacity_rps" in go else "-",
+            "%.0f" % go["zero_loss_rps"] if "zero_loss_rps" in go else "-",
+            "%.1f" % c["generator_headroom"] if c.get("generator_headroom") else "-",
+            " GENERATOR-BOUND" if c.get("generator_bound") else ""))
     if doc.get("handoff"):
         print("hand-off: %s" % json.dumps(doc["handoff"]))
     for d in doc.get("router_deaths", []):
@@ -483,6 +575,11 @@ def main():
     ap.add_argument("--rsize", type=int, default=14)
     ap.add_argument("--prefix", default="rwlr%d" % os.getpid())
     ap.add_argument("--dataplane-json")
+    ap.add_argument("--no-generator-only", dest="generator_only", action="store_false",
+                    default=True, help="skip the generator-only loopback case")
+    ap.add_argument("--fixed-top", dest="top_from_generator", action="store_false",
+                    default=True, help="start the router's search at --search-hi, not at "
+                    "the generator's measured capacity")
     a = ap.parse_args()
     a.build = os.path.abspath(a.build)  # the processes run in directories of their own
     if a.quick:
@@ -505,12 +602,17 @@ def main():
             router = Router(a, tmp, w, raw)
             try:
                 for name, (args, what) in cases:
+                    gen = generator_only(a, tmp, raw, w, name, args) if a.generator_only \
+                        else {}
+                    # The router's search starts at what the generator can offer (a fixed
+                    # --search-hi only when that was not measured).
+                    top = gen.get("capacity_rps") if a.top_from_generator else None
                     for attempt in range(2):
                         if router.p.poll() is not None:
                             router.stop()
                             router = Router(a, tmp, w, raw)
                         try:
-                            c = run_case(a, tmp, raw, w, name, args, router)
+                            c = run_case(a, tmp, raw, w, name, args, router, top)
                         except RouterDied:
                             # Died while the load generator connected or ran: no figure;
                             # recorded, and the case measured once more on a new router.
@@ -522,6 +624,15 @@ def main():
                             continue
                         break
                     c["what"] = what
+                    c["search_hi"] = top or a.search_hi
+                    if gen:
+                        c["generator_only"] = gen
+                        cap = gen.get("capacity_rps")
+                        # The figure is the router's when the generator alone offers at least
+                        # twice it (issue 30); otherwise it may be the generator's.
+                        c["generator_headroom"] = cap / c["zero_loss_rps"] \
+                            if cap and c["zero_loss_rps"] else None
+                        c["generator_bound"] = not cap or cap < 2 * c["zero_loss_rps"]
                     doc["cases"].append(c)
                     print("linerate: %s w%d: zero loss %.0f req/s (load %.1f)" % (
                         name, w, c["zero_loss_rps"], c["loadavg_1min"]), file=sys.stderr)

@@ -15,6 +15,9 @@
 
 #include <cmocka.h>
 
+#include <rte_ip.h>
+#include <rte_udp.h>
+
 #include "loadgen.h"
 
 static void opts_init(struct lg_opts *o)
@@ -267,13 +270,424 @@ static void test_series(void **state)
 	lg_series_add(&s, 0, LG_SER_HIT); /* no table: nothing counted, no crash */
 }
 
+/* Request frames: the templated builder (tmpl.c) against the old one (lg_frame_build_ref),
+ * byte for byte, over protocols, kinds, key spaces and sizes, multi-gets, random addresses
+ * and random request numbers, keys, source ports and IP ids; and both checksums of every
+ * templated frame recomputed in full. */
+struct frame_case {
+	enum mc_proto proto;
+	uint32_t keys, key_size, value_size, multiget;
+	const char *prefix;
+};
+
+static void check_frames(const struct frame_case *c, struct lg_rng *r, uint32_t rounds)
+{
+	struct lg_opts o;
+	struct lg_keys k;
+	struct lg_req q;
+	struct lg_tmpl t[2];
+	struct rte_ether_addr sm, dm;
+	uint8_t hdr[LG_HDR_LEN];
+	uint8_t *want = malloc(4096), *got = malloc(4096);
+
+	opts_init(&o);
+	o.proto = c->proto;
+	o.keys = c->keys;
+	o.key_size = c->key_size;
+	o.value_size = c->value_size;
+	o.multiget = (uint16_t)c->multiget;
+	strcpy(o.key_prefix, c->prefix);
+	o.src_ip = (uint32_t)lg_rand(r);
+	o.dst_ip = (uint32_t)lg_rand(r);
+	o.dst_port = (uint16_t)lg_rand(r);
+	for (int i = 0; i < RTE_ETHER_ADDR_LEN; i++) {
+		sm.addr_bytes[i] = (uint8_t)lg_rand(r);
+		dm.addr_bytes[i] = (uint8_t)lg_rand(r);
+	}
+	assert_int_equal(lg_keys_init(&k, &o), 0);
+	assert_int_equal(lg_req_init(&q, &k, &o), 0);
+	lg_frame_hdr_init(hdr, &sm, &dm, &o);
+	for (int op = LG_OP_GET; op <= LG_OP_SET; op++)
+		assert_int_equal(lg_tmpl_init(&t[op], &q, (enum lg_op)op, hdr), 0);
+	for (uint32_t i = 0; i < rounds; i++) {
+		enum lg_op op = (lg_rand(r) & 1) ? LG_OP_SET : LG_OP_GET;
+		/* Edges first: key 0 and the last key, request 0 and 65535, ports 0 and 65535. */
+		uint32_t key = i == 0 ? 0 : i == 1 ? c->keys - 1 : (uint32_t)(lg_rand(r) % c->keys);
+		uint32_t n = i == 1 ? 0xffffffffu : (uint32_t)lg_rand(r);
+		uint16_t sport = i == 1 ? 0xffff : (uint16_t)lg_rand(r);
+		uint16_t ipid = i == 1 ? 0xffff : (uint16_t)lg_rand(r);
+		uint32_t wl, gl;
+
+		if (i == 0)
+			n = sport = ipid = 0;
+		wl = lg_frame_build_ref(&q, hdr, op, key, n, sport, ipid, want);
+		memset(got, 0xa5, 4096);
+		gl = lg_tmpl_write(&t[op], key, n, sport, ipid, got);
+		assert_int_equal(gl, wl);
+		if (memcmp(got, want, wl) != 0)
+			fail_msg("proto %d op %d key %u n %u sport %u ipid %u: frames differ",
+				 c->proto, op, key, n, sport, ipid);
+		/* Independently of the old builder: the checksums hold over the whole frame. */
+		{
+			struct rte_ipv4_hdr *ip = (struct rte_ipv4_hdr *)(got + RTE_ETHER_HDR_LEN);
+			struct rte_udp_hdr *udp = (struct rte_udp_hdr *)(ip + 1);
+			uint16_t ick = ip->hdr_checksum, uck = udp->dgram_cksum;
+
+			ip->hdr_checksum = 0;
+			assert_int_equal(rte_ipv4_cksum(ip), ick);
+			ip->hdr_checksum = ick;
+			udp->dgram_cksum = 0;
+			assert_int_equal(rte_ipv4_udptcp_cksum(ip, udp), uck);
+			udp->dgram_cksum = uck;
+			/* The receiver's check: the whole datagram with its pseudo-header sums
+			 * to 0xffff. */
+			assert_int_equal(lg_cksum_fold((uint32_t)rte_raw_cksum(udp, gl - 34) +
+						       rte_ipv4_phdr_cksum(ip, 0)),
+					 0xffff);
+		}
+	}
+	/* A UDP checksum that computes to 0 goes out as 0xffff (RFC 768): find a source port
+	 * that makes it so and compare. */
+	for (uint32_t sp = 0; sp < 65536; sp++) {
+		struct rte_udp_hdr *udp;
+
+		lg_frame_build_ref(&q, hdr, LG_OP_GET, 1, 7, (uint16_t)sp, 9, want);
+		udp = (struct rte_udp_hdr *)(want + LG_HDR_LEN - sizeof(*udp));
+		if (udp->dgram_cksum != 0xffff)
+			continue;
+		lg_tmpl_write(&t[LG_OP_GET], 1, 7, (uint16_t)sp, 9, got);
+		assert_memory_equal(got, want, t[LG_OP_GET].len);
+		break;
+	}
+	for (int op = LG_OP_GET; op <= LG_OP_SET; op++)
+		lg_tmpl_free(&t[op]);
+	lg_req_free(&q);
+	lg_keys_free(&k);
+	free(want);
+	free(got);
+}
+
+static void test_frames(void **state)
+{
+	static const struct frame_case cases[] = {
+		{MC_PROTO_ASCII, 100000, 0, 100, 1, "key:"},
+		{MC_PROTO_META, 100000, 0, 100, 1, "key:"},
+		{MC_PROTO_BINARY, 100000, 0, 100, 1, "key:"},
+		{MC_PROTO_ASCII, 1000, 0, 5, 1, "lg:"},
+		{MC_PROTO_META, 1000, 0, 1400, 1, "lg:"},
+		{MC_PROTO_BINARY, 1000, 0, 1400, 1, "lg:"},
+		{MC_PROTO_ASCII, 1, 0, 0, 1, "k"},		/* one key: one digit */
+		{MC_PROTO_ASCII, 10, 0, 1, 1, "ab"},		/* odd prefix: digits at odd offsets */
+		{MC_PROTO_META, 12345, 31, 7, 1, "m"},		/* padded, odd length */
+		{MC_PROTO_BINARY, 999999, 40, 33, 1, "bin-"},	/* padded */
+		{MC_PROTO_BINARY, 7, 0, 2, 1, "odd"},
+		{MC_PROTO_ASCII, 100000, 0, 100, 10, "key:"},	/* multi-get */
+		{MC_PROTO_ASCII, 77, 0, 100, 3, "q"},
+		{MC_PROTO_ASCII, 5000, 9, 100, 100, "mg:"},	/* 100 keys */
+	};
+	struct lg_rng r = {.s = 0x5eed1234abcdULL};
+	(void)state;
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		check_frames(&cases[i], &r, 3000);
+}
+
+/* Ones' complement folding: end-around carry, twice when the first fold carries. */
+static void test_cksum_fold(void **state)
+{
+	struct lg_rng r = {.s = 99};
+	(void)state;
+
+	assert_int_equal(lg_cksum_fold(0), 0);
+	assert_int_equal(lg_cksum_fold(0xffff), 0xffff);
+	assert_int_equal(lg_cksum_fold(0x10000), 1);
+	assert_int_equal(lg_cksum_fold(0x1fffe), 0xffff); /* 0xfffe + 1, no second carry */
+	assert_int_equal(lg_cksum_fold(0x2ffff), 0x2);	  /* 0xffff + 2 carries again */
+	for (int i = 0; i < 100000; i++) {
+		uint32_t words = (uint32_t)(lg_rand(&r) % 64) + 1, s = 0, ref = 0;
+
+		for (uint32_t w = 0; w < words; w++) {
+			uint16_t v = (uint16_t)lg_rand(&r);
+
+			s += v;
+			ref += v; /* reference: fold after every word */
+			ref = (ref & 0xffff) + (ref >> 16);
+		}
+		assert_int_equal(lg_cksum_fold(s), ref);
+	}
+}
+
+/* Node replies: the templated reply (lg_node_tmpl + lg_node_tmpl_write) against the general
+ * one (lg_node_body + lg_node_dgram_ref), byte for byte, for random requests in every
+ * protocol and shape (those that take a template and those that do not), hits and misses,
+ * random addresses and ports; and the UDP checksum recomputed in full. */
+struct node_req {
+	const char *text; /* NULL: binary */
+	uint8_t opcode;	  /* binary */
+	bool fast;	  /* expected to take a template */
+};
+
+static uint32_t node_req_write(const struct node_req *nr, const char *key, uint32_t opaque,
+			       uint16_t reqid, uint8_t *p)
+{
+	struct mc_frame f = {.request_id = reqid, .seq = 0, .total = 1, .reserved = 0};
+	uint32_t klen = (uint32_t)strlen(key), len;
+
+	mc_frame_write(p, &f);
+	if (nr->text != NULL) {
+		len = (uint32_t)snprintf((char *)p + MC_FRAME_HDR_LEN, 1024, nr->text, key);
+		return MC_FRAME_HDR_LEN + len;
+	}
+	memset(p + MC_FRAME_HDR_LEN, 0, MC_BIN_HDR_LEN);
+	p[MC_FRAME_HDR_LEN] = 0x80;
+	p[MC_FRAME_HDR_LEN + 1] = nr->opcode;
+	p[MC_FRAME_HDR_LEN + 3] = (uint8_t)klen;
+	p[MC_FRAME_HDR_LEN + 11] = (uint8_t)klen;
+	{
+		uint32_t be = rte_cpu_to_be_32(opaque);
+
+		memcpy(p + MC_FRAME_HDR_LEN + 12, &be, 4);
+	}
+	memcpy(p + MC_FRAME_HDR_LEN + MC_BIN_HDR_LEN, key, klen);
+	return MC_FRAME_HDR_LEN + MC_BIN_HDR_LEN + klen;
+}
+
+static void check_node_replies(uint32_t value_size, double hit_ratio, struct lg_rng *r)
+{
+	static const struct node_req reqs[] = {
+		{"get %s\r\n", 0, true},
+		{"mg %s v\r\n", 0, true},
+		{"mg %s s v f t c\r\n", 0, true},
+		{"mg %s\r\n", 0, true},
+		{"mg %s k v\r\n", 0, false},	/* k: the key echoed */
+		{"mg %s v Oabc\r\n", 0, false}, /* O: the opaque echoed */
+		{"mg %s v q\r\n", 0, false},	/* quiet */
+		{"gets %s\r\n", 0, false},
+		{"get %s lg:other\r\n", 0, false}, /* two keys */
+		{"set %s 0 0 1\r\nx\r\n", 0, false},
+		{NULL, MC_BIN_GET, true},
+		{NULL, MC_BIN_GETK, true},
+		{NULL, MC_BIN_GETQ, false},
+	};
+	struct lg_node_core *nd = calloc(1, sizeof(*nd));
+	uint8_t *req = malloc(2048), *want = malloc(4096), *got = malloc(4096);
+	uint8_t hdr[LG_HDR_LEN];
+	uint64_t ctr[LG_CTR_COUNT];
+	uint32_t fast[sizeof(reqs) / sizeof(reqs[0])] = {0};
+	struct rte_ether_addr mac = {{2, 0, 0, 0, 0, 9}};
+
+	nd->value_size = value_size;
+	nd->hit_thresh = (uint64_t)(hit_ratio * 9007199254740992.0);
+	nd->value_len_text_len = (uint8_t)snprintf(nd->value_len_text, sizeof(nd->value_len_text),
+						   "%u", value_size);
+	nd->value = malloc(value_size + 1);
+	nd->body = malloc(LG_NODE_BODY_MAX);
+	nd->req = malloc(sizeof(*nd->req));
+	for (uint32_t i = 0; i < value_size; i++)
+		nd->value[i] = (uint8_t)('a' + i % 26);
+	for (uint32_t i = 0; i < 20000; i++) {
+		size_t w = (size_t)(lg_rand(r) % (sizeof(reqs) / sizeof(reqs[0])));
+		char key[64];
+		uint32_t plen, wl, gl, len;
+		const struct lg_reply_tmpl *t;
+		const struct mc_key *k;
+		bool hit;
+
+		/* Keys of two lengths, odd and even, so templates of both are learnt. */
+		snprintf(key, sizeof(key), (lg_rand(r) & 1) ? "key:%05u" : "k%06u",
+			 (unsigned int)(lg_rand(r) % 100000));
+		for (size_t b = 0; b < sizeof(hdr); b++)
+			hdr[b] = (uint8_t)lg_rand(r);
+		plen = node_req_write(&reqs[w], key, (uint32_t)lg_rand(r), (uint16_t)lg_rand(r), req);
+		assert_int_equal(mc_parse_datagram_flags(req, plen, MC_PARSE_CTL_KEYS, nd->req),
+				 MC_OK);
+		k = &nd->req->keys[nd->req->req[0].key_first];
+		hit = lg_node_key_held(nd, req + k->off, k->len);
+		t = lg_node_tmpl(nd, req, hit);
+		if (t == NULL) {
+			if (reqs[w].fast && value_size < 1000)
+				fail_msg("'%s' op %u: no template", reqs[w].text ? reqs[w].text : "bin",
+					 reqs[w].opcode);
+			continue;
+		}
+		assert_true(reqs[w].fast);
+		fast[w]++;
+		memset(ctr, 0, sizeof(ctr));
+		assert_true(lg_node_body(nd, req, ctr, &len));
+		wl = lg_node_dgram_ref(hdr, &mac, (uint16_t)i, nd->req->frame.request_id, 0, 1,
+				       nd->body, len, want);
+		memset(got, 0x5a, 4096);
+		gl = lg_node_tmpl_write(nd, t, hdr, req, &mac, (uint16_t)i, got);
+		assert_int_equal(gl, wl);
+		if (memcmp(got, want, wl) != 0)
+			fail_msg("'%s' op %u key %s hit %d: replies differ",
+				 reqs[w].text ? reqs[w].text : "bin", reqs[w].opcode, key, hit);
+		{
+			struct rte_ipv4_hdr *ip = (struct rte_ipv4_hdr *)(got + RTE_ETHER_HDR_LEN);
+			struct rte_udp_hdr *udp = (struct rte_udp_hdr *)(ip + 1);
+
+			assert_int_equal(lg_cksum_fold((uint32_t)rte_raw_cksum(udp, gl - 34) +
+						       rte_ipv4_phdr_cksum(ip, 0)),
+					 0xffff);
+		}
+	}
+	for (size_t w = 0; w < sizeof(reqs) / sizeof(reqs[0]); w++)
+		if (reqs[w].fast && value_size < 1000 && fast[w] == 0)
+			fail_msg("request %zu never took its template", w);
+	free(nd->value);
+	free(nd->body);
+	free(nd->req);
+	free(nd);
+	free(req);
+	free(want);
+	free(got);
+}
+
+static void test_node_replies(void **state)
+{
+	struct lg_rng r = {.s = 0xfeedULL};
+	(void)state;
+
+	check_node_replies(100, 0.5, &r);
+	check_node_replies(1, 0.9, &r);
+	check_node_replies(0, 0.5, &r);
+	check_node_replies(1400, 0.5, &r); /* two datagrams: the general path */
+}
+
+/* The slow verdict on a reply datagram @p p (frame header included) to @p tmpl: a whole reply
+ * of one hit (and ASCII's END) of @p vsize bytes. */
+static bool parser_says_hit(const struct mc_requests *tmpl, const uint8_t *p, uint32_t len,
+			    uint32_t vsize)
+{
+	struct mc_reply_parser *rp = malloc(sizeof(*rp));
+	struct mc_reply_event ev;
+	bool first = true, hit = false, more = false;
+	int rc;
+
+	mc_reply_init(rp);
+	mc_reply_expect(rp, tmpl);
+	if (mc_reply_feed_datagram(rp, p, len) != MC_OK)
+		goto out;
+	while ((rc = mc_reply_next(rp, &ev)) != MC_EV_MORE) {
+		if (rc < 0)
+			goto out;
+		if (rc != MC_EV_ITEM)
+			continue;
+		if (!first) {
+			more |= ev.result != MC_RES_END;
+			continue;
+		}
+		first = false;
+		hit = ev.result == MC_RES_HIT && ev.value_len == vsize;
+	}
+	hit = hit && !more && mc_reply_done(rp);
+out:
+	free(rp);
+	return hit;
+}
+
+/* Expected replies: the reply check that skips the parser accepts a reply only when the
+ * parser would find it a whole single hit of the right size; the node emulator's real hits
+ * to random keys match; random corruptions match only when the parser agrees. */
+static void test_expect(void **state)
+{
+	static const enum mc_proto protos[] = {MC_PROTO_ASCII, MC_PROTO_META, MC_PROTO_BINARY};
+	static const uint32_t vsizes[] = {100, 5, 1300};
+	struct lg_rng r = {.s = 0xabcdefULL};
+	uint8_t *req = malloc(2048), *rep = malloc(4096);
+	(void)state;
+
+	for (size_t pi = 0; pi < 3; pi++)
+		for (size_t vi = 0; vi < 3; vi++) {
+			struct lg_opts o;
+			struct lg_keys k;
+			struct lg_req q;
+			struct lg_node_core *nd = calloc(1, sizeof(*nd));
+			struct lg_expect *x = calloc(1, sizeof(*x));
+			uint64_t ctr[LG_CTR_COUNT] = {0};
+			uint32_t matched = 0, mutated_ok = 0;
+
+			opts_init(&o);
+			o.proto = protos[pi];
+			o.keys = 100000;
+			o.value_size = vsizes[vi];
+			strcpy(o.key_prefix, "key:");
+			assert_int_equal(lg_keys_init(&k, &o), 0);
+			assert_int_equal(lg_req_init(&q, &k, &o), 0);
+			nd->value_size = vsizes[vi];
+			nd->hit_thresh = 1ULL << 53;
+			nd->value_len_text_len = (uint8_t)snprintf(
+				nd->value_len_text, sizeof(nd->value_len_text), "%u", vsizes[vi]);
+			nd->value = malloc(vsizes[vi] + 1);
+			nd->body = malloc(LG_NODE_BODY_MAX);
+			nd->req = malloc(sizeof(*nd->req));
+			for (uint32_t i = 0; i < vsizes[vi]; i++)
+				nd->value[i] = (uint8_t)('a' + i % 26);
+			for (uint32_t i = 0; i < 4000; i++) {
+				struct mc_frame f = {(uint16_t)i, 0, 1, 0};
+				uint32_t key = (uint32_t)(lg_rand(&r) % o.keys), len, plen;
+				bool fast, slow;
+
+				mc_frame_write(req, &f);
+				plen = MC_FRAME_HDR_LEN + lg_req_write(&q, LG_OP_GET, key, (uint16_t)i,
+								       req + MC_FRAME_HDR_LEN);
+				assert_int_equal(mc_parse_datagram_flags(req, plen, MC_PARSE_CTL_KEYS,
+									 nd->req),
+						 MC_OK);
+				assert_true(lg_node_body(nd, req, ctr, &len));
+				mc_frame_write(rep, &f);
+				memcpy(rep + MC_FRAME_HDR_LEN, nd->body, len);
+				if (i == 0) { /* learnt from the first, as gen.c does */
+					assert_true(parser_says_hit(q.tmpl[LG_OP_GET], rep,
+								    MC_FRAME_HDR_LEN + len,
+								    vsizes[vi]));
+					lg_expect_learn(x, o.proto, rep + MC_FRAME_HDR_LEN, len,
+							k.key_len);
+					assert_true(x->valid);
+				}
+				if (i % 2 == 1) { /* corrupt: one byte, or the length */
+					if (lg_rand(&r) % 4 == 0)
+						len -= (uint32_t)(lg_rand(&r) % 3);
+					else
+						rep[MC_FRAME_HDR_LEN + lg_rand(&r) % len] =
+							(uint8_t)lg_rand(&r);
+				}
+				fast = lg_expect_match(x, rep + MC_FRAME_HDR_LEN, len);
+				slow = parser_says_hit(q.tmpl[LG_OP_GET], rep, MC_FRAME_HDR_LEN + len,
+						       vsizes[vi]);
+				if (fast && !slow)
+					fail_msg("proto %d size %u key %u: matched, the parser says no",
+						 o.proto, vsizes[vi], key);
+				if (i % 2 == 0) {
+					assert_true(fast); /* an untouched hit always matches */
+					matched++;
+				} else if (fast) {
+					mutated_ok++;
+				}
+			}
+			assert_true(matched == 2000);
+			(void)mutated_ok;
+			lg_req_free(&q);
+			lg_keys_free(&k);
+			free(nd->value);
+			free(nd->body);
+			free(nd->req);
+			free(nd);
+			free(x);
+		}
+	free(req);
+	free(rep);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_hist_quantiles), cmocka_unit_test(test_hist_buckets),
 		cmocka_unit_test(test_key_names),      cmocka_unit_test(test_zipf),
 		cmocka_unit_test(test_uniform),	       cmocka_unit_test(test_requests),
-		cmocka_unit_test(test_series),
+		cmocka_unit_test(test_series),	       cmocka_unit_test(test_frames),
+		cmocka_unit_test(test_cksum_fold),	       cmocka_unit_test(test_node_replies),
+		cmocka_unit_test(test_expect),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
