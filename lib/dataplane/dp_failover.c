@@ -124,32 +124,6 @@ bool dp_fo_known(const struct dp_worker *w, uint64_t hash, uint32_t owner, uint3
 	return v == ((hash >> 32) << 32 | fo_stamp(w, owner, target));
 }
 
-/* A key the text protocol carries as a token, else meta with base64 (as dp_health.c). */
-static bool text_key(const uint8_t *k, size_t len)
-{
-	for (size_t i = 0; i < len; i++)
-		if (k[i] <= ' ' || k[i] == 0x7f)
-			return false;
-	return true;
-}
-
-static size_t b64(const uint8_t *in, size_t n, char *out)
-{
-	static const char t[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-	size_t o = 0;
-
-	for (size_t i = 0; i < n; i += 3) {
-		uint32_t v = (uint32_t)in[i] << 16 | (i + 1 < n ? (uint32_t)in[i + 1] << 8 : 0) |
-			     (i + 2 < n ? in[i + 2] : 0);
-
-		out[o++] = t[v >> 18 & 63];
-		out[o++] = t[v >> 12 & 63];
-		out[o++] = i + 1 < n ? t[v >> 6 & 63] : '=';
-		out[o++] = i + 2 < n ? t[v & 63] : '=';
-	}
-	return o;
-}
-
 size_t dp_fo_delete_first(const uint8_t *p, size_t len, const struct mc_requests *r,
 			  const bool *unknown, uint8_t *out, size_t cap)
 {
@@ -160,24 +134,17 @@ size_t dp_fo_delete_first(const uint8_t *p, size_t len, const struct mc_requests
 	memcpy(out, p, MC_FRAME_HDR_LEN);
 	for (uint16_t k = 0; k < r->nkeys; k++) {
 		uint8_t key[MC_KEY_MAX];
-		char line[2 * MC_KEY_MAX + 32];
+		char line[MC_DELETE_LINE_MAX];
 		size_t n = mc_key_decode(p, &r->keys[k], key);
-		int l;
+		size_t l;
 
 		if (!unknown[k])
 			continue;
-		if (text_key(key, n)) {
-			l = snprintf(line, sizeof(line), "delete %.*s noreply\r\n", (int)n,
-				     (const char *)key);
-		} else {
-			char e[2 * MC_KEY_MAX];
-
-			l = snprintf(line, sizeof(line), "md %.*s b q\r\n", (int)b64(key, n, e), e);
-		}
-		if (l <= 0 || o + (size_t)l + (len - MC_FRAME_HDR_LEN) > cap)
+		l = mc_delete_line(key, n, line, sizeof(line));
+		if (l == 0 || o + l + (len - MC_FRAME_HDR_LEN) > cap)
 			return 0;
-		memcpy(out + o, line, (size_t)l);
-		o += (size_t)l;
+		memcpy(out + o, line, l);
+		o += l;
 	}
 	memcpy(out + o, p + MC_FRAME_HDR_LEN, len - MC_FRAME_HDR_LEN);
 	return o + len - MC_FRAME_HDR_LEN;

@@ -228,7 +228,16 @@ static bool set_grow(struct dp *dp, struct dp_ep_health *s, uint32_t max)
 	return true;
 }
 
-/* Add @p key unless known. false: not remembered (full: dirty_keys_max, or out of memory). */
+/* Whether a clean-up batch can carry @p key's delete (mc_delete_line). */
+static bool deletable(const uint8_t *key, uint32_t len)
+{
+	char line[MC_DELETE_LINE_MAX];
+
+	return mc_delete_line(key, len, line, sizeof(line)) != 0;
+}
+
+/* Add @p key unless known. false: not remembered (full: dirty_keys_max, out of memory, or a
+ * key no text or meta delete can carry). */
 static bool set_add(struct dp *dp, struct dp_ep_health *s, const uint8_t *key, uint32_t len)
 {
 	uint32_t h;
@@ -241,7 +250,8 @@ static bool set_add(struct dp *dp, struct dp_ep_health *s, const uint8_t *key, u
 				return true; /* known */
 		}
 	}
-	if (!set_grow(dp, s, dp->cfg.dirty_keys_max))
+	/* A key no quiet delete can carry cannot be cleaned: lost, so the node is held. */
+	if (!deletable(key, len) || !set_grow(dp, s, dp->cfg.dirty_keys_max))
 		return false;
 	for (h = key_hash(key, len) & s->mask; s->index[h] != 0; h = (h + 1) & s->mask)
 		;
@@ -253,32 +263,6 @@ static bool set_add(struct dp *dp, struct dp_ep_health *s, const uint8_t *key, u
 
 /* ---- probes ------------------------------------------------------------------------------ */
 
-/* A key the text protocol carries as a token (delete KEY), else meta with base64. */
-static bool text_key(const uint8_t *k, uint32_t len)
-{
-	for (uint32_t i = 0; i < len; i++)
-		if (k[i] <= ' ' || k[i] == 0x7f)
-			return false;
-	return true;
-}
-
-static uint32_t b64(const uint8_t *in, uint32_t n, char *out)
-{
-	static const char t[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-	uint32_t o = 0;
-
-	for (uint32_t i = 0; i < n; i += 3) {
-		uint32_t v = (uint32_t)in[i] << 16 | (i + 1 < n ? (uint32_t)in[i + 1] << 8 : 0) |
-			     (i + 2 < n ? in[i + 2] : 0);
-
-		out[o++] = t[v >> 18 & 63];
-		out[o++] = t[v >> 12 & 63];
-		out[o++] = i + 1 < n ? t[v >> 6 & 63] : '=';
-		out[o++] = i + 2 < n ? t[v & 63] : '=';
-	}
-	return o;
-}
-
 /* The body of a clean-up batch from key *pos on, ending in `version`; *pos moves past the keys
  * it holds. @return its length. */
 static uint32_t clean_body(const struct dp_ep_health *s, uint32_t *pos, char *b, uint32_t room)
@@ -287,22 +271,13 @@ static uint32_t clean_body(const struct dp_ep_health *s, uint32_t *pos, char *b,
 
 	while (*pos < s->n) {
 		const struct dirty_key *d = &s->keys[*pos];
-		char line[2 * MC_KEY_MAX + 32];
-		int k;
+		char line[MC_DELETE_LINE_MAX];
+		uint32_t k = (uint32_t)mc_delete_line(d->key, d->len, line, sizeof(line));
 
-		if (text_key(d->key, d->len)) {
-			k = snprintf(line, sizeof(line), "delete %.*s noreply\r\n", d->len,
-				     (const char *)d->key);
-		} else {
-			char e[2 * MC_KEY_MAX];
-			uint32_t n = b64(d->key, d->len, e);
-
-			k = snprintf(line, sizeof(line), "md %.*s b q\r\n", (int)n, e);
-		}
-		if (len + (uint32_t)k + 9 > room)
+		if (len + k + 9 > room)
 			break;
-		memcpy(b + len, line, (size_t)k);
-		len += (uint32_t)k;
+		memcpy(b + len, line, k);
+		len += k;
 		(*pos)++;
 	}
 	memcpy(b + len, "version\r\n", 9);
@@ -380,18 +355,11 @@ static void probe(struct dp *dp, struct dp_endpoint *e, struct dp_ep_health *s, 
  * at once, no answer asked (noreply, no version). */
 static void delete_late(struct dp *dp, struct dp_endpoint *e, const struct dirty_key *d)
 {
-	char line[2 * MC_KEY_MAX + 32];
-	int k;
+	char line[MC_DELETE_LINE_MAX];
+	size_t k = mc_delete_line(d->key, d->len, line, sizeof(line));
 
-	if (!text_key(d->key, d->len)) {
-		char b[2 * MC_KEY_MAX];
-
-		k = snprintf(line, sizeof(line), "md %.*s b q\r\n", (int)b64(d->key, d->len, b), b);
-	} else {
-		k = snprintf(line, sizeof(line), "delete %.*s noreply\r\n", d->len,
-			     (const char *)d->key);
-	}
-	send_to_node(dp, e, 0, line, (uint32_t)k);
+	if (k != 0)
+		send_to_node(dp, e, 0, line, (uint32_t)k);
 }
 
 /* ---- the tick ---------------------------------------------------------------------------- */

@@ -401,6 +401,21 @@ size_t mc_key_decode(const uint8_t *p, const struct mc_key *k, uint8_t out[MC_KE
  */
 uint32_t mc_exptime_write(uint64_t secs, uint64_t now_unix);
 
+/** Room a delete line takes at most: `md <MC_KEY_MAX base64 characters> b q\r\n` (memcached
+ * limits the key token, base64 or not, to MC_KEY_MAX characters). */
+#define MC_DELETE_LINE_MAX (3 + MC_KEY_MAX + 6)
+
+/**
+ * Write the quiet delete of raw key @p key (@p len bytes, 1..MC_KEY_MAX) to @p out: `delete
+ * KEY noreply\r\n` when text can carry the key (no byte <= ' ', no DEL), else meta `md B64 b
+ * q\r\n` (memcached splits text keys on spaces; meta takes any bytes as base64). Neither
+ * asks for an answer. @return the length, or 0 when it does not fit @p cap (nothing useful
+ * written), @p len is out of range, or the key needs base64 and its base64 is longer than
+ * MC_KEY_MAX (memcached refuses such a token: keys over 186 bytes with a space or a control
+ * byte, which only the binary protocol carries, cannot be deleted by text or meta).
+ */
+size_t mc_delete_line(const uint8_t *key, size_t len, char *out, size_t cap);
+
 /** What an exptime a client wrote means (mc_exptime_read). */
 enum mc_exptime_kind {
 	MC_EXPTIME_NONE,    /**< 0: no expiry */

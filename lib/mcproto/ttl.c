@@ -37,6 +37,48 @@ static void put(struct ttl_out *o, const void *s, size_t n)
 	o->len += n;
 }
 
+/* ---- quiet deletes the router sends on its own (clean-ups, stand-ins, moved keys) ---- */
+
+static bool delete_text_key(const uint8_t *k, size_t len)
+{
+	for (size_t i = 0; i < len; i++)
+		if (k[i] <= ' ' || k[i] == 0x7f)
+			return false;
+	return true;
+}
+
+size_t mc_delete_line(const uint8_t *key, size_t len, char *out, size_t cap)
+{
+	static const char t[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	size_t o;
+
+	if (len == 0 || len > MC_KEY_MAX)
+		return 0;
+	if (delete_text_key(key, len)) {
+		if (len + 17 > cap) /* "delete " + key + " noreply\r\n" */
+			return 0;
+		memcpy(out, "delete ", 7);
+		memcpy(out + 7, key, len);
+		memcpy(out + 7 + len, " noreply\r\n", 10);
+		return len + 17;
+	}
+	if (4 * ((len + 2) / 3) > MC_KEY_MAX || 3 + 4 * ((len + 2) / 3) + 6 > cap)
+		return 0; /* "md " + base64 + " b q\r\n" */
+	memcpy(out, "md ", 3);
+	o = 3;
+	for (size_t i = 0; i < len; i += 3) {
+		uint32_t v = (uint32_t)key[i] << 16 | (i + 1 < len ? (uint32_t)key[i + 1] << 8 : 0) |
+			     (i + 2 < len ? key[i + 2] : 0);
+
+		out[o++] = t[v >> 18 & 63];
+		out[o++] = t[v >> 12 & 63];
+		out[o++] = i + 1 < len ? t[v >> 6 & 63] : '=';
+		out[o++] = i + 2 < len ? t[v & 63] : '=';
+	}
+	memcpy(out + o, " b q\r\n", 6);
+	return o + 6;
+}
+
 uint32_t mc_exptime_write(uint64_t secs, uint64_t now_unix)
 {
 	if (secs <= MC_EXPTIME_REL_MAX)

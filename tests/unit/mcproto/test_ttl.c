@@ -312,6 +312,46 @@ static void test_datagram_and_room(void **state)
 		0);
 }
 
+/* The quiet delete the router sends on its own: text where a token carries the key, meta
+ * base64 where it cannot (a space, a control byte, DEL), and what comes out parses as one
+ * delete of the same key; too small a buffer writes nothing. */
+static void test_delete_line(void **state)
+{
+	static const uint8_t sp[] = {'a', ' ', 'b'}, ctl[] = {0x10, 'k'}, del[] = {'x', 0x7f};
+	uint8_t big[MC_KEY_MAX], dec[MC_KEY_MAX];
+	char out[MC_DELETE_LINE_MAX];
+	struct mc_requests r;
+	size_t n;
+
+	(void)state;
+	n = mc_delete_line((const uint8_t *)"user:42", 7, out, sizeof(out));
+	assert_int_equal(n, 24);
+	assert_memory_equal(out, "delete user:42 noreply\r\n", 24);
+	n = mc_delete_line(sp, sizeof(sp), out, sizeof(out));
+	assert_int_equal(n, 13);
+	assert_memory_equal(out, "md YSBi b q\r\n", 13);
+	assert_int_equal(mc_delete_line(ctl, sizeof(ctl), out, sizeof(out)), 13);
+	assert_memory_equal(out, "md EGs= b q\r\n", 13);
+	assert_int_equal(mc_delete_line(del, sizeof(del), out, sizeof(out)), 13);
+	assert_memory_equal(out, "md eH8= b q\r\n", 13);
+	for (size_t i = 0; i < sizeof(big); i++)
+		big[i] = (uint8_t)(i * 7 + 1);
+	/* 186 bytes: 248 base64 characters, the longest memcached takes as a key token. */
+	n = mc_delete_line(big, 186, out, sizeof(out));
+	assert_int_equal(n, 3 + 248 + 6);
+	assert_int_equal(mc_parse_requests((const uint8_t *)out, n, &r), MC_OK);
+	assert_int_equal(r.nkeys, 1);
+	assert_int_equal(mc_key_decode((const uint8_t *)out, &r.keys[0], dec), 186);
+	assert_memory_equal(dec, big, 186);
+	assert_int_equal(mc_delete_line(big, 186, out, n - 1), 0);
+	assert_int_equal(mc_delete_line(big, 187, out, sizeof(out)), 0); /* 252 characters */
+	assert_int_equal(mc_delete_line(big, sizeof(big), out, sizeof(out)), 0);
+	assert_int_equal(mc_delete_line((const uint8_t *)"k", 1, out, 17), 0);
+	assert_int_equal(mc_delete_line((const uint8_t *)"k", 1, out, 18), 18);
+	assert_int_equal(mc_delete_line(big, 0, out, sizeof(out)), 0);
+	assert_int_equal(mc_delete_line(big, MC_KEY_MAX + 1, out, sizeof(out)), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -323,6 +363,7 @@ int main(void)
 		cmocka_unit_test(test_exptime_read),
 		cmocka_unit_test(test_sets_expiry),
 		cmocka_unit_test(test_datagram_and_room),
+		cmocka_unit_test(test_delete_line),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
