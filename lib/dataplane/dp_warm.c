@@ -31,7 +31,7 @@
  * names (warm_hold), so a removed node's entry is not reclaimed before then.
  *
  * Control lcore: dp_warm_rotate (from dp_publish_placement: the view being replaced becomes
- * the previous placement, unless a window is open, which keeps its oldest one), the window's
+ * the previous placement, also while a window is open; the window restarts), the window's
  * end (dp_warm_poll on time, dp_warm_end early: reads stop following), its state and memory.
  */
 
@@ -506,10 +506,11 @@ void dp_warm_rotate(struct dp *dp, struct dp_view **old)
 		struct dp_view *held =
 			atomic_load_explicit(&dp->w[k]->prev_view, memory_order_relaxed);
 
-		/* A window is open: its previous placement, the oldest, still holds the warm
-		 * copies; the view replaced now is freed as usual. */
-		if (held != NULL && dp->warm_until != 0)
-			continue;
+		/* Also while a window is open: the view replaced now becomes the previous one
+		 * (not the window's oldest), so a second change within the window still deletes
+		 * at the owners of the placement between the two (found by the consistency
+		 * checker: add N, remove N within the window, writes, then N added again read
+		 * N's values from before the remove). */
 		/* Release: the view was complete when first published; a worker loads it with
 		 * acquire once per burst, as the current view. The one held (writes only) is
 		 * freed with the replaced views, after the publication's RCU synchronize. */

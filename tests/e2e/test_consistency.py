@@ -1036,8 +1036,13 @@ def prime(sb, sess, keys):
 
 
 def normalize(sb, sess):
-    sess.cmd(initial_membership(sb) + " ; node%d %s:%s" % (NODES, sb.node_ips[NODES - 1],
-                                                          sb.env["MC_PORT"]))
+    """The initial ring, with the one before it (the held placement) the initial ring plus
+    the last spare, whatever the membership was: the middle step always moves keys."""
+    def plus(i):
+        return initial_membership(sb) + " ; node%d %s:%s" % (i, sb.node_ips[i - 1],
+                                                            sb.env["MC_PORT"])
+    sess.cmd(plus(NODES - 1))
+    sess.cmd(plus(NODES))
     sess.cmd(initial_membership(sb))
 
 
