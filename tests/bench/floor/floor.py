@@ -47,7 +47,7 @@ STEPS = [
         (W, "if (unlikely(w->hot->set != NULL))", "if (0) /* floor: no hot set */"),
     ]),
     ("warm_up", "the warm-up window's checks on requests and replies", [
-        (W, "if (unlikely(w->prev_cur != NULL))", "if (0) /* floor: no warm-up */"),
+        (W, "if (unlikely(w->prev_cur != NULL) &&", "if (0 /* floor: no warm-up, no flips */ &&"),
         (W, "if (unlikely(w->now < w->warm_gate) && dp_warm_reply(w, m, pk, s))",
          "if (0) /* floor: no warm-up */"),
     ]),
