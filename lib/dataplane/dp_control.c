@@ -1041,8 +1041,8 @@ out:
 	return rc != 0 ? rc : unknown;
 }
 
-int dp_publish_placement(struct dp *dp, const struct pl_placement *pl,
-			 const struct dp_node_mac *macs, uint64_t epoch)
+static int publish_once(struct dp *dp, const struct pl_placement *pl,
+			const struct dp_node_mac *macs, uint64_t epoch)
 {
 	uint32_t n = pl_member_count(pl);
 	uint32_t *map = calloc(n ? n : 1, sizeof(*map));
@@ -1112,6 +1112,24 @@ out:
 	free(map);
 	free(ips);
 	free(taken);
+	return rc;
+}
+
+/* The placement the last change replaced is held for writes of the keys it moved (dp_warm.c,
+ * membership flips): one more replica per worker. When the new replicas find no room beside
+ * the current and the held ones (a fleet of thousands of members in a small memory), the hold
+ * is given up (writes of the last change's moved keys stop deleting at their previous owners,
+ * as before round 3) and the publication is tried once more: a change is never refused for
+ * the hold's sake. */
+int dp_publish_placement(struct dp *dp, const struct pl_placement *pl,
+			 const struct dp_node_mac *macs, uint64_t epoch)
+{
+	int rc = publish_once(dp, pl, macs, epoch);
+
+	if (rc == -ENOMEM && atomic_load_explicit(&dp->w[0]->prev_view, memory_order_relaxed)) {
+		dp_warm_forget(dp);
+		rc = publish_once(dp, pl, macs, epoch);
+	}
 	return rc;
 }
 
