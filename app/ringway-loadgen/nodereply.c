@@ -268,18 +268,16 @@ bool lg_node_body(struct lg_node_core *nd, const uint8_t *payload, uint64_t *ctr
 
 /* ---------------------------------------------------------------- datagrams */
 
-uint32_t lg_node_dgram_ref(const uint8_t *req_hdr, const struct rte_ether_addr *src_mac,
-			   uint16_t ip_id, uint16_t reqid, uint16_t seq, uint16_t total,
-			   const uint8_t *body, uint32_t len, uint8_t *p)
+/* The Ethernet, IPv4 and UDP headers of the answer to request frame @p qe (addresses and
+ * ports swapped, from @p src_mac, IP id @p ip_id, UDP length @p ulen) at @p eth; the UDP
+ * checksum is left 0 for the caller. Both builders use it, so their headers cannot differ. */
+static void reply_headers(const struct rte_ether_hdr *qe, const struct rte_ether_addr *src_mac,
+			  uint16_t ip_id, uint16_t ulen, struct rte_ether_hdr *eth)
 {
-	const struct rte_ether_hdr *qe = (const struct rte_ether_hdr *)req_hdr;
 	const struct rte_ipv4_hdr *qi = (const struct rte_ipv4_hdr *)(qe + 1);
 	const struct rte_udp_hdr *qu = (const struct rte_udp_hdr *)(qi + 1);
-	struct rte_ether_hdr *eth = (struct rte_ether_hdr *)p;
 	struct rte_ipv4_hdr *ip = (struct rte_ipv4_hdr *)(eth + 1);
 	struct rte_udp_hdr *udp = (struct rte_udp_hdr *)(ip + 1);
-	struct mc_frame f = {reqid, seq, total, 0};
-	uint16_t ulen = (uint16_t)(sizeof(*udp) + MC_FRAME_HDR_LEN + len);
 
 	rte_ether_addr_copy(&qe->src_addr, &eth->dst_addr);
 	rte_ether_addr_copy(src_mac, &eth->src_addr);
@@ -298,6 +296,20 @@ uint32_t lg_node_dgram_ref(const uint8_t *req_hdr, const struct rte_ether_addr *
 	udp->dst_port = qu->src_port;
 	udp->dgram_len = rte_cpu_to_be_16(ulen);
 	udp->dgram_cksum = 0;
+}
+
+uint32_t lg_node_dgram_ref(const uint8_t *req_hdr, const struct rte_ether_addr *src_mac,
+			   uint16_t ip_id, uint16_t reqid, uint16_t seq, uint16_t total,
+			   const uint8_t *body, uint32_t len, uint8_t *p)
+{
+	const struct rte_ether_hdr *qe = (const struct rte_ether_hdr *)req_hdr;
+	struct rte_ether_hdr *eth = (struct rte_ether_hdr *)p;
+	struct rte_ipv4_hdr *ip = (struct rte_ipv4_hdr *)(eth + 1);
+	struct rte_udp_hdr *udp = (struct rte_udp_hdr *)(ip + 1);
+	struct mc_frame f = {reqid, seq, total, 0};
+	uint16_t ulen = (uint16_t)(sizeof(*udp) + MC_FRAME_HDR_LEN + len);
+
+	reply_headers(qe, src_mac, ip_id, ulen, eth);
 	mc_frame_write((uint8_t *)(udp + 1), &f);
 	memcpy((uint8_t *)(udp + 1) + MC_FRAME_HDR_LEN, body, len);
 	udp->dgram_cksum = rte_ipv4_udptcp_cksum(ip, udp);
@@ -413,8 +425,6 @@ uint32_t lg_node_tmpl_write(const struct lg_node_core *nd, const struct lg_reply
 			    const struct rte_ether_addr *src_mac, uint16_t ip_id, uint8_t *out)
 {
 	const struct rte_ether_hdr *qe = (const struct rte_ether_hdr *)req_hdr;
-	const struct rte_ipv4_hdr *qi = (const struct rte_ipv4_hdr *)(qe + 1);
-	const struct rte_udp_hdr *qu = (const struct rte_udp_hdr *)(qi + 1);
 	struct rte_ether_hdr *eth = (struct rte_ether_hdr *)out;
 	struct rte_ipv4_hdr *ip = (struct rte_ipv4_hdr *)(eth + 1);
 	struct rte_udp_hdr *udp = (struct rte_udp_hdr *)(ip + 1);
@@ -425,23 +435,7 @@ uint32_t lg_node_tmpl_write(const struct lg_node_core *nd, const struct lg_reply
 	/* The frame header: the request's id, datagram 0 of 1. */
 	struct mc_frame f = {nd->req->frame.request_id, 0, 1, 0};
 
-	rte_ether_addr_copy(&qe->src_addr, &eth->dst_addr);
-	rte_ether_addr_copy(src_mac, &eth->src_addr);
-	eth->ether_type = rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4);
-	memset(ip, 0, sizeof(*ip));
-	ip->version_ihl = RTE_IPV4_VHL_DEF;
-	ip->fragment_offset = rte_cpu_to_be_16(RTE_IPV4_HDR_DF_FLAG);
-	ip->time_to_live = 64;
-	ip->next_proto_id = IPPROTO_UDP;
-	ip->packet_id = rte_cpu_to_be_16(ip_id);
-	ip->src_addr = qi->dst_addr;
-	ip->dst_addr = qi->src_addr;
-	ip->total_length = rte_cpu_to_be_16((uint16_t)(sizeof(*ip) + ulen));
-	ip->hdr_checksum = rte_ipv4_cksum(ip);
-	udp->src_port = qu->dst_port;
-	udp->dst_port = qu->src_port;
-	udp->dgram_len = rte_cpu_to_be_16(ulen);
-	udp->dgram_cksum = 0;
+	reply_headers(qe, src_mac, ip_id, ulen, eth);
 	mc_frame_write(frame, &f);
 	memcpy(body, t->body, t->len);
 	if (t->shape.key_off != NO_OFF) {
