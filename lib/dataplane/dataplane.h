@@ -685,7 +685,9 @@ int dp_stats_get(const struct dp *dp, int worker, struct dp_stats *out);
 	_(U64, probes_sent, "probes_sent")     /* probes (and clean-up batches) sent to it */      \
 	_(U64, probes_answered, "probes_answered") /* ... answered */                              \
 	_(U64, dirty_keys, "dirty_keys")	   /* keys to delete before it returns */          \
-	_(U64, dirty_lost, "dirty_lost")	   /* keys that could not be remembered: stale */
+	_(U64, dirty_lost, "dirty_lost")	   /* keys that could not be remembered: stale */  \
+	_(U64, stale_copies, "stale_copies") /* failover copies to delete: owners are back */   \
+	_(U64, stale_copies_lost, "stale_copies_lost") /* ... not remembered (dirty_keys_max) */
 
 enum dp_node_field {
 #define DP_NODE_FIELD_ENUM(kind, member, name) DP_NODE_F_##member,
@@ -732,6 +734,8 @@ struct dp_node_stats {
 	uint64_t probes_answered;
 	uint64_t dirty_keys;
 	uint64_t dirty_lost;
+	uint64_t stale_copies;
+	uint64_t stale_copies_lost;
 };
 
 /** Name of a per-node field ("unknown" when out of range). */
@@ -843,7 +847,7 @@ uint32_t dp_health_events(struct dp *dp, struct dp_health_event *out, uint32_t m
  *    DP_FOREACH_GAUGE name (epoch, slots_live, ...), identity_ok (0/1), workers
  *  - /ringway/drops[,W]  {reason: count}
  *  - /ringway/nodes      nodes (count), mac_known (count), and per node i node<i>_<field> for
- *    every DP_FOREACH_NODE_FIELD name (as many nodes as fit in one reply: 23)
+ *    every DP_FOREACH_NODE_FIELD name (a page of as many nodes as fit in one reply)
  *  - /ringway/node,NAME  the same fields of one node, unprefixed
  * Only one dp per process is served. Lcore: control, after rte_eal_init.
  * @return 0 or a negative errno.

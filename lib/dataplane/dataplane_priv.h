@@ -178,7 +178,8 @@ struct dp_endpoint {
  * tail; the control lcore acquire-loads tail, copies, release-stores head. */
 #define DP_DIRTY_RING 1024
 struct dp_dirty {
-	uint32_t ep;
+	uint32_t ep; /* the down owner */
+	uint32_t at; /* the stand-in the write went to */
 	uint8_t len;
 	uint8_t key[MC_KEY_MAX];
 };
@@ -839,7 +840,7 @@ int dp_obs_telemetry_register(struct dp *dp);
 #define DP_FO_WALK 8
 int32_t dp_fo_target(const struct dp_worker *w, const uint8_t *key, size_t len, uint64_t hash);
 /* Remember that key @p key (@p len bytes) was written or deleted while endpoint @p ep was down. */
-void dp_fo_dirty(struct dp_worker *w, uint32_t ep, const uint8_t *key, size_t len);
+void dp_fo_dirty(struct dp_worker *w, uint32_t ep, uint32_t at, const uint8_t *key, size_t len);
 
 /* Entries of the table of failover copies known current (a power of two). */
 #define DP_FO_SEEN (1u << 16)

@@ -34,10 +34,14 @@
  *    known. Entries are never cleared: a later generation does not match an earlier one,
  *    and a key that lands on another key's entry is merely unknown again (a miss, never a
  *    stale hit; a false match needs the same 32 high hash bits and stamp: 2^-32).
- *  - the stand-ins' failover copies themselves are never enumerated: they expire after
- *    failover_ttl_s at most (mc_cap_ttl), and are never read stale through failover (above).
- *    Read as an owner's after a later membership change within failover_ttl_s, they are the
- *    membership flips' concern (not covered here).
+ *  - the stand-ins' failover copies: each dirty record names the stand-in the write went to
+ *    (dp_fo_dirty's @p at). When the owner serves again its copies are older than the
+ *    owner's from then on, and a later change that reads them there (a remove or weight
+ *    change that makes the stand-in the owner, hot spreading, a warm-up read) would serve
+ *    them; so dp_health.c deletes each at the stand-ins that took it (batches ending in
+ *    `version`, resent until answered; a stand-in down by then deletes it before it serves
+ *    again). Copies past dirty_keys_max are not known: they expire after failover_ttl_s at
+ *    most (mc_cap_ttl), and are never read stale through failover (above).
  */
 
 #include <stdatomic.h>
@@ -75,7 +79,7 @@ int32_t dp_fo_target(const struct dp_worker *w, const uint8_t *key, size_t len, 
 	return -1;
 }
 
-void dp_fo_dirty(struct dp_worker *w, uint32_t ep, const uint8_t *key, size_t len)
+void dp_fo_dirty(struct dp_worker *w, uint32_t ep, uint32_t at, const uint8_t *key, size_t len)
 {
 	uint32_t tail = atomic_load_explicit(&w->dirty_tail, memory_order_relaxed);
 	uint32_t head = atomic_load_explicit(&w->dirty_head, memory_order_acquire);
@@ -88,6 +92,7 @@ void dp_fo_dirty(struct dp_worker *w, uint32_t ep, const uint8_t *key, size_t le
 	}
 	d = &w->dirty[tail & (DP_DIRTY_RING - 1)];
 	d->ep = ep;
+	d->at = at;
 	d->len = (uint8_t)len;
 	memcpy(d->key, key, len);
 	/* Release: the entry is complete before the control lcore can see the new tail. */

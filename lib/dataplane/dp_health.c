@@ -26,10 +26,28 @@
 
 #include "dp_tx.h"
 
-/* A key remembered for a down node. */
+/* Stand-ins remembered per dirty key: past it, the key's copies are looked for at every
+ * member (at_all). */
+#define DIRTY_AT 3
+
+/* A key remembered for a node: in a dirty set, with the stand-ins its writes went to. */
 struct dirty_key {
 	uint8_t len;
+	uint8_t n_at;	/* at[0, n_at): endpoints that took writes of it in the outage */
+	bool at_all;	/* more stand-ins than at[] holds: every member may hold a copy */
 	uint8_t key[MC_KEY_MAX];
+	uint32_t at[DIRTY_AT];
+};
+
+/* A set of keys: keys[0, n) (room for cap, cap <= its bound, any number), and an
+ * open-addressing index of 1 + mask entries (0 = empty), a power of two at least twice cap
+ * whatever cap is: a probe always ends at an empty entry (issue 27: an index sized from a
+ * clamped cap had no empty entry left and the probe spun forever). Bounded by
+ * dirty_keys_max. Ends in set_clear(). */
+struct key_set {
+	struct dirty_key *keys;
+	uint32_t *index;
+	uint32_t n, cap, mask;
 };
 
 /* The control lcore's health state of one endpoint. */
@@ -47,15 +65,25 @@ struct dp_ep_health {
 	uint64_t lost;	     /* keys that could not be remembered */
 	uint32_t clean_pos;  /* keys [0, clean_pos) deleted on the node */
 	uint32_t clean_next; /* ... once the outstanding batch is answered */
-	/* the dirty set: keys[0, n) (room for cap, cap <= dirty_keys_max, any number), and an
-	 * open-addressing index of 1 + mask entries (0 = empty), a power of two at least twice
-	 * cap whatever cap is: a probe always ends at an empty entry (issue 27: an index sized
-	 * from a clamped cap had no empty entry left and the probe spun forever). Bounded by
-	 * dirty_keys_max; a key past it is counted in lost and holds the node (ready()). Ends
-	 * in set_clear(): when the node serves again, or when its entry is reset. */
-	struct dirty_key *keys;
-	uint32_t *index;
-	uint32_t n, cap, mask;
+	/* the dirty set: keys written or deleted for this node while it was down (and keys of
+	 * other nodes' outages whose copies it took while it was down itself, see copies). A
+	 * key past dirty_keys_max is counted in lost and holds the node (ready()). Ends when the
+	 * node serves again (bring_up: handed to the stand-ins' copy sets) or when its entry is
+	 * reset. */
+	struct key_set dirty;
+	/* the copy set: keys of which this node, serving, may hold a failover copy older than
+	 * its owner's (written while the owner was down; the owner is back and took writes
+	 * since). Filled when an owner comes back (bring_up), deleted here in batches ending in
+	 * `version` (sweep()), each batch resent until answered; a key past dirty_keys_max is
+	 * counted in copies_lost (its copy expires within failover_ttl_s). Ends when every key
+	 * was deleted, when the node stops serving (the rest moves into its dirty set: deleted
+	 * before it serves again), or when its entry is reset. */
+	struct key_set copies;
+	uint32_t copy_pos;   /* copies [0, copy_pos) deleted */
+	uint32_t copy_next;  /* ... once the outstanding batch is answered */
+	uint32_t copy_want;  /* the outstanding batch's id | DP_PROBE_VALID, 0: none */
+	uint64_t copy_sent_ms;
+	uint64_t copies_lost; /* keys that did not fit the copy set */
 };
 
 #define DP_HEALTH_EVENTS 256
@@ -155,15 +183,15 @@ static uint32_t key_hash(const uint8_t *k, uint32_t len)
 	return h;
 }
 
-/* The memory the set of @p s holds. */
-static uint64_t set_bytes(const struct dp_ep_health *s)
+/* The memory the set @p s holds. */
+static uint64_t set_bytes(const struct key_set *s)
 {
 	return s->cap == 0 ? 0
 			   : (uint64_t)s->cap * sizeof(*s->keys) +
 				     ((uint64_t)s->mask + 1) * sizeof(*s->index);
 }
 
-static void set_clear(struct dp *dp, struct dp_ep_health *s)
+static void set_clear(struct dp *dp, struct key_set *s)
 {
 	if (dp->health != NULL)
 		dp->health->bytes -= set_bytes(s);
@@ -172,7 +200,6 @@ static void set_clear(struct dp *dp, struct dp_ep_health *s)
 	s->keys = NULL;
 	s->index = NULL;
 	s->n = s->cap = s->mask = 0;
-	s->clean_pos = s->clean_next = 0;
 }
 
 /* The smallest power of two >= @p n (n <= 2^31). */
@@ -187,7 +214,7 @@ static uint32_t pow2_at_least(uint32_t n)
 
 /* Grow to hold at least one more key (up to @p max). false: full or out of memory (the set
  * is unchanged). */
-static bool set_grow(struct dp *dp, struct dp_ep_health *s, uint32_t max)
+static bool set_grow(struct dp *dp, struct key_set *s, uint32_t max)
 {
 	uint32_t cap = s->cap ? s->cap * 2 : 64, mask;
 	uint64_t before = set_bytes(s);
@@ -236,18 +263,35 @@ static bool deletable(const uint8_t *key, uint32_t len)
 	return mc_delete_line(key, len, line, sizeof(line)) != 0;
 }
 
-/* Add @p key unless known. false: not remembered (full: dirty_keys_max, out of memory, or a
- * key no text or meta delete can carry). */
-static bool set_add(struct dp *dp, struct dp_ep_health *s, const uint8_t *key, uint32_t len)
+/* Record that a write of @p d went to endpoint @p at (UINT32_MAX: none). */
+static void key_at(struct dirty_key *d, uint32_t at)
 {
+	if (at == UINT32_MAX || d->at_all)
+		return;
+	for (uint8_t i = 0; i < d->n_at; i++)
+		if (d->at[i] == at)
+			return;
+	if (d->n_at < DIRTY_AT)
+		d->at[d->n_at++] = at;
+	else
+		d->at_all = true;
+}
+
+/* Add @p key unless known, noting stand-in @p at (UINT32_MAX: none). false: not remembered
+ * (full: dirty_keys_max, out of memory, or a key no text or meta delete can carry). */
+static bool set_add(struct dp *dp, struct key_set *s, const uint8_t *key, uint32_t len,
+		    uint32_t at)
+{
+	struct dirty_key *d;
 	uint32_t h;
 
 	if (s->cap != 0) {
 		for (h = key_hash(key, len) & s->mask; s->index[h] != 0; h = (h + 1) & s->mask) {
-			const struct dirty_key *d = &s->keys[s->index[h] - 1];
-
-			if (d->len == len && memcmp(d->key, key, len) == 0)
-				return true; /* known */
+			d = &s->keys[s->index[h] - 1];
+			if (d->len == len && memcmp(d->key, key, len) == 0) {
+				key_at(d, at); /* known */
+				return true;
+			}
 		}
 	}
 	/* A key no quiet delete can carry cannot be cleaned: lost, so the node is held. */
@@ -255,8 +299,12 @@ static bool set_add(struct dp *dp, struct dp_ep_health *s, const uint8_t *key, u
 		return false;
 	for (h = key_hash(key, len) & s->mask; s->index[h] != 0; h = (h + 1) & s->mask)
 		;
-	s->keys[s->n].len = (uint8_t)len;
-	memcpy(s->keys[s->n].key, key, len);
+	d = &s->keys[s->n];
+	d->len = (uint8_t)len;
+	d->n_at = 0;
+	d->at_all = false;
+	memcpy(d->key, key, len);
+	key_at(d, at);
 	s->index[h] = ++s->n;
 	return true;
 }
@@ -265,7 +313,7 @@ static bool set_add(struct dp *dp, struct dp_ep_health *s, const uint8_t *key, u
 
 /* The body of a clean-up batch from key *pos on, ending in `version`; *pos moves past the keys
  * it holds. @return its length. */
-static uint32_t clean_body(const struct dp_ep_health *s, uint32_t *pos, char *b, uint32_t room)
+static uint32_t clean_body(const struct key_set *s, uint32_t *pos, char *b, uint32_t room)
 {
 	uint32_t len = 0;
 
@@ -336,7 +384,7 @@ static void probe(struct dp *dp, struct dp_endpoint *e, struct dp_ep_health *s, 
 	uint16_t id = ++s->probe_seq;
 
 	if (batch == 1)
-		len = clean_body(s, &pos, body, sizeof(body) - MC_FRAME_HDR_LEN);
+		len = clean_body(&s->dirty, &pos, body, sizeof(body) - MC_FRAME_HDR_LEN);
 	else if (batch == 2)
 		len = (uint32_t)snprintf(body, sizeof(body), "flush_all noreply\r\nversion\r\n");
 	else
@@ -381,6 +429,44 @@ static struct dp_ep_health *state_of(struct dp *dp, struct dp_endpoint *e, uint6
 	return e->hs;
 }
 
+/* A key of an outage that ended (its owner @p owner serves again and takes its writes): any
+ * copy of it at endpoint @p at, written there while the owner was away, may be older than the
+ * owner's from now on. A serving @p at deletes it soon (its copy set, sweep()); a down one
+ * before it serves again (its dirty set). */
+static void copy_stale_at(struct dp *dp, uint32_t at, uint32_t owner, const uint8_t *key,
+			  uint32_t len, uint64_t now)
+{
+	struct dp_endpoint *e = &dp->eps[at];
+	struct dp_ep_health *s;
+
+	if (at == owner || at >= dp->cfg.neighbours || !e->used)
+		return;
+	s = state_of(dp, e, now);
+	if (s == NULL)
+		return;
+	if (hl_serving(&s->hl)) {
+		if (!set_add(dp, &s->copies, key, len, UINT32_MAX))
+			s->copies_lost++;
+	} else if (!set_add(dp, &s->dirty, key, len, UINT32_MAX)) {
+		s->lost++;
+	}
+}
+
+/* copy_stale_at() for every endpoint @p d names (every member, past DIRTY_AT of them). */
+static void copies_stale(struct dp *dp, uint32_t owner, const struct dirty_key *d, uint64_t now)
+{
+	if (d->at_all) {
+		uint32_t n = atomic_load_explicit(&dp->n_eps_hwm, memory_order_relaxed);
+
+		for (uint32_t i = 0; i < n; i++)
+			if (dp->eps[i].in_ring || dp->eps[i].in_gutter)
+				copy_stale_at(dp, i, owner, d->key, d->len, now);
+		return;
+	}
+	for (uint8_t i = 0; i < d->n_at; i++)
+		copy_stale_at(dp, d->at[i], owner, d->key, d->len, now);
+}
+
 /* Move every worker's recorded keys into their node's set. */
 static void drain_dirty(struct dp *dp, uint64_t now)
 {
@@ -390,21 +476,26 @@ static void drain_dirty(struct dp *dp, uint64_t now)
 		uint32_t tail = atomic_load_explicit(&w->dirty_tail, memory_order_acquire);
 
 		for (; head != tail; head++) {
-			const struct dirty_key *d =
-				(const struct dirty_key *)&w->dirty[head & (DP_DIRTY_RING - 1)].len;
-			uint32_t ep = w->dirty[head & (DP_DIRTY_RING - 1)].ep;
+			const struct dp_dirty *r = &w->dirty[head & (DP_DIRTY_RING - 1)];
+			struct dirty_key d = {.len = r->len, .n_at = 1, .at = {r->at}};
+			uint32_t ep = r->ep;
 			struct dp_endpoint *e = &dp->eps[ep];
 			struct dp_ep_health *s;
 
 			if (ep >= dp->cfg.neighbours || !e->used)
 				continue;
+			memcpy(d.key, r->key, r->len);
 			s = state_of(dp, e, now);
 			if (s == NULL)
 				continue;
-			if (hl_serving(&s->hl))
-				delete_late(dp, e, d);
-			else if (!set_add(dp, s, d->key, d->len))
+			if (hl_serving(&s->hl)) {
+				/* A worker a burst behind the owner's return wrote at a stand-in:
+				 * the owner forgets the key, the stand-in's copy is stale soon. */
+				delete_late(dp, e, &d);
+				copies_stale(dp, ep, &d, now);
+			} else if (!set_add(dp, &s->dirty, d.key, d.len, r->at)) {
 				s->lost++;
+			}
 		}
 		/* Release: the entries are copied before the worker may overwrite them. */
 		atomic_store_explicit(&w->dirty_head, head, memory_order_release);
@@ -423,17 +514,22 @@ static uint64_t sum_of(const struct dp *dp, uint32_t i, int what)
 	return v;
 }
 
-/* Serving again: the word workers read, the set forgotten, the operator's choices spent. */
+/* Serving again: the word workers read, the set handed to the stand-ins that took its keys'
+ * writes (their copies are older than the owner's from now on), the operator's choices spent.
+ * The hand-over follows the word: until then the stand-ins' copies were the current ones. */
 static void bring_up(struct dp *dp, struct dp_endpoint *e, struct dp_ep_health *s, uint64_t now)
 {
 	enum hl_state from = s->hl.state;
-	uint32_t cleaned = s->n;
+	uint32_t cleaned = s->dirty.n;
 
 	hl_mark_up(&s->hl, now);
-	set_clear(dp, s);
+	publish_health(dp, e, DP_EP_SERVING);
+	for (uint32_t i = 0; i < s->dirty.n; i++)
+		copies_stale(dp, (uint32_t)(e - dp->eps), &s->dirty.keys[i], now);
+	set_clear(dp, &s->dirty);
+	s->clean_pos = s->clean_next = 0;
 	s->stale = s->flush = s->accept = s->held_told = false;
 	s->lost = 0;
-	publish_health(dp, e, DP_EP_SERVING);
 	event(dp, e, from, HL_UP, now, "back in service after %u stale key(s) deleted", cleaned);
 }
 
@@ -454,7 +550,7 @@ static void ready(struct dp *dp, struct dp_endpoint *e, struct dp_ep_health *s, 
 	}
 	if (s->flush)
 		return probe(dp, e, s, 2, now);
-	if (s->clean_pos < s->n)
+	if (s->clean_pos < s->dirty.n)
 		return probe(dp, e, s, 1, now);
 	bring_up(dp, e, s, now);
 }
@@ -471,9 +567,60 @@ static bool answered(struct dp *dp, struct dp_endpoint *e, struct dp_ep_health *
 	if (s->batch == 2) { /* flushed: nothing it holds is older than its outage */
 		s->flush = false;
 		s->stale = false;
-		s->clean_pos = s->n;
+		s->clean_pos = s->dirty.n;
 	}
 	return hl_probe_result(&s->hl, &dp->cfg.health, now, true);
+}
+
+static void copies_clear(struct dp *dp, struct dp_ep_health *s)
+{
+	set_clear(dp, &s->copies);
+	s->copy_pos = s->copy_next = s->copy_want = 0;
+}
+
+/* Delete the copy set on its serving node, a batch (`delete KEY noreply` lines, `version`
+ * last) at a time, each sent again until its answer comes back (probe_timeout_ms), never while
+ * a health probe is out (the probe's id would be overwritten: the probe channel is the
+ * health's first). A node that stops serving keeps the rest in its dirty set. */
+static void sweep(struct dp *dp, struct dp_endpoint *e, struct dp_ep_health *s, uint64_t now)
+{
+	char body[MC_UDP_PAYLOAD_MAX];
+	uint32_t len, pos;
+	uint16_t id;
+
+	if (s->copies.n == 0)
+		return;
+	if (!hl_serving(&s->hl)) {
+		for (uint32_t i = s->copy_pos; i < s->copies.n; i++)
+			if (!set_add(dp, &s->dirty, s->copies.keys[i].key, s->copies.keys[i].len,
+				     UINT32_MAX))
+				s->lost++;
+		return copies_clear(dp, s);
+	}
+	if (s->copy_want != 0) {
+		if (atomic_load_explicit(&e->probe_ok, memory_order_relaxed) == s->copy_want) {
+			s->copy_pos = s->copy_next;
+			s->copy_want = 0;
+		} else if (now - s->copy_sent_ms < dp->cfg.health.probe_timeout_ms) {
+			return;
+		} else {
+			s->copy_want = 0; /* lost, or its id overwritten by a probe: sent again */
+		}
+	}
+	if (s->copy_pos >= s->copies.n)
+		return copies_clear(dp, s);
+	if (s->hl.probe_out)
+		return;
+	pos = s->copy_pos;
+	len = clean_body(&s->copies, &pos, body, sizeof(body) - MC_FRAME_HDR_LEN);
+	id = ++s->probe_seq;
+	atomic_store_explicit(&e->probe_id, id | DP_PROBE_VALID, memory_order_relaxed);
+	if (send_to_node(dp, e, id, body, len) != 0)
+		return;
+	s->copy_want = id | DP_PROBE_VALID;
+	s->copy_next = pos;
+	s->copy_sent_ms = now;
+	s->probes_sent++;
 }
 
 static void judge(struct dp *dp, uint32_t i, uint64_t now)
@@ -508,6 +655,7 @@ static void judge(struct dp *dp, uint32_t i, uint64_t now)
 	if (s->hl.state != from && s->hl.state != HL_UP)
 		event(dp, e, from, s->hl.state, now, "%" PRIu64 " failure(s), probe every %u ms",
 		      s->hl.failures, s->hl.interval_ms);
+	sweep(dp, e, s, now);
 }
 
 void dp_health_poll(struct dp *dp)
@@ -580,7 +728,9 @@ void dp_health_fill(const struct dp *dp, uint32_t i, struct dp_node_stats *o)
 	o->flaps = s->hl.flaps;
 	o->probes_sent = s->probes_sent;
 	o->probes_answered = s->probes_answered;
-	o->dirty_keys = s->n;
+	o->dirty_keys = s->dirty.n;
+	o->stale_copies = s->copies.n - s->copy_pos;
+	o->stale_copies_lost = s->copies_lost;
 	o->dirty_lost = s->lost;
 }
 
@@ -592,7 +742,8 @@ uint64_t dp_health_bytes(const struct dp *dp)
 void dp_health_reset(struct dp *dp, struct dp_endpoint *e)
 {
 	if (e->hs != NULL) {
-		set_clear(dp, e->hs);
+		set_clear(dp, &e->hs->dirty);
+		set_clear(dp, &e->hs->copies);
 		free(e->hs);
 		e->hs = NULL;
 	}

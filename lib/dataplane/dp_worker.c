@@ -663,7 +663,7 @@ static __rte_noinline void failover_request(struct dp_worker *w, struct rte_mbuf
 
 			/* The owner is not changed by the deletes put first (for reads). */
 			if (r->keys[k].req >= deletes)
-				dp_fo_dirty(w, down, buf, len);
+				dp_fo_dirty(w, down, ep, buf, len);
 			dp_fo_mark(w, pl_key_hash(pl, buf, len), down, ep);
 		}
 	w->ctr[DP_CTR_FAILOVER_NEXT]++;
