@@ -343,8 +343,14 @@ uint32_t dp_hot_route(struct dp_worker *w, const struct dp_pkt *pk, const struct
 	e = key_entry(w, pk, &r->keys[0]);
 	if (e == NULL || !e->spread || e->nrep < 2)
 		return owner;
+	/* Not while the owner is down: a replica's miss would be filled from the owner, which
+	 * holds none of the outage's writes (they went to a stand-in), and the fetch would wait
+	 * for a frozen owner to answer with the value from before (issue 27, soak seed 3001).
+	 * The key fails over as any other; it spreads again once the owner serves. */
+	if (!dp_ep_serving(w, owner))
+		return owner;
 	ep = choose_replica(w, e);
-	if (ep == owner)
+	if (ep == owner || !dp_ep_serving(w, ep))
 		return owner;
 	*mark = (struct dp_hotslot){ep, owner, 0, e->id, DP_HOT_READ};
 	w->ctr[DP_CTR_HOT_SPREAD]++;
@@ -368,6 +374,10 @@ static bool fetch_from_owner(struct dp_worker *w, uint32_t s)
 	uint16_t reqid = dp_reqid_next(w, sl->reqid); /* recorded once sent */
 	struct rte_mbuf *o;
 
+	/* The owner went down since the read was spread: its value may be older than a
+	 * stand-in's; the replica's miss is the answer. */
+	if (!dp_ep_serving(w, hs->owner))
+		return false;
 	memcpy(body, "get ", 4);
 	memcpy(body + 4, k->key[hs->id], k->len[hs->id]);
 	memcpy(body + 4 + k->len[hs->id], "\r\n", 2);

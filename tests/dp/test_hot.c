@@ -464,6 +464,57 @@ static void test_fill_and_write(void **state)
 	t_dp_stop();
 }
 
+/* The owner down: a hot key does not spread (its reads fail over as any other key's), and a
+ * replica's miss of a read spread before the owner went down is not filled from it: the owner
+ * holds none of the outage's writes, and a frozen owner answers the fetch, late, with its value
+ * from before (issue 27, soak seed 3001: the fetch waited 0.2 s for a frozen node, the client
+ * got v9 after v10 was acknowledged, and the fill put v9 on the replica). */
+static void test_owner_down_no_spread(void **state)
+{
+	uint32_t rep[3];
+	uint16_t sport, reqid, fport, freqid;
+	char body[128], owner[8];
+	struct rte_mbuf *m;
+	struct t_view v;
+	uint64_t spread;
+	int d;
+
+	(void)state;
+	every = 1;
+	threshold = 0;
+	t_dp_start(1, 4, hot_config);
+	replicas_of("hk", rep);
+	snprintf(owner, sizeof(owner), "n%u", rep[0] + 1);
+	assert_int_equal(dp_hot_pin(rig.dp, (const uint8_t *)"hk", 2, true), 0);
+	/* A read spread while the owner serves; then the owner goes down; the replica misses. */
+	d = spread_get(77, &sport, &reqid, rep);
+	assert_int_equal(dp_health_admin(rig.dp, owner, DP_HEALTH_DOWN), 0);
+	t_inject(0, t_reply(ip_of(d), 11211, sport, reqid, 0, 1, "END\r\n", 5));
+	t_poll(0);
+	m = t_sent(0);
+	assert_non_null(m);
+	t_view_udp(m, &v, false); /* the miss is the client's answer, no fetch */
+	assert_int_equal(v.ip->dst_addr, t_ip(T_CLIENT_IP));
+	assert_int_equal(v.reqid, 77);
+	assert_memory_equal(v.payload + 8, "END\r\n", 5);
+	rte_pktmbuf_free(m);
+	assert_null(t_sent(0));
+	assert_int_equal(t_stats().ctr[DP_CTR_HOT_FETCHES], 0);
+	/* While it is down, every read goes to its stand-in, none is spread. */
+	spread = t_stats().ctr[DP_CTR_HOT_SPREAD];
+	for (int i = 0; i < 40; i++) {
+		t_inject(0, t_request(7000, (uint16_t)(100 + i), "get hk\r\n", 8));
+		t_poll(0);
+		assert_int_equal(take_sent(&fport, &freqid, body, sizeof(body)), (int)rep[1]);
+		t_inject(0, t_reply(ip_of((int)rep[1]), 11211, fport, freqid, 0, 1, "END\r\n", 5));
+		t_poll(0);
+		rte_pktmbuf_free(t_sent(0));
+	}
+	assert_int_equal(t_stats().ctr[DP_CTR_HOT_SPREAD], spread);
+	assert_int_equal(t_stats().ctr[DP_CTR_HOT_FETCHES], 0);
+	t_dp_stop();
+}
+
 /* Unpinned: the key cools down (gets to the owner, writes still delete copies), then leaves. */
 static void test_cooling(void **state)
 {
@@ -711,6 +762,7 @@ int main(void)
 		cmocka_unit_test(test_spread_pinned), cmocka_unit_test(test_fill_and_write),
 		cmocka_unit_test(test_cooling),	      cmocka_unit_test(test_spread_auto),
 		cmocka_unit_test(test_cooling_leaves_no_stale_copy),
+		cmocka_unit_test(test_owner_down_no_spread),
 	};
 	int rc;
 
