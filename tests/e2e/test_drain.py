@@ -9,7 +9,7 @@ request numbered by its request id, and `ringwayctl drain` runs mid-stream:
     client's answers switch once and never back (0 requests lost, counted by request id);
   - the router says draining with the frozen node's requests in flight (it cannot be drained
     while they are), node1 let go: their real answers reach their client, then `drained`;
-    the unit's gauge (drain_state, the source of /metrics ringway_drain_state) says 1, then 2;
+    the gauge drain_state (telemetry, and /metrics ringway_drain_state) says 1, then 2;
   - `undrain`: traffic is served again;
   - the same in silent mode (`drain silent`): requests after it get nothing, and the
     unanswered ones equal the router's `draining` drop counter exactly;
@@ -23,6 +23,7 @@ Environment: RINGWAY, RINGWAYCTL, RINGWAY_E2E_PORT.
 """
 import os
 import signal
+import socket
 import subprocess
 import threading
 import time
@@ -30,11 +31,13 @@ import time
 import control_util as cu
 import harness as h
 from mcudp import bin_request, bin_responses, unframe, frame
+from nsutil import socket_in
 
 KEYS = [b"dk%03d" % i for i in range(60)]
 FROZEN = 4  # gets of node1's keys in flight when the drain begins
 RATE_GAP = 0.004  # seconds between a client's requests
-EXTRA = "\n[tables]\nclient_slots_max = 0\n"
+METRICS_PORT = 9151
+EXTRA = "\n[tables]\nclient_slots_max = 0\n\n[metrics]\nlisten = 127.0.0.1:%d\n" % METRICS_PORT
 
 
 def proto_request(proto, key, rid):
@@ -122,6 +125,29 @@ def wait_for(pred, timeout, step=0.05):
     return pred()
 
 
+def metrics_drain_state(sb):
+    """ringway_drain_state from /metrics (the router's namespace, 127.0.0.1), or None."""
+    s = socket_in(sb.env["NS_ROUTER"], socket.AF_INET, socket.SOCK_STREAM)
+    s.settimeout(5.0)
+    data = b""
+    try:
+        s.connect(("127.0.0.1", METRICS_PORT))
+        s.sendall(b"GET /metrics HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n")
+        while True:
+            chunk = s.recv(65536)
+            if not chunk:
+                break
+            data += chunk
+    except OSError:
+        return None
+    finally:
+        s.close()
+    for line in data.decode(errors="replace").splitlines():
+        if line.startswith("ringway_drain_state "):
+            return int(line.split()[1])
+    return None
+
+
 def drain_status(ctl):
     rc, o = ctl.json("drain", "status")
     return o if rc == 0 else {}
@@ -158,6 +184,8 @@ def run_phase(t, sb, ctl, mode, loads_keys, frozen_keys, node1_pid):
         t.ok(st.get("drain") == "draining",
              "%s: still draining while node1's requests are in flight (%r)" % (mode, st))
         t.eq(sb.stats().get("drain_state"), 1, "%s: gauge drain_state while draining" % mode)
+        t.eq(metrics_drain_state(sb), 1, "%s: /metrics ringway_drain_state while draining"
+             % mode)
     finally:
         os.kill(node1_pid, signal.SIGCONT)
     # Node1 back: its requests' real answers reach the client; then drained.
@@ -174,6 +202,7 @@ def run_phase(t, sb, ctl, mode, loads_keys, frozen_keys, node1_pid):
         drain_status(ctl)), 35.0)
     t.ok(st and st.get("drain") == "drained", "%s: drained (%r)" % (mode, st))
     t.eq(sb.stats().get("drain_state"), 2, "%s: gauge drain_state drained" % mode)
+    t.eq(metrics_drain_state(sb), 2, "%s: /metrics ringway_drain_state drained" % mode)
     for ld in loads:
         ld.stop.set()
     for ld in loads:
@@ -247,6 +276,7 @@ def run_phase(t, sb, ctl, mode, loads_keys, frozen_keys, node1_pid):
         c.close()
     t.eq(ok, 20, "%s: after undrain, gets are served" % mode)
     t.eq(sb.stats().get("drain_state"), 0, "%s: gauge drain_state serving" % mode)
+    t.eq(metrics_drain_state(sb), 0, "%s: /metrics ringway_drain_state serving" % mode)
     h.log("drain figures: %r" % figures)
     return figures
 
