@@ -21,6 +21,8 @@ PACKAGES=(
 	gnuplot-nox jq
 	# operations: /metrics endpoint, a real Prometheus scrape, systemd unit checks
 	libmicrohttpd-dev prometheus systemd
+	# the unit's readiness and status lines (sd_notify: Type=notify, the drain state)
+	libsystemd-dev
 	# documentation: the diagrams of docs/img/*.dot (scripts/docs-pictures.sh)
 	graphviz
 	# the Debian package (scripts/package.sh) and its checks: lintian, man pages rendered

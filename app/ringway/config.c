@@ -69,6 +69,7 @@ enum key_kind {
 	K_MACS,	     /* list of unicast MACs, may be empty -> uint8_t[max][6]; off2: count */
 	K_IDLE,	     /* enum dp_idle */
 	K_FAILOVER,  /* enum dp_failover */
+	K_DRAIN,     /* enum dp_drain_answer */
 	K_ALGO,	     /* enum pl_algo */
 	K_HASH,	     /* enum pl_hash, empty = the algorithm's default */
 	K_HASH_TAG,  /* two characters or empty -> char[2] */
@@ -161,6 +162,10 @@ enum key_kind {
 	_(ROUTER, "mtu", K_U32, C(router.mtu), 0, 576, 9000, 0, "1500",                            \
 	  "IP MTU of the port; merged multi-get replies use datagrams of min(1400, mtu - 28) "     \
 	  "bytes")                                                                                 \
+	_(ROUTER, "drain_answer", K_DRAIN, C(router.drain_answer), 0, 0, 0, 0, "error",            \
+	  "what a draining router (`ringwayctl drain`) gives a new request: error (the "           \
+	  "protocol's own error at once, SERVER_ERROR draining, so clients fail over) or silent "  \
+	  "(nothing: dropped and counted as draining); `drain error|silent` overrides it")         \
 	_(PLACEMENT, "algorithm", K_ALGO, C(placement.algo), 0, 0, 0, 0, "ring",                   \
 	  "key placement algorithm")                                                               \
 	_(PLACEMENT, "vnodes", K_U32, C(placement.vnodes), 0, 1, 10000, 0, "160",                  \
@@ -369,6 +374,12 @@ static const char *const failover_names[] = {
 #undef RW_FAILOVER_NAME
 };
 
+static const char *const drain_names[] = {
+#define RW_DRAIN_NAME(e, s) s,
+	DP_FOREACH_DRAIN_ANSWER(RW_DRAIN_NAME)
+#undef RW_DRAIN_NAME
+};
+
 /* ---- value parsers: 0, or -EINVAL with "expected ..." (or a reason) in why ---- */
 
 /* What a key accepts, for "expected ..." and the docs. */
@@ -405,6 +416,9 @@ static void describe(const struct key_def *d, char *buf, size_t len)
 		break;
 	case K_FAILOVER:
 		snprintf(buf, len, "next, fast or gutter");
+		break;
+	case K_DRAIN:
+		snprintf(buf, len, "error or silent");
 		break;
 	case K_ALGO: {
 		size_t o = (size_t)snprintf(buf, len, "one of");
@@ -904,6 +918,11 @@ static int parse_value(const struct key_def *d, const char *val, void *base, cha
 		if ((i = find_name(failover_names, DIM(failover_names), val)) < 0)
 			return expected(d, why, wlen);
 		*(enum dp_failover *)p = (enum dp_failover)i;
+		return 0;
+	case K_DRAIN:
+		if ((i = find_name(drain_names, DIM(drain_names), val)) < 0)
+			return expected(d, why, wlen);
+		*(enum dp_drain_answer *)p = (enum dp_drain_answer)i;
 		return 0;
 	case K_ALGO:
 		if ((i = find_name(algo_names, DIM(algo_names), val)) < 0)
@@ -1930,6 +1949,9 @@ static void print_value(FILE *out, const struct key_def *d, const void *base)
 		break;
 	case K_FAILOVER:
 		fputs(failover_names[*(const enum dp_failover *)p], out);
+		break;
+	case K_DRAIN:
+		fputs(drain_names[*(const enum dp_drain_answer *)p], out);
 		break;
 	case K_ALGO:
 		fputs(algo_names[*(const enum pl_algo *)p], out);

@@ -102,6 +102,7 @@ struct rw_cfg_router {
 	uint32_t backoff_us;	   /**< `backoff_us` */
 	uint32_t backoff_after;	   /**< `backoff_after` */
 	uint32_t mtu;		   /**< `mtu`: IP MTU of the port */
+	enum dp_drain_answer drain_answer; /**< `drain_answer`: what a draining router answers */
 	bool has_vlan;		   /**< `vlan` was given: the port serves that VLAN only */
 	uint32_t vlan;		   /**< `vlan`: 0 (untagged) .. 4094 */
 	bool has_client_port;	   /**< `client_port` was given (two ports; `port` is set to it) */

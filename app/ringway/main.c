@@ -36,6 +36,7 @@
 #include "control.h"
 #include "dataplane.h"
 #include "metrics.h"
+#include "notify.h"
 #include "placement.h"
 #include "unmap_guard.h"
 #include "xdp.h"
@@ -463,6 +464,81 @@ static int ops_warmup(void *ctx, bool end, struct ctl_text *out, char *err, size
 			 " bytes %" PRIu64 " held %s\n",
 			 ws.open ? "open" : (end ? "ended" : "off"), ws.window_s, ws.ttl_s,
 			 ws.ms_left, ws.prev_epoch, ws.bytes, ws.held ? "yes" : "no");
+	return 0;
+}
+
+/* A drain's state as one `OK drain STATE ...` line (docs/control.md). */
+static void drain_format(const struct dp_drain_status *ds, struct ctl_text *out)
+{
+	ctl_text_appendf(out, "OK drain %s in_flight %u multiget_live %u",
+			 dp_drain_state_name(ds->state), ds->in_flight, ds->mget_live);
+	if (ds->state != DP_DRAIN_SERVING)
+		ctl_text_appendf(out, " answer %s ms %" PRIu64 " in_flight_at_start %u",
+				 dp_drain_answer_name(ds->answer), ds->ms, ds->in_flight_at_start);
+	if (ds->state == DP_DRAIN_DRAINED)
+		ctl_text_appendf(out, " drained_after_ms %" PRIu64, ds->drained_after_ms);
+	ctl_text_appendf(out, "\n");
+}
+
+/* The unit's status line follows the drain: at once on a change of state, at most every
+ * 500 ms while the count in flight moves (control lcore only: sd_notify is a syscall). */
+static struct {
+	enum dp_drain_state state;
+	uint32_t in_flight;
+	uint64_t tsc;
+} notified;
+
+static void notify_drain(const struct dp_drain_status *ds, bool force)
+{
+	uint64_t now = rte_rdtsc();
+
+	if (!force && ds->state == notified.state &&
+	    (ds->state != DP_DRAIN_DRAINING || ds->in_flight == notified.in_flight ||
+	     now - notified.tsc < rte_get_tsc_hz() / 2))
+		return;
+	notified.state = ds->state;
+	notified.in_flight = ds->in_flight;
+	notified.tsc = now;
+	rw_notify_drain(ds);
+}
+
+/*
+ * `drain [error|silent|status]`, `undrain` (dp_drain_start has how a drain ends: undrain or
+ * a restart; nothing is persisted). `undrain` of a router that serves is an ERROR, nothing
+ * changed.
+ */
+static int ops_drain(void *ctx, enum ctl_drain op, struct ctl_text *out, char *err, size_t errlen)
+{
+	struct dp_drain_status ds;
+
+	(void)ctx;
+	switch (op) {
+	case CTL_DRAIN_START:
+		dp_drain_start(the_dp, cfg.router.drain_answer);
+		break;
+	case CTL_DRAIN_START_ERROR:
+		dp_drain_start(the_dp, DP_DRAIN_ERROR);
+		break;
+	case CTL_DRAIN_START_SILENT:
+		dp_drain_start(the_dp, DP_DRAIN_SILENT);
+		break;
+	case CTL_DRAIN_STATUS:
+		break;
+	case CTL_DRAIN_STOP:
+		if (dp_drain_stop(the_dp) != 0) {
+			snprintf(err, errlen, "not draining");
+			return -ENOENT;
+		}
+		break;
+	}
+	dp_drain_get(the_dp, &ds);
+	if (op != CTL_DRAIN_STATUS) {
+		printf("ringway: drain: %s, %u in flight\n", dp_drain_state_name(ds.state),
+		       ds.in_flight);
+		fflush(stdout);
+	}
+	notify_drain(&ds, op != CTL_DRAIN_STATUS);
+	drain_format(&ds, out);
 	return 0;
 }
 
@@ -1064,8 +1140,13 @@ static void control_loop(const struct start *st, struct ctl_engine *engine)
 		printf("ringway: metrics at http://%s:%u/metrics\n", a, cfg.metrics.port);
 	}
 	fflush(stdout);
+	rw_notify_ready();
 	while (!stop_requested) {
+		struct dp_drain_status ds;
+
 		dp_control_poll(the_dp);
+		dp_drain_get(the_dp, &ds);
+		notify_drain(&ds, false);
 		log_slow_nodes();
 		rw_xdp_neigh_poll(the_xdp, the_dp, cfg.tables.neighbours, false);
 		log_mac_changes(&mac_log_tsc);
@@ -1077,6 +1158,7 @@ static void control_loop(const struct start *st, struct ctl_engine *engine)
 		rw_metrics_fleet(the_metrics, ctl_engine_fleet_managed(the_engine),
 				 ctl_engine_fleet_refused(the_engine));
 	}
+	rw_notify_stopping();
 	ctl_server_close(srv);
 }
 
@@ -1114,6 +1196,7 @@ int main(int argc, char **argv)
 		.hotkeys = ops_hotkeys,
 		.hot_pin = ops_hot_pin,
 		.gutter = ops_gutter,
+		.drain = ops_drain,
 	};
 	struct rt_table routes;
 	struct start st = {0};

@@ -324,6 +324,22 @@ static int parse_args(const char *cur, const char *end, struct ctl_cmd *cmd, cha
 		break;
 	case CTL_CMD_ROUTE:
 		return parse_route(cur, end, cmd, err, errlen);
+	case CTL_CMD_DRAIN:
+		cmd->drain = CTL_DRAIN_START;
+		if (word(&cur, end, &w)) {
+			if (span_is(&w, "error"))
+				cmd->drain = CTL_DRAIN_START_ERROR;
+			else if (span_is(&w, "silent"))
+				cmd->drain = CTL_DRAIN_START_SILENT;
+			else if (span_is(&w, "status"))
+				cmd->drain = CTL_DRAIN_STATUS;
+			else
+				return usage_error(cmd, err, errlen);
+		}
+		break;
+	case CTL_CMD_UNDRAIN:
+		cmd->drain = CTL_DRAIN_STOP;
+		break;
 	case CTL_CMD_HOTKEYS:
 		cmd->count = CTL_HOTKEYS_DEFAULT;
 		if (!word(&cur, end, &w))
@@ -1287,6 +1303,20 @@ static int do_warmup(struct ctl_session *s, const struct ctl_cmd *cmd, struct ct
 	return 0;
 }
 
+/* `drain ...`, `undrain`: the data plane's drain; the membership is not touched. */
+static int do_drain(struct ctl_session *s, const struct ctl_cmd *cmd, struct ctl_text *r)
+{
+	char why[REASON_MAX] = "";
+	int rc;
+
+	if (s->e->ops.drain == NULL)
+		return reply_error(s, r, "no data plane to drain");
+	rc = s->e->ops.drain(s->e->ops.ctx, cmd->drain, r, why, sizeof(why));
+	if (rc < 0)
+		return reply_error(s, r, "%s", why[0] ? why : strerror(-rc));
+	return 0;
+}
+
 static int route_list(struct ctl_session *s, struct ctl_text *r)
 {
 	const struct rt_table *t = &s->e->routes;
@@ -1461,6 +1491,10 @@ static int run(struct ctl_session *s, struct ctl_cmd *cmd, struct ctl_text *r)
 		break;
 	case CTL_CMD_GUTTER:
 		do_gutter(s, cmd, r);
+		break;
+	case CTL_CMD_DRAIN:
+	case CTL_CMD_UNDRAIN:
+		do_drain(s, cmd, r);
 		break;
 	case CTL_CMD_BEGIN:
 		do_begin(s, r);

@@ -220,6 +220,15 @@ enum ctl_gutter {
 	CTL_GUTTER_LIST,   /**< one line per gutter node */
 };
 
+/** `drain [error|silent|status]`, `undrain`: a router's drain (docs/operations.md). */
+enum ctl_drain {
+	CTL_DRAIN_START,	/**< drain, new requests get the configured answer */
+	CTL_DRAIN_START_ERROR,	/**< ... they get the protocol's error */
+	CTL_DRAIN_START_SILENT, /**< ... they get nothing (dropped, counted) */
+	CTL_DRAIN_STATUS,	/**< only say the state */
+	CTL_DRAIN_STOP,		/**< undrain: serve new requests again */
+};
+
 /** What the control plane asks of the router. Called on the control thread only. */
 struct ctl_ops {
 	/**
@@ -287,6 +296,13 @@ struct ctl_ops {
 	 */
 	int (*gutter)(void *ctx, enum ctl_gutter op, const struct ctl_member *m,
 		      struct ctl_text *out, char *err, size_t errlen);
+	/**
+	 * `drain ...`, `undrain`: apply @p op to the router's drain (never a membership change)
+	 * and append its state as one `OK drain STATE ...` line to @p out. A negative errno with
+	 * the reason in @p err gives `ERROR <reason>`, the state unchanged. NULL: the command is
+	 * refused (no data plane).
+	 */
+	int (*drain)(void *ctx, enum ctl_drain op, struct ctl_text *out, char *err, size_t errlen);
 };
 
 struct ctl_engine;

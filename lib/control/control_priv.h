@@ -46,6 +46,8 @@
 	_(ROUTE, "route", "add PREFIX via GW|direct | remove PREFIX | list", 0) \
 	_(HOTKEYS, "hotkeys", "[N]", 0)                                                  \
 	_(HOT, "hot", "add|remove KEY", 0) \
+	_(DRAIN, "drain", "[error|silent|status]", 0) \
+	_(UNDRAIN, "undrain", "", 0) \
 	_(GUTTER, "gutter",                                                              \
 	  "add NAME ADDR[:PORT] [weight W] [mac MAC] | remove NAME | list", 0)
 
@@ -87,6 +89,7 @@ struct ctl_cmd {
 	bool pin;		/* hot: add (true) or remove */
 	char key[251];		/* hot: the key */
 	enum ctl_gutter gutter; /* gutter: add (member), remove (name), list */
+	enum ctl_drain drain;	/* drain, undrain: what is asked */
 };
 
 /* `route` sub-commands. */

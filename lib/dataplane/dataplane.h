@@ -103,6 +103,8 @@ extern "C" {
 	_(FAILOVER_NEXT, "failover_next") /* requests of a down node's keys sent to a stand-in */  \
 	_(FAILOVER_GUTTER, "failover_gutter") /* ... of them sent to a gutter node */              \
 	_(FAILOVER_FAST, "failover_fast") /* ... answered at once with the protocol's error */     \
+	_(DRAIN_ANSWERED, "drain_answered") /* new requests of a draining router answered with the \
+					       protocol's error (drain_answer error) */          \
 	_(FAILOVER_NO_TARGET, "failover_no_target") /* ... with no live stand-in: an error */      \
 	_(FAILOVER_TTL, "failover_ttl_capped")	    /* stand-in writes whose expiry was capped */  \
 	_(DIRTY_KEYS, "dirty_keys")	 /* keys written or deleted for a down node, recorded */   \
@@ -229,6 +231,7 @@ enum dp_counter {
 	_(PROBE_STALE, "probe_stale")	      /* from a node, not the answer to its probe */       \
 	_(FAILOVER_TOO_LONG, "failover_too_long") /* a stand-in write with its expiry capped       \
 						     does not fit the datagram */                  \
+	_(DRAINING, "draining") /* a new request while the router drains (drain_answer silent) */ \
 	_(TX_FULL, "tx_full")                   /* TX queue did not take the packet */
 
 enum dp_drop {
@@ -281,6 +284,23 @@ enum dp_failover {
 /** Name of a failover mode ("unknown" out of range); parse one: 0 or -EINVAL. */
 const char *dp_failover_name(enum dp_failover f);
 int dp_failover_parse(const char *name, enum dp_failover *out);
+
+/** What a draining router does with a new request on its listen ports (dp_drain_start). */
+#define DP_FOREACH_DRAIN_ANSWER(_)                                                             \
+	_(ERROR, "error")   /* the protocol's own error at once (SERVER_ERROR draining; binary: \
+			       temporary failure), counted in drain_answered: clients fail over */ \
+	_(SILENT, "silent") /* nothing: dropped and counted (drop reason draining) */
+
+enum dp_drain_answer {
+#define DP_DRAIN_ANSWER_ENUM(e, s) DP_DRAIN_##e,
+	DP_FOREACH_DRAIN_ANSWER(DP_DRAIN_ANSWER_ENUM)
+#undef DP_DRAIN_ANSWER_ENUM
+		DP_DRAIN_ANSWER_COUNT
+};
+
+/** Name of a drain answer ("unknown" out of range); parse one: 0 or -EINVAL. */
+const char *dp_drain_answer_name(enum dp_drain_answer a);
+int dp_drain_answer_parse(const char *name, enum dp_drain_answer *out);
 
 /** Everything a dp needs, fixed for its lifetime. Addresses and IPs in network byte order,
  *  ports in host byte order. */
@@ -632,7 +652,8 @@ uint16_t dp_forward_burst(struct dp_worker *w, struct rte_mbuf **pkts, uint16_t 
 	_(uint64_t, dirty_bytes, "dirty_keys_bytes") /* memory of the down nodes' key records */ \
 	_(uint32_t, warm_open, "warmup_open")	      /* a warm-up window is open (0/1) */         \
 	_(uint64_t, warm_bytes, "warmup_bytes") /* memory of the previous placements it holds */ \
-	_(uint32_t, frag_held, "ip_fragments_held") /* fragments waiting for their datagram */
+	_(uint32_t, frag_held, "ip_fragments_held") /* fragments waiting for their datagram */ \
+	_(uint32_t, drain_state, "drain_state") /* 0 serving, 1 draining, 2 drained (dp_drain_get) */
 
 /** Totals over all workers (or one). */
 struct dp_stats {
@@ -798,6 +819,46 @@ int dp_warm_end(struct dp *dp);
 void dp_warm_forget(struct dp *dp);
 /** The window's state. Lcore: control. @return 0. */
 int dp_warm_get(const struct dp *dp, struct dp_warm_state *out);
+
+/** A router's drain (dp_drain_get()). */
+enum dp_drain_state {
+	DP_DRAIN_SERVING = 0, /**< new requests are served */
+	DP_DRAIN_DRAINING,    /**< new requests get the drain answer; requests in flight finish */
+	DP_DRAIN_DRAINED,     /**< ... and none is in flight any more on any worker */
+};
+
+/** Name of a drain state: serving, draining, drained ("unknown" out of range). */
+const char *dp_drain_state_name(enum dp_drain_state s);
+
+struct dp_drain_status {
+	enum dp_drain_state state;
+	enum dp_drain_answer answer; /**< what new requests get (while not serving) */
+	uint32_t in_flight;	     /**< request slots in use now, all workers (slots_live) */
+	uint32_t mget_live;	     /**< multi-gets being merged or sent now */
+	uint32_t in_flight_at_start; /**< slots in use when the drain began */
+	uint64_t ms;		     /**< since the drain began (0 serving) */
+	uint64_t drained_after_ms;   /**< from the drain's start to drained (drained only) */
+};
+
+/**
+ * Drain (docs/operations.md "Draining a router"): from the next burst on, every worker gives
+ * each new request on a listen port @p answer instead of serving it, while replies to the
+ * requests already in flight are still proxied back, probes and health go on, and nothing
+ * else changes. Once every worker has seen the drain and holds no request slot and no
+ * multi-get, the state is drained (each worker tells so itself once per poll: no torn view of
+ * another lcore's table). While draining, a second call changes only the answer.
+ * How it ends: dp_drain_stop() (`undrain`), or the process ending: the state lives in memory
+ * only, never in the state file, so a restarted router serves (the operator drained it to
+ * take it out; a restart is a return). Nothing is left to clean up: requests refused were
+ * never given a slot. Lcore: control. @return 0, or -EINVAL (@p answer out of range).
+ */
+int dp_drain_start(struct dp *dp, enum dp_drain_answer answer);
+/** Serve new requests again from the next burst on. Lcore: control. @return 0, or -ENOENT
+ *  when the router was not draining (nothing changes). */
+int dp_drain_stop(struct dp *dp);
+/** The drain's state now (latching drained: dp_control_poll() also does, so the gauge moves
+ *  without anyone asking). Lcore: control. @return 0. */
+int dp_drain_get(struct dp *dp, struct dp_drain_status *out);
 
 /** True when rx == forwarded + returned + answered + dropped + probe_replies + warm_absorbed
  *  in @p s (probe replies answer packets the router originated, not a client's; a new owner's

@@ -660,6 +660,9 @@ struct dp_worker {
 	uint64_t warm_gate;
 	const struct dp_view *prev_cur; /* the previous placement loaded for this burst */
 	bool warm_reads;		/* ... and its warm-up window is open (reads follow) */
+	/* dp->drain loaded for this burst (dp_drain.c): DP_DRAIN_WORD_MODE() 0 serving, else the
+	 * drain answer + 1 that new requests get. */
+	uint32_t drain;
 
 	struct rte_ring *handoff; /* MP/SC: replies for this worker's slots from others */
 	struct rte_ring *ctl_ring; /* SP/SC: packets the control lcore wants sent (worker 0) */
@@ -707,6 +710,11 @@ struct dp_worker {
 	struct dp_frag *frag;
 	uint32_t frag_held;
 	uint32_t frag_id6;
+
+	/* Drain (dp_drain.c): the drain word this worker last found itself empty under (no slot,
+	 * no multi-get) at the end of a poll, 0 when not empty. Written by this worker (relaxed,
+	 * only while draining), read by the control lcore. */
+	_Atomic uint32_t drain_ack;
 } __rte_cache_aligned;
 
 struct dp {
@@ -754,7 +762,26 @@ struct dp {
 	 * 64-bit stores and loads), allocated by dp_health_init(), freed by dp_health_free(). */
 	_Atomic uint64_t *fo_seen;
 	uint32_t health_gen_next; /* control lcore: the last health_gen given (dp_health.c) */
+	/* Drain (dp_drain.c). The word workers load once per burst (relaxed: a burst that
+	 * still sees the old word serves its requests as before the command, which is what a
+	 * request that arrived before it gets): a sequence number that grows with each drain
+	 * (bits 2..31, never 0 while draining) and the mode (bits 0..1). Written by the control
+	 * lcore only. */
+	_Atomic uint32_t drain;
+	_Atomic uint32_t drain_state; /* enum dp_drain_state, for readers on any lcore */
+	uint32_t drain_seq;	      /* control lcore: the last sequence number given */
+	uint32_t drain_at_start;      /* slots in use when the drain began */
+	uint64_t drain_tsc;	      /* TSC the drain began at (0: serving) */
+	uint64_t drained_tsc;	      /* TSC it was first seen drained (0: not yet) */
 };
+
+/* Latch drained once every worker is empty under the current drain (dp_drain.c). Lcore:
+ * control (dp_control_poll, dp_drain_get). */
+void dp_drain_poll(struct dp *dp);
+
+/* The drain word's parts (struct dp.drain). */
+#define DP_DRAIN_WORD_MODE(x) ((x) & 3u)
+#define DP_DRAIN_WORD(seq, mode) (((seq) << 2) | (mode))
 
 /* Unix seconds at TSC @p tsc (a worker's w->now), for exptimes (mc_exptime_write). */
 static inline uint64_t dp_unix_at(const struct dp *dp, uint64_t tsc)

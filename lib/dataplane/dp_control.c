@@ -1344,6 +1344,7 @@ void dp_control_poll(struct dp *dp)
 	struct rte_ring *ring = dp->w[0]->ctl_ring;
 
 	dp_warm_poll(dp); /* the warm-up window ends on time */
+	dp_drain_poll(dp); /* drained as soon as the workers say they are empty */
 	dp_hot_control_poll(dp, now);
 	for (uint32_t i = 0; i < n; i++) {
 		struct dp_endpoint *e = &dp->eps[i];
@@ -1427,6 +1428,7 @@ int dp_stats_get(const struct dp *dp, int worker, struct dp_stats *out)
 	out->epoch = dp_epoch(dp);
 	dp_obs_stats(dp, worker, out);
 	out->dirty_bytes = dp_health_bytes(dp);
+	out->drain_state = atomic_load_explicit(&dp->drain_state, memory_order_relaxed);
 	if (worker < 0) {
 		struct dp_warm_state ws;
 

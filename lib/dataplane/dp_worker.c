@@ -671,6 +671,19 @@ static __rte_noinline void failover_request(struct dp_worker *w, struct rte_mbuf
 	(void)forward_request(w, m, pk, r, ep, mac, c);
 }
 
+/* A new request @p r of @p pk while the router drains: the protocol's own error at once
+ * (SERVER_ERROR draining in text, temporary failure in binary, for the last request as
+ * failover_error()), or dropped and counted (drain_answer silent). No slot is taken. */
+static __rte_noinline void drain_request(struct dp_worker *w, struct rte_mbuf *m,
+					 struct dp_pkt *pk, const struct mc_requests *r)
+{
+	if (DP_DRAIN_WORD_MODE(w->drain) - 1 == DP_DRAIN_SILENT)
+		return dp_count_drop(w, m, DP_DROP_DRAINING);
+	w->ctr[DP_CTR_DRAIN_ANSWERED]++;
+	dp_local_mc_reply(w, m, pk, r, "draining", true, MC_BIN_STATUS_TEMP_FAILURE,
+			  (uint16_t)(r->nreq - 1));
+}
+
 /* Client -> router: serve, refuse or drop; on success the packet leaves towards the node. The
  * parse is the look-ahead's (a w->ahead[] entry) or goes to w->req, the worker's scratch, and
  * from there to the callees as a parameter.
@@ -704,6 +717,10 @@ static __rte_noinline void handle_request(struct dp_worker *w, struct rte_mbuf *
 	}
 	if (unlikely(e != MC_OK))
 		return dp_count_drop(w, m, mc_drop_reason(e));
+	/* A draining router takes no new request, version and refused commands included (a
+	 * load balancer's `version` check then sees the drain too). */
+	if (unlikely(DP_DRAIN_WORD_MODE(w->drain) != 0))
+		return drain_request(w, m, pk, r);
 	c = classify(r);
 	if (unlikely(c.refused >= 0)) {
 		w->ctr[DP_CTR_MC_REFUSED]++;
@@ -1753,6 +1770,9 @@ uint16_t dp_forward_burst(struct dp_worker *w, struct rte_mbuf **pkts, uint16_t 
 	/* The same for the warm-up window's previous placement (dp_warm_rotate / dp_warm_end). */
 	w->prev_cur = atomic_load_explicit(&w->prev_view, memory_order_acquire);
 	w->warm_reads = atomic_load_explicit(&w->dp->warm_reads, memory_order_relaxed);
+	/* Drain (dp_drain.c): relaxed, as warm_reads; what it orders is only which burst refuses
+	 * first. */
+	w->drain = atomic_load_explicit(&w->dp->drain, memory_order_relaxed);
 	if (unlikely(w->cur != NULL && w->cur->epoch != w->epoch_seen)) {
 		w->epoch_seen = w->cur->epoch;
 		w->ctr[DP_CTR_PUBLISH_SEEN]++;
@@ -1852,6 +1872,16 @@ static __rte_noinline void read_links(struct dp_worker *w)
 				  link.link_status == RTE_ETH_LINK_UP;
 }
 
+/* Draining: tell the control lcore whether this worker is empty (no slot, no multi-get) under
+ * the drain word it loaded this poll (dp_drain.c has why that is enough). */
+static __rte_noinline void drain_ack(struct dp_worker *w)
+{
+	bool empty = w->free_tail - w->free_head == w->slot_mask + 1 &&
+		     (w->mgets == NULL || w->n_mget_free == w->dp->cfg.mget_max);
+
+	atomic_store_explicit(&w->drain_ack, empty ? w->drain : 0, memory_order_relaxed);
+}
+
 unsigned int dp_worker_poll(struct dp_worker *w)
 {
 	struct rte_mbuf *pkts[DP_BURST_MAX];
@@ -1896,6 +1926,8 @@ unsigned int dp_worker_poll(struct dp_worker *w)
 		dp_mget_expire(w);
 	if (w->send_head != DP_NO_MGET)
 		dp_mget_send(w); /* merged replies, a burst at a time as the TX queue has room */
+	if (unlikely(DP_DRAIN_WORD_MODE(w->drain) != 0))
+		drain_ack(w);
 	if (nr + nh == 0)
 		w->ctr[DP_CTR_IDLE_POLLS]++;
 	return nr + nh;

@@ -12,6 +12,8 @@ the host's trees. Then, on a net_null port (no-rx: no traffic, no spinning):
     read-only fails with its clear error, and ringway.service refuses to start without it;
     a count the host already holds passes as a check; the empty list (--no-huge) passes;
   - systemctl start ringway: active, `ringwayctl epoch` answers on /run/ringway/ctl.sock;
+  - Type=notify: its status line (sd_notify STATUS=) says serving, drained after
+    `ringwayctl drain`, serving again after `undrain`;
   - a change (`add`), then systemctl stop: exit 0 and the exit identity in the journal;
   - start again: the change is back (state file /var/lib/ringway/state);
   - systemctl kill -s SIGKILL: Restart=on-failure brings a new main PID that answers;
@@ -325,6 +327,20 @@ def run_checks(ct, c, debname):
         h.log(sh("journalctl -b -o cat -u ringway.service --no-pager | tail -30")[1])
     rc, out = sh("test -S /run/dpdk/ringway/dpdk_telemetry.v2 && echo yes")
     c.ok(out.strip() == "yes", "the EAL's runtime files are in /run/dpdk/ringway (telemetry)")
+    # Type=notify: the unit was active only once READY=1 came, and its status line follows
+    # the drain (issue 31): serving, drained (no traffic: nothing in flight), serving again.
+    def status_text():
+        return sh("systemctl show -p StatusText --value ringway.service")[1].strip()
+
+    c.ok(status_text() == "serving", "Type=notify: status line %r" % status_text())
+    rc, out = sh("ringwayctl drain 2>&1")
+    c.ok(rc == 0 and "drain" in out, "ringwayctl drain: %s" % out.strip())
+    st = wait_for(lambda: status_text() if status_text().startswith("drained") else None, 20)
+    c.ok(st is not None, "the unit's status says drained: %r" % (st or status_text()))
+    rc, out = sh("ringwayctl undrain 2>&1")
+    st = wait_for(lambda: status_text() if status_text() == "serving" else None, 20)
+    c.ok(rc == 0 and st == "serving", "undrain: the status says serving again: %r (%s)"
+         % (status_text(), out.strip()))
     rc, out = sh("ringwayctl add cache3 198.18.1.3:11211 mac 02:00:c6:12:01:03 2>&1")
     c.ok(rc == 0, "a change: add cache3: %s" % out.strip())
     e1 = epoch()

@@ -542,6 +542,75 @@ static void test_warmup(void **state)
 	ctl_engine_free(e);
 }
 
+/* A fake router's drain: what each op was, whether it drains. */
+struct drain_rec {
+	enum ctl_drain ops[8];
+	int n;
+	bool draining;
+};
+
+static int drain_cb(void *ctx, enum ctl_drain op, struct ctl_text *out, char *err, size_t errlen)
+{
+	static const char *const answer[] = {"config", "error", "silent"};
+	struct drain_rec *d = ctx;
+
+	d->ops[d->n++ & 7] = op;
+	if (op == CTL_DRAIN_STOP && !d->draining) {
+		snprintf(err, errlen, "not draining");
+		return -ENOENT;
+	}
+	if (op <= CTL_DRAIN_START_SILENT)
+		d->draining = true;
+	if (op == CTL_DRAIN_STOP)
+		d->draining = false;
+	ctl_text_appendf(out, "OK drain %s", d->draining ? "draining" : "serving");
+	if (op <= CTL_DRAIN_START_SILENT)
+		ctl_text_appendf(out, " answer %s", answer[op]);
+	ctl_text_appendf(out, "\n");
+	return 0;
+}
+
+/* `drain [error|silent|status]` and `undrain` reach the router's hook with what was asked;
+ * bad forms are refused before it (state unchanged), its refusal is the client's ERROR, the
+ * membership is never touched; without a data plane the command is refused. */
+static void test_drain(void **state)
+{
+	struct drain_rec d = {0};
+	struct ctl_ops ops = {.drain = drain_cb, .ctx = &d};
+	struct ctl_engine *e = test_engine(3, NULL, &ops);
+	struct ctl_session *s = ctl_session_new(e);
+
+	(void)state;
+	test_ok(s, "drain status", "OK drain serving");
+	free(test_expect(s, "undrain", "ERROR not draining\n"));
+	free(test_expect(s, "drain later", "ERROR usage: drain [error|silent|status]"));
+	free(test_expect(s, "drain error now", "ERROR drain: unexpected arguments"));
+	free(test_expect(s, "undrain now", "ERROR undrain: unexpected arguments"));
+	assert_int_equal(d.n, 2); /* the refused forms never reached the router */
+	assert_false(d.draining);
+	test_ok(s, "drain", "OK drain draining answer config");
+	test_ok(s, "drain silent", "OK drain draining answer silent");
+	test_ok(s, "drain error", "OK drain draining answer error");
+	test_ok(s, "undrain", "OK drain serving");
+	assert_int_equal(d.n, 6);
+	assert_int_equal(d.ops[0], CTL_DRAIN_STATUS);
+	assert_int_equal(d.ops[1], CTL_DRAIN_STOP);
+	assert_int_equal(d.ops[2], CTL_DRAIN_START);
+	assert_int_equal(d.ops[3], CTL_DRAIN_START_SILENT);
+	assert_int_equal(d.ops[4], CTL_DRAIN_START_ERROR);
+	assert_int_equal(d.ops[5], CTL_DRAIN_STOP);
+	test_ok(s, "epoch", "OK epoch 1");
+	ctl_session_free(s);
+	ctl_engine_free(e);
+
+	e = test_engine(3, NULL, NULL);
+	s = ctl_session_new(e);
+	free(test_expect(s, "drain", "ERROR no data plane to drain"));
+	free(test_expect(s, "undrain", "ERROR no data plane to drain"));
+	ctl_session_free(s);
+	ctl_engine_free(e);
+}
+
 struct gutter_rec {
 	char names[4][PL_NAME_MAX + 1];
 	uint32_t n;
@@ -827,6 +896,7 @@ int main(void)
 		cmocka_unit_test(test_list_ring_stats),
 		cmocka_unit_test(test_health),
 		cmocka_unit_test(test_warmup),
+		cmocka_unit_test(test_drain),
 		cmocka_unit_test(test_gutter),
 		cmocka_unit_test(test_persist_and_publish_failure),
 		cmocka_unit_test(test_hotkeys),
