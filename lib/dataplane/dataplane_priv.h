@@ -208,8 +208,20 @@ struct dp_view {
 	struct dp_src *src; /* the members' endpoints by source, src_mask + 1 entries */
 	uint32_t src_mask;
 	uint32_t n;              /* members */
+	size_t bytes;            /* this replica's memory (view, placement, gutter) */
+	/* Held placements only (dp_warm.c): the one held before this one, up to DP_FLIP_HELD
+	 * deep, NULL past it; written by the control lcore, read by workers. */
+	_Atomic(struct dp_view *) older;
 	uint32_t ep[];           /* member index -> endpoint index */
 };
+
+/* Placements held for writes after the membership changes that replaced them (dp_warm.c). */
+#define DP_FLIP_HELD 4
+
+/* Free one replica (not the ones it holds as older; dp_warm.c, the layer below dp_control.c
+ * that frees held replicas). Control lcore, after the RCU synchronize that keeps workers
+ * from it. */
+void dp_view_free(struct dp_view *v);
 
 /* The key of address word @p ip (IPv4, or an IPv6 address's dp_fold6()) and @p port; @p v6
  * keeps the families apart. */

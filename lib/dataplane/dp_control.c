@@ -298,13 +298,9 @@ static int config_check(const struct dp_config *c)
 /* A view no worker can read any more, with its placement and gutter pool; NULL is fine. */
 static void view_free(struct dp_view *v)
 {
-	if (v == NULL)
-		return;
-	pl_free(v->pl);
-	pl_free(v->gutter.pl);
-	rte_free(v->gutter.ep);
-	rte_free(v);
+	dp_view_free(v);
 }
+
 
 static void worker_free(struct dp_worker *w)
 {
@@ -1084,6 +1080,8 @@ static int publish_once(struct dp *dp, const struct pl_placement *pl,
 		}
 		nv[k]->epoch = epoch;
 		vb[k] = view_size(n, nsrc) + sc.bytes;
+		nv[k]->bytes = vb[k];
+		atomic_store_explicit(&nv[k]->older, NULL, memory_order_relaxed);
 		nv[k]->n = n;
 		memcpy(nv[k]->ep, map, n * sizeof(uint32_t));
 	}
@@ -1214,6 +1212,8 @@ int dp_publish_gutter(struct dp *dp, const struct pl_placement *gpl, const struc
 			if (nv[k]->pl == NULL)
 				rc = -ENOMEM;
 			nv[k]->epoch = cur->epoch;
+			nv[k]->bytes = view_size(n, nsrc) + sc.bytes;
+			atomic_store_explicit(&nv[k]->older, NULL, memory_order_relaxed);
 			nv[k]->n = n;
 			memcpy(nv[k]->ep, cur->ep, n * sizeof(uint32_t));
 		}

@@ -20,15 +20,20 @@
  *   Packets the router builds here (gets to previous owners, adds, deletes) are counted apart
  *   (warm_requests, warm_fills, warm_deletes) and are not rx packets.
  *
- * Membership flips (issue 27): the previous placement is held after the window too (and with
- * warm-up off), until the next membership change replaces it: every write of a key whose
- * owner differs there still sends `delete KEY noreply` to that previous owner (counted
- * moved_deletes). So after add N / remove N (or remove N / add N back, N running meanwhile)
- * the node the key returns to holds no value older than a write made while the key was
- * away. Reads do not look outside the window (the get path pays two loads). The state ends
- * at the next change (the held placement is replaced, the old one freed after the RCU
- * synchronize of the publication) or at exit (dp_warm_free); it holds the endpoints it
- * names (warm_hold), so a removed node's entry is not reclaimed before then.
+ * Membership flips (issue 27): the placements the last DP_FLIP_HELD membership changes
+ * replaced are held after the window too (and with warm-up off), newest first (prev_view,
+ * then each view's older): every write of a key whose owner differs in one of them still
+ * sends `delete KEY noreply` to that owner (counted moved_deletes; once per owner). So after
+ * add N / remove N (or remove N / add N back, N running meanwhile), and after up to
+ * DP_FLIP_HELD changes with one undone (weight W, add M, remove W: soak seeds 3013 and
+ * 3015 found a key moved by the first change, written only after the second, read at its
+ * first owner after the third, when one placement was held), the node the key returns to
+ * holds no value older than a write made while the key was away. Reads do not look outside
+ * the window, and only at the newest (the get path pays two loads). A held placement ends
+ * when DP_FLIP_HELD newer ones are held (cut from the chain, freed after the RCU
+ * synchronize of the publication), or at exit (dp_warm_free), or when memory runs short
+ * (dp_warm_forget); the chain holds the endpoints it names (warm_hold), so a removed node's
+ * entry is not reclaimed before then.
  *
  * Control lcore: dp_warm_rotate (from dp_publish_placement: the view being replaced becomes
  * the previous placement, also while a window is open; the window restarts), the window's
@@ -143,6 +148,33 @@ static bool warm_read_shape(const struct mc_requests *r)
 	return q->cmd == MC_CMD_GET || q->cmd == MC_CMD_GETS || q->cmd == MC_CMD_MG;
 }
 
+/* A write of key @p k (@p len bytes) going to @p ep: `delete KEY noreply` at each other owner
+ * it has in the held placements (@p pv newest, owner there @p prev), once per owner. */
+static void held_deletes(struct dp_worker *w, const struct dp_pkt *pk, const struct dp_view *pv,
+			 uint32_t ep, int64_t prev, const uint8_t *k, size_t len)
+{
+	uint32_t done[DP_FLIP_HELD];
+	uint32_t n = 0;
+
+	for (int d = 0; pv != NULL && d < DP_FLIP_HELD; d++) {
+		bool seen = prev < 0 || (uint32_t)prev == ep;
+
+		for (uint32_t i = 0; !seen && i < n; i++)
+			seen = done[i] == (uint32_t)prev;
+		if (!seen) {
+			warm_delete(w, pk, (uint32_t)prev, k, len,
+				    w->warm_reads && d == 0 ? DP_TX_WARM_DELETE
+							    : DP_TX_MOVED_DELETE);
+			done[n++] = (uint32_t)prev;
+		} else if (d == 0) {
+			w->ctr[DP_CTR_WARM_UNMOVED] += w->warm_reads;
+		}
+		pv = atomic_load_explicit(&pv->older, memory_order_acquire);
+		if (pv != NULL)
+			prev = view_owner_ep(pv, k, len);
+	}
+}
+
 int dp_warm_request(struct dp_worker *w, const struct dp_pkt *pk, const struct mc_requests *r,
 		    uint32_t ep)
 {
@@ -155,13 +187,12 @@ int dp_warm_request(struct dp_worker *w, const struct dp_pkt *pk, const struct m
 		int64_t prev = view_owner_ep(pv, buf, len);
 		uint8_t kind = r->req[r->keys[k].req].kind;
 
-		if (prev < 0 || (uint32_t)prev == ep) {
-			w->ctr[DP_CTR_WARM_UNMOVED] += w->warm_reads;
+		if (kind != MC_KIND_READ) {
+			held_deletes(w, pk, pv, ep, prev, buf, len);
 			continue;
 		}
-		if (kind != MC_KIND_READ) {
-			warm_delete(w, pk, (uint32_t)prev, buf, len,
-				    w->warm_reads ? DP_TX_WARM_DELETE : DP_TX_MOVED_DELETE);
+		if (prev < 0 || (uint32_t)prev == ep) {
+			w->ctr[DP_CTR_WARM_UNMOVED] += w->warm_reads;
 			continue;
 		}
 		if (!w->warm_reads)
@@ -447,14 +478,30 @@ int dp_warm_init(struct dp_worker *w, const struct dp_config *c, int socket)
 	return 0;
 }
 
+void dp_view_free(struct dp_view *v)
+{
+	if (v == NULL)
+		return;
+	pl_free(v->pl);
+	pl_free(v->gutter.pl);
+	rte_free(v->gutter.ep);
+	rte_free(v);
+}
+
+/* Free the held chain from @p p on. Control lcore, after the RCU synchronize. */
+static void chain_free(struct dp_view *p)
+{
+	while (p != NULL) {
+		struct dp_view *o = atomic_load_explicit(&p->older, memory_order_relaxed);
+
+		dp_view_free(p);
+		p = o;
+	}
+}
+
 void dp_warm_free(struct dp_worker *w)
 {
-	struct dp_view *p = atomic_load_explicit(&w->prev_view, memory_order_relaxed);
-
-	if (p != NULL) {
-		pl_free(p->pl);
-		rte_free(p);
-	}
+	chain_free(atomic_load_explicit(&w->prev_view, memory_order_relaxed));
 	rte_free(w->warm);
 	rte_free(w->warm_of_slot);
 }
@@ -467,7 +514,7 @@ static void holds_update(struct dp *dp)
 
 	for (uint32_t i = 0; i < dp->cfg.neighbours; i++)
 		dp->eps[i].warm_hold = false;
-	if (p != NULL)
+	for (; p != NULL; p = atomic_load_explicit(&p->older, memory_order_relaxed))
 		for (uint32_t i = 0; i < p->n; i++)
 			dp->eps[p->ep[i]].warm_hold = true;
 }
@@ -511,12 +558,28 @@ void dp_warm_rotate(struct dp *dp, struct dp_view **old)
 		 * at the owners of the placement between the two (found by the consistency
 		 * checker: add N, remove N within the window, writes, then N added again read
 		 * N's values from before the remove). */
-		/* Release: the view was complete when first published; a worker loads it with
-		 * acquire once per burst, as the current view. The one held (writes only) is
-		 * freed with the replaced views, after the publication's RCU synchronize. */
+		/* The chain: the view replaced now, then the ones held before it, cut after
+		 * DP_FLIP_HELD; the one cut off (no worker can reach it once the new head is
+		 * published) is freed with the replaced views, after the publication's RCU
+		 * synchronize. Release: a worker loads the head with acquire once per burst,
+		 * each older link with acquire too. */
+		struct dp_view *cut = NULL, *p = held;
+		size_t bytes = old[k]->bytes;
+
+		for (int d = 1; p != NULL; d++) {
+			struct dp_view *o = atomic_load_explicit(&p->older, memory_order_relaxed);
+
+			if (d == DP_FLIP_HELD - 1 && o != NULL) {
+				atomic_store_explicit(&p->older, NULL, memory_order_release);
+				cut = o; /* the chain was at most DP_FLIP_HELD: o is its last */
+			}
+			bytes += p->bytes;
+			p = d == DP_FLIP_HELD - 1 ? NULL : o;
+		}
+		atomic_store_explicit(&old[k]->older, held, memory_order_release);
 		atomic_store_explicit(&dp->w[k]->prev_view, old[k], memory_order_release);
-		dp->warm_bytes[k] = dp->view_bytes[k];
-		old[k] = held;
+		dp->warm_bytes[k] = bytes;
+		old[k] = cut;
 		kept = true;
 	}
 	/* Called before dp->epoch moves on: the epoch of the placement being replaced. */
@@ -553,10 +616,8 @@ void dp_warm_forget(struct dp *dp)
 	/* After this no worker holds a pointer to a previous view. */
 	rte_rcu_qsbr_synchronize(dp->rcu, RTE_QSBR_THRID_INVALID);
 	for (uint16_t k = 0; k < nw; k++) {
-		if (gone[k] == NULL)
-			continue;
-		pl_free(gone[k]->pl);
-		rte_free(gone[k]);
+		chain_free(gone[k]);
+		dp->warm_bytes[k] = 0;
 	}
 	holds_update(dp);
 }

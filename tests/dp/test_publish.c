@@ -17,6 +17,7 @@
 #include <rte_launch.h>
 #include <rte_malloc.h>
 
+#include "dataplane_priv.h"
 #include "dp_test.h"
 
 #define ROUNDS	  300
@@ -86,10 +87,11 @@ static void test_publish_under_traffic(void **state)
 		memcpy(macs[i].mac, mac, 6);
 		macs[i].has_mac = true;
 	}
-	/* p5 then p4: the placement the last change replaced (p5) is held for writes of moved
-	 * keys (membership flips), as at the end, so the heap compares alike. */
+	/* The placements the last changes replaced are held for writes of moved keys
+	 * (membership flips): dropped here and at the end, so the heap compares alike. */
 	assert_int_equal(dp_publish_placement(rig.dp, p5, macs, 2), 0);
 	assert_int_equal(dp_publish_placement(rig.dp, p4, macs, 3), 0);
+	dp_warm_forget(rig.dp);
 	heap0 = heap_bytes();
 	assert_int_equal(rte_eal_remote_launch(dp_worker_run, dp_worker_get(rig.dp, 0), 1), 0);
 	for (int r = 0; r < ROUNDS; r++) {
@@ -119,7 +121,8 @@ static void test_publish_under_traffic(void **state)
 	assert_int_equal(s.ctr[DP_CTR_DROPPED], 0);
 	assert_int_equal(seen, sent);
 	assert_true(s.ctr[DP_CTR_PUBLISH_SEEN] >= 2);
-	/* Every replica but the current one was freed. */
+	/* Every replica but the current one and the held ones was freed. */
+	dp_warm_forget(rig.dp);
 	assert_int_equal(heap_bytes(), heap0);
 	pl_free(p4);
 	pl_free(p5);
@@ -465,12 +468,13 @@ static void test_new_member_starts_clean(void **state)
 	dp_health_poll(rig.dp);
 	assert_int_equal(ring_node("n4").timeouts, 5);
 	publish_mask(0x07, 3); /* n4 leaves */
-	/* The placement n4 left is held for writes of moved keys until the next change
-	 * (dp_warm.c: membership flips), and names n4: one more change that moves keys (n3
-	 * out; the same membership again would keep the hold) releases it. */
-	publish_mask(0x03, 4);
+	/* The placement n4 left is held for writes of moved keys for DP_FLIP_HELD changes
+	 * (dp_warm.c: membership flips), and names n4: that many more changes that move keys
+	 * (n3 out and in; the same membership again would keep the hold) release it. */
+	for (uint64_t e = 4; e < 4 + DP_FLIP_HELD; e++)
+		publish_mask(e % 2 ? 0x07 : 0x03, e);
 	usleep(20000);	       /* past its entry's hold (two request timeouts) */
-	publish_mask(0x17, 5); /* n5 joins: n4's entry is the first free one */
+	publish_mask(0x17, 4 + DP_FLIP_HELD); /* n5 joins: n4's entry is the first free one */
 	n = nodes(all, 16);
 	assert_int_equal(n, 4);
 	assert_string_equal(all[3].name, "n5");
@@ -482,10 +486,11 @@ static void test_new_member_starts_clean(void **state)
 	dp_health_poll(rig.dp);
 	assert_int_equal(ring_node("n5").forwarded, 3);
 	assert_int_equal(ring_node("n5").timeouts, 3);
-	publish_mask(0x07, 6);
-	publish_mask(0x03, 7); /* the placement naming n5 no longer held */
+	/* n5 leaves, then DP_FLIP_HELD changes: the placements naming n5 no longer held. */
+	for (uint64_t e = 5 + DP_FLIP_HELD; e <= 5 + 2 * DP_FLIP_HELD; e++)
+		publish_mask(e % 2 ? 0x07 : 0x03, e);
 	usleep(20000);
-	publish_mask(0x17, 8);
+	publish_mask(0x17, 6 + 2 * DP_FLIP_HELD);
 	assert_int_equal(nodes(all, 16), 4);
 	assert_clean("n5");
 	t_dp_stop();

@@ -381,7 +381,7 @@ static void test_window_end(void **state)
 /* Publish the rig's fleet of @p n nodes (static MACs) at @p epoch. */
 static void fleet_of(uint32_t n, uint64_t epoch)
 {
-	struct dp_node_mac macs[4];
+	struct dp_node_mac macs[8];
 
 	pl_free(rig.pl);
 	rig.pl = t_fleet(n);
@@ -470,8 +470,56 @@ static void test_flip_add_remove(void **state)
 	write_deletes_at(k, prev);
 	dp_warm_get(rig.dp, &ws);
 	assert_int_equal(ws.prev_epoch, 3);
-	assert_true(ws.bytes <= 2 * bytes); /* one placement held, not a history */
+	assert_true(ws.bytes <= 2 * bytes); /* three placements held, of 3, 4 and 3 nodes */
 	assert_int_equal(t_stats().ctr[DP_CTR_MOVED_DELETES], 4);
+	t_dp_stop();
+}
+
+/* Owner of @p k among the first @p n members. */
+static int32_t owner_in(uint32_t n, const char *k)
+{
+	struct pl_placement *p = t_fleet(n);
+	int32_t o = pl_lookup(p, k, strlen(k));
+
+	pl_free(p);
+	return o;
+}
+
+/*
+ * Two changes, the key written only after the second, then the first undone: a key moved by
+ * the first change (3 -> 4 nodes: from A to n4) and not by the second (4 -> 5 nodes) is
+ * deleted at A by a write after the second, so when the key returns to A (back to 3 nodes)
+ * A holds nothing older. With one placement held (the old code) the write deleted nowhere:
+ * soak seeds 3013 and 3015 read A's value from before (issue 27). Then the history is bounded:
+ * DP_FLIP_HELD placements, the oldest dropped, its memory returned.
+ */
+static void test_flip_history(void **state)
+{
+	struct dp_warm_state ws;
+	char k[32];
+	int32_t a = -1;
+	size_t bytes;
+
+	(void)state;
+	t_dp_start(1, 3, NULL);
+	for (int i = 0; a < 0; i++) {
+		snprintf(k, sizeof(k), "key%d", i);
+		if (owner_in(4, k) == 3 && owner_in(5, k) == 3)
+			a = owner_in(3, k);
+	}
+	fleet_of(4, 2); /* the key moves A -> n4 */
+	fleet_of(5, 3); /* it stays at n4 */
+	write_deletes_at(k, a);
+	fleet_of(3, 4); /* back at A */
+	assert_int_equal(t_owner(k), a);
+	dp_warm_get(rig.dp, &ws);
+	assert_true(ws.held);
+	bytes = ws.bytes; /* 5, 4 and 3 nodes */
+	for (uint64_t e = 5; e < 5 + 2 * DP_FLIP_HELD; e++)
+		fleet_of(e % 2 ? 4 : 3, e);
+	dp_warm_get(rig.dp, &ws);
+	assert_true(ws.bytes < 2 * bytes); /* DP_FLIP_HELD placements of 3 and 4 nodes */
+	assert_int_equal(t_stats().ctr[DP_CTR_MOVED_DELETES], 1);
 	t_dp_stop();
 }
 
@@ -640,6 +688,7 @@ int main(void)
 		cmocka_unit_test(test_unmoved),	     cmocka_unit_test(test_window_end),
 		cmocka_unit_test(test_off),	     cmocka_unit_test(test_meta_quiet),
 		cmocka_unit_test(test_flip_add_remove),
+		cmocka_unit_test(test_flip_history),
 		cmocka_unit_test(test_binary_quiet),
 	};
 

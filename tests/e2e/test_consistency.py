@@ -1040,20 +1040,26 @@ def prime(sb, sess, keys):
     sess.cmd("route add 198.18.1.0/24 direct")
     sess.cmd("route remove 198.18.1.0/24")
     sess.cmd("warmup end")
-    # The placement a change replaced is held for writes until the next change that moves
-    # keys (membership flips): the initial ring plus the last spare, then the initial ring,
-    # here and at the idle check, so the held placement and warmup_bytes / heap compare alike.
+    # The placements the last FLIP_HELD changes replaced are held for writes (membership
+    # flips): the same chain here and at the idle check, so the held placements and
+    # warmup_bytes / heap compare alike.
     normalize(sb, sess)
 
 
+# lib/dataplane/dataplane_priv.h DP_FLIP_HELD: placements held after the changes that replaced
+# them.
+FLIP_HELD = 4
+
+
 def normalize(sb, sess):
-    """The initial ring, with the one before it (the held placement) the initial ring plus
-    the last spare, whatever the membership was: the middle step always moves keys."""
+    """The initial ring, with the FLIP_HELD held before it the initial ring plus one spare and
+    plus the other, alternating, whatever the membership was: FLIP_HELD + 1 alternating steps,
+    so that if the first moves nothing (the membership was that already) the chain is the same."""
     def plus(i):
         return initial_membership(sb) + " ; node%d %s:%s" % (i, sb.node_ips[i - 1],
                                                             sb.env["MC_PORT"])
-    sess.cmd(plus(NODES - 1))
-    sess.cmd(plus(NODES))
+    for i in range(FLIP_HELD + 1):
+        sess.cmd(plus(NODES - 1 + i % 2))
     sess.cmd(initial_membership(sb))
 
 
