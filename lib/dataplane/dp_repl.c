@@ -33,8 +33,9 @@
  *  - The owner's outage: its own keys written meanwhile are recorded for it by the failover
  *    path (dp_worker.c) and deleted before it serves: they miss once at the owner after it
  *    returns (the replica's copy is not copied back); every other key hits.
- * Not covered (docs/pools.md says so): a copy the network loses after the NIC took it (no
- * acknowledgement is awaited), and a membership change, which gives keys new replica sets
+ * Not covered (docs/pools.md says so): a copy lost after the NIC took it (no acknowledgement
+ * is awaited: on the wire, or in the socket buffer of a replica that hangs before it is
+ * marked down and overflows it), and a membership change, which gives keys new replica sets
  * whose new members may hold a copy from an earlier membership (as the stand-ins' copies
  * are the membership flips' concern, dp_failover.c).
  */
