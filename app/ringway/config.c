@@ -176,6 +176,9 @@ enum key_kind {
 	  "twemproxy: its key hash; empty = fnv1a_64 (other algorithms refuse a value)")           \
 	_(PLACEMENT, "maglev_size", K_U32, C(placement.maglev_size), 0, 3, 16777213, F_PRIME,      \
 	  "65537", "maglev: lookup table size (other algorithms ignore it)")                       \
+	_(PLACEMENT, "replicas", K_U32, C(placement.replicas), 0, 1, PL_REPLICAS_MAX, 0, "1",      \
+	  "copies of every write: the first R distinct nodes of the key's replica walk; a down "  \
+	  "owner's keys are read from the next live one (docs/pools.md); 1 = the owner alone")   \
 	_(NODE, "address", K_NODE_ADDR, N(member), N(ip), 0, 0, F_REQUIRED, NULL,                  \
 	  "the node's address and memcached UDP port (default 11211): a.b.c.d[:port] or "          \
 	  "[IPv6][:port] (IPv6 needs [router] address6, IPv4 [router] address)")                   \

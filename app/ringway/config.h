@@ -9,7 +9,7 @@
  * Sections (every key, its type, range and default: docs/config.md, generated from the same
  * key table as the parser; the commented sample is config/ringway.conf):
  *   [router]     the router's own address, MAC, listen ports, reply port range, clients
- *   [placement]  algorithm, vnodes, hash tag, key hash, maglev table size
+ *   [placement]  algorithm, vnodes, hash tag, key hash, maglev table size, replicas
  *   [node NAME]  one section per initial cache node: address = IP[:PORT], weight, mac
  *   [gutter NAME] the same for a node of the gutter pool ([failover] mode = gutter)
  *   [timeouts]   request slot lifetime, ARP retries and entry lifetime
@@ -229,8 +229,8 @@ struct rw_cfg_route {
 /** The whole configuration. About 150 KB: keep it static or on the heap, not the stack. */
 struct rw_config {
 	struct rw_cfg_router router;
-	/** [placement]: `algorithm`, `vnodes`, `hash_tag`, `key_hash`, `maglev_size`; ready
-	 *  for pl_build(). */
+	/** [placement]: `algorithm`, `vnodes`, `hash_tag`, `key_hash`, `maglev_size`,
+	 *  `replicas`; ready for pl_build(). */
 	struct pl_config placement;
 	struct rw_cfg_node nodes[RW_CFG_NODES_MAX]; /**< in file order */
 	uint32_t n_nodes;			    /**< >= 1 after a successful load */

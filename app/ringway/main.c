@@ -813,6 +813,7 @@ static void dp_config_from(struct dp_config *d, uint16_t nw, const unsigned int 
 	d->probe_port = (uint16_t)cfg.health.probe_port;
 	d->failover = cfg.failover.mode;
 	d->failover_ttl_s = cfg.failover.ttl_s;
+	d->replicas = cfg.placement.replicas;
 	d->warm_window_s = cfg.warmup.window_s;
 	d->warm_ttl_s = cfg.warmup.ttl_s;
 	d->arp_retry_ms = cfg.timeouts.arp_retry_ms;

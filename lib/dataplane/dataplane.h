@@ -98,8 +98,9 @@ extern "C" {
 	_(MGET_TX_FAILED, "multiget_tx_failed") /* sub-requests / merged datagrams TX refused */  \
 	_(MGET_TX_WAITS, "multiget_tx_waits") /* polls a merged reply waited for TX room */       \
 	_(CTL_TX, "ctl_tx")		  /* packets sent for the control lcore (ARP, probes) */   \
-	_(PROBE_REPLIES, "probe_replies") /* nodes' answers to the router's probes: their own      \
-					     accounting term, never passed to a client */          \
+	_(PROBE_REPLIES, "probe_replies") /* nodes' answers to the router's probes and replica  \
+					     copies: their own accounting term, never passed  \
+					     to a client */                                   \
 	_(FAILOVER_NEXT, "failover_next") /* requests of a down node's keys sent to a stand-in */  \
 	_(FAILOVER_GUTTER, "failover_gutter") /* ... of them sent to a gutter node */              \
 	_(FAILOVER_FAST, "failover_fast") /* ... answered at once with the protocol's error */     \
@@ -141,6 +142,18 @@ extern "C" {
 	_(HOT_FILL_SKIPPED, "hot_fill_skipped") /* hits not copied: a write of the key began */   \
 	_(HOT_INVALIDATIONS, "hot_invalidations") /* replica deletes on writes (NIC took) */      \
 	_(HOT_TX_FAILED, "hot_tx_failed") /* fetches, fills, deletes not sent (TX, pool, MAC) */  \
+	_(REPL_COPIES, "repl_copies")   /* writes copied to another replica of their key (NIC  \
+					   took) */                                             \
+	_(REPL_DELETES, "repl_deletes") /* deletes at other replicas for writes not copied     \
+					   (add, cas, incr, ...; NIC took) */                   \
+	_(REPL_MISSED, "repl_missed")   /* keys of writes a replica missed (down, no MAC, no   \
+					   room): recorded, deleted there before it is read */  \
+	_(REPL_TX_FAILED, "repl_tx_failed") /* copies and deletes the TX queue refused (their \
+					       keys counted in repl_missed) */             \
+	_(REPL_FAILOVER, "repl_failover") /* requests of a down owner's keys sent to a replica  \
+					     that holds them */                                \
+	_(REPL_ANSWERS, "repl_answers") /* replicas' answers to copies, consumed (counted in    \
+					   probe_replies) */                                    \
 	_(POLLS, "polls")               /* loop iterations */                                     \
 	_(IDLE_POLLS, "idle_polls")     /* iterations that found no packet */                     \
 	_(PUBLISH_SEEN, "epochs_seen")  /* placement replicas picked up */                        \
@@ -395,6 +408,10 @@ struct dp_config {
 	struct hl_config health;   /**< node health thresholds (dp_health_poll) */
 	enum dp_failover failover; /**< what a down node's requests get */
 	uint32_t failover_ttl_s;   /**< most seconds a write sent to a stand-in lives there */
+	/** Replicated pool (pl_config.replicas): writes go to the first @c replicas distinct
+	 *  members of each key's replica walk, a down owner's keys are read from the next live
+	 *  one of them (dp_repl.c); 0 or 1: the owner alone. At most PL_REPLICAS_MAX. */
+	uint32_t replicas;
 	uint32_t dirty_keys_max;   /**< keys remembered per down node (cleaned before it
 					returns); past it the node waits for the operator */
 	uint16_t probe_port;	   /**< UDP source port of the router's probes (host order):

@@ -76,6 +76,10 @@ enum dp_tx_tag {
 	DP_TX_FRAG_NODE,
 	DP_TX_MOVED_DELETE, /* `delete` at the previous owner of a moved key written after the
 			       warm-up window (dp_warm.c; not an rx packet) */
+	/* Replicated pools (dp_repl.c), built by the router (not rx packets); refused, their
+	 * keys are recorded for the replica (dp_fo_dirty) as if it had been down: */
+	DP_TX_REPL_COPY,   /* a write copied to another replica of its key */
+	DP_TX_REPL_DELETE, /* `delete KEY noreply` at another replica (a write not copied) */
 };
 
 /* With two ports: whether a TX tag leaves on the node port (else on the client port). */
@@ -85,7 +89,7 @@ static inline bool dp_tx_to_node(uint8_t tag)
 	       tag == DP_TX_ANSWERED_NODE || tag == DP_TX_WARM_GET || tag == DP_TX_WARM_FILL ||
 	       tag == DP_TX_WARM_DELETE || tag == DP_TX_HOT_FETCH || tag == DP_TX_HOT_FILL ||
 	       tag == DP_TX_HOT_INVAL || tag == DP_TX_FRAG_NODE ||
-	       tag == DP_TX_MOVED_DELETE;
+	       tag == DP_TX_MOVED_DELETE || tag == DP_TX_REPL_COPY || tag == DP_TX_REPL_DELETE;
 }
 
 /*
@@ -659,6 +663,7 @@ struct dp_worker {
 	_Atomic uint32_t dirty_head; /* written by the control lcore */
 	_Atomic uint32_t dirty_tail; /* written by this worker */
 	uint32_t failover_ttl_s;
+	uint32_t replicas; /* copies of each write (dp_repl.c); 1: the owner alone */
 	uint16_t probe_port;
 	uint8_t failover; /* enum dp_failover */
 
@@ -878,7 +883,9 @@ int dp_obs_telemetry_register(struct dp *dp);
  * pool in its own placement's replica order for the key. -1: none in the first DP_FO_WALK. */
 #define DP_FO_WALK 8
 int32_t dp_fo_target(const struct dp_worker *w, const uint8_t *key, size_t len, uint64_t hash);
-/* Remember that key @p key (@p len bytes) was written or deleted while endpoint @p ep was down. */
+/* Remember that key @p key (@p len bytes) was written or deleted while endpoint @p ep was down,
+ * the write sent to stand-in @p at (UINT32_MAX: none; or that replica @p ep missed its write:
+ * dp_repl.c). In dp_tx.c, the layer below both. */
 void dp_fo_dirty(struct dp_worker *w, uint32_t ep, uint32_t at, const uint8_t *key, size_t len);
 
 /* Entries of the table of failover copies known current (a power of two). */
@@ -895,6 +902,20 @@ bool dp_fo_known(const struct dp_worker *w, uint64_t hash, uint32_t owner, uint3
  * unknown[k] before its requests, in @p out (@p cap bytes). @return its length, 0: no room. */
 size_t dp_fo_delete_first(const uint8_t *p, size_t len, const struct mc_requests *r,
 			  const bool *unknown, uint8_t *out, size_t cap);
+/* dp_repl.c: replicated pools (dp_worker.replicas > 1); worker lcore. The rules are there. */
+/* Endpoint @p ep is one of the other replicas (not the owner) of the key hashed @p hash:
+ * its copy is current (false whenever replicas is 1). */
+bool dp_repl_holds(const struct dp_worker *w, uint64_t hash, uint32_t ep);
+/* The first serving replica with a known MAC of the key hashed @p hash after its owner, or -1
+ * (none, or replicas 1): where a down owner's request for it goes. */
+int32_t dp_repl_target(const struct dp_worker *w, uint64_t hash);
+/* The writes of @p r (the parse of @p pk, all of one owner) reach the key's other replicas:
+ * the datagram copied, or deletes of its keys; replicas that cannot take them have the keys
+ * recorded (dp_fo_dirty). Endpoints @p sent (it gets the client's own datagram) and @p skip
+ * (a down owner whose keys the caller records; UINT32_MAX: none) are left out. Before the
+ * client's datagram is rewritten or sent. */
+void dp_repl_write(struct dp_worker *w, const struct dp_pkt *pk, const struct mc_requests *r,
+		   uint32_t sent, uint32_t skip);
 /* The endpoint's health word: true when requests go to it. */
 static inline bool dp_ep_serving(const struct dp_worker *w, uint32_t ep)
 {

@@ -218,6 +218,7 @@ void dp_config_defaults(struct dp_config *cfg)
 	hl_config_defaults(&cfg->health);
 	cfg->failover = DP_FAILOVER_NEXT;
 	cfg->failover_ttl_s = 60;
+	cfg->replicas = 1;
 	cfg->warm_ttl_s = 300; /* warm_window_s 0: warm-up off */
 	cfg->dirty_keys_max = 10000;
 	cfg->probe_port = 0; /* one below the reply range */
@@ -283,7 +284,7 @@ static int config_check(const struct dp_config *c)
 	    c->mget_send_burst == 0 || c->n_client_macs > DP_CLIENT_MACS_MAX)
 		return -EINVAL;
 	if (hl_config_check(&c->health) != 0 || (unsigned int)c->failover >= DP_FAILOVER_COUNT ||
-	    c->failover_ttl_s == 0)
+	    c->failover_ttl_s == 0 || c->replicas > PL_REPLICAS_MAX)
 		return -EINVAL;
 	for (uint16_t i = 0; i < c->n_listen; i++)
 		if (c->listen_ports[i] == c->probe_port)
@@ -472,6 +473,7 @@ static struct dp_worker *worker_new(struct dp *dp, uint16_t id, uint32_t inst)
 				     RTE_CACHE_LINE_SIZE, socket);
 	w->failover = (uint8_t)c->failover;
 	w->failover_ttl_s = c->failover_ttl_s;
+	w->replicas = c->replicas > 1 ? c->replicas : 1;
 	w->fo_seen = dp->fo_seen;
 	w->probe_port = c->probe_port;
 	snprintf(name, sizeof(name), "dp%u_ho%u", inst, id);

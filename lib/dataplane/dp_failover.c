@@ -2,8 +2,9 @@
 /*
  * Stand-ins for down nodes, on the worker lcore: which member serves a key while its owner is
  * down, and the record of keys written or deleted meanwhile, which the control lcore drains
- * (dp_health.c) and deletes on the owner before it is up again. Called by dp_worker.c and
- * dp_mget.c; calls only the placement library.
+ * (dp_health.c) and deletes on the owner before it is up again (the record's writer,
+ * dp_fo_dirty, lives in dp_tx.c: a refused replica copy records its keys too). Called by
+ * dp_worker.c and dp_mget.c; calls only the placement library.
  *
  * [failover] next: the rule, per algorithm (pl_replicas' order): ring, ketama and twemproxy walk
  * the continuum clockwise from the key's point; rendezvous takes the next-highest score; maglev the
@@ -77,27 +78,6 @@ int32_t dp_fo_target(const struct dp_worker *w, const uint8_t *key, size_t len, 
 		if (usable(w, w->cur->ep[out[i]]))
 			return (int32_t)w->cur->ep[out[i]];
 	return -1;
-}
-
-void dp_fo_dirty(struct dp_worker *w, uint32_t ep, uint32_t at, const uint8_t *key, size_t len)
-{
-	uint32_t tail = atomic_load_explicit(&w->dirty_tail, memory_order_relaxed);
-	uint32_t head = atomic_load_explicit(&w->dirty_head, memory_order_acquire);
-	struct dp_dirty *d;
-
-	if (tail - head >= DP_DIRTY_RING || len > MC_KEY_MAX) {
-		w->node_lost[ep]++;
-		w->ctr[DP_CTR_DIRTY_LOST]++;
-		return;
-	}
-	d = &w->dirty[tail & (DP_DIRTY_RING - 1)];
-	d->ep = ep;
-	d->at = at;
-	d->len = (uint8_t)len;
-	memcpy(d->key, key, len);
-	/* Release: the entry is complete before the control lcore can see the new tail. */
-	atomic_store_explicit(&w->dirty_tail, tail + 1, memory_order_release);
-	w->ctr[DP_CTR_DIRTY_KEYS]++;
 }
 
 /* The stamp of (owner's outage, stand-in's life): both health generations, mixed so that

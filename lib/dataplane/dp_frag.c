@@ -280,7 +280,7 @@ void dp_frag_tx(struct dp_worker *w, uint16_t from)
 		if (nf == 0) {
 			/* As if the queue refused it: counted once, by its tag (a request's slot
 			 * is freed now: no node is blamed for it). */
-			dp_tx_refuse(w, tx[i], tag[i], slot[i]);
+			dp_tx_refuse(w, tx[i], tag[i], ep[i], slot[i]);
 			continue;
 		}
 		for (uint32_t k = 0; k + 1 < nf; k++)

@@ -161,44 +161,6 @@ static uint32_t choose_replica(struct dp_worker *w, const struct dp_hotent *e)
 	return pick;
 }
 
-/* A datagram to endpoint @p ep with frame header (@p reqid, 0, 1) and body @p body, from
- * source port @p sport (wire order); NULL when the pool is empty or the MAC unknown. */
-static struct rte_mbuf *hot_pkt(struct dp_worker *w, uint32_t ep, bool vlan, uint16_t tci,
-				uint16_t sport, uint16_t reqid, const uint8_t *body, uint32_t len)
-{
-	uint64_t mac = atomic_load_explicit(&w->eps[ep].mac, memory_order_relaxed);
-	uint16_t off;
-	struct mc_frame f = {reqid, 0, 1, 0};
-	struct rte_mbuf *o;
-	uint8_t dst[6];
-
-	if (w->node_vlan_fixed) { /* the node port's own VLAN, not the client's */
-		vlan = w->node_vlan_tagged;
-		tci = w->node_vlan_tci;
-	}
-	off = (uint16_t)(sizeof(struct rte_ether_hdr) + (vlan ? sizeof(struct rte_vlan_hdr) : 0) +
-			 sizeof(struct rte_ipv4_hdr) + sizeof(struct rte_udp_hdr));
-	if (!(mac & DP_MAC_VALID) || MC_FRAME_HDR_LEN + len > 1472u)
-		return NULL;
-	o = rte_pktmbuf_alloc(w->pool);
-	if (o == NULL)
-		return NULL;
-	if (off + MC_FRAME_HDR_LEN + len > rte_pktmbuf_tailroom(o)) {
-		rte_pktmbuf_free(o);
-		return NULL;
-	}
-	mc_frame_write(rte_pktmbuf_mtod_offset(o, uint8_t *, off), &f);
-	memcpy(rte_pktmbuf_mtod_offset(o, uint8_t *, off + MC_FRAME_HDR_LEN), body, len);
-	o->data_len = (uint16_t)(off + MC_FRAME_HDR_LEN + len);
-	o->pkt_len = o->data_len;
-	memcpy(dst, &mac, 6); /* little-endian: bytes 0..5 of the word */
-	if (!dp_udp_build_ep(w, o, dst, vlan, tci, ep, sport, rte_cpu_to_be_16(w->eps[ep].port))) {
-		rte_pktmbuf_free(o);
-		return NULL;
-	}
-	return o;
-}
-
 /* Router packets nobody answers (noreply) leave from the first listen port: an error reply
  * to one lands on the request path and is dropped there, never on a slot. */
 static uint16_t noreply_port(const struct dp_worker *w)
@@ -290,7 +252,7 @@ static void invalidate(struct dp_worker *w, const struct dp_pkt *pk, const struc
 
 		if (e->rep[i] == owner)
 			continue;
-		o = hot_pkt(w, e->rep[i], pk->vlan, tci, noreply_port(w), 0, body, len);
+		o = dp_tx_datagram(w, e->rep[i], pk->vlan, tci, noreply_port(w), 0, body, len);
 		if (o == NULL) {
 			w->ctr[DP_CTR_HOT_TX_FAILED]++;
 			continue;
@@ -381,7 +343,7 @@ static bool fetch_from_owner(struct dp_worker *w, uint32_t s)
 	memcpy(body, "get ", 4);
 	memcpy(body + 4, k->key[hs->id], k->len[hs->id]);
 	memcpy(body + 4 + k->len[hs->id], "\r\n", 2);
-	o = hot_pkt(w, hs->owner, sl->has_vlan, sl->vlan_tci, sl->port_be, reqid, body, len);
+	o = dp_tx_datagram(w, hs->owner, sl->has_vlan, sl->vlan_tci, sl->port_be, reqid, body, len);
 	if (o == NULL) {
 		w->ctr[DP_CTR_HOT_TX_FAILED]++;
 		return false;
@@ -473,7 +435,7 @@ static void fill_replica(struct dp_worker *w, uint32_t s, const struct dp_pkt *p
 		return; /* larger than a datagram: the replica keeps missing, the owner answers */
 	memcpy(body + n, data, data_len);
 	memcpy(body + n + data_len, "\r\n", 2);
-	o = hot_pkt(w, hs->replica, pk->vlan, w->slots[s].vlan_tci, noreply_port(w), 0, body,
+	o = dp_tx_datagram(w, hs->replica, pk->vlan, w->slots[s].vlan_tci, noreply_port(w), 0, body,
 		    n + data_len + 2);
 	if (o == NULL) {
 		w->ctr[DP_CTR_HOT_TX_FAILED]++;

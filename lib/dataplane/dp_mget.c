@@ -839,7 +839,10 @@ static int plan_subs(struct dp_worker *w, const struct mc_requests *r, const uin
 		if (idx < 0)
 			return -1;
 		e = w->cur->ep[idx];
-		if (unlikely(!dp_ep_serving(w, e))) {
+		if (unlikely(!dp_ep_serving(w, e)) &&
+		    (idx = unlikely(w->replicas > 1) ? dp_repl_target(w, h) : -1) >= 0) {
+			e = (uint32_t)idx; /* a replica of the key: it holds it (dp_repl.c) */
+		} else if (unlikely(!dp_ep_serving(w, e))) {
 			if (w->failover == DP_FAILOVER_FAST ||
 			    (idx = dp_fo_target(w, kp, len, h)) < 0)
 				return -4;

@@ -11,6 +11,67 @@
 
 #include "dp_tx.h"
 
+/* dp_tx.h. Hot keys' fetches, fills and deletes (dp_hot.c) and replicated writes' copies
+ * (dp_repl.c) are built here. */
+struct rte_mbuf *dp_tx_datagram(struct dp_worker *w, uint32_t ep, bool vlan, uint16_t tci,
+				uint16_t sport, uint16_t reqid, const uint8_t *body, uint32_t len)
+{
+	uint64_t mac = atomic_load_explicit(&w->eps[ep].mac, memory_order_relaxed);
+	uint16_t off;
+	struct mc_frame f = {reqid, 0, 1, 0};
+	struct rte_mbuf *o;
+	uint8_t dst[6];
+
+	if (w->node_vlan_fixed) { /* the node port's own VLAN, not the client's */
+		vlan = w->node_vlan_tagged;
+		tci = w->node_vlan_tci;
+	}
+	off = (uint16_t)(sizeof(struct rte_ether_hdr) + (vlan ? sizeof(struct rte_vlan_hdr) : 0) +
+			 sizeof(struct rte_ipv4_hdr) + sizeof(struct rte_udp_hdr));
+	if (!(mac & DP_MAC_VALID) || MC_FRAME_HDR_LEN + len > 1472u)
+		return NULL;
+	o = rte_pktmbuf_alloc(w->pool);
+	if (o == NULL)
+		return NULL;
+	if (off + MC_FRAME_HDR_LEN + len > rte_pktmbuf_tailroom(o)) {
+		rte_pktmbuf_free(o);
+		return NULL;
+	}
+	mc_frame_write(rte_pktmbuf_mtod_offset(o, uint8_t *, off), &f);
+	memcpy(rte_pktmbuf_mtod_offset(o, uint8_t *, off + MC_FRAME_HDR_LEN), body, len);
+	o->data_len = (uint16_t)(off + MC_FRAME_HDR_LEN + len);
+	o->pkt_len = o->data_len;
+	memcpy(dst, &mac, 6); /* little-endian: bytes 0..5 of the word */
+	if (!dp_udp_build_ep(w, o, dst, vlan, tci, ep, sport, rte_cpu_to_be_16(w->eps[ep].port))) {
+		rte_pktmbuf_free(o);
+		return NULL;
+	}
+	return o;
+}
+
+/* dataplane_priv.h (dp_failover.c's record, kept here: a refused replica copy records its
+ * keys too, and this layer calls nothing above it). */
+void dp_fo_dirty(struct dp_worker *w, uint32_t ep, uint32_t at, const uint8_t *key, size_t len)
+{
+	uint32_t tail = atomic_load_explicit(&w->dirty_tail, memory_order_relaxed);
+	uint32_t head = atomic_load_explicit(&w->dirty_head, memory_order_acquire);
+	struct dp_dirty *d;
+
+	if (tail - head >= DP_DIRTY_RING || len > MC_KEY_MAX) {
+		w->node_lost[ep]++;
+		w->ctr[DP_CTR_DIRTY_LOST]++;
+		return;
+	}
+	d = &w->dirty[tail & (DP_DIRTY_RING - 1)];
+	d->ep = ep;
+	d->at = at;
+	d->len = (uint8_t)len;
+	memcpy(d->key, key, len);
+	/* Release: the entry is complete before the control lcore can see the new tail. */
+	atomic_store_explicit(&w->dirty_tail, tail + 1, memory_order_release);
+	w->ctr[DP_CTR_DIRTY_KEYS]++;
+}
+
 void dp_count_drop(struct dp_worker *w, struct rte_mbuf *m, enum dp_drop why)
 {
 	w->drop[why]++;
@@ -86,6 +147,14 @@ static inline void count_sent(struct dp_worker *w, enum dp_tx_tag tag, uint32_t 
 		w->ctr[DP_CTR_HOT_INVALIDATIONS]++;
 		w->node_fwd[ep]++;
 		break;
+	case DP_TX_REPL_COPY:
+		w->ctr[DP_CTR_REPL_COPIES]++;
+		w->node_fwd[ep]++;
+		break;
+	case DP_TX_REPL_DELETE:
+		w->ctr[DP_CTR_REPL_DELETES]++;
+		w->node_fwd[ep]++;
+		break;
 	case DP_TX_FRAG_CLIENT:
 	case DP_TX_FRAG_NODE:
 		w->ctr[DP_CTR_IP_FRAG_SENT]++;
@@ -132,11 +201,36 @@ static void flush_range(struct dp_worker *w, uint16_t port, uint16_t lo, uint16_
 	}
 	count_range(w, lo, lo + sent);
 	for (i = lo + sent; i < hi; i++)
-		dp_tx_refuse(w, w->tx[i], w->tx_tag[i], w->tx_slot[i]);
+		dp_tx_refuse(w, w->tx[i], w->tx_tag[i], w->tx_ep[i], w->tx_slot[i]);
+}
+
+/* A replica's copy (or delete) the TX queue refused: the replica misses the write, so its
+ * keys are recorded for it as for a down node (dp_fo_dirty: deleted there at once while it
+ * serves, before it serves again if it is down), then freed. The datagram is the router's
+ * own (dp_tx_datagram: l2_len / l3_len set), parsed again for its keys. Cold: out of line,
+ * its parse on the stack. */
+static __rte_noinline void repl_refused(struct dp_worker *w, struct rte_mbuf *m, uint32_t ep)
+{
+	uint32_t off = (uint32_t)(m->l2_len + m->l3_len + sizeof(struct rte_udp_hdr));
+	const uint8_t *p = rte_pktmbuf_mtod_offset(m, const uint8_t *, off);
+	struct mc_requests r;
+	uint8_t key[MC_KEY_MAX];
+
+	w->ctr[DP_CTR_REPL_TX_FAILED]++;
+	if (rte_pktmbuf_data_len(m) > off &&
+	    mc_parse_datagram_flags(p, rte_pktmbuf_data_len(m) - off, MC_PARSE_CTL_KEYS, &r) ==
+		    MC_OK)
+		for (uint16_t k = 0; k < r.nkeys; k++)
+			if (r.req[r.keys[k].req].kind != MC_KIND_READ) {
+				w->ctr[DP_CTR_REPL_MISSED]++;
+				dp_fo_dirty(w, ep, UINT32_MAX, key, mc_key_decode(p, &r.keys[k], key));
+			}
+	rte_pktmbuf_free(m);
 }
 
 /* What a TX queue refused (or the router could not send), by its tag: freed, counted once. */
-void dp_tx_refuse(struct dp_worker *w, struct rte_mbuf *m, uint8_t tag, uint32_t slot)
+void dp_tx_refuse(struct dp_worker *w, struct rte_mbuf *m, uint8_t tag, uint32_t ep,
+		  uint32_t slot)
 {
 	switch (tag) {
 	case DP_TX_CTL:
@@ -166,6 +260,10 @@ void dp_tx_refuse(struct dp_worker *w, struct rte_mbuf *m, uint8_t tag, uint32_t
 	case DP_TX_HOT_INVAL:
 		w->ctr[DP_CTR_HOT_TX_FAILED]++;
 		rte_pktmbuf_free(m);
+		break;
+	case DP_TX_REPL_COPY:
+	case DP_TX_REPL_DELETE:
+		repl_refused(w, m, ep);
 		break;
 	case DP_TX_FORWARDED:
 		/* No reply can come: the slot is free now, not at its timeout. */

@@ -400,6 +400,13 @@ bool dp_udp_build6(struct dp_worker *w, struct rte_mbuf *m, bool to_node, const 
 bool dp_udp_build_ep(struct dp_worker *w, struct rte_mbuf *m, const uint8_t dst_mac[6], bool vlan,
 		     uint16_t vlan_tci, uint32_t ep, uint16_t sport, uint16_t dport);
 
+/* A datagram the router sends on its own to endpoint @p ep: frame header (@p reqid, 0, 1)
+ * then @p body (@p len bytes), from source port @p sport (wire order), tagged like a client's
+ * packet (@p vlan, @p tci) unless the node port's VLAN is fixed. NULL when the pool is empty,
+ * the MAC is unknown or it would pass one datagram (nothing to free). */
+struct rte_mbuf *dp_tx_datagram(struct dp_worker *w, uint32_t ep, bool vlan, uint16_t tci,
+				uint16_t sport, uint16_t reqid, const uint8_t *body, uint32_t len);
+
 /* ---- TX buffer and accounting ----------------------------------------------------------- */
 
 /* Send the buffered packets and count each one's outcome (by its tag); what the queue refuses
@@ -411,9 +418,10 @@ void dp_tx_flush(struct dp_worker *w);
  * caller keeps the rest. */
 uint16_t dp_tx_offer(struct dp_worker *w, struct rte_mbuf **pkts, uint16_t n);
 
-/* Free TX entry @p m (tag @p tag, slot @p slot) that cannot be sent: counted as flush refusals
- * are (a forwarded request: tx_full, its slot freed at once). */
-void dp_tx_refuse(struct dp_worker *w, struct rte_mbuf *m, uint8_t tag, uint32_t slot);
+/* Free TX entry @p m (tag @p tag, endpoint @p ep, slot @p slot) that cannot be sent: counted as
+ * flush refusals are (a forwarded request: tx_full, its slot freed at once). */
+void dp_tx_refuse(struct dp_worker *w, struct rte_mbuf *m, uint8_t tag, uint32_t ep,
+		  uint32_t slot);
 
 /* Count a drop for @p why and free @p m. */
 void dp_count_drop(struct dp_worker *w, struct rte_mbuf *m, enum dp_drop why);

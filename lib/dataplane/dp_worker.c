@@ -586,9 +586,13 @@ static int failover_unknown_first(struct dp_worker *w, struct rte_mbuf *m, struc
 	for (uint16_t k = 0; k < r->nkeys; k++) {
 		const struct mc_request *rq = &r->req[r->keys[k].req];
 
+		uint64_t h;
+
 		len = mc_key_decode(pk->payload, &r->keys[k], buf);
-		unknown[k] = rq->kind == MC_KIND_READ &&
-			     !dp_fo_known(w, pl_key_hash(pl, buf, len), down, target);
+		h = pl_key_hash(pl, buf, len);
+		/* A replica of the key holds it (dp_repl.c): no delete first. */
+		unknown[k] = rq->kind == MC_KIND_READ && !dp_repl_holds(w, h, target) &&
+			     !dp_fo_known(w, h, down, target);
 		if (unknown[k] && rq->proto == MC_PROTO_BINARY) {
 			w->ctr[DP_CTR_FAILOVER_UNKNOWN]++;
 			failover_error(w, m, pk, r);
@@ -622,19 +626,23 @@ static __rte_noinline void failover_request(struct dp_worker *w, struct rte_mbuf
 	const struct pl_placement *pl = w->cur->pl;
 	uint8_t buf[MC_KEY_MAX];
 	int32_t target = -1;
+	uint16_t held = 0;
 	int deletes;
 	uint64_t mac;
 	uint32_t ep;
 
-	if (w->failover == DP_FAILOVER_FAST) {
-		w->ctr[DP_CTR_FAILOVER_FAST]++;
-		return failover_error(w, m, pk, r);
-	}
 	for (uint16_t k = 0; k < r->nkeys; k++) {
 		size_t len = mc_key_decode(pk->payload, &r->keys[k], buf);
-		int32_t t = dp_fo_target(w, buf, len, pl_key_hash(pl, buf, len));
+		uint64_t h = pl_key_hash(pl, buf, len);
+		/* A replicated pool: the key's next live replica, whatever [failover] says. */
+		int32_t t = unlikely(w->replicas > 1) ? dp_repl_target(w, h) : -1;
 
-		if (t < 0) {
+		if (t >= 0) {
+			held++;
+		} else if (w->failover == DP_FAILOVER_FAST) {
+			w->ctr[DP_CTR_FAILOVER_FAST]++;
+			return failover_error(w, m, pk, r);
+		} else if ((t = dp_fo_target(w, buf, len, h)) < 0) {
 			w->ctr[DP_CTR_FAILOVER_NO_TARGET]++;
 			return failover_error(w, m, pk, r);
 		}
@@ -646,8 +654,9 @@ static __rte_noinline void failover_request(struct dp_worker *w, struct rte_mbuf
 	deletes = failover_unknown_first(w, m, pk, r, down, (uint32_t)target);
 	if (deletes < 0)
 		return;
-	/* Writes, and touches and reads that set an expiry (touch, gat, mg T/N, ma N/T). */
-	if (mc_sets_expiry(pk->payload, r) && !failover_cap_ttl(w, m, pk, r))
+	/* Writes, and touches and reads that set an expiry (touch, gat, mg T/N, ma N/T), unless
+	 * every key goes to a replica that holds it as the owner does. */
+	if (held < r->nkeys && mc_sets_expiry(pk->payload, r) && !failover_cap_ttl(w, m, pk, r))
 		return dp_count_drop(w, m, DP_DROP_FAILOVER_TOO_LONG);
 	ep = (uint32_t)target;
 	mac = atomic_load_explicit(&w->eps[ep].mac, memory_order_relaxed);
@@ -666,8 +675,15 @@ static __rte_noinline void failover_request(struct dp_worker *w, struct rte_mbuf
 				dp_fo_dirty(w, down, ep, buf, len);
 			dp_fo_mark(w, pl_key_hash(pl, buf, len), down, ep);
 		}
-	w->ctr[DP_CTR_FAILOVER_NEXT]++;
-	w->ctr[DP_CTR_FAILOVER_GUTTER] += w->failover == DP_FAILOVER_GUTTER;
+	if (held == r->nkeys) {
+		w->ctr[DP_CTR_REPL_FAILOVER]++;
+	} else {
+		w->ctr[DP_CTR_FAILOVER_NEXT]++;
+		w->ctr[DP_CTR_FAILOVER_GUTTER] += w->failover == DP_FAILOVER_GUTTER;
+	}
+	/* The other replicas get the writes too; the owner's keys were recorded above. */
+	if (unlikely(w->replicas > 1))
+		dp_repl_write(w, pk, r, ep, down);
 	(void)forward_request(w, m, pk, r, ep, mac, c);
 }
 
@@ -766,6 +782,9 @@ static __rte_noinline void handle_request(struct dp_worker *w, struct rte_mbuf *
 	if (unlikely(w->prev_cur != NULL) &&
 	    (w->warm_reads || r->nreq != 1 || r->req[0].kind != MC_KIND_READ))
 		warm = dp_warm_request(w, pk, r, ep);
+	/* A replicated pool: the writes' copies leave before the owner's (dp_repl.c). */
+	if (unlikely(w->replicas > 1))
+		dp_repl_write(w, pk, r, ep, UINT32_MAX);
 	s = forward_request(w, m, pk, r, ep, mac, c);
 	if (unlikely(warm >= 0) && !c.quiet && s != DP_NO_SLOT)
 		dp_warm_bind(w, (uint32_t)warm, s);
@@ -974,7 +993,9 @@ static __rte_noinline void handle_reply6(struct dp_worker *w, struct rte_mbuf *m
 /* Node -> router's probe port: the answer to the control lcore's probe of that node (any
  * worker). Accepted only from a member's address, port and MAC, with the outstanding probe's
  * request id and a VERSION line; then its id is stored for the control lcore and the datagram
- * is consumed here (counted as probe_replies): it never reaches a client. */
+ * is consumed here (counted as probe_replies): it never reaches a client. In a replicated
+ * pool, any other answer from a member there answers a write's copy (dp_repl.c): consumed
+ * the same way. */
 static void handle_probe_reply(struct dp_worker *w, struct rte_mbuf *m, struct dp_pkt *pk)
 {
 	int64_t ep = find_src(w, pk);
@@ -982,6 +1003,15 @@ static void handle_probe_reply(struct dp_worker *w, struct rte_mbuf *m, struct d
 
 	if (ep < 0 || !reply_mac_ok(w, (uint32_t)ep, pk->eth))
 		return dp_count_drop(w, m, DP_DROP_PROBE_FOREIGN);
+	if (w->replicas > 1 && (pk->plen < MC_FRAME_HDR_LEN + 8 ||
+				memcmp(pk->payload + MC_FRAME_HDR_LEN, "VERSION ", 8) != 0)) {
+		/* A replica's answer to a copy (dp_repl.c: copies leave from the probe port; a
+		 * probe's answer is a VERSION line): consumed, in the probes' accounting term. */
+		w->ctr[DP_CTR_REPL_ANSWERS]++;
+		w->ctr[DP_CTR_PROBE_REPLIES]++;
+		rte_pktmbuf_free(m);
+		return;
+	}
 	want = atomic_load_explicit(&w->eps[ep].probe_id, memory_order_relaxed);
 	if (!(want & DP_PROBE_VALID) || pk->plen < MC_FRAME_HDR_LEN + 8 ||
 	    (uint32_t)(pk->payload[0] << 8 | pk->payload[1]) != (want & 0xffff) ||

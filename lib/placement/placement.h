@@ -98,7 +98,16 @@ struct pl_config {
 	uint32_t maglev_size;   /**< maglev: table size, must be prime; 0 = default */
 	enum pl_hash key_hash;  /**< twemproxy only: its `hash:`; 0 (xxh3) = fnv1a_64 there */
 	char hash_tag[2];       /**< e.g. "{}": hash only the text between them; "\0\0" = off */
+	/** Copies of every write: the first `replicas` distinct members of the key's replica
+	 *  walk (pl_replicas) hold it; 0 or 1 = the owner alone. Where a key's copies go, not
+	 *  who owns it: no part of the placement's points, the state file or the fleet digest
+	 *  (the router reads it from its configuration; see docs/pools.md). At most
+	 *  PL_REPLICAS_MAX. */
+	uint32_t replicas;
 };
+
+/** Most copies of a write a replicated placement keeps (pl_config.replicas). */
+#define PL_REPLICAS_MAX 8
 
 struct pl_placement;
 
