@@ -1427,6 +1427,7 @@ int dp_stats_get(const struct dp *dp, int worker, struct dp_stats *out)
 	out->epoch = dp_epoch(dp);
 	dp_obs_stats(dp, worker, out);
 	out->dirty_bytes = dp_health_bytes(dp);
+	out->reply_steer_rules = dp->cfg.reply_steer_rules;
 	if (worker < 0) {
 		struct dp_warm_state ws;
 
