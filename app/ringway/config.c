@@ -70,6 +70,7 @@ enum key_kind {
 	K_IDLE,	     /* enum dp_idle */
 	K_FAILOVER,  /* enum dp_failover */
 	K_DRAIN,     /* enum dp_drain_answer */
+	K_STEERING,  /* enum rw_reply_steering */
 	K_ALGO,	     /* enum pl_algo */
 	K_HASH,	     /* enum pl_hash, empty = the algorithm's default */
 	K_HASH_TAG,  /* two characters or empty -> char[2] */
@@ -121,6 +122,10 @@ enum key_kind {
 	  "first UDP source port the router uses towards nodes")                                   \
 	_(ROUTER, "reply_port_count", K_U32, C(router.reply_port_count), 0, 1, 32768, F_POW2,      \
 	  "16384", "ports in the reply range; a request's source port names its worker and slot")  \
+	_(ROUTER, "reply_steering", K_STEERING, C(router.reply_steering), 0, 0, 0, 0, "auto",     \
+	  "with two or more workers: auto = at start, rte_flow rules put each node reply on the "  \
+	  "queue of the worker whose reply ports it is sent to, where the port takes them (else, " \
+	  "and with off, a reply on another worker's queue is handed over to it)")                \
 	_(ROUTER, "allowed_clients", K_PREFIXES, C(router.allowed_clients),                        \
 	  C(router.n_allowed_clients), 1, RW_CFG_PREFIXES_MAX, F_REQUIRED | F_LIST, NULL,          \
 	  "client prefixes served, IPv4 (a.b.c.d/len) and IPv6 (2001:db8::/64); everything else "  \
@@ -371,6 +376,13 @@ static const char *const idle_names[] = {
 
 _Static_assert(DIM(idle_names) == DP_IDLE_ADAPTIVE + 1, "a name for every enum dp_idle");
 
+static const char *const steering_names[] = {
+	[RW_STEER_AUTO] = "auto",
+	[RW_STEER_OFF] = "off",
+};
+
+_Static_assert(DIM(steering_names) == RW_STEER_OFF + 1, "a name for every reply_steering");
+
 static const char *const failover_names[] = {
 #define RW_FAILOVER_NAME(e, s) s,
 	DP_FOREACH_FAILOVER(RW_FAILOVER_NAME)
@@ -422,6 +434,9 @@ static void describe(const struct key_def *d, char *buf, size_t len)
 		break;
 	case K_DRAIN:
 		snprintf(buf, len, "error or silent");
+		break;
+	case K_STEERING:
+		snprintf(buf, len, "auto or off");
 		break;
 	case K_ALGO: {
 		size_t o = (size_t)snprintf(buf, len, "one of");
@@ -926,6 +941,11 @@ static int parse_value(const struct key_def *d, const char *val, void *base, cha
 		if ((i = find_name(drain_names, DIM(drain_names), val)) < 0)
 			return expected(d, why, wlen);
 		*(enum dp_drain_answer *)p = (enum dp_drain_answer)i;
+		return 0;
+	case K_STEERING:
+		if ((i = find_name(steering_names, DIM(steering_names), val)) < 0)
+			return expected(d, why, wlen);
+		*(enum rw_reply_steering *)p = (enum rw_reply_steering)i;
 		return 0;
 	case K_ALGO:
 		if ((i = find_name(algo_names, DIM(algo_names), val)) < 0)
@@ -1955,6 +1975,9 @@ static void print_value(FILE *out, const struct key_def *d, const void *base)
 		break;
 	case K_DRAIN:
 		fputs(drain_names[*(const enum dp_drain_answer *)p], out);
+		break;
+	case K_STEERING:
+		fputs(steering_names[*(const enum rw_reply_steering *)p], out);
 		break;
 	case K_ALGO:
 		fputs(algo_names[*(const enum pl_algo *)p], out);

@@ -67,6 +67,12 @@ extern "C" {
 /** Longest line the loader accepts (rte_cfgfile's own limit is about this). */
 #define RW_CFG_LINE_MAX 300
 
+/** `reply_steering` in [router]. */
+enum rw_reply_steering {
+	RW_STEER_AUTO, /**< rte_flow rules where the port takes them */
+	RW_STEER_OFF,  /**< none: the hand-off only */
+};
+
 /** An IPv4 prefix: the data plane's struct dp_prefix plus its length (for printing). A
  *  packet's source s is in it when (s & mask) == addr (all three in network byte order). */
 struct rw_cfg_prefix {
@@ -91,6 +97,9 @@ struct rw_cfg_router {
 	/** `reply_port_count`: ports in [base, base + count), which holds no listen port and
 	 *  not the control tcp_port. */
 	uint32_t reply_port_count;
+	/** `reply_steering`: auto = rte_flow rules put replies on their worker's queue where
+	 *  the port takes them; off = never (replies on another worker's queue are handed over). */
+	enum rw_reply_steering reply_steering;
 	/** `allowed_clients`: prefixes of the clients served, distinct. */
 	struct rw_cfg_prefix allowed_clients[RW_CFG_PREFIXES_MAX];
 	uint32_t n_allowed_clients; /**< entries in allowed_clients, >= 1 */

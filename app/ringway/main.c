@@ -975,6 +975,38 @@ static void start_port(struct start *st)
 		       rw_xdp_neigh_ifname(the_xdp));
 }
 
+/* The port node replies arrive on, when rte_flow rules steer them (else UINT16_MAX). */
+static uint16_t steered_port = UINT16_MAX;
+
+/* Reply steering on the port nodes reply on, decided once at start by the control lcore
+ * (dp_reply_steer_install) and logged once: rte_flow rules, or the hand-off between workers
+ * where the port refuses them or reply_steering is off. The gauge reply_steering_rules says
+ * which. The port is never restarted while ringway runs; shut_down() flushes the rules before
+ * it stops the port. */
+static void steer_replies(const struct start *st, struct dp_config *d)
+{
+	uint16_t port = st->two_ports ? st->node_port : st->port;
+	struct dp_reply_steer rs;
+
+	if (st->n_workers < 2)
+		return;
+	if (cfg.router.reply_steering == RW_STEER_OFF) {
+		printf("ringway: reply steering on port %u: handoff (reply_steering = off)\n", port);
+		return;
+	}
+	dp_reply_steer_install(port, d, &rs);
+	if (rs.rules != 0) {
+		printf("ringway: reply steering on port %u: rte_flow, %u rules (%s)\n", port,
+		       rs.rules, rs.masked ? "a block of ports by mask" : "one per reply port");
+		steered_port = port;
+	} else {
+		printf("ringway: reply steering on port %u: handoff (the port refuses rte_flow "
+		       "rules: %s)\n",
+		       port, rs.why);
+	}
+	d->reply_steer_rules = rs.rules;
+}
+
 /* The data plane with the engine's membership published, telemetry, workers launched. */
 static void start_dataplane(const struct start *st, const struct ctl_engine *engine)
 {
@@ -990,6 +1022,7 @@ static void start_dataplane(const struct start *st, const struct ctl_engine *eng
 		      dcfg.slots, dcfg.reply_port_count, st->n_workers,
 		      dp_generation_bits(dcfg.slots, dcfg.reply_port_count, st->n_workers),
 		      DP_GEN_BITS_MIN);
+	steer_replies(st, &dcfg);
 	the_dp = dp_create(&dcfg);
 	if (the_dp == NULL)
 		fatal("cannot create the data plane: %s", strerror(errno));
@@ -1172,6 +1205,8 @@ static void shut_down(const struct start *st, struct ctl_engine *engine)
 	printf("ringway: stopping\n");
 	dp_stats_print(the_dp, stdout);
 	ctl_engine_free(engine);
+	if (steered_port != UINT16_MAX)
+		dp_reply_steer_remove(steered_port);
 	rte_eth_dev_stop(st->port);
 	rte_eth_dev_close(st->port);
 	if (st->two_ports) {

@@ -439,6 +439,10 @@ struct dp_config {
 	 *  dropped as ip_fragment), each given frag_timeout_ms (0: 500) to complete. */
 	uint32_t frag_entries;
 	uint32_t frag_timeout_ms;
+	/** rte_flow rules the control lcore installed on the port replies arrive on
+	 *  (dp_reply_steer_install) before creating the dp: reported as the gauge
+	 *  reply_steering_rules, 0 = replies on another worker's queue are handed over. */
+	uint32_t reply_steer_rules;
 };
 
 /** Fewest generation bits a request id keeps (the bits the reply port cannot name a slot
@@ -481,6 +485,35 @@ static inline uint32_t dp_mget_datagrams_max(uint32_t mget_bytes, uint32_t mtu)
 	body = udp - MC_FRAME_HDR_LEN;
 	return (uint32_t)((bytes + body - 1) / body);
 }
+
+/** What dp_reply_steer_install() did on a port. */
+struct dp_reply_steer {
+	uint16_t port;	/**< the port the rules went on */
+	uint32_t rules; /**< rte_flow rules installed; 0: replies are handed over */
+	bool masked;	/**< rules match a worker's block of ports by mask (else one per port) */
+	int err;	/**< 0, or the negative errno of the refusal */
+	char why[160];	/**< why no rules: the PMD's message, or "one worker: ..." */
+};
+
+/** Most rules dp_reply_steer_install() creates (a PMD that matches exact ports only needs one
+ *  per reply port and family). */
+#define DP_STEER_RULES_MAX 32768
+
+/**
+ * Steer node replies to their worker on @p port (the port nodes reply on: node_port_id with
+ * two ports, else port_id), started with c->n_workers RX queues: for each worker, rte_flow
+ * rules "UDP to one of its reply ports -> its RX queue" (by port mask where the PMD can, else
+ * one rule per port), IPv4 and/or IPv6 as the node side has an address, with the node side's
+ * VLAN when fixed. Validated first; any refusal, and any failure to create one (the ones
+ * created are flushed), leaves no rule: replies are then handed over between workers as
+ * before. With one worker nothing is installed (returns 0, rules 0). Lcore: control, after
+ * rte_eth_dev_start and before the workers poll (rules are never made by a worker).
+ * @return 0 (see @p out->rules) or the negative errno of the refusal (also in @p out).
+ */
+int dp_reply_steer_install(uint16_t port, const struct dp_config *c, struct dp_reply_steer *out);
+/** Remove every rte_flow rule on @p port (rte_flow_flush), before it stops. @return 0 or a
+ *  negative errno (ENOSYS: the PMD has no rte_flow). Lcore: control. */
+int dp_reply_steer_remove(uint16_t port);
 
 /** Set @p cfg to defaults (listen 11211, 4096 slots, 1 s timeout, 20 ms for quiet reads, no
  *  per-client cap, ...); addresses zero. */
@@ -670,7 +703,9 @@ uint16_t dp_forward_burst(struct dp_worker *w, struct rte_mbuf **pkts, uint16_t 
 	_(uint32_t, warm_open, "warmup_open")	      /* a warm-up window is open (0/1) */         \
 	_(uint64_t, warm_bytes, "warmup_bytes") /* memory of the previous placements it holds */ \
 	_(uint32_t, frag_held, "ip_fragments_held") /* fragments waiting for their datagram */ \
-	_(uint32_t, drain_state, "drain_state") /* 0 serving, 1 draining, 2 drained (dp_drain_get) */
+	_(uint32_t, drain_state, "drain_state") /* 0 serving, 1 draining, 2 drained (dp_drain_get) */ \
+	_(uint32_t, reply_steer_rules, "reply_steering_rules") /* rte_flow rules steering replies \
+								 to their worker; 0: hand-off */
 
 /** Totals over all workers (or one). */
 struct dp_stats {

@@ -1431,6 +1431,7 @@ int dp_stats_get(const struct dp *dp, int worker, struct dp_stats *out)
 	dp_obs_stats(dp, worker, out);
 	out->dirty_bytes = dp_health_bytes(dp);
 	out->drain_state = atomic_load_explicit(&dp->drain_state, memory_order_relaxed);
+	out->reply_steer_rules = dp->cfg.reply_steer_rules;
 	if (worker < 0) {
 		struct dp_warm_state ws;
 
