@@ -288,7 +288,32 @@ struct lg_reply_tmpl {
 	struct lg_reply_shape shape;
 	uint16_t len;			    /* body bytes, one datagram */
 	uint16_t sum;			    /* folded sum of the body, key and opaque zeroed */
+	/* The reply's IPv4 header with addresses, IP id and checksum 0, and the sums the two
+	 * checksums start from: the header's, and the pseudo-header's (addresses 0) + the UDP
+	 * header's (ports and checksum 0) + the frame header's (request id 0) + the body's. */
+	uint8_t ip_hdr[20];
+	uint16_t ip_sum0, udp_sum0;
 	uint8_t body[LG_NODE_DGRAM_BODY];
+};
+
+/* A learnt request (the node's fast path): the payload bytes of a request that took a reply
+ * template, with the spans that vary per request masked out (the frame header's request id,
+ * the key, the binary opaque). A datagram of the same length equal to it outside those spans,
+ * whose key holds no byte <= 0x20 and no 0x7f, parses as the same request for another key
+ * (the key's bytes cannot end or split it), so its reply is the same template's, without
+ * the parser. How it ends: a slot is overwritten by the next request learnt into it (round
+ * robin) and freed with the node; nothing else refers to it. */
+#define LG_REQ_PATS	 4
+#define LG_REQ_PAT_WORDS 16 /* requests of up to 8 x 16 bytes */
+struct lg_req_pat {
+	uint16_t len; /* payload bytes, frame header included; 0: slot unused */
+	uint16_t key_off, key_len;
+	uint16_t opaque_off; /* binary: payload offset of the opaque; 0xffff: none */
+	uint8_t nw;	     /* compared words */
+	uint16_t woff[LG_REQ_PAT_WORDS];
+	uint64_t want[LG_REQ_PAT_WORDS], mask[LG_REQ_PAT_WORDS];
+	bool have[2];			/* [hit]: rt[hit] learnt */
+	struct lg_reply_tmpl rt[2];	/* [hit]: own copies (template slots get reused) */
 };
 
 /* The node emulator's reply state, EAL-free (the unit test builds one). */
@@ -301,6 +326,8 @@ struct lg_node_core {
 	uint8_t *body;		 /* LG_NODE_BODY_MAX bytes: one reply before it is cut */
 	struct mc_requests *req; /* the request datagram, parsed */
 	struct lg_reply_tmpl tmpl[LG_REPLY_TMPLS];
+	struct lg_req_pat pat[LG_REQ_PATS];
+	uint8_t npat, pat_next; /* slots in use; the next one to learn into */
 };
 
 /* Does the node hold key @p k? (FNV-1a 64, mixed; the same keys miss every time.) */
@@ -323,6 +350,20 @@ const struct lg_reply_tmpl *lg_node_tmpl(struct lg_node_core *nd, const uint8_t 
 uint32_t lg_node_tmpl_write(const struct lg_node_core *nd, const struct lg_reply_tmpl *t,
 			    const uint8_t *req_hdr, const uint8_t *payload,
 			    const struct rte_ether_addr *src_mac, uint16_t ip_id, uint8_t *out);
+
+/* The request nd->req, parsed from @p payload (@p len bytes), took template @p t with key
+ * verdict @p hit: learn its bytes for the fast path (requests of more than 128 bytes are not
+ * learnt). */
+void lg_node_pat_learn(struct lg_node_core *nd, const uint8_t *payload, uint32_t len, bool hit,
+		       const struct lg_reply_tmpl *t);
+/* The node's fast path: when @p payload (@p len bytes) is a learnt request whose reply template
+ * for its key's verdict is known, the reply frame (the same bytes as lg_node_dgram_ref() of
+ * lg_node_body()) into @p out, which may be @p req_hdr itself (the reply overwrites the
+ * request: everything the reply needs is read first), if it fits in @p room bytes. Returns
+ * the frame length with *hit set, or 0: the datagram takes the general path. */
+uint32_t lg_node_fast(const struct lg_node_core *nd, const uint8_t *req_hdr,
+		      const uint8_t *payload, uint32_t len, const struct rte_ether_addr *src_mac,
+		      uint16_t ip_id, uint32_t room, uint8_t *out, bool *hit);
 
 /* ---------------------------------------------------------------- the run */
 
