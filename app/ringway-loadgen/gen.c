@@ -380,8 +380,8 @@ static bool rx_one(struct lg_gen *g, struct rte_mbuf *m, uint16_t q, uint64_t no
 
 static uint16_t rx_poll_queue(struct lg_gen *g, uint16_t q)
 {
-	struct rte_mbuf *pkts[MAX_BURST];
-	uint16_t n = rte_eth_rx_burst(g->o->port_id, q, pkts, MAX_BURST);
+	struct rte_mbuf *pkts[MAX_BURST], *done[MAX_BURST];
+	uint16_t n = rte_eth_rx_burst(g->o->port_id, q, pkts, MAX_BURST), ndone = 0;
 	uint64_t now;
 
 	if (n == 0)
@@ -393,8 +393,9 @@ static uint16_t rx_poll_queue(struct lg_gen *g, uint16_t q)
 		if (i + 1 < n)
 			rte_prefetch0(rte_pktmbuf_mtod(pkts[i + 1], void *));
 		if (!rx_one(g, pkts[i], q, now))
-			rte_pktmbuf_free(pkts[i]);
+			done[ndone++] = pkts[i];
 	}
+	rte_pktmbuf_free_bulk(done, ndone); /* one mempool put for the burst */
 	return n;
 }
 

@@ -17,6 +17,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 #include <rte_ether.h>
 #include <rte_mbuf.h>
@@ -257,6 +258,32 @@ struct lg_expect {
 	uint16_t skip_off, skip_len;
 	uint8_t b[1400];
 };
+
+/* Does the key (memcached's rule: no space, control byte or DEL) at @p k (@p len bytes) hold a byte <= 0x20 or 0x7f? (mcproto's word test) */
+static inline bool lg_key_special(const uint8_t *k, uint32_t len)
+{
+	const uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
+	uint64_t acc = 0;
+
+	if (len < 8) {
+		for (uint32_t i = 0; i < len; i++)
+			if (k[i] <= 0x20 || k[i] == 0x7f)
+				return true;
+		return false;
+	}
+	for (uint32_t i = 0;; i += 8) {
+		uint64_t x, d;
+
+		if (i + 8 > len)
+			i = len - 8; /* the last word overlaps the one before */
+		memcpy(&x, k + i, 8);
+		d = x ^ (ones * 0x7f);
+		acc |= ((x - ones * 0x21) & ~x & highs) | ((d - ones) & ~d & highs);
+		if (i + 8 == len)
+			break;
+	}
+	return acc != 0;
+}
 
 /* Learn from @p p (@p len bytes after the frame header), a whole single hit of a request in
  * @p proto with keys of @p key_len bytes. */

@@ -526,32 +526,6 @@ uint32_t lg_node_tmpl_write(const struct lg_node_core *nd, const struct lg_reply
 
 /* ---------------------------------------------------------------- learnt requests */
 
-/* Does the key at @p k (@p len bytes) hold a byte <= 0x20 or 0x7f? (mcproto's word test) */
-static inline bool key_special(const uint8_t *k, uint32_t len)
-{
-	const uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
-	uint64_t acc = 0;
-
-	if (len < 8) {
-		for (uint32_t i = 0; i < len; i++)
-			if (k[i] <= 0x20 || k[i] == 0x7f)
-				return true;
-		return false;
-	}
-	for (uint32_t i = 0;; i += 8) {
-		uint64_t x, d;
-
-		if (i + 8 > len)
-			i = len - 8; /* the last word overlaps the one before */
-		memcpy(&x, k + i, 8);
-		d = x ^ (ones * 0x7f);
-		acc |= ((x - ones * 0x21) & ~x & highs) | ((d - ones) & ~d & highs);
-		if (i + 8 == len)
-			break;
-	}
-	return acc != 0;
-}
-
 /* Payload @p p against pattern @p pt: same length, same bytes outside the masked spans. */
 static inline bool pat_match(const struct lg_req_pat *pt, const uint8_t *p, uint32_t len)
 {
@@ -636,7 +610,7 @@ uint32_t lg_node_fast(const struct lg_node_core *nd, const uint8_t *req_hdr,
 
 		if (!pat_match(pt, payload, len))
 			continue;
-		if (key_special(key, pt->key_len))
+		if (lg_key_special(key, pt->key_len))
 			return 0;
 		h = lg_node_key_held(nd, key, pt->key_len);
 		if (!pt->have[h] ||
