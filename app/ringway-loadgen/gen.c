@@ -76,7 +76,8 @@ struct lg_gen {
 	uint64_t next_progress;
 	uint64_t last_progress;
 	uint64_t last_ctr[LG_CTR_COUNT];
-	struct lg_hist ival;
+	struct lg_hist ival;	  /* the last second's latencies: lat less lat_mark */
+	struct lg_hist lat_mark;  /* the run's histogram at the last progress line */
 	uint32_t last_bucket; /* first series bucket not yet shown on a progress line */
 
 	struct lg_node *node; /* the node emulator, with --nodes */
@@ -217,8 +218,7 @@ static void complete(struct lg_gen *g, struct lg_slot *s, uint64_t now)
 	uint64_t lat = now - s->tsc;
 	uint64_t *c = g->ctr;
 
-	lg_hist_add(&g->r->lat, lat);
-	lg_hist_add(&g->ival, lat);
+	lg_hist_add(&g->r->lat, lat); /* the progress line's second: by difference */
 	c[LG_CTR_REPLIES]++;
 	if (s->op == LG_OP_GET) {
 		if (s->result == MC_RES_HIT) {
@@ -380,8 +380,8 @@ static bool rx_one(struct lg_gen *g, struct rte_mbuf *m, uint16_t q, uint64_t no
 
 static uint16_t rx_poll_queue(struct lg_gen *g, uint16_t q)
 {
-	struct rte_mbuf *pkts[MAX_BURST];
-	uint16_t n = rte_eth_rx_burst(g->o->port_id, q, pkts, MAX_BURST);
+	struct rte_mbuf *pkts[MAX_BURST], *done[MAX_BURST];
+	uint16_t n = rte_eth_rx_burst(g->o->port_id, q, pkts, MAX_BURST), ndone = 0;
 	uint64_t now;
 
 	if (n == 0)
@@ -393,8 +393,9 @@ static uint16_t rx_poll_queue(struct lg_gen *g, uint16_t q)
 		if (i + 1 < n)
 			rte_prefetch0(rte_pktmbuf_mtod(pkts[i + 1], void *));
 		if (!rx_one(g, pkts[i], q, now))
-			rte_pktmbuf_free(pkts[i]);
+			done[ndone++] = pkts[i];
 	}
+	rte_pktmbuf_free_bulk(done, ndone); /* one mempool put for the burst */
 	return n;
 }
 
@@ -563,6 +564,27 @@ static double cyc_us(const struct lg_gen *g, uint64_t c)
 	return (double)c * 1e6 / (double)g->e.hz;
 }
 
+/* The latencies recorded since @p mark into @p iv: @p now less @p mark, bucket by bucket;
+ * min and max are the bounds of the lowest and highest bucket used (within the histogram's
+ * own 1/64), the exact ones of a second not being kept. */
+static void hist_since(struct lg_hist *iv, const struct lg_hist *now, const struct lg_hist *mark)
+{
+	lg_hist_reset(iv);
+	iv->count = now->count - mark->count;
+	iv->sum = now->sum - mark->sum;
+	iv->min = UINT64_MAX;
+	for (unsigned int i = 0; i < LG_HIST_BUCKETS; i++) {
+		iv->b[i] = now->b[i] - mark->b[i];
+		if (iv->b[i] == 0)
+			continue;
+		if (iv->min == UINT64_MAX)
+			iv->min = lg_hist_low(i);
+		iv->max = i + 1 < LG_HIST_BUCKETS ? lg_hist_low(i + 1) - 1 : UINT64_MAX;
+	}
+	if (iv->count == 0)
+		lg_hist_reset(iv);
+}
+
 static void progress(struct lg_gen *g, uint64_t now)
 {
 	const uint64_t *c = g->ctr;
@@ -584,6 +606,8 @@ static void progress(struct lg_gen *g, uint64_t now)
 			 min < 0 ? 0.0 : 100.0 * min);
 		g->last_bucket = cur;
 	}
+	if (!g->o->quiet && g->r != NULL)
+		hist_since(&g->ival, &g->r->lat, &g->lat_mark);
 	if (!g->o->quiet)
 		fprintf(stderr,
 			"loadgen %s %5.1fs: sent %" PRIu64 " (%.0f/s) replies %" PRIu64
@@ -598,7 +622,8 @@ static void progress(struct lg_gen *g, uint64_t now)
 			cyc_us(g, lg_hist_quantile(&g->ival, 0.99)),
 			cyc_us(g, lg_hist_quantile(&g->ival, 0.999)));
 	memcpy(g->last_ctr, c, sizeof(g->last_ctr));
-	lg_hist_reset(&g->ival);
+	if (!g->o->quiet && g->r != NULL)
+		g->lat_mark = g->r->lat;
 	g->last_progress = now;
 	g->next_progress = now + g->e.hz;
 }
@@ -610,6 +635,7 @@ static void phase_begin(struct lg_gen *g, enum gen_mode mode, struct lg_phase_re
 	memset(r->ctr, 0, sizeof(r->ctr));
 	lg_hist_reset(&r->lat);
 	lg_hist_reset(&g->ival);
+	lg_hist_reset(&g->lat_mark);
 	g->mode = mode;
 	g->r = r;
 	g->ctr = r->ctr;

@@ -17,6 +17,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 #include <rte_ether.h>
 #include <rte_mbuf.h>
@@ -258,6 +259,32 @@ struct lg_expect {
 	uint8_t b[1400];
 };
 
+/* Does the key (memcached's rule: no space, control byte or DEL) at @p k (@p len bytes) hold a byte <= 0x20 or 0x7f? (mcproto's word test) */
+static inline bool lg_key_special(const uint8_t *k, uint32_t len)
+{
+	const uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
+	uint64_t acc = 0;
+
+	if (len < 8) {
+		for (uint32_t i = 0; i < len; i++)
+			if (k[i] <= 0x20 || k[i] == 0x7f)
+				return true;
+		return false;
+	}
+	for (uint32_t i = 0;; i += 8) {
+		uint64_t x, d;
+
+		if (i + 8 > len)
+			i = len - 8; /* the last word overlaps the one before */
+		memcpy(&x, k + i, 8);
+		d = x ^ (ones * 0x7f);
+		acc |= ((x - ones * 0x21) & ~x & highs) | ((d - ones) & ~d & highs);
+		if (i + 8 == len)
+			break;
+	}
+	return acc != 0;
+}
+
 /* Learn from @p p (@p len bytes after the frame header), a whole single hit of a request in
  * @p proto with keys of @p key_len bytes. */
 void lg_expect_learn(struct lg_expect *x, enum mc_proto proto, const uint8_t *p, uint32_t len,
@@ -288,7 +315,32 @@ struct lg_reply_tmpl {
 	struct lg_reply_shape shape;
 	uint16_t len;			    /* body bytes, one datagram */
 	uint16_t sum;			    /* folded sum of the body, key and opaque zeroed */
+	/* The reply's IPv4 header with addresses, IP id and checksum 0, and the sums the two
+	 * checksums start from: the header's, and the pseudo-header's (addresses 0) + the UDP
+	 * header's (ports and checksum 0) + the frame header's (request id 0) + the body's. */
+	uint8_t ip_hdr[20];
+	uint16_t ip_sum0, udp_sum0;
 	uint8_t body[LG_NODE_DGRAM_BODY];
+};
+
+/* A learnt request (the node's fast path): the payload bytes of a request that took a reply
+ * template, with the spans that vary per request masked out (the frame header's request id,
+ * the key, the binary opaque). A datagram of the same length equal to it outside those spans,
+ * whose key holds no byte <= 0x20 and no 0x7f, parses as the same request for another key
+ * (the key's bytes cannot end or split it), so its reply is the same template's, without
+ * the parser. How it ends: a slot is overwritten by the next request learnt into it (round
+ * robin) and freed with the node; nothing else refers to it. */
+#define LG_REQ_PATS	 4
+#define LG_REQ_PAT_WORDS 16 /* requests of up to 8 x 16 bytes */
+struct lg_req_pat {
+	uint16_t len; /* payload bytes, frame header included; 0: slot unused */
+	uint16_t key_off, key_len;
+	uint16_t opaque_off; /* binary: payload offset of the opaque; 0xffff: none */
+	uint8_t nw;	     /* compared words */
+	uint16_t woff[LG_REQ_PAT_WORDS];
+	uint64_t want[LG_REQ_PAT_WORDS], mask[LG_REQ_PAT_WORDS];
+	bool have[2];			/* [hit]: rt[hit] learnt */
+	struct lg_reply_tmpl rt[2];	/* [hit]: own copies (template slots get reused) */
 };
 
 /* The node emulator's reply state, EAL-free (the unit test builds one). */
@@ -301,6 +353,8 @@ struct lg_node_core {
 	uint8_t *body;		 /* LG_NODE_BODY_MAX bytes: one reply before it is cut */
 	struct mc_requests *req; /* the request datagram, parsed */
 	struct lg_reply_tmpl tmpl[LG_REPLY_TMPLS];
+	struct lg_req_pat pat[LG_REQ_PATS];
+	uint8_t npat, pat_next; /* slots in use; the next one to learn into */
 };
 
 /* Does the node hold key @p k? (FNV-1a 64, mixed; the same keys miss every time.) */
@@ -323,6 +377,20 @@ const struct lg_reply_tmpl *lg_node_tmpl(struct lg_node_core *nd, const uint8_t 
 uint32_t lg_node_tmpl_write(const struct lg_node_core *nd, const struct lg_reply_tmpl *t,
 			    const uint8_t *req_hdr, const uint8_t *payload,
 			    const struct rte_ether_addr *src_mac, uint16_t ip_id, uint8_t *out);
+
+/* The request nd->req, parsed from @p payload (@p len bytes), took template @p t with key
+ * verdict @p hit: learn its bytes for the fast path (requests of more than 128 bytes are not
+ * learnt). */
+void lg_node_pat_learn(struct lg_node_core *nd, const uint8_t *payload, uint32_t len, bool hit,
+		       const struct lg_reply_tmpl *t);
+/* The node's fast path: when @p payload (@p len bytes) is a learnt request whose reply template
+ * for its key's verdict is known, the reply frame (the same bytes as lg_node_dgram_ref() of
+ * lg_node_body()) into @p out, which may be @p req_hdr itself (the reply overwrites the
+ * request: everything the reply needs is read first), if it fits in @p room bytes. Returns
+ * the frame length with *hit set, or 0: the datagram takes the general path. */
+uint32_t lg_node_fast(const struct lg_node_core *nd, const uint8_t *req_hdr,
+		      const uint8_t *payload, uint32_t len, const struct rte_ether_addr *src_mac,
+		      uint16_t ip_id, uint32_t room, uint8_t *out, bool *hit);
 
 /* ---------------------------------------------------------------- the run */
 

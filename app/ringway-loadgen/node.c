@@ -142,8 +142,8 @@ static uint16_t reply_queue(struct lg_node *nd, uint16_t q, uint64_t *ctr)
 
 /* The common request (one single-key read): its reply from the shape's template. False when
  * it takes the general path. */
-static bool rx_fast(struct lg_node *nd, struct rte_mbuf *m, const uint8_t *payload, uint16_t q,
-		    uint64_t now, uint64_t *ctr)
+static bool rx_fast(struct lg_node *nd, struct rte_mbuf *m, const uint8_t *payload, uint32_t plen,
+		    uint16_t q, uint64_t now, uint64_t *ctr)
 {
 	const struct lg_reply_tmpl *t;
 	const struct mc_key *k;
@@ -167,8 +167,34 @@ static bool rx_fast(struct lg_node *nd, struct rte_mbuf *m, const uint8_t *paylo
 	d->data_len = (uint16_t)lg_node_tmpl_write(&nd->c, t, rte_pktmbuf_mtod(m, const uint8_t *),
 						   payload, &nd->e->src_mac, nd->ip_id++,
 						   rte_pktmbuf_mtod(d, uint8_t *));
+	lg_node_pat_learn(&nd->c, payload, plen, hit, t); /* the next such request: rx_learnt() */
 	d->pkt_len = d->data_len;
 	send_or_delay(nd, d, reply_queue(nd, q, ctr), now, ctr);
+	return true;
+}
+
+/* A learnt request (lg_node_fast(): no parse): its reply written over the request in @p m,
+ * which is sent. False when it takes the parser's path (@p m untouched). */
+static bool rx_learnt(struct lg_node *nd, struct rte_mbuf *m, const uint8_t *payload,
+		      uint32_t plen, uint16_t q, uint64_t now, uint64_t *ctr)
+{
+	uint8_t *f = rte_pktmbuf_mtod(m, uint8_t *);
+	uint32_t len;
+	bool hit;
+
+	/* In place only in a buffer of our own: direct, not shared, one segment. */
+	if (!RTE_MBUF_DIRECT(m) || rte_mbuf_refcnt_read(m) != 1 || m->nb_segs != 1)
+		return false;
+	len = lg_node_fast(&nd->c, f, payload, plen, &nd->e->src_mac, nd->ip_id,
+			   (uint32_t)(m->buf_len - m->data_off), f, &hit);
+	if (len == 0)
+		return false;
+	nd->ip_id++;
+	ctr[hit ? LG_CTR_NODE_HITS : LG_CTR_NODE_MISSES]++;
+	m->data_len = (uint16_t)len;
+	m->pkt_len = len;
+	m->ol_flags = 0; /* the RX flags describe the request */
+	send_or_delay(nd, m, reply_queue(nd, q, ctr), now, ctr);
 	return true;
 }
 
@@ -181,12 +207,14 @@ bool lg_node_rx(struct lg_node *nd, struct rte_mbuf *m, const uint8_t *payload, 
 	enum mc_err e;
 
 	ctr[LG_CTR_NODE_REQUESTS]++;
+	if (nd->c.npat != 0 && rx_learnt(nd, m, payload, plen, q, now, ctr))
+		return true; /* @p m is the reply now */
 	e = mc_parse_datagram_flags(payload, plen, MC_PARSE_CTL_KEYS, nd->c.req);
 	if (e != MC_OK) {
 		ctr[LG_CTR_NODE_BAD_REQUEST]++;
 		return false;
 	}
-	if (rx_fast(nd, m, payload, q, now, ctr))
+	if (rx_fast(nd, m, payload, plen, q, now, ctr))
 		return false;
 	/* Offsets in nd->c.req count from the frame header's first byte. */
 	if (!lg_node_body(&nd->c, payload, ctr, &len)) {

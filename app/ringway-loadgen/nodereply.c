@@ -383,6 +383,97 @@ static unsigned int shape_slot(const struct lg_reply_shape *sh)
 	       LG_REPLY_TMPLS;
 }
 
+/* The template's reply headers (as reply_headers() writes them, addresses, ports, IP id and
+ * request id 0) and the sums both checksums start from. */
+static void tmpl_sums(struct lg_reply_tmpl *t)
+{
+	uint8_t f[LG_HDR_LEN + MC_FRAME_HDR_LEN] = {0};
+	struct rte_ether_hdr *eth = (struct rte_ether_hdr *)f;
+	struct rte_ipv4_hdr *ip = (struct rte_ipv4_hdr *)(eth + 1);
+	struct rte_udp_hdr *udp = (struct rte_udp_hdr *)(ip + 1);
+	struct rte_ether_addr zero = {{0}};
+	struct mc_frame fr = {0, 0, 1, 0};
+	uint16_t ulen = (uint16_t)(sizeof(*udp) + MC_FRAME_HDR_LEN + t->len);
+
+	reply_headers(eth, &zero, 0, ulen, eth); /* the request's fields are all 0 here */
+	ip->hdr_checksum = 0;
+	mc_frame_write((uint8_t *)(udp + 1), &fr);
+	memcpy(t->ip_hdr, ip, sizeof(t->ip_hdr));
+	t->ip_sum0 = rte_raw_cksum(ip, sizeof(*ip));
+	t->udp_sum0 = lg_cksum_fold((uint32_t)rte_ipv4_phdr_cksum(ip, 0) +
+				    rte_raw_cksum(udp, sizeof(*udp) + MC_FRAME_HDR_LEN) + t->sum);
+}
+
+static inline uint16_t fold(uint32_t v)
+{
+	v = (v & 0xffff) + (v >> 16);
+	v = (v & 0xffff) + (v >> 16);
+	return (uint16_t)v;
+}
+
+/* The 32-bit sum of the two 16-bit words of @p v (as they lie in memory). */
+static inline uint32_t sum32(uint32_t v)
+{
+	return (v & 0xffff) + (v >> 16);
+}
+
+/* The reply frame from template @p t for request id @p reqid_raw, key @p key (when the reply
+ * echoes it) and opaque @p opaque_raw (binary; both as they lie in the request), the request's
+ * headers @p req_hdr turned round. @p out may be @p req_hdr: everything the reply takes from
+ * the request is read before the first byte is written. Both checksums are the template's
+ * sums plus what the request's fields add (each was 0 in the template). */
+static uint32_t tmpl_put(const struct lg_reply_tmpl *t, const uint8_t *req_hdr, uint16_t reqid_raw,
+			 const uint8_t *key, uint32_t opaque_raw,
+			 const struct rte_ether_addr *src_mac, uint16_t ip_id, uint8_t *out)
+{
+	const struct rte_ether_hdr *qe = (const struct rte_ether_hdr *)req_hdr;
+	const struct rte_ipv4_hdr *qi = (const struct rte_ipv4_hdr *)(qe + 1);
+	const struct rte_udp_hdr *qu = (const struct rte_udp_hdr *)(qi + 1);
+	struct rte_ether_hdr *eth = (struct rte_ether_hdr *)out;
+	struct rte_ipv4_hdr *ip = (struct rte_ipv4_hdr *)(eth + 1);
+	struct rte_udp_hdr *udp = (struct rte_udp_hdr *)(ip + 1);
+	uint8_t *frame = (uint8_t *)(udp + 1), *body = frame + MC_FRAME_HDR_LEN;
+	struct rte_ether_addr peer = qe->src_addr;
+	uint32_t saddr = qi->src_addr, daddr = qi->dst_addr;
+	uint16_t sport = qu->src_port, dport = qu->dst_port, ck;
+	uint16_t id_be = rte_cpu_to_be_16(ip_id);
+	uint16_t ulen_be = rte_cpu_to_be_16((uint16_t)(sizeof(*udp) + MC_FRAME_HDR_LEN + t->len));
+	uint8_t keybuf[MC_KEY_MAX];
+	uint32_t a = sum32(saddr) + sum32(daddr), sum;
+
+	if (t->shape.key_off != NO_OFF) {
+		memcpy(keybuf, key, t->shape.key_len); /* the body may overwrite it */
+		key = keybuf;
+	}
+	rte_ether_addr_copy(&peer, &eth->dst_addr);
+	rte_ether_addr_copy(src_mac, &eth->src_addr);
+	eth->ether_type = rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4);
+	memcpy(ip, t->ip_hdr, sizeof(t->ip_hdr));
+	ip->packet_id = id_be;
+	ip->src_addr = daddr;
+	ip->dst_addr = saddr;
+	ip->hdr_checksum = (uint16_t)~fold(t->ip_sum0 + a + id_be);
+	udp->src_port = dport;
+	udp->dst_port = sport;
+	udp->dgram_len = ulen_be;
+	memset(frame, 0, MC_FRAME_HDR_LEN);
+	memcpy(frame, &reqid_raw, 2);
+	frame[5] = 1; /* datagram 0 of 1 */
+	memcpy(body, t->body, t->len);
+	sum = t->udp_sum0 + a + sport + dport + reqid_raw;
+	if (t->shape.key_off != NO_OFF) {
+		memcpy(body + t->shape.key_off, key, t->shape.key_len);
+		sum += sum_at(key, t->shape.key_len, t->shape.key_off & 1);
+	}
+	if (t->shape.opaque_off != NO_OFF) {
+		memcpy(body + t->shape.opaque_off, &opaque_raw, 4);
+		sum += sum_at(&opaque_raw, 4, t->shape.opaque_off & 1);
+	}
+	ck = (uint16_t)~fold(sum);
+	udp->dgram_cksum = ck == 0 ? 0xffff : ck;
+	return LG_HDR_LEN + MC_FRAME_HDR_LEN + t->len;
+}
+
 const struct lg_reply_tmpl *lg_node_tmpl(struct lg_node_core *nd, const uint8_t *p, bool hit)
 {
 	struct lg_reply_shape sh;
@@ -416,6 +507,7 @@ const struct lg_reply_tmpl *lg_node_tmpl(struct lg_node_core *nd, const uint8_t 
 	t->shape = sh;
 	t->len = (uint16_t)len;
 	t->sum = rte_raw_cksum(t->body, len);
+	tmpl_sums(t);
 	t->valid = true;
 	return t;
 }
@@ -424,36 +516,111 @@ uint32_t lg_node_tmpl_write(const struct lg_node_core *nd, const struct lg_reply
 			    const uint8_t *req_hdr, const uint8_t *p,
 			    const struct rte_ether_addr *src_mac, uint16_t ip_id, uint8_t *out)
 {
-	const struct rte_ether_hdr *qe = (const struct rte_ether_hdr *)req_hdr;
-	struct rte_ether_hdr *eth = (struct rte_ether_hdr *)out;
-	struct rte_ipv4_hdr *ip = (struct rte_ipv4_hdr *)(eth + 1);
-	struct rte_udp_hdr *udp = (struct rte_udp_hdr *)(ip + 1);
-	uint8_t *frame = (uint8_t *)(udp + 1), *body = frame + MC_FRAME_HDR_LEN;
 	const struct mc_request *r = &nd->req->req[0];
-	uint16_t ulen = (uint16_t)(sizeof(*udp) + MC_FRAME_HDR_LEN + t->len), ck;
-	uint32_t sum = t->sum;
-	/* The frame header: the request's id, datagram 0 of 1. */
-	struct mc_frame f = {nd->req->frame.request_id, 0, 1, 0};
+	uint16_t reqid = rte_cpu_to_be_16(nd->req->frame.request_id);
+	uint32_t opaque = rte_cpu_to_be_32(r->opaque);
 
-	reply_headers(qe, src_mac, ip_id, ulen, eth);
-	mc_frame_write(frame, &f);
-	memcpy(body, t->body, t->len);
-	if (t->shape.key_off != NO_OFF) {
-		const uint8_t *key = p + nd->req->keys[r->key_first].off;
+	return tmpl_put(t, req_hdr, reqid, p + nd->req->keys[r->key_first].off, opaque, src_mac,
+			ip_id, out);
+}
 
-		memcpy(body + t->shape.key_off, key, t->shape.key_len);
-		sum += sum_at(key, t->shape.key_len, t->shape.key_off & 1);
+/* ---------------------------------------------------------------- learnt requests */
+
+/* Payload @p p against pattern @p pt: same length, same bytes outside the masked spans. */
+static inline bool pat_match(const struct lg_req_pat *pt, const uint8_t *p, uint32_t len)
+{
+	uint64_t diff = 0;
+
+	if (pt->len != len)
+		return false;
+	for (uint8_t w = 0; w < pt->nw; w++) {
+		uint64_t x;
+
+		memcpy(&x, p + pt->woff[w], 8);
+		diff |= (x ^ pt->want[w]) & pt->mask[w];
 	}
-	if (t->shape.opaque_off != NO_OFF) {
-		uint32_t be = rte_cpu_to_be_32(r->opaque);
+	return diff == 0;
+}
 
-		memcpy(body + t->shape.opaque_off, &be, 4);
-		sum += sum_at(&be, 4, t->shape.opaque_off & 1);
+void lg_node_pat_learn(struct lg_node_core *nd, const uint8_t *p, uint32_t len, bool hit,
+		       const struct lg_reply_tmpl *t)
+{
+	const struct mc_request *r = &nd->req->req[0];
+	const struct mc_key *k = &nd->req->keys[r->key_first];
+	uint8_t m[8 * LG_REQ_PAT_WORDS];
+	struct lg_req_pat *pt;
+
+	if (len < 16 || len > sizeof(m) || t == NULL || !t->valid)
+		return;
+	for (uint8_t i = 0; i < nd->npat; i++) {
+		pt = &nd->pat[i];
+		if (pat_match(pt, p, len) && pt->key_off == k->off) {
+			if (!pt->have[hit]) {
+				pt->rt[hit] = *t;
+				pt->have[hit] = true;
+			}
+			return;
+		}
 	}
-	/* Pseudo-header, UDP header and frame header, then the body's sum. */
-	sum += rte_ipv4_phdr_cksum(ip, 0);
-	sum += rte_raw_cksum(udp, sizeof(*udp) + MC_FRAME_HDR_LEN);
-	ck = (uint16_t)~lg_cksum_fold(sum);
-	udp->dgram_cksum = ck == 0 ? 0xffff : ck;
-	return LG_HDR_LEN + MC_FRAME_HDR_LEN + t->len;
+	pt = &nd->pat[nd->pat_next];
+	nd->pat_next = (uint8_t)((nd->pat_next + 1) % LG_REQ_PATS);
+	if (nd->npat < LG_REQ_PATS)
+		nd->npat++;
+	memset(pt, 0, sizeof(*pt));
+	pt->key_off = (uint16_t)k->off;
+	pt->key_len = (uint16_t)k->len;
+	pt->opaque_off = r->proto == MC_PROTO_BINARY ? MC_FRAME_HDR_LEN + 12 : NO_OFF;
+	/* Compared: everything but the request id, the key and the opaque. */
+	memset(m, 0xff, len);
+	memset(m, 0, 2);
+	memset(m + k->off, 0, k->len);
+	if (pt->opaque_off != NO_OFF)
+		memset(m + pt->opaque_off, 0, 4);
+	for (uint32_t off = 0;; off += 8) {
+		uint64_t x, mk;
+
+		if (off + 8 > len)
+			off = len - 8;
+		memcpy(&x, p + off, 8);
+		memcpy(&mk, m + off, 8);
+		if (mk != 0) {
+			pt->woff[pt->nw] = (uint16_t)off;
+			pt->want[pt->nw] = x & mk;
+			pt->mask[pt->nw] = mk;
+			pt->nw++;
+		}
+		if (off + 8 == len)
+			break;
+	}
+	pt->rt[hit] = *t;
+	pt->have[hit] = true;
+	pt->len = (uint16_t)len; /* last: the slot is whole */
+}
+
+uint32_t lg_node_fast(const struct lg_node_core *nd, const uint8_t *req_hdr,
+		      const uint8_t *payload, uint32_t len, const struct rte_ether_addr *src_mac,
+		      uint16_t ip_id, uint32_t room, uint8_t *out, bool *hit)
+{
+	for (uint8_t i = 0; i < nd->npat; i++) {
+		const struct lg_req_pat *pt = &nd->pat[i];
+		const uint8_t *key = payload + pt->key_off;
+		uint16_t reqid;
+		uint32_t opaque = 0;
+		bool h;
+
+		if (!pat_match(pt, payload, len))
+			continue;
+		if (lg_key_special(key, pt->key_len))
+			return 0;
+		h = lg_node_key_held(nd, key, pt->key_len);
+		if (!pt->have[h] ||
+		    room < LG_HDR_LEN + MC_FRAME_HDR_LEN + (uint32_t)pt->rt[h].len)
+			return 0;
+		memcpy(&reqid, payload, 2);
+		if (pt->opaque_off != NO_OFF)
+			memcpy(&opaque, payload + pt->opaque_off, 4);
+		*hit = h;
+		return tmpl_put(&pt->rt[h], req_hdr, reqid, key, opaque, src_mac, ip_id, out);
+	}
+	return 0;
 }

@@ -145,18 +145,24 @@ void lg_tmpl_free(struct lg_tmpl *t)
 }
 
 /* The decimal digits of @p idx, written backwards from @p end over the template's '0's (the
- * leading zeros are already there); returns what they add to the sum. */
+ * leading zeros are already there), two at a time while two are left (one division by 100
+ * instead of two by 10), exactly as many as @p idx has; returns what they add to the sum. */
 static inline uint32_t put_digits(uint8_t *end, uint32_t idx, unsigned int sh)
 {
 	uint32_t sum = 0;
 
-	while (idx != 0) {
-		uint32_t d = idx % 10;
+	while (idx >= 10) {
+		uint32_t two = idx % 100, hi = two / 10, lo = two - hi * 10;
 
-		idx /= 10;
-		*--end = (uint8_t)('0' + d);
-		sum += d << sh;
-		sh ^= 8;
+		idx /= 100;
+		end -= 2;
+		end[0] = (uint8_t)('0' + hi);
+		end[1] = (uint8_t)('0' + lo);
+		sum += (lo << sh) + (hi << (sh ^ 8)); /* two bytes: sh is back where it was */
+	}
+	if (idx != 0) {
+		*--end = (uint8_t)('0' + idx);
+		sum += idx << sh;
 	}
 	return sum;
 }
@@ -232,9 +238,6 @@ bool lg_expect_match(const struct lg_expect *x, const uint8_t *p, uint32_t len)
 	if (!x->valid || len != x->len || memcmp(p, x->b, x->skip_off) != 0 ||
 	    memcmp(p + end, x->b + end, len - end) != 0)
 		return false;
-	/* A key is graphic ASCII without spaces (memcached's rule), as the parser requires. */
-	for (uint32_t i = x->skip_off; x->key_chars && i < end; i++)
-		if (p[i] <= ' ' || p[i] == 0x7f)
-			return false;
-	return true;
+	/* A key has no space, control byte or DEL (memcached's rule), as the parser requires. */
+	return !x->key_chars || !lg_key_special(p + x->skip_off, x->skip_len);
 }

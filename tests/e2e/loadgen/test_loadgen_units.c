@@ -554,6 +554,128 @@ static void test_node_replies(void **state)
 	check_node_replies(1400, 0.5, &r); /* two datagrams: the general path */
 }
 
+/* The node's fast path (lg_node_fast: a learnt request, no parse, the reply written over the
+ * request) against the general one (parse, lg_node_body, lg_node_dgram_ref), byte for byte, in
+ * every protocol: learnt as node.c learns (fast first, the general path learns what it
+ * templated); requests that take no template never take the fast path; a learnt request with
+ * one byte changed (a space or DEL in the key, another command, length) either falls through
+ * or gets exactly the general path's reply. */
+static void check_node_fast(uint32_t value_size, double hit_ratio, struct lg_rng *r)
+{
+	static const struct node_req reqs[] = {
+		{"get %s\r\n", 0, true},
+		{"mg %s v\r\n", 0, true},
+		{"mg %s s v f t c\r\n", 0, true},
+		{"mg %s k v\r\n", 0, false},
+		{"mg %s v q\r\n", 0, false},
+		{"gets %s\r\n", 0, false},
+		{"get %s lg:other\r\n", 0, false},
+		{"set %s 0 0 1\r\nx\r\n", 0, false},
+		{NULL, MC_BIN_GET, true},
+		{NULL, MC_BIN_GETK, true},
+		{NULL, MC_BIN_GETQ, false},
+	};
+	enum { NREQ = sizeof(reqs) / sizeof(reqs[0]) };
+	struct lg_node_core *nd = calloc(1, sizeof(*nd));
+	uint8_t *req = malloc(2048), *frame = malloc(4096), *want = malloc(4096);
+	uint64_t ctr[LG_CTR_COUNT];
+	uint32_t fast[NREQ] = {0}, mutated_fast = 0;
+	struct rte_ether_addr mac = {{2, 0, 0, 0, 0, 9}};
+
+	nd->value_size = value_size;
+	nd->hit_thresh = hit_ratio >= 1.0 ? 1ULL << 53 : (uint64_t)(hit_ratio * 9007199254740992.0);
+	nd->value_len_text_len = (uint8_t)snprintf(nd->value_len_text, sizeof(nd->value_len_text),
+						   "%u", value_size);
+	nd->value = malloc(value_size + 1);
+	nd->body = malloc(LG_NODE_BODY_MAX);
+	nd->req = malloc(sizeof(*nd->req));
+	for (uint32_t i = 0; i < value_size; i++)
+		nd->value[i] = (uint8_t)('a' + i % 26);
+	for (uint32_t i = 0; i < 30000; i++) {
+		size_t w = (size_t)(lg_rand(r) % NREQ);
+		bool mutate = lg_rand(r) % 4 == 0, hit = false, general_ok, fast_hit = false;
+		char key[64];
+		uint32_t plen, wl = 0, fl, len = 0;
+		const struct lg_reply_tmpl *t = NULL;
+
+		snprintf(key, sizeof(key), (lg_rand(r) & 1) ? "key:%05u" : "k%06u",
+			 (unsigned int)(lg_rand(r) % 100000));
+		plen = node_req_write(&reqs[w], key, (uint32_t)lg_rand(r), (uint16_t)lg_rand(r), req);
+		if (mutate) { /* one byte after the request id: to a random one, a space or DEL */
+			uint32_t at = 2 + (uint32_t)(lg_rand(r) % (plen - 2));
+			uint32_t how = (uint32_t)(lg_rand(r) % 3);
+
+			req[at] = how == 0 ? ' ' : how == 1 ? 0x7f : (uint8_t)lg_rand(r);
+		}
+		for (size_t b = 0; b < LG_HDR_LEN; b++)
+			frame[b] = (uint8_t)lg_rand(r);
+		memcpy(frame + LG_HDR_LEN, req, plen);
+		/* The general path, on its own copy of the request. */
+		general_ok = mc_parse_datagram_flags(req, plen, MC_PARSE_CTL_KEYS, nd->req) == MC_OK;
+		if (general_ok) {
+			memset(ctr, 0, sizeof(ctr));
+			general_ok = lg_node_body(nd, req, ctr, &len) && len > 0 &&
+				     len <= LG_NODE_DGRAM_BODY;
+		}
+		if (general_ok)
+			wl = lg_node_dgram_ref(frame, &mac, (uint16_t)i, nd->req->frame.request_id,
+					       0, 1, nd->body, len, want);
+		/* The fast path, in place. */
+		fl = lg_node_fast(nd, frame, frame + LG_HDR_LEN, plen, &mac, (uint16_t)i, 4096, frame,
+				  &fast_hit);
+		if (fl != 0) {
+			if (!general_ok)
+				fail_msg("'%s' op %u key %s: fast reply, the general path has none",
+					 reqs[w].text ? reqs[w].text : "bin", reqs[w].opcode, key);
+			if (!reqs[w].fast && !mutate)
+				fail_msg("'%s': no template, yet the fast path", reqs[w].text);
+			assert_int_equal(fl, wl);
+			if (memcmp(frame, want, wl) != 0)
+				fail_msg("'%s' op %u key %s mutated %d: replies differ",
+					 reqs[w].text ? reqs[w].text : "bin", reqs[w].opcode, key,
+					 mutate);
+			assert_int_equal(fast_hit, ctr[LG_CTR_NODE_HITS] == 1);
+			if (mutate)
+				mutated_fast++;
+			else
+				fast[w]++;
+			continue;
+		}
+		/* Learn as node.c does: the templated ones. */
+		if (general_ok && nd->req->nreq == 1 && nd->req->req[0].key_count == 1 &&
+		    nd->req->req[0].kind == MC_KIND_READ) {
+			const struct mc_key *k = &nd->req->keys[nd->req->req[0].key_first];
+
+			hit = lg_node_key_held(nd, req + k->off, k->len);
+			t = lg_node_tmpl(nd, req, hit);
+			if (t != NULL)
+				lg_node_pat_learn(nd, req, plen, hit, t);
+		}
+	}
+	for (size_t w = 0; w < NREQ; w++)
+		if (reqs[w].fast && value_size < 1000 && fast[w] == 0)
+			fail_msg("request %zu never took the fast path", w);
+	(void)mutated_fast;
+	free(nd->value);
+	free(nd->body);
+	free(nd->req);
+	free(nd);
+	free(req);
+	free(frame);
+	free(want);
+}
+
+static void test_node_fast(void **state)
+{
+	struct lg_rng r = {.s = 0xf00dULL};
+	(void)state;
+
+	check_node_fast(100, 1.0, &r);
+	check_node_fast(100, 0.5, &r);
+	check_node_fast(0, 0.7, &r);
+	check_node_fast(1400, 0.5, &r); /* two datagrams: never fast */
+}
+
 /* The slow verdict on a reply datagram @p p (frame header included) to @p tmpl: a whole reply
  * of one hit (and ASCII's END) of @p vsize bytes. */
 static bool parser_says_hit(const struct mc_requests *tmpl, const uint8_t *p, uint32_t len,
@@ -688,6 +810,7 @@ int main(void)
 		cmocka_unit_test(test_series),	       cmocka_unit_test(test_frames),
 		cmocka_unit_test(test_cksum_fold),	       cmocka_unit_test(test_node_replies),
 		cmocka_unit_test(test_expect),
+		cmocka_unit_test(test_node_fast),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
