@@ -153,7 +153,7 @@ static void test_single_get(void **state)
 	(void)state;
 	static const char *yes[] = {
 		"get foo\r\n", "mg foo\r\n", "mg foo v\r\n", "mg foo v f t\r\n", "mg foo s v k\r\n",
-		"get \x80\xff" "key\r\n",
+		("get \x80\xff" "key\r\n"),
 	};
 	static const char *no[] = {
 		"get foo bar\r\n", "get foo\n", "get foo\r\nget bar\r\n", "gets foo\r\n",
