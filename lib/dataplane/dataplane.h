@@ -74,6 +74,8 @@ extern "C" {
 	_(QUIET, "quiet_forwarded")     /* noreply/quiet writes: forwarded, no slot kept */        \
 	_(MULTI_TRACKED, "multi_tracked") /* multi-message replies followed by a parser */        \
 	_(MULTI_UNTRACKED, "multi_untracked") /* ... without a free parser: freed by timeout */   \
+	_(FAST, "fast_lane") /* requests forwarded by the fast lane (single-key reads) */         \
+	_(FAST_FALLBACK, "fast_fallback") /* ... of its shape that the general path handled */   \
 	_(ARP_REPLIED, "arp_replied")   /* ARP requests for the router's address answered */      \
 	_(ARP_LEARNED, "arp_learned")   /* ARP replies to the router's requests that taught a \
 					   node's MAC */                                          \
@@ -339,6 +341,8 @@ struct dp_config {
 	 *  clients' own MACs or their gateways'); n_client_macs 0 = from any unicast MAC. */
 	uint8_t client_macs[DP_CLIENT_MACS_MAX][6];
 	uint16_t n_client_macs;
+	/** Every request takes the general path (the fast lane off: tests compare the two). */
+	bool no_fast_lane;
 	uint32_t slots;            /**< request slots per worker: power of two, 64..65536 */
 	uint32_t request_timeout_ms; /**< a slot without a complete reply is freed after this */
 	uint32_t quiet_read_ms;    /**< a slot whose reply has no end the router can tell (quiet

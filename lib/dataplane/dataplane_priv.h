@@ -533,6 +533,7 @@ struct dp_worker {
 	uint16_t n_listen;
 	uint16_t n_allowed;
 	uint16_t n_client_macs;
+	bool fast_off; /* no request takes the fast lane (dp_fast.h) */
 	uint16_t reply_base;
 	uint32_t reply_count;
 	uint32_t port_shift;   /* log2(reply ports per worker) */

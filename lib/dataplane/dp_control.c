@@ -421,6 +421,9 @@ static struct dp_worker *worker_new(struct dp *dp, uint16_t id, uint32_t inst)
 	memcpy(w->client_src_ip6, c->router_ip6, 16);
 	memcpy(w->node_src_ip6, dp->cfg.node_router_ip6, 16);
 	w->node_vlan_fixed = dp->cfg.node_vlan_fixed;
+	/* What keeps every request off the fast lane for the worker's life (dp_fast.h): a client
+	 * MAC list, a re-tag towards the nodes, or the lane turned off. */
+	w->fast_off = c->no_fast_lane || c->n_client_macs != 0 || (w->two_ports && w->node_vlan_fixed);
 	w->node_vlan_tagged = dp->cfg.node_vlan_fixed && dp->cfg.node_vlan_id != 0;
 	w->node_vlan_tci = rte_cpu_to_be_16(dp->cfg.node_vlan_id);
 	memcpy(&w->node_src_mac, dp->cfg.node_router_mac, 6);

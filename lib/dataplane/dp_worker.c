@@ -1133,6 +1133,7 @@ enum dp_verdict {
 	DP_V_ARP,
 	DP_V_IPV6, /* handle_ipv6 judges the rest */
 	DP_V_FRAG, /* IPv4 fragment, or over the MTU (dp_ahead.k: its total length): handle_frag4 */
+	DP_V_FAST, /* a request of the fast lane's shape (dp_fast.h): fast_request */
 };
 
 static inline enum dp_verdict verdict_drop(struct dp_ahead *a, enum dp_drop why)
@@ -1594,6 +1595,7 @@ static __rte_always_inline enum dp_verdict check_served(struct dp_worker *w, str
 }
 
 static void handle_frag4(struct dp_worker *w, struct rte_mbuf *m, struct dp_ahead *a);
+static void fast_request(struct dp_worker *w, struct rte_mbuf *m, struct dp_ahead *a);
 
 /* Frame @p m where the look-ahead's checks (@p a) send it. Always inlined: the burst loop is
  * its one caller, and the reply path must not pay a call (see handle_request()). */
@@ -1606,6 +1608,8 @@ static __rte_always_inline void handle_packet(struct dp_worker *w, struct rte_mb
 	switch ((enum dp_verdict)a->verdict) {
 	case DP_V_REPLY:
 		return handle_reply(w, m, pk, a->k);
+	case DP_V_FAST:
+		return fast_request(w, m, a);
 	case DP_V_REQUEST:
 		return handle_request(w, m, pk);
 	case DP_V_DROP:
@@ -1693,6 +1697,9 @@ static inline void key_hint(const struct dp_worker *w, struct dp_ahead *a, const
 	pl_prefetch_hash(w->cur->pl, h->hash);
 }
 
+/* The fast lane (fast_hint, fast_request): dp_fast.h, a part of this file. */
+#include "dp_fast.h"
+
 /* The look-ahead of one frame: its checks (check_frame), and for a request its parse. */
 static __rte_always_inline void look_ahead(struct dp_worker *w, struct rte_mbuf *m,
 					   struct dp_ahead *a)
@@ -1705,7 +1712,7 @@ static __rte_always_inline void look_ahead(struct dp_worker *w, struct rte_mbuf 
 	a->hint.has_owner = false;
 	a->verdict = (uint16_t)check_served(w, m, a);
 	if (likely(a->verdict == DP_V_REQUEST))
-		return key_hint(w, a, a->pk.payload, a->pk.plen);
+		return fast_hint(w, a);
 	if (a->verdict == DP_V_IPV6 &&
 	    (pay = peek_payload6(w, (const uint8_t *)a->pk.eth, a->len, a->pk.l2_len, &plen)))
 		key_hint(w, a, pay, plen);

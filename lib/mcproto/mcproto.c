@@ -922,6 +922,61 @@ enum mc_err mc_parse_datagram_flags(const uint8_t *p, size_t len, unsigned flags
 	return parse_from(p, MC_FRAME_HDR_LEN, (uint32_t)len, flags, out, false);
 }
 
+bool mc_match_single_get(const uint8_t *p, uint32_t len, uint16_t *koff, uint16_t *klen)
+{
+	uint32_t fr, e, k;
+
+	/* seq 0, total 1 (bytes 2..5, big-endian), as mc_parse_datagram_flags() wants. */
+	if (len < MC_FRAME_HDR_LEN + 6)
+		return false;
+	memcpy(&fr, p + 2, 4);
+	if (fr != UINT32_C(0x01000000))
+		return false;
+	if (p[MC_FRAME_HDR_LEN] == MC_BIN_REQ_MAGIC) {
+		const uint8_t *h = p + MC_FRAME_HDR_LEN;
+		uint32_t kl;
+
+		/* mc_parse_binary_get()'s shape for the two opcodes that are not quiet. */
+		if (len - MC_FRAME_HDR_LEN < MC_BIN_HDR_LEN || (h[1] != MC_BIN_GET && h[1] != MC_BIN_GETK) ||
+		    h[4] != 0 || h[5] != 0)
+			return false;
+		kl = mc_rd16(h + 2);
+		if (kl == 0 || kl > MC_KEY_MAX || mc_rd32(h + 8) != kl ||
+		    len - MC_FRAME_HDR_LEN - MC_BIN_HDR_LEN != kl)
+			return false;
+		*koff = MC_FRAME_HDR_LEN + MC_BIN_HDR_LEN;
+		*klen = (uint16_t)kl;
+		return true;
+	}
+	/* parse_fast()'s shapes: "\r\n" ends the datagram, "get " or "mg ", a plain key. */
+	if (len - MC_FRAME_HDR_LEN < 6 || mc_rd16(p + len - 2) != ('\r' << 8 | '\n'))
+		return false;
+	memcpy(&fr, p + MC_FRAME_HDR_LEN, 4);
+	if (fr == (uint32_t)('g' | 'e' << 8 | 't' << 16 | ' ' << 24))
+		k = MC_FRAME_HDR_LEN + 4;
+	else if ((fr & 0xffffffu) == (uint32_t)('m' | 'g' << 8 | ' ' << 16))
+		k = MC_FRAME_HDR_LEN + 3;
+	else
+		return false;
+	e = scan_plain(p, k, len);
+	if (e == k || e - k > MC_KEY_MAX)
+		return false;
+	*koff = (uint16_t)k;
+	*klen = (uint16_t)(e - k);
+	if (e == len - 2)
+		return true;
+	if (k != MC_FRAME_HDR_LEN + 3 || p[e] != ' ')
+		return false;
+#ifdef __SSE2__
+	struct mc_request r = {.flags = 0};
+
+	/* The window refuses `b` and `O`; a `q` makes the read quiet (the general path's). */
+	return meta_flags_window(p, e, len - 2, &r) && !(r.flags & MC_REQ_F_QUIET);
+#else
+	return false;
+#endif
+}
+
 enum mc_err mc_parse_datagram(const uint8_t *p, size_t len, struct mc_requests *out)
 {
 	return mc_parse_datagram_flags(p, len, 0, out);

@@ -367,6 +367,17 @@ enum mc_err mc_parse_datagram(const uint8_t *p, size_t len, struct mc_requests *
 enum mc_err mc_parse_requests_flags(const uint8_t *p, size_t len, unsigned flags,
 				    struct mc_requests *out);
 
+/**
+ * The router's fast lane: whether datagram @p p (@p len bytes, frame header included) is one
+ * plain single-key read that expects its reply: exactly `get <key>\r\n`, one
+ * `mg <key>[ <flags>]\r\n` line whose flags the parser takes at once and that has neither `q`
+ * nor `b`, or one binary GET / GETK filling the datagram; frame seq 0 of 1 datagram. True with
+ * the key's offset and length (plain bytes, 1..MC_KEY_MAX) in *@p koff / *@p klen, and then
+ * mc_parse_datagram_flags() of the same bytes (any flags) returns MC_OK with one read
+ * request, not quiet, of that one key. False: anything else (the full parser decides).
+ */
+bool mc_match_single_get(const uint8_t *p, uint32_t len, uint16_t *koff, uint16_t *klen);
+
 /** mc_parse_datagram() with MC_PARSE_* @p flags. The commonest datagrams (one `get <key>` or
  * `mg <key>[ <flags>]` line, one binary GET) take a shorter way to the same result. */
 enum mc_err mc_parse_datagram_flags(const uint8_t *p, size_t len, unsigned flags,

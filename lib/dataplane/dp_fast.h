@@ -1,0 +1,118 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The fast lane (issue 30): the commonest request, a single-key read from an allowed client
+ * over IPv4, handled in the fewest stages that keep every check the general path makes.
+ *
+ *   look-ahead: the port's header pattern, lengths and checksum verdicts (check_served, as
+ *     for every frame), then fast_hint(): mc_match_single_get() (frame header, `get <key>`,
+ *     one `mg <key> [flags]` line without q or b, one binary GET / GETK) instead of the full
+ *     parse into a struct mc_requests; the key hashed and its ring index entry prefetched;
+ *     verdict DP_V_FAST. The owner is looked up DP_LOOKUP_AHEAD packets ahead as for any
+ *     request (owner_hint).
+ *   the packet's turn: fast_request(): fast_eligible() (the one predicate), then slot,
+ *     rewrite, TX. Anything fast_eligible() refuses goes to fast_fallback(): the full parse
+ *     of the same bytes into the record, and handle_request(), today's general path, which
+ *     then decides (and counts) as it always did. The look-ahead's hash and owner stay: the
+ *     matcher guarantees the full parse finds the same one plain key.
+ *
+ * A part of dp_worker.c (included there after handle_request()): it uses that file's static
+ * helpers (client_allowed, rewrite_udp, handle_request) and is inlined into its burst loop.
+ *
+ * For the changes that come: a key -> pool choice goes in fast_hint() before the hash (the
+ * pool's placement hashes and looks up the key) and, where it needs more than one pool's
+ * state at the packet's turn, a condition in fast_eligible(); a drained router's refusal is a
+ * condition there too (or its once-per-burst check keeps DP_V_FAST from being set at all).
+ * Replicated writes do not concern the lane: it carries reads only.
+ */
+#ifndef RINGWAY_DP_FAST_H
+#define RINGWAY_DP_FAST_H
+
+/* The look-ahead of an IPv4 request datagram (@p a, checked by check_served or check_frame):
+ * the fast lane's match when there is a placement, else the general parse (key_hint). */
+static __rte_always_inline void fast_hint(struct dp_worker *w, struct dp_ahead *a)
+{
+	struct dp_hint *h = &a->hint;
+	const uint8_t *pay = a->pk.payload;
+	uint16_t off, len;
+
+	/* w->fast_off: a client MAC list, a re-tag towards the nodes, or the lane off. */
+	if (likely(w->cur != NULL) && likely(!(a->pk.vlan | w->fast_off)) &&
+	    mc_match_single_get(pay, a->pk.plen, &off, &len)) {
+		/* h->payload stays NULL: the record holds no parse until fast_fallback(). */
+		h->hash = pl_key_hash(w->cur->pl, pay + off, len);
+		h->has_owner = true;
+		pl_prefetch_hash(w->cur->pl, h->hash);
+		a->verdict = DP_V_FAST;
+		return;
+	}
+	key_hint(w, a, pay, a->pk.plen);
+}
+
+/* A DP_V_FAST request the lane does not take: the general path, on the full parse of the
+ * same bytes (the look-ahead's owner kept: same key). Out of line: the rare case. */
+static __rte_noinline void fast_fallback(struct dp_worker *w, struct rte_mbuf *m, struct dp_ahead *a)
+{
+	struct dp_hint *h = &a->hint;
+
+	h->payload = a->pk.payload;
+	h->plen = a->pk.plen;
+	h->err = mc_parse_datagram_flags(a->pk.payload, a->pk.plen, MC_PARSE_CTL_KEYS, h->req);
+	w->ctr[DP_CTR_FAST_FALLBACK]++;
+	handle_request(w, m, &a->pk);
+}
+
+/*
+ * The one eligibility predicate: true when the general path, given this request (one plain
+ * read, not quiet, IPv4, untagged), would forward it to endpoint *@p ep with MAC word *@p mac
+ * through exactly the steps fast_request() takes, with nothing else to do on the way (the
+ * lane on for this worker, fast_hint() saw to that: no client MAC list, no re-tag towards the
+ * nodes): the client allowed by prefix, not the hot-key sampler's turn and no hot set loaded, no warm-up
+ * window for reads, the owner an IPv4 endpoint that
+ * serves and has a MAC, a free slot. Everything else (hot key, warm-up, a down or IPv6 node, a
+ * refused client, no placement member) is the general path's to decide and count.
+ */
+static __rte_always_inline bool fast_eligible(const struct dp_worker *w, const struct dp_ahead *a,
+					      uint32_t *ep, uint64_t *mac)
+{
+	int32_t owner = a->hint.owner;
+
+	if (unlikely(owner < 0 || w->hot_left == 1 || w->hot->set != NULL ||
+		     (w->prev_cur != NULL && w->warm_reads)))
+		return false;
+	if (unlikely(!client_allowed(w, a->pk.ip->src_addr)))
+		return false;
+	*ep = w->cur->ep[owner];
+	if (unlikely(!dp_ep_serving(w, *ep) || w->eps[*ep].v6))
+		return false;
+	*mac = atomic_load_explicit(&w->eps[*ep].mac, memory_order_relaxed);
+	return likely(*mac & DP_MAC_VALID) && likely(w->free_head != w->free_tail);
+}
+
+/* A DP_V_FAST request: forwarded at once when fast_eligible(), else the general path. What it
+ * does and counts is forward_request()'s for a one-message read (the slot expects one message,
+ * no parser; the sampler's gap counts down as dp_hot_count() would). Out of line, as
+ * handle_request() is (the reply path inside the burst loop must not pay its spills). */
+static __rte_noinline void fast_request(struct dp_worker *w, struct rte_mbuf *m, struct dp_ahead *a)
+{
+	struct dp_pkt *pk = &a->pk;
+	struct dp_slot *sl;
+	uint16_t port_be, reqid;
+	uint32_t ep, s;
+	uint64_t mac;
+
+	if (unlikely(!fast_eligible(w, a, &ep, &mac)) ||
+	    unlikely(!dp_client_take(w, pk->ip->src_addr, 1)))
+		return fast_fallback(w, m, a); /* nothing changed yet */
+	w->hot_left--; /* not 1 (fast_eligible): no sample due */
+	s = dp_slot_take(w, pk, ep, &port_be, &reqid);
+	sl = &w->slots[s];
+	sl->multi = DP_MULTI_NONE;
+	sl->parser = DP_NO_PARSER;
+	memcpy(&pk->eth->dst_addr, &mac, 6); /* little-endian: bytes 0..5 of the word */
+	rte_ether_addr_copy(&w->node_src_mac, &pk->eth->src_addr);
+	rewrite_udp(w, m, pk, w->node_src_ip, sl->node_ip, port_be, sl->node_port, reqid);
+	dp_tx_push_fwd(w, m, ep, s);
+	w->ctr[DP_CTR_FAST]++;
+}
+
+#endif /* RINGWAY_DP_FAST_H */

@@ -1,0 +1,363 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The fast lane (lib/dataplane/dp_fast.h): each request runs through two data planes made
+ * alike from the same random seed (so their slots' request ids and ports are the same), one
+ * with the lane and one without (dp_config.no_fast_lane); what leaves towards the node, the
+ * reply that goes back to the client, and every counter but the lane's own two must be the
+ * same bytes and values. The lane must have taken each eligible kind (fast_lane) and none of
+ * the ineligible ones, which the general path answered (fast_fallback for those of its shape).
+ */
+#include <arpa/inet.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <rte_random.h>
+
+#include "dp_test.h"
+
+#define MAX_OUT 8
+
+struct out {
+	unsigned n;
+	size_t len[MAX_OUT];
+	uint8_t b[MAX_OUT][2048];
+	struct dp_stats st;
+};
+
+/* What the case needs before its request, and the request itself. */
+struct fcase {
+	const char *name;
+	const void *body; /* after the frame header */
+	size_t len;
+	bool v6;		     /* from T_CLIENT_IP6 (t_dp_start6, IPv4 nodes) */
+	const char *sip;	     /* another IPv4 source (NULL: T_CLIENT_IP) */
+	bool bad_ip_csum;
+	void (*tweak)(struct dp_config *c);
+	void (*before)(void); /* after the start, before the request */
+	bool eligible;
+	bool lane_shape; /* reaches the lane's predicate (counted fast_fallback when refused) */
+};
+
+static bool lane_off;
+static void (*case_tweak)(struct dp_config *c);
+
+static void tweak(struct dp_config *c)
+{
+	c->no_fast_lane = lane_off;
+	if (case_tweak)
+		case_tweak(c);
+}
+
+static void collect(struct out *o)
+{
+	struct rte_mbuf *m;
+
+	while ((m = t_sent(0)) != NULL) {
+		assert_true(o->n < MAX_OUT);
+		o->len[o->n] = rte_pktmbuf_data_len(m);
+		assert_true(o->len[o->n] <= sizeof(o->b[0]));
+		memcpy(o->b[o->n], rte_pktmbuf_mtod(m, void *), o->len[o->n]);
+		o->n++;
+		rte_pktmbuf_free(m);
+	}
+}
+
+static struct rte_mbuf *request(const struct fcase *fc)
+{
+	uint8_t p[1024] = {0x00, 0x4d, 0, 0, 0, 1, 0, 0};
+
+	memcpy(p + 8, fc->body, fc->len);
+	if (fc->v6)
+		return t_request6(5555, 77, fc->body, fc->len);
+	if (fc->sip == NULL && !fc->bad_ip_csum)
+		return t_request(5555, 77, fc->body, fc->len);
+	struct t_pkt_spec s = {
+		.src_mac = t_client_mac,
+		.dst_mac = t_router_mac,
+		.sip = fc->sip ? fc->sip : T_CLIENT_IP,
+		.dip = T_ROUTER_IP,
+		.sport = 5555,
+		.dport = T_LISTEN,
+		.payload = p,
+		.plen = 8 + fc->len,
+		.bad_ip_csum = fc->bad_ip_csum,
+	};
+	return t_pkt(&s);
+}
+
+/* The request of @p fc through a new data plane (lane on or off); a request that left for a
+ * node gets that node's one-datagram reply. */
+static void run(const struct fcase *fc, bool off, struct out *o)
+{
+	static const char body[] = "VALUE k 0 5\r\nhello\r\nEND\r\n";
+
+	memset(o, 0, sizeof(*o));
+	lane_off = off;
+	case_tweak = fc->tweak;
+	rte_srand(20261203);
+	if (fc->v6)
+		t_dp_start6(1, 0, tweak);
+	else
+		t_dp_start(1, 4, tweak);
+	if (fc->before)
+		fc->before();
+	collect(o); /* whatever the set-up sent (none expected) */
+	o->n = 0;
+	t_inject(0, request(fc));
+	t_poll(0);
+	collect(o);
+	if (o->n == 1 && o->len[0] >= 42 && o->b[0][12] == 0x08 && o->b[0][13] == 0x00 &&
+	    o->b[0][30] == 198 && o->b[0][31] == 18 && o->b[0][32] == 1) {
+		char node[INET_ADDRSTRLEN];
+		uint16_t dport = (uint16_t)(o->b[0][34] << 8 | o->b[0][35]);
+		uint16_t reqid = (uint16_t)(o->b[0][42] << 8 | o->b[0][43]);
+
+		inet_ntop(AF_INET, o->b[0] + 30, node, sizeof(node));
+		t_inject(0, t_reply(node, 11211, dport, reqid, 0, 1, body, sizeof(body) - 1));
+		t_poll(0);
+		collect(o);
+	}
+	o->st = t_stats();
+	t_dp_stop();
+}
+
+static void check(const struct fcase *fc)
+{
+	static struct out on, off;
+
+	run(fc, false, &on);
+	run(fc, true, &off);
+	assert_int_equal(on.n, off.n);
+	for (unsigned i = 0; i < on.n; i++) {
+		assert_int_equal(on.len[i], off.len[i]);
+		if (memcmp(on.b[i], off.b[i], on.len[i]) != 0)
+			fail_msg("%s: packet %u differs with the fast lane", fc->name, i);
+	}
+	for (int c = 0; c < DP_CTR_COUNT; c++)
+		if (c != DP_CTR_FAST && c != DP_CTR_FAST_FALLBACK &&
+		    on.st.ctr[c] != off.st.ctr[c])
+			fail_msg("%s: counter %d: %" PRIu64 " with the lane, %" PRIu64 " without",
+				 fc->name, c, on.st.ctr[c], off.st.ctr[c]);
+	for (int d = 0; d < DP_DROP_COUNT; d++)
+		assert_int_equal(on.st.drop[d], off.st.drop[d]);
+	assert_int_equal(off.st.ctr[DP_CTR_FAST], 0);
+	assert_int_equal(off.st.ctr[DP_CTR_FAST_FALLBACK], 0);
+	if (fc->eligible) {
+		/* Taken by the lane, answered: request out, reply back. */
+		assert_int_equal(on.st.ctr[DP_CTR_FAST], 1);
+		assert_int_equal(on.st.ctr[DP_CTR_FAST_FALLBACK], 0);
+		assert_int_equal(on.n, 2);
+		assert_int_equal(on.st.ctr[DP_CTR_FORWARDED], 1);
+		assert_int_equal(on.st.ctr[DP_CTR_RETURNED], 1);
+		assert_int_equal(on.st.ctr[DP_CTR_SLOTS_COMPLETED], 1);
+	} else {
+		assert_int_equal(on.st.ctr[DP_CTR_FAST], 0);
+		assert_int_equal(on.st.ctr[DP_CTR_FAST_FALLBACK], fc->lane_shape ? 1 : 0);
+	}
+}
+
+#define BODY(s) .body = s, .len = sizeof(s) - 1
+
+static const uint8_t bin_get[] = {0x80, 0x00, 0x00, 0x04, 0, 0, 0, 0, 0, 0, 0, 4,
+				  0xde, 0xad, 0xbe, 0xef, 0, 0, 0, 0, 0, 0, 0, 0, 'k', 'e', 'y', '7'};
+static const uint8_t bin_getk[] = {0x80, 0x0c, 0x00, 0x04, 0, 0, 0, 0, 0, 0, 0, 4,
+				   0, 0, 0, 9, 0, 0, 0, 0, 0, 0, 0, 0, 'k', 'e', 'y', '8'};
+
+static const uint8_t bin_getq[] = {0x80, 0x09, 0x00, 0x01, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0,
+				   0, 0, 0, 0, 0, 0, 0, 0, 'q'};
+
+static void test_eligible_same_bytes(void **state)
+{
+	(void)state;
+	const struct fcase cases[] = {
+		{.name = "ascii get", BODY("get foo\r\n"), .eligible = true},
+		{.name = "ascii get, long key", BODY("get some:longer:key:of:forty:bytes:12345678\r\n"),
+		 .eligible = true},
+		{.name = "mg", BODY("mg foo\r\n"), .eligible = true},
+		{.name = "mg v f t", BODY("mg bar v f t\r\n"), .eligible = true},
+		{.name = "mg k s v", BODY("mg baz k s v\r\n"), .eligible = true},
+		{.name = "binary GET", .body = bin_get, .len = sizeof(bin_get), .eligible = true},
+		{.name = "binary GETK", .body = bin_getk, .len = sizeof(bin_getk), .eligible = true},
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		check(&cases[i]);
+}
+
+/* Ineligible conditions ------------------------------------------------------------------ */
+
+static void hot_every(struct dp_config *c)
+{
+	c->hot_sample_every = 1; /* the sampler's turn on every request */
+	c->hot_sketch_keys = 64;
+	c->hot_interval_ms = 50;
+	c->hot_threshold_pct = 0;
+	c->hot_replicas = 3;
+	c->hot_fill_ttl_s = 1;
+}
+
+static void hot_cfg(struct dp_config *c)
+{
+	hot_every(c);
+	c->hot_sample_every = 1000000;
+}
+
+static void pin_foo(void)
+{
+	assert_int_equal(dp_hot_pin(rig.dp, (const uint8_t *)"foo", 3, true), 0);
+}
+
+static const char *key_of(int32_t member)
+{
+	static char k[32];
+
+	for (int i = 0;; i++) {
+		snprintf(k, sizeof(k), "key%d", i);
+		if (t_owner(k) == member)
+			return k;
+	}
+}
+
+static char down_req[64];
+
+static void owner_down(void)
+{
+	assert_int_equal(dp_health_admin(rig.dp, "n1", DP_HEALTH_DOWN), 0);
+}
+
+static void warm_on(struct dp_config *c)
+{
+	c->warm_window_s = 60;
+	c->warm_ttl_s = 30;
+}
+
+/* 4 nodes, then 3 (n4 leaves): the warm-up window opens for reads. */
+static void shrink(void)
+{
+	struct dp_node_mac macs[3];
+
+	pl_free(rig.pl);
+	rig.pl = t_fleet(3);
+	rig.n_nodes = 3;
+	memset(macs, 0, sizeof(macs));
+	for (int i = 0; i < 3; i++) {
+		uint8_t mac[6] = {0x02, 0, 0, 0, 0x01, (uint8_t)(i + 1)};
+
+		memcpy(macs[i].mac, mac, 6);
+		macs[i].has_mac = true;
+	}
+	assert_int_equal(dp_publish_placement(rig.dp, rig.pl, macs, 2), 0);
+}
+
+static void client_macs(struct dp_config *c)
+{
+	static const uint8_t other[6] = {0x02, 0, 0, 0, 0x09, 0x09};
+
+	memcpy(c->client_macs[0], t_client_mac, 6);
+	memcpy(c->client_macs[1], other, 6);
+	c->n_client_macs = 2;
+}
+
+static void test_ineligible_fall_through(void **state)
+{
+	(void)state;
+	/* A key of member 0 (n1), to be held down; the placement is the rig's 4 nodes. */
+	t_dp_start(1, 4, NULL);
+	snprintf(down_req, sizeof(down_req), "get %s\r\n", key_of(0));
+	t_dp_stop();
+	const struct fcase cases[] = {
+		{.name = "hot key", BODY("get foo\r\n"), .tweak = hot_cfg, .before = pin_foo,
+		 .lane_shape = true},
+		{.name = "sampler's turn", BODY("mg foo v\r\n"), .tweak = hot_every, .lane_shape = true},
+		{.name = "warm-up window", BODY("get foo\r\n"), .tweak = warm_on, .before = shrink,
+		 .lane_shape = true},
+		{.name = "down endpoint", .body = down_req, .len = strlen(down_req), .before = owner_down,
+		 .lane_shape = true},
+		{.name = "ACL refused", BODY("get foo\r\n"), .sip = "198.18.5.5", .lane_shape = true},
+		{.name = "client MAC list", BODY("get foo\r\n"), .tweak = client_macs},
+		{.name = "bad checksum", BODY("get foo\r\n"), .bad_ip_csum = true},
+		{.name = "IPv6", BODY("get foo\r\n"), .v6 = true},
+		{.name = "multi-get", BODY("get foo bar baz\r\n")},
+		{.name = "quiet mg", BODY("mg foo v q\r\n")},
+		{.name = "gets", BODY("gets foo\r\n")},
+		{.name = "binary GETQ", .body = bin_getq, .len = sizeof(bin_getq)},
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		check(&cases[i]);
+}
+
+static void hot_sparse(struct dp_config *c)
+{
+	hot_every(c);
+	c->hot_sample_every = 4;
+}
+
+/* Many requests in bursts, lane on and off: the same packets out and the same counters, the
+ * lane taking every one but the hot-key sampler's turns, and every packet counted once (t_stats
+ * checks the identity). */
+static void test_bursts_same_bytes(void **state)
+{
+	static struct out on, off;
+	(void)state;
+
+	for (int pass = 0; pass < 2; pass++) {
+		struct out *o = pass == 0 ? &on : &off;
+
+		memset(o, 0, sizeof(*o));
+		lane_off = pass == 1;
+		case_tweak = hot_sparse;
+		rte_srand(7);
+		t_dp_start(1, 4, tweak);
+		for (int i = 0; i < 40; i++) {
+			char k[64];
+			int n = snprintf(k, sizeof(k), i % 2 ? "get key%d\r\n" : "mg key%d v f\r\n", i);
+
+			rte_ring_enqueue(rig.rx[0], t_request((uint16_t)(6000 + i), (uint16_t)i, k,
+							      (size_t)n));
+		}
+		for (int i = 0; i < 4; i++)
+			t_poll(0);
+		struct rte_mbuf *m;
+		uint32_t sum = 0, cnt = 0;
+
+		while ((m = t_sent(0)) != NULL) {
+			const uint8_t *d = rte_pktmbuf_mtod(m, const uint8_t *);
+
+			for (uint32_t j = 0; j < rte_pktmbuf_data_len(m); j++)
+				sum = sum * 31 + d[j];
+			cnt++;
+			rte_pktmbuf_free(m);
+		}
+		o->n = cnt;
+		o->len[0] = sum;
+		o->st = t_stats();
+		t_dp_stop();
+	}
+	assert_int_equal(on.n, 40);
+	assert_int_equal(off.n, 40);
+	assert_int_equal(on.len[0], off.len[0]);
+	for (int c = 0; c < DP_CTR_COUNT; c++)
+		if (c != DP_CTR_FAST && c != DP_CTR_FAST_FALLBACK)
+			assert_int_equal(on.st.ctr[c], off.st.ctr[c]);
+	/* The sampler's turns went to the general path, the rest through the lane. */
+	assert_true(on.st.ctr[DP_CTR_HOT_SAMPLED] > 0);
+	assert_int_equal(on.st.ctr[DP_CTR_FAST] + on.st.ctr[DP_CTR_FAST_FALLBACK], 40);
+	assert_int_equal(on.st.ctr[DP_CTR_FAST_FALLBACK], on.st.ctr[DP_CTR_HOT_SAMPLED]);
+	assert_int_equal(on.st.ctr[DP_CTR_FORWARDED], 40);
+	assert_int_equal(off.st.ctr[DP_CTR_FORWARDED], 40);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_eligible_same_bytes),
+		cmocka_unit_test(test_ineligible_fall_through),
+		cmocka_unit_test(test_bursts_same_bytes),
+	};
+	int rc;
+
+	t_eal_setup("dp_fast", "0", 1);
+	rc = cmocka_run_group_tests(tests, NULL, NULL);
+	return t_eal_teardown(rc);
+}
