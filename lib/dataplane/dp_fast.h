@@ -20,8 +20,8 @@
  *
  * For the changes that come: a key -> pool choice goes in fast_hint() before the hash (the
  * pool's placement hashes and looks up the key) and, where it needs more than one pool's
- * state at the packet's turn, a condition in fast_eligible(); a drained router's refusal is a
- * condition there too (or its once-per-burst check keeps DP_V_FAST from being set at all).
+ * state at the packet's turn, a condition in fast_eligible(); a draining router's refusal is a
+ * condition there (DP_DRAIN_WORD_MODE, loaded once per burst).
  * Replicated writes do not concern the lane: it carries reads only.
  */
 #ifndef RINGWAY_DP_FAST_H
@@ -76,8 +76,9 @@ static __rte_always_inline bool fast_eligible(const struct dp_worker *w, const s
 {
 	int32_t owner = a->hint.owner;
 
+	/* A draining router takes no new request: the general path answers (drain_request). */
 	if (unlikely(owner < 0 || w->hot_left == 1 || w->hot->set != NULL ||
-		     (w->prev_cur != NULL && w->warm_reads)))
+		     (w->prev_cur != NULL && w->warm_reads) || DP_DRAIN_WORD_MODE(w->drain) != 0))
 		return false;
 	if (unlikely(!client_allowed(w, a->pk.ip->src_addr)))
 		return false;
