@@ -227,8 +227,10 @@ static int router_connect(struct agent *a)
 	return 0;
 }
 
-/* The replace block for @p st at fleet revision @p rev whose digest is @p digest. */
-static int block_of(const struct ctl_state *st, int64_t rev, uint64_t digest, struct ctl_text *t)
+/* The replace block for @p st at fleet revision @p rev whose digest is @p digest; @p keep:
+ * every member `--keep` (not flushed if it joins this router). */
+static int block_of(const struct ctl_state *st, int64_t rev, uint64_t digest, bool keep,
+		    struct ctl_text *t)
 {
 	char mac[18];
 
@@ -245,7 +247,7 @@ static int block_of(const struct ctl_state *st, int64_t rev, uint64_t digest, st
 				 m->mac[1], m->mac[2], m->mac[3], m->mac[4], m->mac[5]);
 			ctl_text_appendf(t, " mac %s", mac);
 		}
-		ctl_text_appendf(t, "\n");
+		ctl_text_appendf(t, "%s\n", keep ? " --keep" : "");
 	}
 	ctl_text_appendf(t, "end\n");
 	return t->oom ? -ENOMEM : 0;
@@ -346,6 +348,13 @@ static int apply(struct agent *a, int64_t rev, const char *v, size_t len)
 	uint64_t want, was_digest = a->digest;
 	int rc = 0;
 
+	/* The first revision of a connected period brings the router to the fleet, whose
+	 * members are serving already (the router restarted, or joins the fleet): nothing it
+	 * adds is flushed. Later ones are changes of the fleet: a member they add may hold
+	 * values from before it left, and each router flushes it before it serves (a write
+	 * through one router in the lag between them may be lost to another's flush: a miss). */
+	bool keep = a->fleet_rev == 0;
+
 	if (rev < a->fleet_rev)
 		return 0; /* superseded by a newer revision already handled */
 	a->fleet_rev = rev;
@@ -364,7 +373,7 @@ static int apply(struct agent *a, int64_t rev, const char *v, size_t len)
 		      " with another membership: bringing it to the fleet's",
 		      a->epoch, a->digest, rev, want);
 	if ((rc = check_settings(a, st, why, sizeof(why))) < 0 || why[0] != '\0' ||
-	    (rc = block_of(st, rev, want, &block)) < 0)
+	    (rc = block_of(st, rev, want, keep, &block)) < 0)
 		goto out;
 	if ((rc = router_call(a, block.buf, block.len, &r)) < 0)
 		goto out;

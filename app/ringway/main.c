@@ -78,6 +78,9 @@ static struct {
 	uint64_t max_publish_us;
 	uint64_t last_resolve_us;  /* waiting for the MACs of members new to the ring */
 	uint64_t resolve_timeouts; /* published with a new member's MAC still unknown */
+	uint64_t joins_flushed;	   /* members that joined flushed (no --keep) */
+	uint64_t last_flush_us;	   /* the last change's wait for its joiners' flush */
+	uint64_t flush_timeouts;   /* a change answered with a joiner's flush unanswered */
 } pubstat;
 
 static void usage(FILE *out)
@@ -295,23 +298,63 @@ static void resolve_new_members(const struct ctl_state *next, const struct pl_pl
 	free(macs);
 }
 
+/* A change's members that join are flushed before they serve unless added with --keep
+ * (dp_publish_placement_flush): the change is answered once their flush_all is, so a client
+ * that waits for `OK` finds the node serving; a flush still unanswered after twice the probe
+ * timeout (capped at 2 s) is left to the health poll, the node failing over until then. */
+static void wait_joiners(void)
+{
+	uint64_t hz = rte_get_tsc_hz(), t0 = rte_get_tsc_cycles();
+	uint64_t ms = 2ull * cfg.health.probe_timeout_ms;
+	uint64_t deadline = t0 + (ms < 2000 ? ms : 2000) * hz / 1000;
+
+	while (dp_health_joining(the_dp) > 0 && rte_get_tsc_cycles() < deadline &&
+	       !stop_requested) {
+		dp_control_poll(the_dp);
+		rw_xdp_neigh_poll(the_xdp, the_dp, cfg.tables.neighbours, false);
+		dp_health_poll(the_dp);
+		rte_delay_us_sleep(200);
+	}
+	if (dp_health_joining(the_dp) > 0)
+		pubstat.flush_timeouts++;
+	pubstat.last_flush_us = (rte_get_tsc_cycles() - t0) * 1000000 / hz;
+}
+
 static int ops_publish(void *ctx, const struct ctl_state *next, const struct pl_placement *pl)
 {
+	uint32_t n = ctl_state_count(next);
+	struct dp_node_mac *macs;
+	uint32_t joining = dp_health_joining(the_dp);
 	uint64_t t0, us;
+	bool *flush;
 	int rc;
 
 	(void)ctx;
 	resolve_new_members(next, pl);
-	t0 = rte_get_tsc_cycles();
-	rc = publish_state(next, pl);
-	us = (rte_get_tsc_cycles() - t0) * 1000000 / rte_get_tsc_hz();
-	if (rc == 0) {
-		pubstat.publishes++;
-		pubstat.last_publish_us = us;
-		if (us > pubstat.max_publish_us)
-			pubstat.max_publish_us = us;
+	macs = member_macs(next);
+	flush = calloc(n ? n : 1, sizeof(*flush));
+	if (macs == NULL || flush == NULL) {
+		free(macs);
+		free(flush);
+		return -ENOMEM;
 	}
-	return rc;
+	for (uint32_t i = 0; i < n; i++)
+		flush[i] = !ctl_state_member(next, i)->keep;
+	t0 = rte_get_tsc_cycles();
+	rc = dp_publish_placement_flush(the_dp, pl, macs, ctl_state_epoch(next), flush);
+	us = (rte_get_tsc_cycles() - t0) * 1000000 / rte_get_tsc_hz();
+	free(macs);
+	free(flush);
+	if (rc != 0)
+		return rc;
+	pubstat.publishes++;
+	pubstat.last_publish_us = us;
+	if (us > pubstat.max_publish_us)
+		pubstat.max_publish_us = us;
+	if (dp_health_joining(the_dp) > joining)
+		pubstat.joins_flushed += dp_health_joining(the_dp) - joining;
+	wait_joiners();
+	return 0;
 }
 
 /* `route add|remove`: the engine checked every member keeps a route; re-resolve next hops. */
@@ -341,6 +384,9 @@ static int tel_control(const char *cmd, const char *params, struct rte_tel_data 
 	rte_tel_data_add_dict_u64(d, "max_publish_us", pubstat.max_publish_us);
 	rte_tel_data_add_dict_u64(d, "last_resolve_us", pubstat.last_resolve_us);
 	rte_tel_data_add_dict_u64(d, "resolve_timeouts", pubstat.resolve_timeouts);
+	rte_tel_data_add_dict_u64(d, "joins_flushed", pubstat.joins_flushed);
+	rte_tel_data_add_dict_u64(d, "last_flush_us", pubstat.last_flush_us);
+	rte_tel_data_add_dict_u64(d, "flush_timeouts", pubstat.flush_timeouts);
 	rte_tel_data_add_dict_u64(d, "mbufs", the_pool->size);
 	rte_tel_data_add_dict_u64(d, "mbufs_in_use", rte_mempool_in_use_count(the_pool));
 	return 0;

@@ -369,6 +369,11 @@ static int parse_args(const char *cur, const char *end, struct ctl_cmd *cmd, cha
 			if (ctl_member_parse(cur, (size_t)(end - cur), &cmd->member, why,
 					     sizeof(why)) < 0)
 				return ctl_fail(err, errlen, "gutter add: %s", why);
+			/* A gutter node holds copies with a capped TTL: nothing to flush. */
+			if (cmd->member.keep)
+				return ctl_fail(err, errlen,
+						"gutter add: --keep is for members (a gutter node is "
+						"never flushed)");
 			return 0;
 		}
 		if (span_is(&w, "remove")) {

@@ -56,6 +56,10 @@ struct ctl_member {
 	struct pl_member pl; /**< name, address, port, weight */
 	uint8_t mac[6];	     /**< static next-hop MAC when has_mac */
 	bool has_mac;	     /**< false: the router resolves the MAC by ARP */
+	/** `--keep`: if it joins (is new to the ring), serve what the node holds as it is;
+	 *  else the router flushes it first (dp_publish_placement_flush). Said on the command
+	 *  that adds it; neither saved, nor compared, nor part of the digest. */
+	bool keep;
 };
 
 /*
@@ -125,7 +129,7 @@ int ctl_routes_diff(const struct rt_table *a, const char *a_name, const struct r
 		    const char *b_name, struct ctl_text *out);
 
 /**
- * Parse a member spec `NAME ADDR[:PORT] [weight W] [mac MAC]` (port default 11211,
+ * Parse a member spec `NAME ADDR[:PORT] [weight W] [mac MAC] [--keep]` (port default 11211,
  * weight default 1). Checks the syntax of each field and refuses an ADDR no node can have
  * (0.0.0.0/8, 127.0.0.0/8, multicast, reserved, broadcast); not membership rules.
  * @return 0, or -EINVAL with the reason in @p err.

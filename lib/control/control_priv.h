@@ -27,7 +27,7 @@
 #define CTL_HOTKEYS_DEFAULT 10
 #define CTL_HOTKEYS_MAX 4096
 #define CTL_FOREACH_CMD(_)                                                               \
-	_(ADD, "add", "NAME ADDR[:PORT] [weight W] [mac MAC]", CTL_CMD_F_CHANGE)         \
+	_(ADD, "add", "NAME ADDR[:PORT] [weight W] [mac MAC] [--keep]", CTL_CMD_F_CHANGE) \
 	_(REMOVE, "remove", "NAME", CTL_CMD_F_CHANGE)                                    \
 	_(WEIGHT, "weight", "NAME W", CTL_CMD_F_CHANGE)                                  \
 	_(REPLACE, "replace",                                                            \

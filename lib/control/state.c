@@ -323,8 +323,8 @@ static int member_option(const struct tok *key, const struct tok *val, struct ct
 	}
 	if (tok_is(key, "weight") || tok_is(key, "mac"))
 		return ctl_fail(err, errlen, "'%.*s' given twice", (int)key->n, key->p);
-	return ctl_fail(err, errlen, "unexpected '%.*s': expected weight W or mac MAC", (int)key->n,
-			key->p);
+	return ctl_fail(err, errlen, "unexpected '%.*s': expected weight W, mac MAC or --keep",
+			(int)key->n, key->p);
 }
 
 int ctl_member_parse(const char *text, size_t len, struct ctl_member *m, char *err, size_t errlen)
@@ -337,7 +337,8 @@ int ctl_member_parse(const char *text, size_t len, struct ctl_member *m, char *e
 	memset(m, 0, sizeof(*m));
 	m->pl.weight = 1;
 	if (!next_tok(&cur, end, &name))
-		return ctl_fail(err, errlen, "expected NAME ADDR:PORT [weight W] [mac MAC]");
+		return ctl_fail(err, errlen,
+				"expected NAME ADDR:PORT [weight W] [mac MAC] [--keep]");
 	if ((rc = name_parse(&name, m->pl.name, err, errlen)) < 0)
 		return rc;
 	if (!next_tok(&cur, end, &addr))
@@ -345,8 +346,15 @@ int ctl_member_parse(const char *text, size_t len, struct ctl_member *m, char *e
 	if ((rc = addr_parse(&addr, &m->pl, err, errlen)) < 0)
 		return rc;
 	while (next_tok(&cur, end, &key)) {
-		bool have = next_tok(&cur, end, &val);
+		bool have;
 
+		if (tok_is(&key, "--keep")) {
+			if (m->keep)
+				return ctl_fail(err, errlen, "'--keep' given twice");
+			m->keep = true;
+			continue;
+		}
+		have = next_tok(&cur, end, &val);
 		rc = member_option(&key, have ? &val : NULL, m, &seen, err, errlen);
 		if (rc < 0)
 			return rc;

@@ -562,6 +562,19 @@ int dp_publish_placement(struct dp *dp, const struct pl_placement *pl,
 			 const struct dp_node_mac *macs, uint64_t epoch);
 
 /**
+ * dp_publish_placement(), and each member i with @p flush[i] set (index-aligned with the
+ * members; NULL: none) that no published ring holds (a node added, added back, or a gutter
+ * node made a member) joins not serving: the control lcore sends it `flush_all` and it serves
+ * once that is answered (dp_health_poll(); dp_health_joining() counts those still waiting).
+ * Until then its keys fail over as a down node's do. Why: a node that left the ring (or was
+ * never in this router's) may hold values older than the fleet's, and nothing else tells
+ * which. Members already in the ring are never flushed. Lcore: control. @return as
+ * dp_publish_placement().
+ */
+int dp_publish_placement_flush(struct dp *dp, const struct pl_placement *pl,
+			       const struct dp_node_mac *macs, uint64_t epoch, const bool *flush);
+
+/**
  * Before dp_publish_placement(@p pl, @p macs): give each member that no published ring holds
  * yet (a node being added) its neighbour entry now, so dp_control_poll() resolves its MAC
  * before any worker forwards to it (else the first requests for its keys would be dropped as
@@ -931,6 +944,10 @@ bool dp_stats_identity(const struct dp_stats *s);
  * publish the per-node word workers read (relaxed); never a new epoch. Lcore: control.
  */
 void dp_health_poll(struct dp *dp);
+
+/** Members that joined to be flushed (dp_publish_placement_flush()) and do not serve yet.
+ *  Lcore: control. */
+uint32_t dp_health_joining(const struct dp *dp);
 
 /** Operator commands on a node's health. */
 enum dp_health_admin {

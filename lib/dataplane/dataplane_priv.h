@@ -929,6 +929,9 @@ static inline bool dp_ep_serving(const struct dp_worker *w, uint32_t ep)
 struct dp_ep_health;
 void dp_health_free(struct dp *dp);
 void dp_health_reset(struct dp *dp, struct dp_endpoint *e);
+/* A member joins (not serving until its flush_all is answered; its keys fail over meanwhile).
+ * @return 0, -ENOMEM. */
+int dp_health_join_flush(struct dp *dp, struct dp_endpoint *e);
 void dp_health_fill(const struct dp *dp, uint32_t i, struct dp_node_stats *o);
 uint64_t dp_health_bytes(const struct dp *dp);
 /* The failover table (dp->fo_seen): 0 or -ENOMEM. Before the workers are made. */

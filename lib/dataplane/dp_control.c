@@ -1043,7 +1043,7 @@ out:
 }
 
 static int publish_once(struct dp *dp, const struct pl_placement *pl,
-			const struct dp_node_mac *macs, uint64_t epoch)
+			const struct dp_node_mac *macs, uint64_t epoch, const bool *flush)
 {
 	uint32_t n = pl_member_count(pl);
 	uint32_t *map = calloc(n ? n : 1, sizeof(*map));
@@ -1092,6 +1092,19 @@ static int publish_once(struct dp *dp, const struct pl_placement *pl,
 	}
 	for (uint32_t i = 0; i < n; i++)
 		ep_commit(dp, map[i], pl_member_at(pl, i), &ips[i], macs ? &macs[i] : NULL);
+	/* Down before any worker can read a ring that names it (the swap below releases it).
+	 * No ring held it: no worker forwards to it yet, so nothing is lost by refusing here. */
+	for (uint32_t i = 0; flush != NULL && i < n; i++) {
+		if (!flush[i] || dp->eps[map[i]].in_ring)
+			continue;
+		rc = dp_health_join_flush(dp, &dp->eps[map[i]]);
+		if (rc != 0) { /* refused: the ones marked are in no ring, and start over */
+			for (uint32_t j = 0; j < i; j++)
+				if (flush[j] && !dp->eps[map[j]].in_ring)
+					dp_health_reset(dp, &dp->eps[map[j]]);
+			goto out;
+		}
+	}
 	/* Release: the replica (and the endpoints it names) is complete before a worker can
 	 * load its pointer (acquire, once per burst). */
 	for (uint16_t k = 0; k < nw; k++)
@@ -1124,16 +1137,22 @@ out:
  * is given up (writes of the last change's moved keys stop deleting at their previous owners,
  * as before round 3) and the publication is tried once more: a change is never refused for
  * the hold's sake. */
-int dp_publish_placement(struct dp *dp, const struct pl_placement *pl,
-			 const struct dp_node_mac *macs, uint64_t epoch)
+int dp_publish_placement_flush(struct dp *dp, const struct pl_placement *pl,
+			       const struct dp_node_mac *macs, uint64_t epoch, const bool *flush)
 {
-	int rc = publish_once(dp, pl, macs, epoch);
+	int rc = publish_once(dp, pl, macs, epoch, flush);
 
 	if (rc == -ENOMEM && atomic_load_explicit(&dp->w[0]->prev_view, memory_order_relaxed)) {
 		dp_warm_forget(dp);
-		rc = publish_once(dp, pl, macs, epoch);
+		rc = publish_once(dp, pl, macs, epoch, flush);
 	}
 	return rc;
+}
+
+int dp_publish_placement(struct dp *dp, const struct pl_placement *pl,
+			 const struct dp_node_mac *macs, uint64_t epoch)
+{
+	return dp_publish_placement_flush(dp, pl, macs, epoch, NULL);
 }
 
 /* ---- gutter pool ----------------------------------------------------------------------- */

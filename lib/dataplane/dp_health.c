@@ -59,7 +59,9 @@ struct dp_ep_health {
 	uint16_t probe_seq;
 	int8_t batch;	     /* what the outstanding probe is: 0 probe, 1 clean-up, 2 flush */
 	bool stale;	     /* keys were lost while down: held until the operator decides */
-	bool flush;	     /* operator: flush_all before it serves */
+	bool flush;	     /* operator, or a member joining: flush_all before it serves */
+	bool joining;	     /* joined to be flushed first (dp_health_join_flush); ends in
+			      * bring_up, or with the entry (dp_health_reset) */
 	bool accept;	     /* operator: serve without cleaning what was lost */
 	bool held_told;	     /* the hold was reported */
 	uint64_t lost;	     /* keys that could not be remembered */
@@ -528,7 +530,7 @@ static void bring_up(struct dp *dp, struct dp_endpoint *e, struct dp_ep_health *
 		copies_stale(dp, (uint32_t)(e - dp->eps), &s->dirty.keys[i], now);
 	set_clear(dp, &s->dirty);
 	s->clean_pos = s->clean_next = 0;
-	s->stale = s->flush = s->accept = s->held_told = false;
+	s->stale = s->flush = s->accept = s->held_told = s->joining = false;
 	s->lost = 0;
 	event(dp, e, from, HL_UP, now, "back in service after %u stale key(s) deleted", cleaned);
 }
@@ -705,6 +707,32 @@ int dp_health_admin(struct dp *dp, const char *name, enum dp_health_admin op)
 		return 0;
 	}
 	return -ENOENT;
+}
+
+int dp_health_join_flush(struct dp *dp, struct dp_endpoint *e)
+{
+	uint64_t now = now_ms(dp);
+	struct dp_ep_health *s = state_of(dp, e, now);
+	enum hl_state from;
+
+	if (s == NULL)
+		return -ENOMEM;
+	from = s->hl.state;
+	hl_join_unready(&s->hl, &dp->cfg.health, now);
+	s->flush = s->joining = true;
+	s->held_told = false;
+	publish_health(dp, e, DP_EP_DOWN);
+	event(dp, e, from, s->hl.state, now, "joins: flush_all before it serves");
+	return 0;
+}
+
+uint32_t dp_health_joining(const struct dp *dp)
+{
+	uint32_t n = atomic_load_explicit(&dp->n_eps_hwm, memory_order_relaxed), k = 0;
+
+	for (uint32_t i = 0; i < n; i++)
+		k += dp->eps[i].used && dp->eps[i].hs != NULL && dp->eps[i].hs->joining;
+	return k;
 }
 
 void dp_health_fill(const struct dp *dp, uint32_t i, struct dp_node_stats *o)

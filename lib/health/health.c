@@ -191,3 +191,13 @@ void hl_admin_up(struct hl_node *n, const struct hl_config *c, uint64_t now)
 	n->successes = c->up_successes;
 	enter(n, HL_PROBING, now);
 }
+
+void hl_join_unready(struct hl_node *n, const struct hl_config *c, uint64_t now)
+{
+	n->admin_down = false;
+	n->probe_out = false;
+	n->fails = 0;
+	n->interval_ms = c->probe_min_ms; /* a failed flush backs off from here */
+	n->successes = c->up_successes;
+	enter(n, HL_PROBING, now);
+}

@@ -18,6 +18,7 @@
  * interval keeps doubling instead of starting again at probe_min_ms.
  * An operator may hold a node down (hl_admin_down: no probes, no return) and let it back
  * (hl_admin_up: probing with the success count met, so the caller's clean-up runs at once).
+ * A node that joins with something to clean first (hl_join_unready) starts the same way.
  *
  * No DPDK, no allocation, no clock of its own: the router's control lcore, tests and tools
  * use the same code. One thread per struct hl_node.
@@ -131,6 +132,12 @@ void hl_admin_down(struct hl_node *n, uint64_t now);
 /** The operator lets the node back at @p now: probing and ready (hl_ready() true), so the
  *  caller's clean-up runs before hl_mark_up(). A serving node is left as it is. */
 void hl_admin_up(struct hl_node *n, const struct hl_config *c, uint64_t now);
+
+/** A node joins at @p now but must be readied before it serves (the caller flushes it):
+ *  probing and ready, from any state, as hl_admin_up() lets a held node back. It ends as any
+ *  probing node does: hl_mark_up() once the caller's flush is answered, or down when a probe
+ *  fails. Counts no failure and no down. */
+void hl_join_unready(struct hl_node *n, const struct hl_config *c, uint64_t now);
 
 #ifdef __cplusplus
 }

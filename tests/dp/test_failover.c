@@ -865,6 +865,106 @@ static void test_no_flap(void **state)
 	t_dp_stop();
 }
 
+/* ---- issue 27: a member that joins is flushed before it serves ---------------------------- */
+
+/* Publish the 4-node fleet over the 3 of t_dp_start, n4 (member 3) joining; @p flush: every
+ * member's flag (NULL: none). */
+static void join_n4(const bool *flush, uint64_t epoch)
+{
+	struct dp_node_mac macs[4];
+
+	memset(macs, 0, sizeof(macs));
+	for (int i = 0; i < 4; i++) {
+		uint8_t mac[6] = {0x02, 0, 0, 0, 0x01, (uint8_t)(i + 1)};
+
+		memcpy(macs[i].mac, mac, 6);
+		macs[i].has_mac = true;
+	}
+	pl_free(rig.pl);
+	rig.pl = t_fleet(4);
+	rig.n_nodes = 4;
+	assert_int_equal(dp_publish_placement_flush(rig.dp, rig.pl, macs, epoch, flush), 0);
+}
+
+/* A node that joins (here: the 4th) may hold values from before it left: it gets flush_all
+ * and serves once that is answered; meanwhile its keys go to their stand-in, whose copy of
+ * a write is deleted when the node serves. Members already in the ring are never flushed;
+ * `--keep` (no flag) serves at once. Before this, a re-added node served what it held. */
+static void test_join_flush(void **state)
+{
+	static const bool all[4] = {true, true, true, true};
+	struct t_view v;
+	struct rte_mbuf *m;
+	char text[64];
+	const char *k;
+	int32_t si;
+
+	(void)state;
+	t_dp_start(1, 3, NULL);
+	join_n4(all, 2);
+	k = key_of(3);
+	si = replica(k, 1);
+	assert_int_equal(health_of(3), HL_PROBING);
+	assert_int_equal(dp_health_joining(rig.dp), 1);
+	for (int32_t o = 0; o < 3; o++)
+		assert_int_equal(health_of(o), HL_UP);
+	/* Not serving: a read goes to the stand-in, a write too (its expiry capped). */
+	expect_to(k, si);
+	snprintf(text, sizeof(text), "set %s 0 0 1\r\nx\r\n", k);
+	m = ask(text, strlen(text), &v);
+	assert_non_null(m);
+	assert_int_equal(member_of(&v), si);
+	rte_pktmbuf_free(m);
+	while ((m = t_sent(0)) != NULL) /* the deletes at its owners before the change */
+		rte_pktmbuf_free(m);
+	/* The tick: flush_all to n4 alone, from the probe port, version last. */
+	m = tick(&v);
+	assert_non_null(m);
+	assert_int_equal(member_of(&v), 3);
+	assert_int_equal(rte_be_to_cpu_16(v.udp->src_port), PROBE_PORT);
+	assert_int_equal(v.plen, 8 + strlen("flush_all noreply\r\nversion\r\n"));
+	assert_memory_equal(v.payload + 8, "flush_all noreply\r\nversion\r\n", v.plen - 8);
+	assert_null(t_sent(0));
+	/* Unanswered, it stays out of service. */
+	t_poll(0);
+	assert_null(tick(&v));
+	assert_int_equal(health_of(3), HL_PROBING);
+	expect_to(k, si);
+	answer(3, v.reqid, "VERSION 1.6.21\r\n", NULL, NULL);
+	rte_pktmbuf_free(m);
+	t_poll(0);
+	m = tick(&v); /* answered: serving; the stand-in's copy of the write deleted */
+	assert_int_equal(health_of(3), HL_UP);
+	assert_int_equal(dp_health_joining(rig.dp), 0);
+	if (m == NULL) /* the stand-in's entry comes before n4's: its sweep is the next tick's */
+		m = tick(&v);
+	assert_int_equal(sweep_all(m, &v, si), 1);
+	expect_to(k, 3);
+	{
+		struct dp_stats st = t_stats();
+
+		assert_true(dp_stats_identity(&st));
+	}
+
+	/* Published again with the flag: n4 is in the ring already, nothing is flushed. */
+	join_n4(all, 3);
+	assert_int_equal(health_of(3), HL_UP);
+	assert_null(tick(&v));
+	expect_to(k, 3);
+	t_dp_stop();
+
+	/* --keep: it serves at once, no flush. */
+	t_dp_start(1, 3, NULL);
+	join_n4(NULL, 2);
+	assert_int_equal(health_of(3), HL_UP);
+	assert_int_equal(dp_health_joining(rig.dp), 0);
+	expect_to(key_of(3), 3);
+	while ((m = t_sent(0)) != NULL)
+		rte_pktmbuf_free(m);
+	assert_null(tick(&v));
+	t_dp_stop();
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -880,6 +980,7 @@ int main(void)
 		cmocka_unit_test(test_dirty_10001),
 		cmocka_unit_test(test_stand_in_reads),
 		cmocka_unit_test(test_no_flap),
+		cmocka_unit_test(test_join_flush),
 	};
 
 	t_eal_setup("dp_failover", "0", 1);

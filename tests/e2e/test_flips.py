@@ -12,6 +12,10 @@ A. Add then remove. `ringwayctl add node4`; every key that moved to node4 is wri
 B. Remove then add back. `ringwayctl remove node3` (still running); its keys are written
    through the router (v3) at their stand-in owners; `ringwayctl add node3` again: every read
    answers v3 or a miss, never the v1/v2 node3 held.
+C. Remove node2, five weight changes (more than the four placements held), write node2's
+   keys (v4), add node2 back: node2 is flushed before it serves (before the flush on join it
+   served v1 for every key it owned again).
+D. `add node4 --keep`: node4 is not flushed (it still holds A's v2).
 The router's own deletes are counted (moved_deletes: one per write of a moved key, none for
 reads); the accounting identity holds.
 
@@ -118,6 +122,42 @@ def main():
     finally:
         n3.close()
     t.eq(held[:5], [], "B: node3 itself holds none of its keys' values from before")
+
+    # C: remove node2, five key-moving changes (more than the four held placements), write
+    # node2's keys, add node2 back: no held placement names node2 any more, so only the
+    # flush on join keeps node2 from serving v1 (before it, every key node2 owned again).
+    was2 = [k for k in KEYS if own3[k] == "node2"]
+    rc, o = ctl.json("remove", "node2")
+    t.ok(rc == 0, "C: ringwayctl remove node2 (%r)" % o)
+    for w in (2, 3, 4, 5, 6):
+        rc, o = ctl.json("weight", "node1", str(w))
+        t.ok(rc == 0, "C: weight node1 %d (%r)" % (w, o))
+    set_all(t, c, was2, b"v4", "C: without node2, after five changes")
+    rc, o = ctl.json("add", "node2", "%s:11211" % sb.node_ips[1])
+    t.ok(rc == 0, "C: ringwayctl add node2 again (%r)" % o)
+    rc, o = ctl.json("list")
+    h.log("C: list: %r" % o)
+    read_check(t, c, was2, b"v4", [b"v1", b"v2", b"v3"], "C: node2 added back after five changes")
+    n2 = sb.node_tcp(2)
+    try:
+        kept2 = [k for k in was2 if n2.get(k) is not None and n2.get(k) != val(k, b"v4")]
+    finally:
+        n2.close()
+    t.eq(kept2[:5], [], "C: node2 was flushed when it joined (it holds no older value)")
+
+    # D: `add --keep` serves what the node holds: node4 still has A's v2 of the keys it owned.
+    n4 = sb.node_tcp(4)
+    try:
+        before = [k for k in moved if n4.get(k) == val(k, b"v2")]
+        rc, o = ctl.json("add", "node4", "%s:11211" % sb.node_ips[3], "--keep")
+        t.ok(rc == 0, "D: ringwayctl add node4 --keep (%r)" % o)
+        after = [k for k in moved if n4.get(k) == val(k, b"v2")]
+    finally:
+        n4.close()
+    t.ok(before and after == before,
+         "D: --keep: node4 not flushed (%d of %d values kept)" % (len(after), len(before)))
+    rc, o = ctl.json("gutter", "add", "g1", "198.18.9.9:11211", "--keep")
+    t.ok(rc != 0 and "--keep" in o.get("error", ""), "D: gutter add --keep refused (%r)" % o)
 
     h.check_identity(t, sb)
     t.ok(sb.router_alive(), "router still running")

@@ -32,7 +32,9 @@ struct recorder {
 	unsigned calls;
 	uint64_t last_epoch;
 	uint32_t last_members;
-	int fail; /* negative errno to return */
+	int fail;	  /* negative errno to return */
+	uint32_t keeps;	  /* members of the last publication marked --keep */
+	char kept[64];	  /* the last of them */
 };
 
 static int rec_publish(void *ctx, const struct ctl_state *next, const struct pl_placement *pl)
@@ -47,7 +49,46 @@ static int rec_publish(void *ctx, const struct ctl_state *next, const struct pl_
 	r->calls++;
 	r->last_epoch = ctl_state_epoch(next);
 	r->last_members = ctl_state_count(next);
+	r->keeps = 0;
+	for (uint32_t i = 0; i < ctl_state_count(next); i++)
+		if (ctl_state_member(next, i)->keep) {
+			r->keeps++;
+			snprintf(r->kept, sizeof(r->kept), "%s", ctl_state_member(next, i)->pl.name);
+		}
 	return 0;
+}
+
+/* `--keep` reaches the publish hook on the member it was said of (the router flushes the
+ * others when they join); said twice it is refused with the state unchanged; it is not part of
+ * the digest, and a gutter node cannot have it. */
+static void test_keep(void **state)
+{
+	struct recorder rec = {0};
+	struct ctl_ops ops = {.publish = rec_publish, .ctx = &rec};
+	struct ctl_engine *e = test_engine(3, NULL, &ops);
+	struct ctl_session *s = ctl_session_new(e);
+	uint64_t digest;
+
+	(void)state;
+	test_ok(s, "add n4 198.18.1.4:11211", "OK epoch 2\n");
+	assert_int_equal(rec.keeps, 0);
+	digest = ctl_state_digest(ctl_engine_state(e));
+	test_ok(s, "remove n4", "OK epoch 3\n");
+	test_ok(s, "add n4 198.18.1.4:11211 --keep", "OK epoch 4\n");
+	assert_int_equal(rec.keeps, 1);
+	assert_string_equal(rec.kept, "n4");
+	assert_int_equal(ctl_state_digest(ctl_engine_state(e)), digest);
+	test_ok(s, "add n5 198.18.1.5 --keep weight 2 --keep", "ERROR add: '--keep' given twice");
+	test_ok(s, "add n5 198.18.1.5 weight", "ERROR add: weight must be");
+	assert_int_equal(ctl_state_epoch(ctl_engine_state(e)), 4);
+	assert_int_equal(rec.calls, 3);
+	test_ok(s, "replace n1 198.18.1.1 ; n6 198.18.1.6 weight 3 --keep", "OK epoch 5\n");
+	assert_int_equal(rec.keeps, 1);
+	assert_string_equal(rec.kept, "n6");
+	assert_int_equal(ctl_state_member(ctl_engine_state(e), 1)->pl.weight, 3);
+	test_ok(s, "gutter add g1 198.18.2.1 --keep", "ERROR gutter add: --keep is for members");
+	ctl_session_free(s);
+	ctl_engine_free(e);
 }
 
 static uint64_t epoch_of(struct ctl_engine *e)
@@ -886,6 +927,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_epoch_per_change),
+		cmocka_unit_test(test_keep),
 		cmocka_unit_test(test_refused_addresses),
 		cmocka_unit_test(test_dir_fsync_failure),
 		cmocka_unit_test(test_if_epoch),

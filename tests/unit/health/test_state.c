@@ -223,6 +223,41 @@ static void test_admin(void **state)
 	assert_int_equal(n.since_ms, 31);
 }
 
+/* A node that joins to be flushed first: not serving from the start (its keys go to
+ * stand-ins), ready at once so the caller's flush goes out, no failure or down counted; a
+ * failed flush probe puts it down and it comes back the ordinary way. */
+static void test_join_unready(void **state)
+{
+	struct hl_config c = cfg();
+	struct hl_node n;
+
+	(void)state;
+	hl_node_init(&n, 0);
+	hl_join_unready(&n, &c, 5);
+	assert_false(hl_serving(&n));
+	assert_int_equal(n.state, HL_PROBING);
+	assert_true(hl_ready(&n, &c));
+	assert_int_equal(n.downs, 0);
+	assert_int_equal(n.failures, 0);
+	/* Passive failures of a node not serving do not count. */
+	assert_false(hl_passive(&n, &c, 6, 9, 0));
+	/* The flush probe times out: down, backing off, then probed back. */
+	hl_probe_sent(&n, 6);
+	assert_true(hl_tick(&n, &c, 6 + c.probe_timeout_ms));
+	assert_int_equal(n.state, HL_DOWN);
+	assert_false(hl_ready(&n, &c));
+	assert_int_equal(n.interval_ms, c.probe_min_ms * 2);
+	assert_false(hl_probe_due(&n, &c, 6 + c.probe_timeout_ms));
+	assert_true(hl_probe_due(&n, &c, 6 + c.probe_timeout_ms + n.interval_ms));
+	/* From a serving node too (a member's endpoint that joins again). */
+	hl_mark_up(&n, 50);
+	hl_join_unready(&n, &c, 60);
+	assert_false(hl_serving(&n));
+	assert_true(hl_ready(&n, &c));
+	hl_mark_up(&n, 61);
+	assert_true(hl_serving(&n));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -233,6 +268,7 @@ int main(void)
 		cmocka_unit_test(test_backoff_and_return),
 		cmocka_unit_test(test_flapping),
 		cmocka_unit_test(test_admin),
+		cmocka_unit_test(test_join_unready),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
