@@ -593,7 +593,10 @@ static int failover_unknown_first(struct dp_worker *w, struct rte_mbuf *m, struc
 		/* A replica of the key holds it (dp_repl.c): no delete first. */
 		unknown[k] = rq->kind == MC_KIND_READ && !dp_repl_holds(w, h, target) &&
 			     !dp_fo_known(w, h, down, target);
-		if (unknown[k] && rq->proto == MC_PROTO_BINARY) {
+		/* A key text cannot carry takes a meta `md ... q`, which memcached answers with NF
+		 * when the key is absent: a second message in the client's reply (its slot done by
+		 * the first): the error instead, as for binary. */
+		if (unknown[k] && (rq->proto == MC_PROTO_BINARY || !mc_delete_is_text(buf, len))) {
 			w->ctr[DP_CTR_FAILOVER_UNKNOWN]++;
 			failover_error(w, m, pk, r);
 			return -1;
@@ -1013,6 +1016,15 @@ static void handle_probe_reply(struct dp_worker *w, struct rte_mbuf *m, struct d
 		return;
 	}
 	want = atomic_load_explicit(&w->eps[ep].probe_id, memory_order_relaxed);
+	/* A clean-up batch's meta delete of an absent key (a key text cannot carry, `md ... q`)
+	 * is answered NF before the batch's VERSION: consumed, the batch not answered yet. */
+	if ((want & DP_PROBE_VALID) && pk->plen == MC_FRAME_HDR_LEN + 4 &&
+	    (uint32_t)(pk->payload[0] << 8 | pk->payload[1]) == (want & 0xffff) &&
+	    memcmp(pk->payload + MC_FRAME_HDR_LEN, "NF\r\n", 4) == 0) {
+		w->ctr[DP_CTR_PROBE_REPLIES]++;
+		rte_pktmbuf_free(m);
+		return;
+	}
 	if (!(want & DP_PROBE_VALID) || pk->plen < MC_FRAME_HDR_LEN + 8 ||
 	    (uint32_t)(pk->payload[0] << 8 | pk->payload[1]) != (want & 0xffff) ||
 	    memcmp(pk->payload + MC_FRAME_HDR_LEN, "VERSION ", 8) != 0)

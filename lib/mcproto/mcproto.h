@@ -416,14 +416,19 @@ uint32_t mc_exptime_write(uint64_t secs, uint64_t now_unix);
  * limits the key token, base64 or not, to MC_KEY_MAX characters). */
 #define MC_DELETE_LINE_MAX (3 + MC_KEY_MAX + 6)
 
+/** Whether mc_delete_line() writes @p key as a text `delete` (no space, CR, LF or NUL in
+ *  it), which memcached never answers; else it is a meta `md ... q`, which memcached 1.6
+ *  still answers with `NF` when the key is absent (quiet mode hides only `HD`). */
+bool mc_delete_is_text(const uint8_t *key, size_t len);
+
 /**
  * Write the quiet delete of raw key @p key (@p len bytes, 1..MC_KEY_MAX) to @p out: `delete
- * KEY noreply\r\n` when text can carry the key (no byte <= ' ', no DEL), else meta `md B64 b
- * q\r\n` (memcached splits text keys on spaces; meta takes any bytes as base64). Neither
- * asks for an answer. @return the length, or 0 when it does not fit @p cap (nothing useful
+ * KEY noreply\r\n` when text can carry the key (mc_delete_is_text()), else meta `md B64 b
+ * q\r\n` (memcached splits text keys on spaces; meta takes any bytes as base64). The text
+ * form is never answered; the meta one is when the key is absent (`NF`). @return the length, or 0 when it does not fit @p cap (nothing useful
  * written), @p len is out of range, or the key needs base64 and its base64 is longer than
- * MC_KEY_MAX (memcached refuses such a token: keys over 186 bytes with a space or a control
- * byte, which only the binary protocol carries, cannot be deleted by text or meta).
+ * MC_KEY_MAX (memcached refuses such a token: keys over 186 bytes with a space, CR, LF or
+ * NUL, which only the binary protocol carries, cannot be deleted by text or meta).
  */
 size_t mc_delete_line(const uint8_t *key, size_t len, char *out, size_t cap);
 

@@ -39,10 +39,13 @@ static void put(struct ttl_out *o, const void *s, size_t n)
 
 /* ---- quiet deletes the router sends on its own (clean-ups, stand-ins, moved keys) ---- */
 
-static bool delete_text_key(const uint8_t *k, size_t len)
+/* memcached's text parser ends a line at '\n' and splits it on ' ' only: any other byte,
+ * control bytes and DEL included, is part of the key token (memcaslap's keys carry them;
+ * checked on memcached 1.6.18). NUL and '\r' are kept out to be safe. */
+bool mc_delete_is_text(const uint8_t *k, size_t len)
 {
 	for (size_t i = 0; i < len; i++)
-		if (k[i] <= ' ' || k[i] == 0x7f)
+		if (k[i] == ' ' || k[i] == '\n' || k[i] == '\r' || k[i] == '\0')
 			return false;
 	return true;
 }
@@ -54,7 +57,7 @@ size_t mc_delete_line(const uint8_t *key, size_t len, char *out, size_t cap)
 
 	if (len == 0 || len > MC_KEY_MAX)
 		return 0;
-	if (delete_text_key(key, len)) {
+	if (mc_delete_is_text(key, len)) {
 		if (len + 17 > cap) /* "delete " + key + " noreply\r\n" */
 			return 0;
 		memcpy(out, "delete ", 7);
