@@ -76,6 +76,7 @@ extern "C" {
 	_(MULTI_UNTRACKED, "multi_untracked") /* ... without a free parser: freed by timeout */   \
 	_(FAST, "fast_lane") /* requests forwarded by the fast lane (single-key reads) */         \
 	_(FAST_FALLBACK, "fast_fallback") /* ... of its shape that the general path handled */   \
+	_(REPLY_LANE, "reply_lane") /* one-datagram replies returned by the reply lane */        \
 	_(ARP_REPLIED, "arp_replied")   /* ARP requests for the router's address answered */      \
 	_(ARP_LEARNED, "arp_learned")   /* ARP replies to the router's requests that taught a \
 					   node's MAC */                                          \

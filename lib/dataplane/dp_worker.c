@@ -796,7 +796,7 @@ static __rte_noinline void handle_request(struct dp_worker *w, struct rte_mbuf *
 }
 
 /* The Ethernet source of a reply is the MAC the router knows for node endpoint @p ep. */
-static inline bool reply_mac_ok(const struct dp_worker *w, uint32_t ep,
+static __rte_always_inline bool reply_mac_ok(const struct dp_worker *w, uint32_t ep,
 				const struct rte_ether_hdr *eth)
 {
 	uint64_t word = atomic_load_explicit(&w->eps[ep].mac, memory_order_relaxed);
@@ -872,6 +872,54 @@ static inline int64_t find_src(const struct dp_worker *w, const struct dp_pkt *p
 				 rte_be_to_cpu_16(pk->udp->src_port));
 }
 
+/*
+ * The reply lane (issue 30): the commonest reply, one datagram (seq 0 of 1) that answers a
+ * one-message slot (single reads and writes, of the fast lane or the general path) taken
+ * untagged over IPv4 both ways, from the slot's node address, port and MAC, its generation,
+ * no warm-up read in flight. Each condition is one the general steps of handle_reply_owned()
+ * test on their way to the same end (the same bytes out, the same counters and slot state),
+ * so a reply that meets them all is returned at once; any other goes the general way, which
+ * judges it and counts its drop. The slot's has_vlan, multi, quiet and fam bytes are read as
+ * one word (all 0: untagged, DP_MULTI_NONE, not quiet, IPv4 both sides), total and seq_base
+ * together (0: no datagram yet).
+ */
+static_assert(offsetof(struct dp_slot, multi) == offsetof(struct dp_slot, has_vlan) + 1 &&
+		      offsetof(struct dp_slot, quiet) == offsetof(struct dp_slot, has_vlan) + 2 &&
+		      offsetof(struct dp_slot, fam) == offsetof(struct dp_slot, has_vlan) + 3,
+	      "reply_lane_ok() reads has_vlan, multi, quiet and fam as one word");
+static_assert(DP_MULTI_NONE == 0, "reply_lane_ok(): a one-message slot's multi byte is 0");
+
+static __rte_always_inline bool reply_lane_ok(const struct dp_worker *w, const struct dp_pkt *pk,
+					      const struct dp_slot *sl, uint16_t reqid)
+{
+	uint32_t seq_total, flags;
+
+	memcpy(&seq_total, pk->payload + 2, 4);
+	memcpy(&flags, &sl->has_vlan, 4);
+	return !(w->fast_off | pk->vlan | pk->v6) && seq_total == RTE_BE32(1) &&
+	       reqid == sl->reqid && (flags | sl->total | sl->seq_base) == 0 &&
+	       sl->seq_seen == 0 && pk->udp->src_port == sl->node_port &&
+	       pk->ip->src_addr == sl->node_ip && reply_mac_ok(w, sl->ep, pk->eth) &&
+	       w->now >= w->warm_gate;
+}
+
+/* A reply reply_lane_ok() passed: what the general steps do for it, without their tests. */
+static __rte_always_inline void reply_lane(struct dp_worker *w, struct rte_mbuf *m,
+					   struct dp_pkt *pk, struct dp_slot *sl, uint32_t s)
+{
+	memcpy(&pk->eth->dst_addr, sl->client_mac, 6);
+	rte_ether_addr_copy(&w->client_src_mac, &pk->eth->src_addr);
+	rewrite_udp(w, m, pk, w->client_src_ip, sl->client_ip, sl->listen_port, sl->client_port,
+		    sl->client_reqid);
+	dp_tx_push(w, m, DP_TX_RETURNED, sl->ep);
+	sl->seq_base = 1;
+	sl->total = 1;
+	w->ctr[DP_CTR_SLOTS_COMPLETED]++;
+	w->ctr[DP_CTR_REPLY_LANE]++;
+	dp_obs_reply_done(w, sl);
+	dp_slot_free(w, s);
+}
+
 /* Node -> router, on the worker owning the slot the destination port names. Always inlined
  * (see handle_request()); take_over() is its other caller. */
 static __rte_always_inline void handle_reply_owned(struct dp_worker *w, struct rte_mbuf *m,
@@ -890,6 +938,8 @@ static __rte_always_inline void handle_reply_owned(struct dp_worker *w, struct r
 	if (unlikely(s > w->slot_mask || w->slots[s].tsc == 0))
 		return dp_count_drop(w, m, DP_DROP_REPLY_NO_SLOT);
 	sl = &w->slots[s];
+	if (likely(reply_lane_ok(w, pk, sl, reqid)))
+		return reply_lane(w, m, pk, sl, s);
 	if (unlikely(!reply_src_ok(w, pk, sl, s)))
 		return dp_count_drop(w, m, DP_DROP_REPLY_WRONG_SOURCE);
 	if (unlikely(!reply_mac_ok(w, sl->ep, pk->eth)))

@@ -6,6 +6,10 @@
  * reply that goes back to the client, and every counter but the lane's own two must be the
  * same bytes and values. The lane must have taken each eligible kind (fast_lane) and none of
  * the ineligible ones, which the general path answered (fast_fallback for those of its shape).
+ * Replies likewise: the reply lane (dp_worker.c, reply_lane_ok()) must return each one-datagram
+ * reply of a one-message slot (reply_lane) and leave every other datagram (a second one, a
+ * duplicate, a stale generation, a wrong source, MAC or tag, a hot or warm-up read, a quiet
+ * one, IPv6) to the general path, with the same bytes and counters as without it.
  */
 #include <arpa/inet.h>
 #include <stdio.h>
@@ -24,6 +28,21 @@ struct out {
 	struct dp_stats st;
 };
 
+/* A node datagram sent back for the forwarded request (by default from the node it went to,
+ * port 11211, its MAC, the request id it carried, untagged). */
+struct rspec {
+	uint16_t seq, total;
+	uint16_t reqid_xor;  /* flips generation bits: a stale reply */
+	const char *sip;     /* another source address */
+	uint16_t sport;      /* another source port */
+	bool other_mac;      /* from a MAC the router does not know for the node */
+	uint16_t vlan;       /* tagged */
+	bool no_udp_csum;    /* UDP checksum 0 (valid in IPv4) */
+	const char *body;    /* NULL: a one-value get reply */
+};
+
+#define MAX_REPLIES 4
+
 /* What the case needs before its request, and the request itself. */
 struct fcase {
 	const char *name;
@@ -36,6 +55,11 @@ struct fcase {
 	void (*before)(void); /* after the start, before the request */
 	bool eligible;
 	bool lane_shape; /* reaches the lane's predicate (counted fast_fallback when refused) */
+	struct rspec replies[MAX_REPLIES]; /* none given: one datagram, seq 0 of 1 */
+	unsigned n_replies;
+	int reply_lane;	     /* replies the reply lane must take */
+	bool check_drop;     /* the general path must have dropped one as @c drop */
+	enum dp_drop drop;
 };
 
 static bool lane_off;
@@ -85,11 +109,38 @@ static struct rte_mbuf *request(const struct fcase *fc)
 	return t_pkt(&s);
 }
 
-/* The request of @p fc through a new data plane (lane on or off); a request that left for a
- * node gets that node's one-datagram reply. */
-static void run(const struct fcase *fc, bool off, struct out *o)
+static struct rte_mbuf *reply(const struct rspec *r, const char *node, uint16_t dport,
+			      uint16_t reqid)
 {
 	static const char body[] = "VALUE k 0 5\r\nhello\r\nEND\r\n";
+	const char *b = r->body ? r->body : body;
+	uint8_t p[1024] = {(uint8_t)(reqid >> 8), (uint8_t)reqid, (uint8_t)(r->seq >> 8),
+			   (uint8_t)r->seq, (uint8_t)(r->total >> 8), (uint8_t)r->total, 0, 0};
+	uint8_t mac[6];
+	static const uint8_t stranger[6] = {0x02, 0, 0, 0, 0x07, 0x07};
+	const char *sip = r->sip ? r->sip : node;
+	size_t len = strlen(b);
+
+	t_node_mac(sip, mac);
+	memcpy(p + 8, b, len);
+	struct t_pkt_spec s = {
+		.src_mac = r->other_mac ? stranger : mac,
+		.sip = sip,
+		.sport = r->sport ? r->sport : 11211,
+		.dport = dport,
+		.payload = p,
+		.plen = 8 + len,
+		.vlan = r->vlan,
+		.no_udp_csum = r->no_udp_csum,
+	};
+	return t_pkt(&s);
+}
+
+/* The request of @p fc through a new data plane (lane on or off); a request that left for a
+ * node gets that node's replies (fc->replies, or one datagram). */
+static void run(const struct fcase *fc, bool off, struct out *o)
+{
+	static const struct rspec one = {.seq = 0, .total = 1};
 
 	memset(o, 0, sizeof(*o));
 	lane_off = off;
@@ -111,14 +162,24 @@ static void run(const struct fcase *fc, bool off, struct out *o)
 		char node[INET_ADDRSTRLEN];
 		uint16_t dport = (uint16_t)(o->b[0][34] << 8 | o->b[0][35]);
 		uint16_t reqid = (uint16_t)(o->b[0][42] << 8 | o->b[0][43]);
+		unsigned n = fc->n_replies ? fc->n_replies : 1;
 
 		inet_ntop(AF_INET, o->b[0] + 30, node, sizeof(node));
-		t_inject(0, t_reply(node, 11211, dport, reqid, 0, 1, body, sizeof(body) - 1));
-		t_poll(0);
-		collect(o);
+		for (unsigned i = 0; i < n; i++) {
+			const struct rspec *r = fc->n_replies ? &fc->replies[i] : &one;
+
+			t_inject(0, reply(r, node, dport, (uint16_t)(reqid ^ r->reqid_xor)));
+			t_poll(0);
+			collect(o);
+		}
 	}
 	o->st = t_stats();
 	t_dp_stop();
+}
+
+static bool lane_counter(int c)
+{
+	return c == DP_CTR_FAST || c == DP_CTR_FAST_FALLBACK || c == DP_CTR_REPLY_LANE;
 }
 
 static void check(const struct fcase *fc)
@@ -134,22 +195,30 @@ static void check(const struct fcase *fc)
 			fail_msg("%s: packet %u differs with the fast lane", fc->name, i);
 	}
 	for (int c = 0; c < DP_CTR_COUNT; c++)
-		if (c != DP_CTR_FAST && c != DP_CTR_FAST_FALLBACK &&
-		    on.st.ctr[c] != off.st.ctr[c])
+		if (!lane_counter(c) && on.st.ctr[c] != off.st.ctr[c])
 			fail_msg("%s: counter %d: %" PRIu64 " with the lane, %" PRIu64 " without",
 				 fc->name, c, on.st.ctr[c], off.st.ctr[c]);
 	for (int d = 0; d < DP_DROP_COUNT; d++)
 		assert_int_equal(on.st.drop[d], off.st.drop[d]);
 	assert_int_equal(off.st.ctr[DP_CTR_FAST], 0);
 	assert_int_equal(off.st.ctr[DP_CTR_FAST_FALLBACK], 0);
+	assert_int_equal(off.st.ctr[DP_CTR_REPLY_LANE], 0);
+	if (on.st.ctr[DP_CTR_REPLY_LANE] != (uint64_t)fc->reply_lane)
+		fail_msg("%s: the reply lane took %" PRIu64 " replies, expected %d", fc->name,
+			 on.st.ctr[DP_CTR_REPLY_LANE], fc->reply_lane);
+	if (fc->check_drop && on.st.drop[fc->drop] != 1)
+		fail_msg("%s: drop %d counted %" PRIu64 " times, expected once", fc->name,
+			 (int)fc->drop, on.st.drop[fc->drop]);
 	if (fc->eligible) {
 		/* Taken by the lane, answered: request out, reply back. */
 		assert_int_equal(on.st.ctr[DP_CTR_FAST], 1);
 		assert_int_equal(on.st.ctr[DP_CTR_FAST_FALLBACK], 0);
-		assert_int_equal(on.n, 2);
 		assert_int_equal(on.st.ctr[DP_CTR_FORWARDED], 1);
-		assert_int_equal(on.st.ctr[DP_CTR_RETURNED], 1);
-		assert_int_equal(on.st.ctr[DP_CTR_SLOTS_COMPLETED], 1);
+		if (fc->n_replies == 0) {
+			assert_int_equal(on.n, 2);
+			assert_int_equal(on.st.ctr[DP_CTR_RETURNED], 1);
+			assert_int_equal(on.st.ctr[DP_CTR_SLOTS_COMPLETED], 1);
+		}
 	} else {
 		assert_int_equal(on.st.ctr[DP_CTR_FAST], 0);
 		assert_int_equal(on.st.ctr[DP_CTR_FAST_FALLBACK], fc->lane_shape ? 1 : 0);
@@ -170,14 +239,14 @@ static void test_eligible_same_bytes(void **state)
 {
 	(void)state;
 	const struct fcase cases[] = {
-		{.name = "ascii get", BODY("get foo\r\n"), .eligible = true},
+		{.name = "ascii get", BODY("get foo\r\n"), .eligible = true, .reply_lane = 1},
 		{.name = "ascii get, long key", BODY("get some:longer:key:of:forty:bytes:12345678\r\n"),
-		 .eligible = true},
-		{.name = "mg", BODY("mg foo\r\n"), .eligible = true},
-		{.name = "mg v f t", BODY("mg bar v f t\r\n"), .eligible = true},
-		{.name = "mg k s v", BODY("mg baz k s v\r\n"), .eligible = true},
-		{.name = "binary GET", .body = bin_get, .len = sizeof(bin_get), .eligible = true},
-		{.name = "binary GETK", .body = bin_getk, .len = sizeof(bin_getk), .eligible = true},
+		 .eligible = true, .reply_lane = 1},
+		{.name = "mg", BODY("mg foo\r\n"), .eligible = true, .reply_lane = 1},
+		{.name = "mg v f t", BODY("mg bar v f t\r\n"), .eligible = true, .reply_lane = 1},
+		{.name = "mg k s v", BODY("mg baz k s v\r\n"), .eligible = true, .reply_lane = 1},
+		{.name = "binary GET", .body = bin_get, .len = sizeof(bin_get), .eligible = true, .reply_lane = 1},
+		{.name = "binary GETK", .body = bin_getk, .len = sizeof(bin_getk), .eligible = true, .reply_lane = 1},
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
@@ -218,7 +287,7 @@ static const char *key_of(int32_t member)
 	}
 }
 
-static char down_req[64];
+static char down_req[64], moved_req[64];
 
 static void owner_down(void)
 {
@@ -264,23 +333,72 @@ static void test_ineligible_fall_through(void **state)
 	/* A key of member 0 (n1), to be held down; the placement is the rig's 4 nodes. */
 	t_dp_start(1, 4, NULL);
 	snprintf(down_req, sizeof(down_req), "get %s\r\n", key_of(0));
+	snprintf(moved_req, sizeof(moved_req), "get %s\r\n", key_of(3)); /* n4's: moves */
 	t_dp_stop();
 	const struct fcase cases[] = {
 		{.name = "hot key", BODY("get foo\r\n"), .tweak = hot_cfg, .before = pin_foo,
 		 .lane_shape = true},
-		{.name = "sampler's turn", BODY("mg foo v\r\n"), .tweak = hot_every, .lane_shape = true},
+		{.name = "sampler's turn", BODY("mg foo v\r\n"), .tweak = hot_every, .lane_shape = true,
+		 .reply_lane = 1},
+		/* foo stays where it was: no warm-up read, its reply takes the reply lane */
 		{.name = "warm-up window", BODY("get foo\r\n"), .tweak = warm_on, .before = shrink,
-		 .lane_shape = true},
+		 .lane_shape = true, .reply_lane = 1},
+		{.name = "warm-up read", .body = moved_req, .len = strlen(moved_req), .tweak = warm_on,
+		 .before = shrink, .lane_shape = true},
 		{.name = "down endpoint", .body = down_req, .len = strlen(down_req), .before = owner_down,
-		 .lane_shape = true},
+		 .lane_shape = true, .reply_lane = 1},
 		{.name = "ACL refused", BODY("get foo\r\n"), .sip = "198.18.5.5", .lane_shape = true},
 		{.name = "client MAC list", BODY("get foo\r\n"), .tweak = client_macs},
 		{.name = "bad checksum", BODY("get foo\r\n"), .bad_ip_csum = true},
 		{.name = "IPv6", BODY("get foo\r\n"), .v6 = true},
 		{.name = "multi-get", BODY("get foo bar baz\r\n")},
 		{.name = "quiet mg", BODY("mg foo v q\r\n")},
-		{.name = "gets", BODY("gets foo\r\n")},
+		{.name = "gets", BODY("gets foo\r\n"), .reply_lane = 1},
 		{.name = "binary GETQ", .body = bin_getq, .len = sizeof(bin_getq)},
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		check(&cases[i]);
+}
+
+/* Replies: each datagram's way, with the lane and without ------------------------------- */
+
+#define GET_FOO BODY("get foo\r\n"), .eligible = true
+#define R1 {.seq = 0, .total = 1}
+
+static void test_reply_lane(void **state)
+{
+	(void)state;
+	const struct fcase cases[] = {
+		{.name = "two datagrams", GET_FOO, .n_replies = 2, .replies = {{0, 2}, {1, 2}}},
+		{.name = "second datagram first", GET_FOO, .n_replies = 2,
+		 .replies = {{1, 2}, {0, 2}}},
+		{.name = "duplicate", GET_FOO, .reply_lane = 1, .n_replies = 2, .replies = {R1, R1},
+		 .check_drop = true, .drop = DP_DROP_REPLY_NO_SLOT},
+		{.name = "seq 1 of 1", GET_FOO, .n_replies = 2, .replies = {{1, 1}, R1},
+		 .reply_lane = 1, .check_drop = true, .drop = DP_DROP_REPLY_BAD_FRAME},
+		{.name = "total 0", GET_FOO, .n_replies = 1, .replies = {{0, 0}}},
+		{.name = "stale generation", GET_FOO, .n_replies = 2,
+		 .replies = {{0, 1, .reqid_xor = 0xf000}, R1}, .reply_lane = 1, .check_drop = true,
+		 .drop = DP_DROP_REPLY_STALE},
+		{.name = "wrong source port", GET_FOO, .n_replies = 2,
+		 .replies = {{0, 1, .sport = 11212}, R1}, .reply_lane = 1, .check_drop = true,
+		 .drop = DP_DROP_REPLY_WRONG_SOURCE},
+		{.name = "another node's address", GET_FOO, .n_replies = 1,
+		 .replies = {{0, 1, .sip = "198.18.1.9"}}},
+		{.name = "unknown MAC", GET_FOO, .n_replies = 2, .replies = {{0, 1, .other_mac = true}, R1},
+		 .reply_lane = 1, .check_drop = true, .drop = DP_DROP_REPLY_WRONG_MAC},
+		{.name = "tagged reply", GET_FOO, .n_replies = 1, .replies = {{0, 1, .vlan = 100}}},
+		{.name = "UDP checksum 0", GET_FOO, .n_replies = 1, .replies = {{0, 1, .no_udp_csum = true}},
+		 .reply_lane = 1},
+		{.name = "miss", GET_FOO, .n_replies = 1, .replies = {{0, 1, .body = "END\r\n"}},
+		 .reply_lane = 1},
+		{.name = "set", BODY("set foo 0 0 5\r\nhello\r\n"), .n_replies = 1,
+		 .replies = {{0, 1, .body = "STORED\r\n"}}, .reply_lane = 1},
+		{.name = "delete", BODY("delete foo\r\n"), .n_replies = 1,
+		 .replies = {{0, 1, .body = "DELETED\r\n"}}, .reply_lane = 1},
+		{.name = "mg, reply of two datagrams", BODY("mg foo v\r\n"), .eligible = true,
+		 .n_replies = 2, .replies = {{0, 2, .body = "VA 1\r\n"}, {1, 2, .body = "x\r\n"}}},
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
@@ -338,7 +456,7 @@ static void test_bursts_same_bytes(void **state)
 	assert_int_equal(off.n, 40);
 	assert_int_equal(on.len[0], off.len[0]);
 	for (int c = 0; c < DP_CTR_COUNT; c++)
-		if (c != DP_CTR_FAST && c != DP_CTR_FAST_FALLBACK)
+		if (!lane_counter(c))
 			assert_int_equal(on.st.ctr[c], off.st.ctr[c]);
 	/* The sampler's turns went to the general path, the rest through the lane. */
 	assert_true(on.st.ctr[DP_CTR_HOT_SAMPLED] > 0);
@@ -354,6 +472,7 @@ int main(void)
 		cmocka_unit_test(test_eligible_same_bytes),
 		cmocka_unit_test(test_ineligible_fall_through),
 		cmocka_unit_test(test_bursts_same_bytes),
+		cmocka_unit_test(test_reply_lane),
 	};
 	int rc;
 
