@@ -195,7 +195,16 @@ class Fleet:
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         self.procs.append(proc)
         try:
-            wait_listen("127.0.0.1", listen, proc, "nutcracker (%s)" % name)
+            try:
+                wait_listen("127.0.0.1", listen, proc, "nutcracker (%s)" % name)
+            except RuntimeError as e:
+                # Say why: nutcracker's own last words are in its log.
+                try:
+                    with open(log, errors="replace") as f:
+                        tail = " | ".join(f.read().splitlines()[-3:])
+                except OSError as oe:
+                    tail = "no log: %s" % oe
+                raise RuntimeError("%s (log: %s)" % (e, tail)) from None
             conn = Conn("127.0.0.1", listen)
             try:
                 set_keys(conn, keys)
