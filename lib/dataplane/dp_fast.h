@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The fast lane (issue 30): the commonest request, a single-key read from an allowed client
- * over IPv4, handled in the fewest stages that keep every check the general path makes.
+ * over IPv4 (or IPv6 to an IPv6 node: fast_request6, below), handled in the fewest stages that
+ * keep every check the general path makes.
  *
  *   look-ahead: the port's header pattern, lengths and checksum verdicts (check_served, as
  *     for every frame), then fast_hint(): mc_match_single_get() (frame header, `get <key>`,
@@ -63,16 +64,17 @@ static __rte_noinline void fast_fallback(struct dp_worker *w, struct rte_mbuf *m
 
 /*
  * The one eligibility predicate: true when the general path, given this request (one plain
- * read, not quiet, IPv4, untagged), would forward it to endpoint *@p ep with MAC word *@p mac
- * through exactly the steps fast_request() takes, with nothing else to do on the way (the
- * lane on for this worker, fast_hint() saw to that: no client MAC list, no re-tag towards the
- * nodes): the client allowed by prefix, not the hot-key sampler's turn and no hot set loaded, no warm-up
- * window for reads, the owner an IPv4 endpoint that
- * serves and has a MAC, a free slot. Everything else (hot key, warm-up, a down or IPv6 node, a
- * refused client, no placement member) is the general path's to decide and count.
+ * read, not quiet, untagged, of family @p v6) would forward it to endpoint *@p ep with MAC
+ * word *@p mac through exactly the steps fast_request() (fast_request6()) takes, with nothing
+ * else to do on the way (the lane on for this worker, fast_hint() saw to that: no client MAC
+ * list, no re-tag towards the nodes): the client allowed by prefix, not the hot-key sampler's
+ * turn and no hot set loaded, no warm-up window for reads, the owner an endpoint of the
+ * client's family that serves and has a MAC, a free slot. Everything else (hot key, warm-up,
+ * a down node or one of the other family, a refused client, no placement member) is the
+ * general path's to decide and count.
  */
 static __rte_always_inline bool fast_eligible(const struct dp_worker *w, const struct dp_ahead *a,
-					      uint32_t *ep, uint64_t *mac)
+					      uint32_t *ep, uint64_t *mac, bool v6)
 {
 	int32_t owner = a->hint.owner;
 
@@ -80,10 +82,12 @@ static __rte_always_inline bool fast_eligible(const struct dp_worker *w, const s
 	if (unlikely(owner < 0 || w->hot_left == 1 || w->hot->set != NULL ||
 		     (w->prev_cur != NULL && w->warm_reads) || DP_DRAIN_WORD_MODE(w->drain) != 0))
 		return false;
-	if (unlikely(!client_allowed(w, a->pk.ip->src_addr)))
+	if (unlikely(v6 ? !client_allowed6(w, &a->pk.ip6->src_addr)
+			: !client_allowed(w, a->pk.ip->src_addr)))
 		return false;
 	*ep = w->cur->ep[owner];
-	if (unlikely(!dp_ep_serving(w, *ep) || w->eps[*ep].v6))
+	/* The node of the client's family: the other one's rewrite is the general path's. */
+	if (unlikely(!dp_ep_serving(w, *ep) || w->eps[*ep].v6 != v6))
 		return false;
 	*mac = atomic_load_explicit(&w->eps[*ep].mac, memory_order_relaxed);
 	return likely(*mac & DP_MAC_VALID) && likely(w->free_head != w->free_tail);
@@ -101,7 +105,7 @@ static __rte_noinline void fast_request(struct dp_worker *w, struct rte_mbuf *m,
 	uint32_t ep, s;
 	uint64_t mac;
 
-	if (unlikely(!fast_eligible(w, a, &ep, &mac)) ||
+	if (unlikely(!fast_eligible(w, a, &ep, &mac, false)) ||
 	    unlikely(!dp_client_take(w, pk->ip->src_addr, 1)))
 		return fast_fallback(w, m, a); /* nothing changed yet */
 	w->hot_left--; /* not 1 (fast_eligible): no sample due */
@@ -112,6 +116,101 @@ static __rte_noinline void fast_request(struct dp_worker *w, struct rte_mbuf *m,
 	memcpy(&pk->eth->dst_addr, &mac, 6); /* little-endian: bytes 0..5 of the word */
 	rte_ether_addr_copy(&w->node_src_mac, &pk->eth->src_addr);
 	rewrite_udp(w, m, pk, w->node_src_ip, sl->node_ip, port_be, sl->node_port, reqid);
+	dp_tx_push_fwd(w, m, ep, s);
+	w->ctr[DP_CTR_FAST]++;
+}
+
+/*
+ * The IPv6 lane: the same request over IPv6 from a client to an IPv6 node. The look-ahead has
+ * no pattern for IPv6 frames; peek_payload6() finds the payload of a UDP datagram right after
+ * the IPv6 header to a port that is not a reply port, and fast_hint6() matches it as
+ * fast_hint() does (verdict DP_V_FAST6). At its turn fast_ipv6_request() makes ipv6_serve()'s
+ * tests on its way to handle_request() for such a datagram (IPv6 served, lengths, the MTU, to
+ * the router's address, UDP length and checksum, a listen port); one that fails any goes to
+ * handle_ipv6(), which judges and counts it as before. One that passes them meets
+ * fast_eligible() (the IPv6 client ACL, an IPv6 owner) exactly as an IPv4 one.
+ */
+static __rte_always_inline void fast_hint6(struct dp_worker *w, struct dp_ahead *a,
+					   const uint8_t *pay, uint32_t plen)
+{
+	struct dp_hint *h = &a->hint;
+	uint16_t off, len;
+
+	if (likely(w->cur != NULL) && likely(!(a->pk.vlan | w->fast_off)) &&
+	    mc_match_single_get(pay, plen, &off, &len)) {
+		h->hash = pl_key_hash(w->cur->pl, pay + off, len);
+		h->has_owner = true;
+		pl_prefetch_hash(w->cur->pl, h->hash);
+		a->verdict = DP_V_FAST6;
+		return;
+	}
+	key_hint(w, a, pay, plen);
+}
+
+/* ipv6_serve()'s tests, for a DP_V_FAST6 frame, up to where it would call handle_request();
+ * when all pass, a->pk as ipv6_serve() sets it. What peek_payload6() tested (the version, UDP
+ * as the next header, the frame long enough for both headers, not a reply port, a UDP length
+ * within the frame) is not tested again. */
+static __rte_always_inline bool fast_ipv6_request(const struct dp_worker *w, struct rte_mbuf *m,
+						  struct dp_ahead *a)
+{
+	struct dp_pkt *pk = &a->pk;
+	struct rte_ipv6_hdr *ip6 = (struct rte_ipv6_hdr *)((uint8_t *)pk->eth + pk->l2_len);
+	struct rte_udp_hdr *udp = (struct rte_udp_hdr *)(ip6 + 1);
+	uint32_t end = sizeof(*ip6) + rte_be_to_cpu_16(ip6->payload_len);
+	uint32_t ulen = rte_be_to_cpu_16(udp->dgram_len);
+
+	if (unlikely(!w->has_ip6) || unlikely(pk->l2_len + end > a->len) ||
+	    unlikely(end > w->mtu) || unlikely(ulen != end - sizeof(*ip6)) ||
+	    unlikely(memcmp(&ip6->dst_addr, w->router_ip6, 16) != 0) ||
+	    unlikely(udp->dgram_cksum == 0) || unlikely(!udp6_cksum_ok(m, ip6, udp, ulen)) ||
+	    unlikely(!is_listen_port(w, rte_be_to_cpu_16(udp->dst_port))))
+		return false;
+	pk->ip6 = ip6;
+	pk->ip = NULL;
+	pk->v6 = true;
+	pk->l3_len = sizeof(*ip6);
+	pk->udp = udp;
+	pk->payload = (uint8_t *)(udp + 1);
+	pk->plen = ulen - (uint32_t)sizeof(*udp);
+	return true;
+}
+
+/* A DP_V_FAST6 request: as fast_request(), over IPv6; what fast_ipv6_request() refuses goes to
+ * handle_ipv6() with its parse, what fast_eligible() refuses to handle_request() (as from
+ * ipv6_serve()). */
+static __rte_noinline void fast_request6(struct dp_worker *w, struct rte_mbuf *m,
+					 struct dp_ahead *a)
+{
+	struct dp_pkt *pk = &a->pk;
+	struct dp_hint *h = &a->hint;
+	struct dp_slot *sl;
+	uint16_t port_be, reqid;
+	uint32_t ep, s;
+	uint64_t mac;
+
+	if (unlikely(!fast_ipv6_request(w, m, a))) {
+		const uint8_t *pay = (const uint8_t *)pk->eth + pk->l2_len +
+				     sizeof(struct rte_ipv6_hdr) + sizeof(struct rte_udp_hdr);
+		const struct rte_udp_hdr *udp = (const struct rte_udp_hdr *)(pay) - 1;
+
+		/* The parse the look-ahead left out, of the bytes peek_payload6() found. */
+		h->payload = pay;
+		h->plen = rte_be_to_cpu_16(udp->dgram_len) - (uint32_t)sizeof(*udp);
+		h->err = mc_parse_datagram_flags(pay, h->plen, MC_PARSE_CTL_KEYS, h->req);
+		return handle_ipv6(w, m, pk, a->len);
+	}
+	if (unlikely(!fast_eligible(w, a, &ep, &mac, true)) ||
+	    unlikely(!dp_client_take(w, dp_fold6((const uint8_t *)&pk->ip6->src_addr), 1)))
+		return fast_fallback(w, m, a);
+	w->hot_left--;
+	s = dp_slot_take(w, pk, ep, &port_be, &reqid);
+	sl = &w->slots[s];
+	sl->multi = DP_MULTI_NONE;
+	sl->parser = DP_NO_PARSER;
+	memcpy(&pk->eth->dst_addr, &mac, 6);
+	rte_ether_addr_copy(&w->node_src_mac, &pk->eth->src_addr);
+	rewrite_udp6(w, m, pk, w->node_src_ip6, w->slot6[s].node, port_be, sl->node_port, reqid);
 	dp_tx_push_fwd(w, m, ep, s);
 	w->ctr[DP_CTR_FAST]++;
 }

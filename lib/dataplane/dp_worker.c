@@ -875,13 +875,13 @@ static inline int64_t find_src(const struct dp_worker *w, const struct dp_pkt *p
 /*
  * The reply lane (issue 30): the commonest reply, one datagram (seq 0 of 1) that answers a
  * one-message slot (single reads and writes, of the fast lane or the general path) taken
- * untagged over IPv4 both ways, from the slot's node address, port and MAC, its generation,
- * no warm-up read in flight. Each condition is one the general steps of handle_reply_owned()
- * test on their way to the same end (the same bytes out, the same counters and slot state),
- * so a reply that meets them all is returned at once; any other goes the general way, which
- * judges it and counts its drop. The slot's has_vlan, multi, quiet and fam bytes are read as
- * one word (all 0: untagged, DP_MULTI_NONE, not quiet, IPv4 both sides), total and seq_base
- * together (0: no datagram yet).
+ * untagged, one family both ways (IPv4, or IPv6 without extension headers), from the slot's
+ * node address, port and MAC, its generation, no warm-up read in flight. Each condition is one
+ * the general steps of handle_reply_owned() test on their way to the same end (the same bytes
+ * out, the same counters and slot state), so a reply that meets them all is returned at once;
+ * any other goes the general way, which judges it and counts its drop. The slot's has_vlan,
+ * multi, quiet and fam bytes are read as one word (untagged, DP_MULTI_NONE, not quiet, IPv4
+ * both sides or IPv6 both sides), total and seq_base together (0: no datagram yet).
  */
 static_assert(offsetof(struct dp_slot, multi) == offsetof(struct dp_slot, has_vlan) + 1 &&
 		      offsetof(struct dp_slot, quiet) == offsetof(struct dp_slot, has_vlan) + 2 &&
@@ -890,13 +890,23 @@ static_assert(offsetof(struct dp_slot, multi) == offsetof(struct dp_slot, has_vl
 static_assert(DP_MULTI_NONE == 0, "reply_lane_ok(): a one-message slot's multi byte is 0");
 
 static __rte_always_inline bool reply_lane_ok(const struct dp_worker *w, const struct dp_pkt *pk,
-					      const struct dp_slot *sl, uint16_t reqid)
+					      const struct dp_slot *sl, uint32_t s, uint16_t reqid)
 {
-	uint32_t seq_total, flags;
+	static const uint8_t want6[4] = {0, DP_MULTI_NONE, 0, DP_FAM_CLIENT6 | DP_FAM_NODE6};
+	uint32_t seq_total, flags, flags6;
 
 	memcpy(&seq_total, pk->payload + 2, 4);
 	memcpy(&flags, &sl->has_vlan, 4);
-	return !(w->fast_off | pk->vlan | pk->v6) && seq_total == RTE_BE32(1) &&
+	if (unlikely(pk->v6)) {
+		memcpy(&flags6, want6, 4);
+		return !(w->fast_off | pk->vlan) && seq_total == RTE_BE32(1) &&
+		       reqid == sl->reqid && flags == flags6 && (sl->total | sl->seq_base) == 0 &&
+		       sl->seq_seen == 0 && pk->udp->src_port == sl->node_port &&
+		       pk->l3_len == sizeof(struct rte_ipv6_hdr) &&
+		       memcmp(&pk->ip6->src_addr, w->slot6[s].node, 16) == 0 &&
+		       reply_mac_ok(w, sl->ep, pk->eth) && w->now >= w->warm_gate;
+	}
+	return !(w->fast_off | pk->vlan) && seq_total == RTE_BE32(1) &&
 	       reqid == sl->reqid && (flags | sl->total | sl->seq_base) == 0 &&
 	       sl->seq_seen == 0 && pk->udp->src_port == sl->node_port &&
 	       pk->ip->src_addr == sl->node_ip && reply_mac_ok(w, sl->ep, pk->eth) &&
@@ -909,8 +919,12 @@ static __rte_always_inline void reply_lane(struct dp_worker *w, struct rte_mbuf 
 {
 	memcpy(&pk->eth->dst_addr, sl->client_mac, 6);
 	rte_ether_addr_copy(&w->client_src_mac, &pk->eth->src_addr);
-	rewrite_udp(w, m, pk, w->client_src_ip, sl->client_ip, sl->listen_port, sl->client_port,
-		    sl->client_reqid);
+	if (likely(!pk->v6))
+		rewrite_udp(w, m, pk, w->client_src_ip, sl->client_ip, sl->listen_port,
+			    sl->client_port, sl->client_reqid);
+	else
+		rewrite_udp6(w, m, pk, w->client_src_ip6, w->slot6[s].client, sl->listen_port,
+			     sl->client_port, sl->client_reqid);
 	dp_tx_push(w, m, DP_TX_RETURNED, sl->ep);
 	sl->seq_base = 1;
 	sl->total = 1;
@@ -938,7 +952,7 @@ static __rte_always_inline void handle_reply_owned(struct dp_worker *w, struct r
 	if (unlikely(s > w->slot_mask || w->slots[s].tsc == 0))
 		return dp_count_drop(w, m, DP_DROP_REPLY_NO_SLOT);
 	sl = &w->slots[s];
-	if (likely(reply_lane_ok(w, pk, sl, reqid)))
+	if (likely(reply_lane_ok(w, pk, sl, s, reqid)))
 		return reply_lane(w, m, pk, sl, s);
 	if (unlikely(!reply_src_ok(w, pk, sl, s)))
 		return dp_count_drop(w, m, DP_DROP_REPLY_WRONG_SOURCE);
@@ -1196,6 +1210,7 @@ enum dp_verdict {
 	DP_V_IPV6, /* handle_ipv6 judges the rest */
 	DP_V_FRAG, /* IPv4 fragment, or over the MTU (dp_ahead.k: its total length): handle_frag4 */
 	DP_V_FAST, /* a request of the fast lane's shape (dp_fast.h): fast_request */
+	DP_V_FAST6, /* ... over IPv6 (its headers not checked yet): fast_request6 */
 };
 
 static inline enum dp_verdict verdict_drop(struct dp_ahead *a, enum dp_drop why)
@@ -1658,6 +1673,7 @@ static __rte_always_inline enum dp_verdict check_served(struct dp_worker *w, str
 
 static void handle_frag4(struct dp_worker *w, struct rte_mbuf *m, struct dp_ahead *a);
 static void fast_request(struct dp_worker *w, struct rte_mbuf *m, struct dp_ahead *a);
+static void fast_request6(struct dp_worker *w, struct rte_mbuf *m, struct dp_ahead *a);
 
 /* Frame @p m where the look-ahead's checks (@p a) send it. Always inlined: the burst loop is
  * its one caller, and the reply path must not pay a call (see handle_request()). */
@@ -1672,6 +1688,8 @@ static __rte_always_inline void handle_packet(struct dp_worker *w, struct rte_mb
 		return handle_reply(w, m, pk, a->k);
 	case DP_V_FAST:
 		return fast_request(w, m, a);
+	case DP_V_FAST6:
+		return fast_request6(w, m, a);
 	case DP_V_REQUEST:
 		return handle_request(w, m, pk);
 	case DP_V_DROP:
@@ -1777,7 +1795,7 @@ static __rte_always_inline void look_ahead(struct dp_worker *w, struct rte_mbuf 
 		return fast_hint(w, a);
 	if (a->verdict == DP_V_IPV6 &&
 	    (pay = peek_payload6(w, (const uint8_t *)a->pk.eth, a->len, a->pk.l2_len, &plen)))
-		key_hint(w, a, pay, plen);
+		fast_hint6(w, a, pay, plen);
 }
 
 /* The owner of a parsed request's first key (its index entry is on its way since

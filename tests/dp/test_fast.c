@@ -49,6 +49,9 @@ struct fcase {
 	const void *body; /* after the frame header */
 	size_t len;
 	bool v6;		     /* from T_CLIENT_IP6 (t_dp_start6, IPv4 nodes) */
+	uint32_t v6_nodes;	     /* v6: these nodes IPv6 (t_dp_start6's mask) */
+	struct t_pkt6_spec v6_spec;  /* v6: what differs from t_request6's (its sip, dip, dport,
+					checksum, extension headers, hop limit, length) */
 	const char *sip;	     /* another IPv4 source (NULL: T_CLIENT_IP) */
 	bool bad_ip_csum;
 	void (*tweak)(struct dp_config *c);
@@ -88,11 +91,19 @@ static void collect(struct out *o)
 
 static struct rte_mbuf *request(const struct fcase *fc)
 {
-	uint8_t p[1024] = {0x00, 0x4d, 0, 0, 0, 1, 0, 0};
+	static uint8_t p[1024] = {0x00, 0x4d, 0, 0, 0, 1, 0, 0};
 
 	memcpy(p + 8, fc->body, fc->len);
-	if (fc->v6)
-		return t_request6(5555, 77, fc->body, fc->len);
+	if (fc->v6) {
+		struct t_pkt6_spec s = fc->v6_spec;
+
+		s.payload = p;
+		s.plen = 8 + fc->len;
+		s.sport = 5555;
+		if (s.dport == 0)
+			s.dport = T_LISTEN;
+		return t_pkt6(&s);
+	}
 	if (fc->sip == NULL && !fc->bad_ip_csum)
 		return t_request(5555, 77, fc->body, fc->len);
 	struct t_pkt_spec s = {
@@ -136,6 +147,30 @@ static struct rte_mbuf *reply(const struct rspec *r, const char *node, uint16_t 
 	return t_pkt(&s);
 }
 
+/* ... from an IPv6 node (@p node, its MAC @p mac); r->sip is then an IPv6 address. */
+static struct rte_mbuf *reply6(const struct rspec *r, const char *node, const uint8_t mac[6],
+			       uint16_t dport, uint16_t reqid)
+{
+	static const char body[] = "VALUE k 0 5\r\nhello\r\nEND\r\n";
+	static const uint8_t stranger[6] = {0x02, 0, 0, 0, 0x07, 0x07};
+	const char *b = r->body ? r->body : body;
+	uint8_t p[1024] = {(uint8_t)(reqid >> 8), (uint8_t)reqid, (uint8_t)(r->seq >> 8),
+			   (uint8_t)r->seq, (uint8_t)(r->total >> 8), (uint8_t)r->total, 0, 0};
+	size_t len = strlen(b);
+
+	memcpy(p + 8, b, len);
+	struct t_pkt6_spec s = {
+		.src_mac = r->other_mac ? stranger : mac,
+		.sip = r->sip ? r->sip : node,
+		.sport = r->sport ? r->sport : 11211,
+		.dport = dport,
+		.payload = p,
+		.plen = 8 + len,
+		.vlan = r->vlan,
+	};
+	return t_pkt6(&s);
+}
+
 /* The request of @p fc through a new data plane (lane on or off); a request that left for a
  * node gets that node's replies (fc->replies, or one datagram). */
 static void run(const struct fcase *fc, bool off, struct out *o)
@@ -147,7 +182,7 @@ static void run(const struct fcase *fc, bool off, struct out *o)
 	case_tweak = fc->tweak;
 	rte_srand(20261203);
 	if (fc->v6)
-		t_dp_start6(1, 0, tweak);
+		t_dp_start6(1, fc->v6_nodes, tweak);
 	else
 		t_dp_start(1, 4, tweak);
 	if (fc->before)
@@ -169,6 +204,25 @@ static void run(const struct fcase *fc, bool off, struct out *o)
 			const struct rspec *r = fc->n_replies ? &fc->replies[i] : &one;
 
 			t_inject(0, reply(r, node, dport, (uint16_t)(reqid ^ r->reqid_xor)));
+			t_poll(0);
+			collect(o);
+		}
+	} else if (o->n == 1 && o->len[0] >= 62 && o->b[0][12] == 0x86 && o->b[0][13] == 0xdd) {
+		/* To an IPv6 node 2001:2::1:i, whose MAC is 198.18.1.i's. */
+		char node[INET6_ADDRSTRLEN], node4[INET_ADDRSTRLEN];
+		uint8_t mac[6];
+		uint16_t dport = (uint16_t)(o->b[0][54] << 8 | o->b[0][55]);
+		uint16_t reqid = (uint16_t)(o->b[0][62] << 8 | o->b[0][63]);
+
+		inet_ntop(AF_INET6, o->b[0] + 38, node, sizeof(node));
+		snprintf(node4, sizeof(node4), "198.18.1.%u", o->b[0][53]);
+		unsigned n = fc->n_replies ? fc->n_replies : 1;
+
+		t_node_mac(node4, mac);
+		for (unsigned i = 0; i < n; i++) {
+			const struct rspec *r = fc->n_replies ? &fc->replies[i] : &one;
+
+			t_inject(0, reply6(r, node, mac, dport, (uint16_t)(reqid ^ r->reqid_xor)));
 			t_poll(0);
 			collect(o);
 		}
@@ -247,6 +301,13 @@ static void test_eligible_same_bytes(void **state)
 		{.name = "mg k s v", BODY("mg baz k s v\r\n"), .eligible = true, .reply_lane = 1},
 		{.name = "binary GET", .body = bin_get, .len = sizeof(bin_get), .eligible = true, .reply_lane = 1},
 		{.name = "binary GETK", .body = bin_getk, .len = sizeof(bin_getk), .eligible = true, .reply_lane = 1},
+		/* IPv6 client, IPv6 nodes: the IPv6 lanes */
+		{.name = "IPv6 get", BODY("get foo\r\n"), .v6 = true, .v6_nodes = 0xf, .eligible = true,
+		 .reply_lane = 1},
+		{.name = "IPv6 mg", BODY("mg bar v f t\r\n"), .v6 = true, .v6_nodes = 0xf,
+		 .eligible = true, .reply_lane = 1},
+		{.name = "IPv6 binary GETK", .body = bin_getk, .len = sizeof(bin_getk), .v6 = true,
+		 .v6_nodes = 0xf, .eligible = true, .reply_lane = 1},
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
@@ -350,7 +411,25 @@ static void test_ineligible_fall_through(void **state)
 		{.name = "ACL refused", BODY("get foo\r\n"), .sip = "198.18.5.5", .lane_shape = true},
 		{.name = "client MAC list", BODY("get foo\r\n"), .tweak = client_macs},
 		{.name = "bad checksum", BODY("get foo\r\n"), .bad_ip_csum = true},
-		{.name = "IPv6", BODY("get foo\r\n"), .v6 = true},
+		{.name = "IPv6 to an IPv4 node", BODY("get foo\r\n"), .v6 = true, .lane_shape = true},
+		{.name = "IPv6 multi-get", BODY("get foo bar\r\n"), .v6 = true, .v6_nodes = 0xf},
+		/* What fast_ipv6_request() must leave to handle_ipv6() */
+		{.name = "IPv6 bad checksum", BODY("get foo\r\n"), .v6 = true, .v6_nodes = 0xf,
+		 .v6_spec = {.bad_csum = true}},
+		{.name = "IPv6 checksum 0", BODY("get foo\r\n"), .v6 = true, .v6_nodes = 0xf,
+		 .v6_spec = {.zero_csum = true}},
+		{.name = "IPv6 to another address", BODY("get foo\r\n"), .v6 = true, .v6_nodes = 0xf,
+		 .v6_spec = {.dip = "2001:2::2"}},
+		{.name = "IPv6 not a listen port", BODY("get foo\r\n"), .v6 = true, .v6_nodes = 0xf,
+		 .v6_spec = {.dport = 11311}},
+		{.name = "IPv6 payload length long", BODY("get foo\r\n"), .v6 = true,
+		 .v6_nodes = 0xf, .v6_spec = {.plen_delta = 4}},
+		{.name = "IPv6 payload length short", BODY("get foo\r\n"), .v6 = true,
+		 .v6_nodes = 0xf, .v6_spec = {.plen_delta = -2}},
+		{.name = "IPv6 hop limit 1", BODY("get foo\r\n"), .v6 = true, .v6_nodes = 0xf,
+		 .v6_spec = {.hop = 1}, .eligible = true, .reply_lane = 1},
+		{.name = "IPv6 refused client", BODY("get foo\r\n"), .v6 = true, .v6_nodes = 0xf,
+		 .v6_spec = {.sip = "2001:2::200"}, .lane_shape = true},
 		{.name = "multi-get", BODY("get foo bar baz\r\n")},
 		{.name = "quiet mg", BODY("mg foo v q\r\n")},
 		{.name = "gets", BODY("gets foo\r\n"), .reply_lane = 1},
@@ -365,6 +444,7 @@ static void test_ineligible_fall_through(void **state)
 
 #define GET_FOO BODY("get foo\r\n"), .eligible = true
 #define R1 {.seq = 0, .total = 1}
+#define GET6 BODY("get foo\r\n"), .v6 = true, .v6_nodes = 0xf, .eligible = true
 
 static void test_reply_lane(void **state)
 {
@@ -397,6 +477,22 @@ static void test_reply_lane(void **state)
 		 .replies = {{0, 1, .body = "STORED\r\n"}}, .reply_lane = 1},
 		{.name = "delete", BODY("delete foo\r\n"), .n_replies = 1,
 		 .replies = {{0, 1, .body = "DELETED\r\n"}}, .reply_lane = 1},
+		{.name = "IPv6: two datagrams", GET6, .n_replies = 2, .replies = {{0, 2}, {1, 2}}},
+		{.name = "IPv6: duplicate", GET6, .reply_lane = 1, .n_replies = 2,
+		 .replies = {R1, R1}, .check_drop = true, .drop = DP_DROP_REPLY_NO_SLOT},
+		{.name = "IPv6: stale generation", GET6, .n_replies = 2,
+		 .replies = {{0, 1, .reqid_xor = 0xf000}, R1}, .reply_lane = 1, .check_drop = true,
+		 .drop = DP_DROP_REPLY_STALE},
+		{.name = "IPv6: wrong source port", GET6, .n_replies = 2,
+		 .replies = {{0, 1, .sport = 11212}, R1}, .reply_lane = 1, .check_drop = true,
+		 .drop = DP_DROP_REPLY_WRONG_SOURCE},
+		/* A member's address but not the slot's node: the full 16 bytes compared */
+		{.name = "IPv6: another node's address", GET6, .n_replies = 2,
+		 .replies = {{0, 1, .sip = "2001:2::1:9"}, R1}, .reply_lane = 1},
+		{.name = "IPv6: unknown MAC", GET6, .n_replies = 2,
+		 .replies = {{0, 1, .other_mac = true}, R1}, .reply_lane = 1, .check_drop = true,
+		 .drop = DP_DROP_REPLY_WRONG_MAC},
+		{.name = "IPv6: tagged reply", GET6, .n_replies = 1, .replies = {{0, 1, .vlan = 100}}},
 		{.name = "mg, reply of two datagrams", BODY("mg foo v\r\n"), .eligible = true,
 		 .n_replies = 2, .replies = {{0, 2, .body = "VA 1\r\n"}, {1, 2, .body = "x\r\n"}}},
 	};
