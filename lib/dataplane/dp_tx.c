@@ -373,8 +373,14 @@ void dp_udp_build(struct dp_worker *w, struct rte_mbuf *m, bool to_node, const u
 	m->l3_len = sizeof(*ip);
 	if (w->tx_offload)
 		return dp_tx_cksum_offload(m, ip, udp, l2, sizeof(*ip));
-	ip->hdr_checksum = rte_ipv4_cksum(ip);
-	udp->dgram_cksum = rte_ipv4_udptcp_cksum(ip, udp);
+	/* The sums in 64-bit words (dp_csum_sum): rte_ipv4_udptcp_cksum() sums 16 bits at a time,
+	 * about 3 instructions a byte, most of a multi-get's merged reply (issue 30: 4,460 of a
+	 * 10-key multi-get's 37,832). Values as DPDK's: UDP's 0 is sent as 0xffff. */
+	ip->hdr_checksum = (uint16_t)~dp_csum_sum(ip, sizeof(*ip), 0);
+	uint16_t c = (uint16_t)~dp_csum_sum(
+		udp, ulen, dp_ip4_phdr_sum(ip->src_addr, ip->dst_addr, IPPROTO_UDP, udp->dgram_len));
+
+	udp->dgram_cksum = c == 0 ? 0xffff : c;
 }
 
 bool dp_l3_rebuild(struct rte_mbuf *m, struct dp_pkt *pk, bool v6)
