@@ -367,6 +367,38 @@ static void hdr_tmpl_build(struct dp_hdr_tmpl *t, const struct dp_config *c, boo
 	t->min_len = ip != 0 && (!vlan_fixed || vid == 0) ? DP_HDR_TMPL_LEN : UINT32_MAX;
 }
 
+/* The IPv6 frame pattern of the client port (@p node false) or the node port (struct
+ * dp_hdr_tmpl6), as hdr_tmpl_build() makes the IPv4 one. */
+static void hdr_tmpl6_build(struct dp_hdr_tmpl6 *t, const struct dp_config *c, bool node)
+{
+	const uint8_t *ip6 = node ? c->node_router_ip6 : c->router_ip6;
+	bool vlan_fixed = node ? c->node_vlan_fixed : c->vlan_fixed;
+	uint16_t vid = node ? c->node_vlan_id : c->vlan_id;
+	uint8_t want[DP_HDR6_TMPL_LEN] = {0}, mask[DP_HDR6_TMPL_LEN] = {0};
+
+	memcpy(want, node ? c->node_router_mac : c->router_mac, 6); /* destination */
+	memset(mask, 0xff, 6);
+	mask[6] = 0x01;	 /* the source's group bit: clear */
+	want[12] = 0x86; /* EtherType IPv6, no VLAN tag */
+	want[13] = 0xdd;
+	memset(mask + 12, 0xff, 2);
+	want[14] = 0x60; /* version 6 */
+	mask[14] = 0xf0;
+	want[20] = IPPROTO_UDP; /* next header: no extension header */
+	mask[20] = 0xff;
+	memcpy(want + 38, ip6, 16); /* destination address */
+	memset(mask + 38, 0xff, 16);
+	memcpy(t->want[0], want, 16);
+	memcpy(t->want[1], want + 16, 16);
+	memcpy(t->want[2], want + 38, 16);
+	memcpy(t->mask[0], mask, 16);
+	memcpy(t->mask[1], mask + 16, 16);
+	memcpy(t->mask[2], mask + 38, 16);
+	t->min_len = dp_ip6_set(ip6) && (!vlan_fixed || vid == 0)
+			     ? DP_HDR6_TMPL_LEN + (uint32_t)sizeof(struct rte_udp_hdr)
+			     : UINT32_MAX;
+}
+
 static _Atomic uint32_t dp_instances;
 /* The dp the telemetry commands report on (one per process). */
 static struct dp *tel_dp;
@@ -429,15 +461,22 @@ static struct dp_worker *worker_new(struct dp *dp, uint16_t id, uint32_t inst)
 	memcpy(&w->node_src_mac, dp->cfg.node_router_mac, 6);
 	hdr_tmpl_build(&w->hdr_side[0], c, false);
 	hdr_tmpl_build(&w->hdr_side[1], c, true);
+	hdr_tmpl6_build(&w->hdr6_side[0], c, false);
+	hdr_tmpl6_build(&w->hdr6_side[1], c, true);
 	dp_rx_side(w, false);
 	w->tx_offload = c->tx_cksum_offload;
 	w->mtu = c->mtu != 0 ? c->mtu : 1500;
 	/* Frames over the MTU leave the pattern: check_ipv4() sends them to be fragmented. */
-	for (int i = 0; i < 2; i++)
+	for (int i = 0; i < 2; i++) {
 		w->hdr_side[i].len_span = w->hdr_side[i].min_len == UINT32_MAX
 						  ? 0
 						  : (uint32_t)sizeof(struct rte_ether_hdr) +
 							    w->mtu - w->hdr_side[i].min_len;
+		w->hdr6_side[i].len_span = w->hdr6_side[i].min_len == UINT32_MAX
+						   ? 0
+						   : (uint32_t)sizeof(struct rte_ether_hdr) +
+							     w->mtu - w->hdr6_side[i].min_len;
+	}
 	dp_rx_side(w, false);
 	w->eps = dp->eps;
 	w->timeout_tsc = (uint64_t)c->request_timeout_ms * dp->tsc_hz / 1000;

@@ -121,85 +121,40 @@ static __rte_noinline void fast_request(struct dp_worker *w, struct rte_mbuf *m,
 }
 
 /*
- * The IPv6 lane: the same request over IPv6 from a client to an IPv6 node. The look-ahead has
- * no pattern for IPv6 frames; peek_payload6() finds the payload of a UDP datagram right after
- * the IPv6 header to a port that is not a reply port, and fast_hint6() matches it as
- * fast_hint() does (verdict DP_V_FAST6). At its turn fast_ipv6_request() makes ipv6_serve()'s
- * tests on its way to handle_request() for such a datagram (IPv6 served, lengths, the MTU, to
- * the router's address, UDP length and checksum, a listen port); one that fails any goes to
- * handle_ipv6(), which judges and counts it as before. One that passes them meets
+ * The IPv6 lane: the same request over IPv6 from a client to an IPv6 node. check_served6()
+ * has made ipv6_serve()'s tests of a frame that matches the IPv6 pattern (DP_V_REQUEST6, pk
+ * whole); fast_hint6() matches its payload as fast_hint() does (DP_V_FAST6), else parses it
+ * for handle_request() (DP_V_REQUEST6 stays). At its turn fast_request6() meets
  * fast_eligible() (the IPv6 client ACL, an IPv6 owner) exactly as an IPv4 one.
  */
-static __rte_always_inline void fast_hint6(struct dp_worker *w, struct dp_ahead *a,
-					   const uint8_t *pay, uint32_t plen)
+static __rte_always_inline void fast_hint6(struct dp_worker *w, struct dp_ahead *a)
 {
 	struct dp_hint *h = &a->hint;
+	const uint8_t *pay = a->pk.payload;
 	uint16_t off, len;
 
-	if (likely(w->cur != NULL) && likely(!(a->pk.vlan | w->fast_off)) &&
-	    mc_match_single_get(pay, plen, &off, &len)) {
+	if (likely(w->cur != NULL) && likely(!w->fast_off) &&
+	    mc_match_single_get(pay, a->pk.plen, &off, &len)) {
 		h->hash = pl_key_hash(w->cur->pl, pay + off, len);
 		h->has_owner = true;
 		pl_prefetch_hash(w->cur->pl, h->hash);
 		a->verdict = DP_V_FAST6;
 		return;
 	}
-	key_hint(w, a, pay, plen);
+	key_hint(w, a, pay, a->pk.plen);
 }
 
-/* ipv6_serve()'s tests, for a DP_V_FAST6 frame, up to where it would call handle_request();
- * when all pass, a->pk as ipv6_serve() sets it. What peek_payload6() tested (the version, UDP
- * as the next header, the frame long enough for both headers, not a reply port, a UDP length
- * within the frame) is not tested again. */
-static __rte_always_inline bool fast_ipv6_request(const struct dp_worker *w, struct rte_mbuf *m,
-						  struct dp_ahead *a)
-{
-	struct dp_pkt *pk = &a->pk;
-	struct rte_ipv6_hdr *ip6 = (struct rte_ipv6_hdr *)((uint8_t *)pk->eth + pk->l2_len);
-	struct rte_udp_hdr *udp = (struct rte_udp_hdr *)(ip6 + 1);
-	uint32_t end = sizeof(*ip6) + rte_be_to_cpu_16(ip6->payload_len);
-	uint32_t ulen = rte_be_to_cpu_16(udp->dgram_len);
-
-	if (unlikely(!w->has_ip6) || unlikely(pk->l2_len + end > a->len) ||
-	    unlikely(end > w->mtu) || unlikely(ulen != end - sizeof(*ip6)) ||
-	    unlikely(memcmp(&ip6->dst_addr, w->router_ip6, 16) != 0) ||
-	    unlikely(udp->dgram_cksum == 0) || unlikely(!udp6_cksum_ok(m, ip6, udp, ulen)) ||
-	    unlikely(!is_listen_port(w, rte_be_to_cpu_16(udp->dst_port))))
-		return false;
-	pk->ip6 = ip6;
-	pk->ip = NULL;
-	pk->v6 = true;
-	pk->l3_len = sizeof(*ip6);
-	pk->udp = udp;
-	pk->payload = (uint8_t *)(udp + 1);
-	pk->plen = ulen - (uint32_t)sizeof(*udp);
-	return true;
-}
-
-/* A DP_V_FAST6 request: as fast_request(), over IPv6; what fast_ipv6_request() refuses goes to
- * handle_ipv6() with its parse, what fast_eligible() refuses to handle_request() (as from
- * ipv6_serve()). */
+/* A DP_V_FAST6 request: as fast_request(), over IPv6; what fast_eligible() refuses goes to
+ * handle_request() (as from ipv6_serve()). */
 static __rte_noinline void fast_request6(struct dp_worker *w, struct rte_mbuf *m,
 					 struct dp_ahead *a)
 {
 	struct dp_pkt *pk = &a->pk;
-	struct dp_hint *h = &a->hint;
 	struct dp_slot *sl;
 	uint16_t port_be, reqid;
 	uint32_t ep, s;
 	uint64_t mac;
 
-	if (unlikely(!fast_ipv6_request(w, m, a))) {
-		const uint8_t *pay = (const uint8_t *)pk->eth + pk->l2_len +
-				     sizeof(struct rte_ipv6_hdr) + sizeof(struct rte_udp_hdr);
-		const struct rte_udp_hdr *udp = (const struct rte_udp_hdr *)(pay) - 1;
-
-		/* The parse the look-ahead left out, of the bytes peek_payload6() found. */
-		h->payload = pay;
-		h->plen = rte_be_to_cpu_16(udp->dgram_len) - (uint32_t)sizeof(*udp);
-		h->err = mc_parse_datagram_flags(pay, h->plen, MC_PARSE_CTL_KEYS, h->req);
-		return handle_ipv6(w, m, pk, a->len);
-	}
 	if (unlikely(!fast_eligible(w, a, &ep, &mac, true)) ||
 	    unlikely(!dp_client_take(w, dp_fold6((const uint8_t *)&pk->ip6->src_addr), 1)))
 		return fast_fallback(w, m, a);

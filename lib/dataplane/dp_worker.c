@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The worker loop, in the order a packet meets it:
- *   dp_worker_poll -> dp_forward_burst: look_ahead (check_served: the port's frame pattern,
- *     else check_frame: Ethernet, VLAN, IPv4, UDP; a request's parse), then handle_packet
- *     where the checks sent it
- *     -> handle_ipv6 (a parallel path: extension headers, ICMPv6), UDP
+ *   dp_worker_poll -> dp_forward_burst: look_ahead (check_served: the port's IPv4 frame
+ *     pattern, else check_served6: its IPv6 one, else check_frame: Ethernet, VLAN, IPv4, UDP;
+ *     a request's parse or the fast lane's match), then handle_packet where the checks sent it
+ *     -> handle_ipv6 (a parallel path for IPv6 off the pattern: extension headers, ICMPv6)
  *     -> handle_request  (client -> router: mcproto, placement, slot, rewrite to the node)
  *     -> handle_reply    (node -> router: slot check, rewrite back to the client)
  *   -> dp_tx_push / dp_tx_flush (dp_tx.h: outcome counted when the NIC takes the packet).
@@ -1210,7 +1210,8 @@ enum dp_verdict {
 	DP_V_IPV6, /* handle_ipv6 judges the rest */
 	DP_V_FRAG, /* IPv4 fragment, or over the MTU (dp_ahead.k: its total length): handle_frag4 */
 	DP_V_FAST, /* a request of the fast lane's shape (dp_fast.h): fast_request */
-	DP_V_FAST6, /* ... over IPv6 (its headers not checked yet): fast_request6 */
+	DP_V_REQUEST6, /* IPv6 UDP to a listen port, checked as ipv6_serve would: handle_request */
+	DP_V_FAST6, /* ... of the fast lane's shape: fast_request6 */
 };
 
 static inline enum dp_verdict verdict_drop(struct dp_ahead *a, enum dp_drop why)
@@ -1626,6 +1627,70 @@ static inline __m128i tmpl_diff(const uint8_t *d, const struct dp_hdr_tmpl *t, i
 }
 #endif
 
+/* The bits of frame bytes [@p off, @p off + 16) that differ from part @p i of IPv6 pattern
+ * @p t where it cares. */
+static inline __m128i tmpl6_diff(const uint8_t *d, const struct dp_hdr_tmpl6 *t, int i, int off)
+{
+	__m128i x = _mm_loadu_si128((const __m128i *)(const void *)(d + off));
+
+	return _mm_and_si128(_mm_xor_si128(x, _mm_load_si128((const __m128i *)t->want[i])),
+			     _mm_load_si128((const __m128i *)t->mask[i]));
+}
+
+/*
+ * A frame the IPv4 pattern refused (@p d its bytes): when it matches the IPv6 pattern (struct
+ * dp_hdr_tmpl6), ipv6_serve()'s tests of what the pattern leaves open, in its order, up to its
+ * dispatch, and its verdicts: a reply (DP_V_REPLY, as IPv4's), a request to a listen port
+ * (DP_V_REQUEST6, pk whole as ipv6_serve() leaves it for handle_request()). Whatever fails a
+ * test, or is for the probe port or another port, gets DP_V_IPV6 (handle_ipv6 judges and
+ * counts it, as it did before this look-ahead); a frame the pattern refuses, check_frame().
+ * Out of line: the IPv4 look-ahead pays only the call on its own refusals.
+ */
+static __rte_noinline enum dp_verdict check_served6(struct dp_worker *w, struct rte_mbuf *m,
+						    struct dp_ahead *a, uint8_t *d)
+{
+	const struct dp_hdr_tmpl6 *t = &w->hdr6;
+	struct dp_pkt *pk = &a->pk;
+	struct rte_ipv6_hdr *ip6 = (struct rte_ipv6_hdr *)(d + sizeof(struct rte_ether_hdr));
+	struct rte_udp_hdr *udp = (struct rte_udp_hdr *)(ip6 + 1);
+	uint32_t end, ulen, k;
+	uint16_t dport;
+	__m128i x;
+
+	if (a->len - t->min_len > t->len_span || m->nb_segs != 1)
+		return check_frame(w, m, a);
+	x = _mm_or_si128(_mm_or_si128(tmpl6_diff(d, t, 0, 0), tmpl6_diff(d, t, 1, 16)),
+			 tmpl6_diff(d, t, 2, 38));
+	if (!_mm_testz_si128(x, x))
+		return check_frame(w, m, a);
+	pk->eth = (struct rte_ether_hdr *)d;
+	pk->l2_len = sizeof(struct rte_ether_hdr);
+	pk->vlan = false;
+	pk->v6 = false; /* as check_frame() leaves a DP_V_IPV6 frame */
+	end = sizeof(*ip6) + rte_be_to_cpu_16(ip6->payload_len);
+	ulen = rte_be_to_cpu_16(udp->dgram_len);
+	/* ipv6_serve(): payload_len 0 (a jumbogram), cut short, over the MTU, the UDP length,
+	 * checksum 0 or wrong: all its to judge. */
+	if (unlikely(end == sizeof(*ip6) || sizeof(struct rte_ether_hdr) + end > a->len ||
+		     end > w->mtu || ulen != end - sizeof(*ip6) || udp->dgram_cksum == 0) ||
+	    unlikely(!udp6_cksum_ok(m, ip6, udp, ulen)))
+		return DP_V_IPV6;
+	dport = rte_be_to_cpu_16(udp->dst_port);
+	k = (uint32_t)(uint16_t)(dport - w->reply_base);
+	if (dport >= w->reply_base && k < w->reply_count)
+		a->k = k;
+	else if (!is_listen_port(w, dport))
+		return DP_V_IPV6; /* the probe port's, or a bad port's drop */
+	pk->ip6 = ip6;
+	pk->ip = NULL;
+	pk->v6 = true;
+	pk->l3_len = sizeof(*ip6);
+	pk->udp = udp;
+	pk->payload = (uint8_t *)(udp + 1);
+	pk->plen = ulen - (uint32_t)sizeof(*udp);
+	return dport >= w->reply_base && k < w->reply_count ? DP_V_REPLY : DP_V_REQUEST6;
+}
+
 /*
  * check_frame() at once for a frame that matches the port's pattern (struct dp_hdr_tmpl:
  * untagged, to the router's MAC and IPv4 address from a unicast source, IPv4 without options,
@@ -1647,11 +1712,11 @@ static __rte_always_inline enum dp_verdict check_served(struct dp_worker *w, str
 
 	/* min_len .. the MTU's frame (len_span): longer ones are fragmented again (check_frame). */
 	if (unlikely(a->len - t->min_len > t->len_span || m->nb_segs != 1))
-		return check_frame(w, m, a);
+		return check_served6(w, m, a, d);
 	x = _mm_or_si128(_mm_or_si128(tmpl_diff(d, t, 0, 0), tmpl_diff(d, t, 1, 16)),
 			 tmpl_diff(d, t, 2, 26));
 	if (unlikely(!_mm_testz_si128(x, x)))
-		return check_frame(w, m, a);
+		return check_served6(w, m, a, d);
 	pk->eth = (struct rte_ether_hdr *)d;
 	pk->l2_len = sizeof(struct rte_ether_hdr);
 	pk->vlan = false;
@@ -1690,6 +1755,8 @@ static __rte_always_inline void handle_packet(struct dp_worker *w, struct rte_mb
 		return fast_request(w, m, a);
 	case DP_V_FAST6:
 		return fast_request6(w, m, a);
+	case DP_V_REQUEST6:
+		return handle_request(w, m, pk);
 	case DP_V_REQUEST:
 		return handle_request(w, m, pk);
 	case DP_V_DROP:
@@ -1793,9 +1860,11 @@ static __rte_always_inline void look_ahead(struct dp_worker *w, struct rte_mbuf 
 	a->verdict = (uint16_t)check_served(w, m, a);
 	if (likely(a->verdict == DP_V_REQUEST))
 		return fast_hint(w, a);
+	if (a->verdict == DP_V_REQUEST6)
+		return fast_hint6(w, a);
 	if (a->verdict == DP_V_IPV6 &&
 	    (pay = peek_payload6(w, (const uint8_t *)a->pk.eth, a->len, a->pk.l2_len, &plen)))
-		fast_hint6(w, a, pay, plen);
+		key_hint(w, a, pay, plen);
 }
 
 /* The owner of a parsed request's first key (its index entry is on its way since
