@@ -99,6 +99,109 @@ static void test_value(void **state)
 	BAD("VALUE foo 0 4294967296\r\n", MC_E_REPLY_BAD_LINE);
 }
 
+/* One VALUE head followed by @p vlen bytes of value: its key and value length as parsed
+ * (rc MC_EV_MORE expected); the fast one-pass line and the tokenizer must agree. */
+static void value_head(const char *head, const char *key, uint32_t vlen)
+{
+	char buf[1024];
+	int rc, n = snprintf(buf, sizeof(buf), "%s\r\n", head);
+
+	assert_true(n > 0 && (size_t)n + vlen + 2 < sizeof(buf));
+	memset(buf + n, 'v', vlen);
+	memcpy(buf + n + vlen, "\r\n", 2);
+	struct col *c = parse_all(buf, (size_t)n + vlen + 2, &rc);
+
+	if (rc != MC_EV_MORE || c->n != 1)
+		fail_msg("'%s': rc %d, %u items", head, rc, c->n);
+	assert_int_equal(c->it[0].type, MC_REPLY_VALUE);
+	assert_string_equal(c->it[0].key, key);
+	assert_int_equal(c->it[0].value_len, vlen);
+	assert_int_equal(c->it[0].head_len, strlen(head) + 2);
+	free(c);
+}
+
+/* The shapes the one-pass VALUE line takes, and those it leaves to the tokenizer (spaces,
+ * long numbers, long keys): every one answered as protocol.txt's grammar says. */
+static void test_value_shapes(void **state)
+{
+	char key[MC_KEY_MAX + 2], head[MC_KEY_MAX + 64];
+
+	(void)state;
+	value_head("VALUE k 0 0", "k", 0);
+	value_head("VALUE foo 123456789 3", "foo", 3);
+	value_head("VALUE foo 0 3 1234567890123456789", "foo", 3);	  /* 19-digit cas */
+	value_head("VALUE foo 0 3 18446744073709551615", "foo", 3);	  /* 20 digits: tokenizer */
+	value_head("VALUE foo 4294967295 3", "foo", 3);		  /* 10-digit flags */
+	value_head("VALUE foo 00 003", "foo", 3);			  /* leading zeros */
+	value_head("VALUE  foo 0 3", "foo", 3);			  /* two spaces */
+	value_head("VALUE foo  0  3", "foo", 3);
+	value_head("VALUE foo 0 3 ", "foo", 3);			  /* trailing space */
+	value_head("VALUE foo 0 3 7 ", "foo", 3);
+	value_head("VALUE k\x01\x7f 0 2", "k\x01\x7f", 2);		  /* bytes as they are */
+	memset(key, 'k', MC_KEY_MAX);
+	key[MC_KEY_MAX] = '\0';
+	snprintf(head, sizeof(head), "VALUE %s 0 1", key);
+	value_head(head, key, 1);
+	BAD("VALUE foo 0 3 18446744073709551616\r\nbar\r\n", MC_E_REPLY_BAD_LINE);
+	BAD("VALUE foo 4294967296 3\r\nbar\r\n", MC_E_REPLY_BAD_LINE);
+	BAD("VALUE foo 0 3x\r\nbar\r\n", MC_E_REPLY_BAD_LINE);
+	BAD("VALUE foo 0x 3\r\nbar\r\n", MC_E_REPLY_BAD_LINE);
+	BAD("VALUE foo 0 3 5x\r\nbar\r\n", MC_E_REPLY_BAD_LINE);
+	BAD("VALUE foo 0 -3\r\nbar\r\n", MC_E_REPLY_BAD_LINE);
+	BAD("VALUE foo 0 \r\n", MC_E_REPLY_BAD_LINE);
+	BAD("VALUE foo \r\n", MC_E_REPLY_BAD_LINE);
+	key[MC_KEY_MAX] = 'k';
+	key[MC_KEY_MAX + 1] = '\0';
+	snprintf(head, sizeof(head), "VALUE %s 0 1\r\nx\r\n", key);
+	int rc;
+	struct col *c = parse_all(head, strlen(head), &rc);
+
+	assert_int_equal(rc, -(int)MC_E_REPLY_BAD_LINE); /* a key of 251 bytes */
+	free(c);
+}
+
+/* One meta VA head with @p vlen bytes of value: its key (NULL: none) and opaque as parsed. */
+static void va_head(const char *head, const char *key, const char *opaque, uint32_t vlen)
+{
+	char buf[1024];
+	int rc, n = snprintf(buf, sizeof(buf), "%s\r\n", head);
+
+	assert_true(n > 0 && (size_t)n + vlen + 2 < sizeof(buf));
+	memset(buf + n, 'v', vlen);
+	memcpy(buf + n + vlen, "\r\n", 2);
+	struct col *c = parse_all(buf, (size_t)n + vlen + 2, &rc);
+
+	if (rc != MC_EV_MORE || c->n != 1)
+		fail_msg("'%s': rc %d, %u items", head, rc, c->n);
+	assert_int_equal(c->it[0].type, MC_REPLY_META_VA);
+	assert_int_equal(c->it[0].value_len, vlen);
+	assert_int_equal(c->it[0].proto, MC_PROTO_META);
+	assert_string_equal(c->it[0].key, key ? key : "");
+	assert_string_equal(c->it[0].mopaque, opaque ? opaque : "");
+	free(c);
+}
+
+/* VA lines: the one-pass shapes and those the tokenizer takes, answered alike. */
+static void test_va_shapes(void **state)
+{
+	(void)state;
+	va_head("VA 0", NULL, NULL, 0);
+	va_head("VA 3 kfoo", "foo", NULL, 3);
+	va_head("VA 3 Oab kfoo f5 t-1", "foo", "ab", 3);
+	va_head("VA 3 kfoo kbar", "bar", NULL, 3); /* the last one */
+	va_head("VA 3 O", NULL, "", 3);		  /* an empty opaque */
+	va_head("VA 3  kfoo", "foo", NULL, 3);	  /* two spaces: tokenizer */
+	va_head("VA 3 kfoo ", "foo", NULL, 3);	  /* trailing space */
+	va_head("VA 0000000003 kfoo", "foo", NULL, 3); /* 10 digits */
+	va_head("VA 3 O0123456789012345678901234567890", NULL, "0123456789012345678901234567890",
+		3); /* 31 bytes: MC_OPAQUE_MAX */
+	BAD("VA 3 k\r\nabc\r\n", MC_E_REPLY_BAD_LINE);
+	BAD("VA 3x kfoo\r\nabc\r\n", MC_E_REPLY_BAD_LINE);
+	BAD("VA kfoo\r\nabc\r\n", MC_E_REPLY_BAD_LINE);
+	BAD("VA 4294967296\r\nabc\r\n", MC_E_REPLY_BAD_LINE);
+	BAD("VA 3 O01234567890123456789012345678901\r\nabc\r\n", MC_E_REPLY_BAD_LINE);
+}
+
 static void test_meta(void **state)
 {
 	(void)state;
@@ -427,6 +530,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_classic_lines),
 		cmocka_unit_test(test_value),
+		cmocka_unit_test(test_value_shapes),
+		cmocka_unit_test(test_va_shapes),
 		cmocka_unit_test(test_meta),
 		cmocka_unit_test(test_binary),
 		cmocka_unit_test(test_line_limit),
