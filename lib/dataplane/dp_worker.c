@@ -1653,10 +1653,11 @@ static __rte_noinline enum dp_verdict check_served6(struct dp_worker *w, struct 
 	struct dp_pkt *pk = &a->pk;
 	struct rte_ipv6_hdr *ip6 = (struct rte_ipv6_hdr *)(d + sizeof(struct rte_ether_hdr));
 	struct rte_udp_hdr *udp = (struct rte_udp_hdr *)(ip6 + 1);
-	uint32_t end, ulen, k;
+	uint32_t plen6, ulen, k;
 	uint16_t dport;
 	__m128i x;
 
+	/* min_len .. the MTU's frame: with payload_len within the frame, within the MTU too. */
 	if (a->len - t->min_len > t->len_span || m->nb_segs != 1)
 		return check_frame(w, m, a);
 	x = _mm_or_si128(_mm_or_si128(tmpl6_diff(d, t, 0, 0), tmpl6_diff(d, t, 1, 16)),
@@ -1667,12 +1668,15 @@ static __rte_noinline enum dp_verdict check_served6(struct dp_worker *w, struct 
 	pk->l2_len = sizeof(struct rte_ether_hdr);
 	pk->vlan = false;
 	pk->v6 = false; /* as check_frame() leaves a DP_V_IPV6 frame */
-	end = sizeof(*ip6) + rte_be_to_cpu_16(ip6->payload_len);
+	plen6 = rte_be_to_cpu_16(ip6->payload_len);
 	ulen = rte_be_to_cpu_16(udp->dgram_len);
-	/* ipv6_serve(): payload_len 0 (a jumbogram), cut short, over the MTU, the UDP length,
-	 * checksum 0 or wrong: all its to judge. */
-	if (unlikely(end == sizeof(*ip6) || sizeof(struct rte_ether_hdr) + end > a->len ||
-		     end > w->mtu || ulen != end - sizeof(*ip6) || udp->dgram_cksum == 0) ||
+	/* ipv6_serve(): payload_len 0 (a jumbogram) or shorter than a UDP header, cut short,
+	 * over the MTU, the UDP length, checksum 0 or wrong: all its to judge. A UDP length
+	 * below the header's passes none of them (the frame's bytes past payload_len are
+	 * padding, never a datagram). */
+	if (unlikely(ulen < sizeof(*udp) || ulen != plen6 ||
+		     sizeof(struct rte_ether_hdr) + sizeof(*ip6) + plen6 > a->len ||
+		     udp->dgram_cksum == 0) ||
 	    unlikely(!udp6_cksum_ok(m, ip6, udp, ulen)))
 		return DP_V_IPV6;
 	dport = rte_be_to_cpu_16(udp->dst_port);

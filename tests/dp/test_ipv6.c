@@ -1204,6 +1204,48 @@ static void test_v6_hot_spread(void **state)
 }
 
 /* Every IPv6 header edge case, each dropped by its reason and nothing sent. */
+/* A UDP length (and payload_len) shorter than the UDP header, its checksum right over those
+ * bytes, in a frame padded to the size of a request: never a request (it once passed the
+ * look-ahead's IPv6 pattern with a payload length of 2^32 - 4), dropped as ipv6_serve()
+ * judges it, nothing sent. */
+static void test_v6_udp_shorter_than_header(void **state)
+{
+	static const struct {
+		uint16_t ulen;
+		enum dp_drop why;
+	} cases[] = {{0, DP_DROP_BAD_IP}, {4, DP_DROP_TRUNC_UDP}, {6, DP_DROP_TRUNC_UDP}};
+	const char text[] = "get some-key-of-a-request\r\n";
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct rte_mbuf *m;
+		struct rte_ipv6_hdr *ip6;
+		struct rte_udp_hdr *udp;
+		uint16_t c;
+
+		t_dp_start6(1, ALL6, NULL);
+		m = t_request6(9000, 7, text, strlen(text));
+		ip6 = rte_pktmbuf_mtod_offset(m, struct rte_ipv6_hdr *, sizeof(struct rte_ether_hdr));
+		udp = (struct rte_udp_hdr *)(ip6 + 1);
+		ip6->payload_len = rte_cpu_to_be_16(cases[i].ulen);
+		udp->dgram_len = rte_cpu_to_be_16(cases[i].ulen);
+		udp->dgram_cksum = rte_cpu_to_be_16(0x1234); /* not 0, outside the datagram */
+		/* The source port that makes the sum over ulen bytes verify. */
+		udp->src_port = 0;
+		c = t_cksum6((uint8_t *)&ip6->src_addr, (uint8_t *)&ip6->dst_addr, IPPROTO_UDP, udp,
+			     cases[i].ulen);
+		if (cases[i].ulen >= 2)
+			udp->src_port = c;
+		t_inject(0, m);
+		t_poll(0);
+		assert_int_equal(t_sent_count(0), 0);
+		if (t_drop(cases[i].why) != 1)
+			fail_msg("UDP length %u: drop %d counted %" PRIu64 " times", cases[i].ulen,
+				 (int)cases[i].why, t_drop(cases[i].why));
+		t_dp_stop();
+	}
+}
+
 static void test_v6_header_edges(void **state)
 {
 	uint8_t buf[64];
@@ -1568,6 +1610,7 @@ int main(void)
 		cmocka_unit_test(test_v6_warmup_mixed),
 		cmocka_unit_test(test_v6_hot_spread),
 		cmocka_unit_test(test_v6_header_edges),
+		cmocka_unit_test(test_v6_udp_shorter_than_header),
 		cmocka_unit_test(test_v6_fold_collision_replies),
 		cmocka_unit_test(test_v6_fold_collision_probes),
 	};
