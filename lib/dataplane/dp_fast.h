@@ -109,7 +109,7 @@ static __rte_noinline void fast_request(struct dp_worker *w, struct rte_mbuf *m,
 	    unlikely(!dp_client_take(w, pk->ip->src_addr, 1)))
 		return fast_fallback(w, m, a); /* nothing changed yet */
 	w->hot_left--; /* not 1 (fast_eligible): no sample due */
-	s = dp_slot_take(w, pk, ep, &port_be, &reqid);
+	s = dp_slot_take_as(w, pk, ep, pk->ip->src_addr, &port_be, &reqid);
 	sl = &w->slots[s];
 	sl->multi = DP_MULTI_NONE;
 	sl->parser = DP_NO_PARSER;
@@ -155,11 +155,15 @@ static __rte_noinline void fast_request6(struct dp_worker *w, struct rte_mbuf *m
 	uint32_t ep, s;
 	uint64_t mac;
 
-	if (unlikely(!fast_eligible(w, a, &ep, &mac, true)) ||
-	    unlikely(!dp_client_take(w, dp_fold6((const uint8_t *)&pk->ip6->src_addr), 1)))
+	uint32_t client;
+
+	if (unlikely(!fast_eligible(w, a, &ep, &mac, true)))
+		return fast_fallback(w, m, a);
+	client = dp_fold6((const uint8_t *)&pk->ip6->src_addr);
+	if (unlikely(!dp_client_take(w, client, 1)))
 		return fast_fallback(w, m, a);
 	w->hot_left--;
-	s = dp_slot_take(w, pk, ep, &port_be, &reqid);
+	s = dp_slot_take_as(w, pk, ep, client, &port_be, &reqid);
 	sl = &w->slots[s];
 	sl->multi = DP_MULTI_NONE;
 	sl->parser = DP_NO_PARSER;

@@ -570,10 +570,13 @@ static inline uint16_t dp_slot_next_reqid(const struct dp_worker *w, struct dp_s
  * client of @p pk, whose payload starts with the frame header the parse accepted; @return its
  * index, and in *port_be / *reqid what names it on the wire (port in network order, request
  * id in host order). The caller sets multi and parser. Always inlined: the single-key forward
- * path is its main caller.
+ * path is its main caller. dp_slot_take_as(): the same with the client's word (its IPv4
+ * address, or dp_fold6() of its IPv6 one) known already, so that an IPv6 client's address is
+ * folded once.
  */
-static __rte_always_inline uint32_t dp_slot_take(struct dp_worker *w, const struct dp_pkt *pk,
-						 uint32_t ep, uint16_t *port_be, uint16_t *reqid)
+static __rte_always_inline uint32_t dp_slot_take_as(struct dp_worker *w, const struct dp_pkt *pk,
+						    uint32_t ep, uint32_t client_word,
+						    uint16_t *port_be, uint16_t *reqid)
 {
 	uint32_t s = w->free_fifo[w->free_head++ & w->slot_mask];
 	struct dp_slot *sl = &w->slots[s];
@@ -588,10 +591,8 @@ static __rte_always_inline uint32_t dp_slot_take(struct dp_worker *w, const stru
 	if (unlikely(pk->v6)) {
 		sl->fam = DP_FAM_CLIENT6;
 		memcpy(w->slot6[s].client, &pk->ip6->src_addr, 16);
-		sl->client_ip = dp_fold6(w->slot6[s].client);
-	} else {
-		sl->client_ip = pk->ip->src_addr;
 	}
+	sl->client_ip = client_word;
 	sl->client_port = pk->udp->src_port;
 	memcpy(&client_reqid, pk->payload, 2); /* the frame header's request id */
 	sl->client_reqid = rte_be_to_cpu_16(client_reqid);
@@ -612,6 +613,15 @@ static __rte_always_inline uint32_t dp_slot_take(struct dp_worker *w, const stru
 	if (pk->vlan)
 		sl->vlan_tci = ((struct rte_vlan_hdr *)(pk->eth + 1))->vlan_tci;
 	return s;
+}
+
+static __rte_always_inline uint32_t dp_slot_take(struct dp_worker *w, const struct dp_pkt *pk,
+						 uint32_t ep, uint16_t *port_be, uint16_t *reqid)
+{
+	return dp_slot_take_as(w, pk, ep,
+			       likely(!pk->v6) ? pk->ip->src_addr
+					       : dp_fold6((const uint8_t *)&pk->ip6->src_addr),
+			       port_be, reqid);
 }
 
 #endif /* RINGWAY_DP_TX_H */
