@@ -5,10 +5,13 @@
  * (rx = forwarded + returned + answered + dropped, drop reasons summing to dropped) and no
  * mbuf is lost (the pool's in-use count back to 0 once the dp is freed).
  *
- * Frames start from valid templates (ASCII / meta / binary requests, multi-gets over several
- * nodes, node replies built from the requests the router really sent, so they hit live slots
- * and cross between workers, ARP, ICMP echo) and are mutated: byte flips, truncations,
- * random lengths and bytes, VLAN tags, reply-port destinations, broadcast sources.
+ * Frames start from valid templates (ASCII / meta / binary requests over IPv4 and IPv6,
+ * multi-gets over several nodes, node replies built from the requests the router really sent,
+ * so they hit live slots and cross between workers, from IPv4 and IPv6 nodes, ARP, ICMP echo)
+ * and are mutated: byte flips, truncations, random lengths and bytes, VLAN tags, reply-port
+ * destinations, broadcast sources, and IP / UDP length fields set to small or wrong values
+ * with the UDP checksum signed again over what the fields then say, so that a datagram whose
+ * lengths lie still passes the checksum and reaches the checks behind it.
  *
  * RINGWAY_FUZZ_FRAMES (default 1000000) frames from seed RINGWAY_FUZZ_SEED (default 1);
  * scripts/fuzz.sh runs it longer. It prints the frames, the seed and the time taken.
@@ -46,14 +49,15 @@ static uint32_t below(uint32_t n)
 
 /* A request the router forwarded: what a node's reply to it needs. */
 struct sent {
-	uint32_t node_ip;
+	uint32_t node_ip;     /* IPv4; for an IPv6 node (v6), its index 1..4 */
 	uint16_t router_port; /* host order: the reply goes here */
 	uint16_t reqid;
 	uint8_t bin;
+	uint8_t v6;
 };
 
 static struct sent sent[SENT_KEEP];
-static uint32_t n_sent;
+static uint32_t n_sent, n_sent6;
 
 static const uint8_t node_mac[6] = {0x02, 0, 0, 0, 0x01, 0x01};
 static const uint8_t bcast[6] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
@@ -84,6 +88,40 @@ static size_t udp_frame(uint8_t *f, const uint8_t *smac, const char *sip, uint16
 	ip->hdr_checksum = rte_ipv4_cksum(ip);
 	udp->dgram_cksum = rte_ipv4_udptcp_cksum(ip, udp);
 	return 14 + 20 + 8 + plen;
+}
+
+/* The IPv6 address 2001:2::<hi>:<lo>-style text @p text into @p out (16 bytes). */
+static void ip6_of(const char *text, uint8_t out[16])
+{
+	t_ip6(text, out);
+}
+
+/* Ethernet + IPv6 + UDP (no extension header) with a valid checksum into @p f. */
+static size_t udp6_frame(uint8_t *f, const uint8_t *smac, const char *sip, uint16_t sport,
+			 uint16_t dport, const uint8_t *payload, size_t plen)
+{
+	struct rte_ipv6_hdr *ip6 = (struct rte_ipv6_hdr *)(f + 14);
+	struct rte_udp_hdr *udp = (struct rte_udp_hdr *)(ip6 + 1);
+
+	memcpy(f, t_router_mac, 6);
+	memcpy(f + 6, smac, 6);
+	f[12] = 0x86;
+	f[13] = 0xdd;
+	memset(ip6, 0, sizeof(*ip6));
+	ip6->vtc_flow = rte_cpu_to_be_32(6u << 28);
+	ip6->payload_len = rte_cpu_to_be_16((uint16_t)(8 + plen));
+	ip6->proto = IPPROTO_UDP;
+	ip6->hop_limits = 64;
+	ip6_of(sip, (uint8_t *)&ip6->src_addr);
+	ip6_of(T_ROUTER_IP6, (uint8_t *)&ip6->dst_addr);
+	udp->src_port = rte_cpu_to_be_16(sport);
+	udp->dst_port = rte_cpu_to_be_16(dport);
+	udp->dgram_len = rte_cpu_to_be_16((uint16_t)(8 + plen));
+	udp->dgram_cksum = 0;
+	memcpy(udp + 1, payload, plen);
+	udp->dgram_cksum = t_cksum6((uint8_t *)&ip6->src_addr, (uint8_t *)&ip6->dst_addr,
+				    IPPROTO_UDP, udp, 8 + plen);
+	return 14 + 40 + 8 + plen;
 }
 
 static size_t mc_frame(uint8_t *out, uint16_t reqid, uint16_t seq, uint16_t total, const void *body,
@@ -165,6 +203,9 @@ static size_t request(uint8_t *f)
 		break;
 	}
 	n = mc_frame(pl, (uint16_t)rnd(), 0, 1, body, n);
+	if (below(3) == 0)
+		return udp6_frame(f, t_client_mac, T_CLIENT_IP6, (uint16_t)(1024 + below(60000)),
+				  T_LISTEN, pl, n);
 	return udp_frame(f, t_client_mac, T_CLIENT_IP, (uint16_t)(1024 + below(60000)), T_LISTEN,
 			 pl, n);
 }
@@ -180,9 +221,9 @@ static size_t reply(uint8_t *f)
 		"VA 5 k\r\nhello\r\nEN\r\n",
 		"HD\r\nMN\r\n",
 	};
-	uint8_t body[200], pl[300];
+	uint8_t body[200], pl[300], mac[6] = {0x02, 0, 0, 0, 0x01, 0x01};
 	struct sent s = {t_ip("198.18.1.1"), (uint16_t)(T_REPLY_BASE + below(T_REPLY_COUNT)),
-			 (uint16_t)rnd(), 0};
+			 (uint16_t)rnd(), 0, 0};
 	size_t n;
 	char sip[16];
 	uint16_t total = 1 + (below(8) == 0), seq = (uint16_t)below(total);
@@ -204,9 +245,18 @@ static size_t reply(uint8_t *f)
 		memcpy(body, a, n);
 	}
 	n = mc_frame(pl, s.reqid, seq, total, body, n);
+	if (s.v6) {
+		char sip6[32];
+
+		/* Node i at 2001:2::1:i with 198.18.1.i's MAC (t_dp_start6). */
+		snprintf(sip6, sizeof(sip6), "2001:2::1:%u", s.node_ip);
+		mac[5] = (uint8_t)s.node_ip;
+		return udp6_frame(f, mac, sip6, 11211, s.router_port, pl, n);
+	}
 	snprintf(sip, sizeof(sip), "%u.%u.%u.%u", s.node_ip & 0xff, s.node_ip >> 8 & 0xff,
 		 s.node_ip >> 16 & 0xff, s.node_ip >> 24);
-	return udp_frame(f, node_mac, sip, 11211, s.router_port, pl, n);
+	mac[5] = (uint8_t)(s.node_ip >> 24);
+	return udp_frame(f, below(8) ? mac : node_mac, sip, 11211, s.router_port, pl, n);
 }
 
 static size_t arp(uint8_t *f)
@@ -254,10 +304,87 @@ static size_t icmp(uint8_t *f)
 	return 14 + 20 + len;
 }
 
+/* Sign the UDP checksum of untagged IPv4 (no options) or IPv6 (UDP next) frame @p f again,
+ * over the bytes its UDP length field names, when the frame holds them. */
+static void resign(uint8_t *f, size_t len)
+{
+	if (len >= 14 + 20 + 8 && f[12] == 0x08 && f[13] == 0x00 && f[14] == 0x45) {
+		struct rte_ipv4_hdr *ip = (struct rte_ipv4_hdr *)(f + 14);
+		struct rte_udp_hdr *udp = (struct rte_udp_hdr *)(ip + 1);
+		size_t ulen = rte_be_to_cpu_16(udp->dgram_len);
+		uint64_t sum;
+
+		if (ulen < 2 || ulen > len - 34)
+			return;
+		ip->hdr_checksum = 0;
+		ip->hdr_checksum = rte_ipv4_cksum(ip);
+		udp->dgram_cksum = 0;
+		sum = (uint64_t)rte_raw_cksum(udp, ulen) + rte_raw_cksum(&ip->src_addr, 8) +
+		      rte_cpu_to_be_16(IPPROTO_UDP) + udp->dgram_len;
+		while (sum >> 16)
+			sum = (sum & 0xffff) + (sum >> 16);
+		udp->dgram_cksum = (uint16_t)~sum ? (uint16_t)~sum : 0xffff;
+	} else if (len >= 14 + 40 + 8 && f[12] == 0x86 && f[13] == 0xdd && f[20] == IPPROTO_UDP) {
+		struct rte_ipv6_hdr *ip6 = (struct rte_ipv6_hdr *)(f + 14);
+		struct rte_udp_hdr *udp = (struct rte_udp_hdr *)(ip6 + 1);
+		size_t ulen = rte_be_to_cpu_16(udp->dgram_len);
+		uint16_t keep = udp->dgram_cksum;
+
+		if (ulen > len - 54)
+			return;
+		/* A length below the header's leaves the checksum field outside the datagram:
+		 * it keeps a value that is not 0, and the source port makes the sum right. */
+		if (ulen < 8) {
+			if (ulen < 2)
+				return;
+			udp->src_port = 0;
+			udp->src_port = t_cksum6((uint8_t *)&ip6->src_addr,
+						 (uint8_t *)&ip6->dst_addr, IPPROTO_UDP, udp, ulen);
+			udp->dgram_cksum = keep ? keep : 0x1234;
+			return;
+		}
+		udp->dgram_cksum = 0;
+		udp->dgram_cksum = t_cksum6((uint8_t *)&ip6->src_addr, (uint8_t *)&ip6->dst_addr,
+					    IPPROTO_UDP, udp, ulen);
+	}
+}
+
+/* Set the IP and UDP length fields of frame @p f to small or wrong values, consistent with
+ * each other or not, and sign the checksum again (resign). */
+static void lie_lengths(uint8_t *f, size_t len)
+{
+	uint16_t ulen = (uint16_t)(below(2) ? below(16) : below(1600));
+	uint16_t ilen = below(2) ? ulen : (uint16_t)(ulen + below(9) - 4);
+
+	if (len >= 14 + 20 + 8 && f[12] == 0x08 && f[13] == 0x00) {
+		struct rte_ipv4_hdr *ip = (struct rte_ipv4_hdr *)(f + 14);
+		struct rte_udp_hdr *udp = (struct rte_udp_hdr *)(ip + 1);
+
+		ip->total_length = rte_cpu_to_be_16((uint16_t)(20 + ilen));
+		udp->dgram_len = rte_cpu_to_be_16(ulen);
+	} else if (len >= 14 + 40 + 8 && f[12] == 0x86 && f[13] == 0xdd) {
+		struct rte_ipv6_hdr *ip6 = (struct rte_ipv6_hdr *)(f + 14);
+		struct rte_udp_hdr *udp = (struct rte_udp_hdr *)(ip6 + 1);
+
+		ip6->payload_len = rte_cpu_to_be_16(ilen);
+		udp->dgram_len = rte_cpu_to_be_16(ulen);
+	}
+	resign(f, len);
+}
+
 /* Mutate the frame in @p f (length @p len, room FRAME_MAX); returns the new length. */
 static size_t mutate(uint8_t *f, size_t len)
 {
-	switch (below(10)) {
+	switch (below(12)) {
+	case 8:
+		lie_lengths(f, len);
+		break;
+	case 9: /* byte flips in the headers, then signed again */
+		for (uint32_t i = 0, n = 1 + below(3); i < n; i++)
+			f[14 + below((uint32_t)(len > 70 ? 56 : len > 14 ? len - 14 : 1))] ^=
+				(uint8_t)(1 + below(255));
+		resign(f, len);
+		break;
 	case 0:
 	case 1:
 	case 2: /* byte flips */
@@ -335,6 +462,23 @@ static void note_sent(struct rte_mbuf *m)
 
 	if (len >= 18 && d[12] == 0x81 && d[13] == 0)
 		l2 = 18;
+	if (len >= l2 + 40 + 8 + 8 + 1 && d[l2 - 2] == 0x86 && d[l2 - 1] == 0xdd) {
+		const struct rte_ipv6_hdr *ip6 = (const struct rte_ipv6_hdr *)(d + l2);
+		const uint8_t *a = (const uint8_t *)&ip6->dst_addr;
+
+		udp = (const struct rte_udp_hdr *)(ip6 + 1);
+		pl = (const uint8_t *)(udp + 1);
+		/* To node 2001:2::1:i (i in 1..4) port 11211 */
+		if (rte_be_to_cpu_16(udp->dst_port) != 11211 || a[0] != 0x20 || a[1] != 0x01 ||
+		    a[13] != 1 || a[15] < 1 || a[15] > 4)
+			return;
+		sent[n_sent % SENT_KEEP] =
+			(struct sent){a[15], rte_be_to_cpu_16(udp->src_port),
+				      (uint16_t)(pl[0] << 8 | pl[1]), pl[8] == 0x80, 1};
+		n_sent++;
+		n_sent6++;
+		return;
+	}
 	if (len < l2 + 20 + 8 + 8 + 1 || d[l2 - 2] != 0x08 || d[l2 - 1] != 0)
 		return;
 	ip = (const struct rte_ipv4_hdr *)(d + l2);
@@ -344,7 +488,7 @@ static void note_sent(struct rte_mbuf *m)
 		return;
 	pl = (const uint8_t *)(udp + 1);
 	sent[n_sent % SENT_KEEP] = (struct sent){ip->dst_addr, rte_be_to_cpu_16(udp->src_port),
-						 (uint16_t)(pl[0] << 8 | pl[1]), pl[8] == 0x80};
+						 (uint16_t)(pl[0] << 8 | pl[1]), pl[8] == 0x80, 0};
 	n_sent++;
 }
 
@@ -377,7 +521,8 @@ static void test_fuzz_frames(void **state)
 
 	(void)state;
 	rng = seed * 0x9e3779b97f4a7c15ULL + 1;
-	t_dp_start(2, 5, fast_slots);
+	/* Nodes n1, n2 at IPv6 addresses, n3, n4 at IPv4 ones; the router has both. */
+	t_dp_start6(2, 0x3, fast_slots);
 	while (done < frames) {
 		/* A burst for each queue, then both workers poll (replies cross between them). */
 		for (uint16_t q = 0; q < 2; q++) {
@@ -416,6 +561,7 @@ static void test_fuzz_frames(void **state)
 		      s.ctr[DP_CTR_HANDED_OVER], s.ctr[DP_CTR_MGET_SPLIT]);
 	assert_int_equal(s.ctr[DP_CTR_RX], frames);
 	/* Every kind of outcome happened: the frames reached deep into the worker. */
+	assert_true(n_sent6 > 0); /* requests reached IPv6 nodes, so their replies came */
 	assert_true(s.ctr[DP_CTR_FORWARDED] > 0 && s.ctr[DP_CTR_RETURNED] > 0 &&
 		    s.ctr[DP_CTR_ANSWERED] > 0 && s.ctr[DP_CTR_HANDED_OVER] > 0 &&
 		    s.ctr[DP_CTR_MGET_SPLIT] > 0);
