@@ -500,7 +500,7 @@ struct dp_pkt {
  */
 #define DP_HDR_TMPL_LEN 42 /* Ethernet, IPv4 and UDP headers */
 struct dp_hdr_tmpl {
-	alignas(16) uint8_t want[3][16]; /* frame bytes 0..15, 16..31 and 26..41 */
+	alignas(16) uint8_t want[3][16]; /* frame bytes 0..15, 16..31 and 26..41 (IPv6: 38..53) */
 	alignas(16) uint8_t mask[3][16];
 	uint32_t min_len;
 	uint32_t len_span; /* frame lengths min_len .. min_len + len_span take the pattern (longer
@@ -509,20 +509,14 @@ struct dp_hdr_tmpl {
 };
 
 /*
- * The IPv6 pattern beside it: the first DP_HDR6_TMPL_LEN bytes of an untagged Ethernet frame
- * to the router's MAC from a unicast source, IPv6, UDP as the next header (no extension
- * header), to the router's IPv6 address. Three 16-byte compares (bytes 0..15, 16..31 and
- * 38..53: 32..37 are the source address, any). A frame that matches gets ipv6_serve()'s
- * remaining checks in the look-ahead (check_served6) and the IPv4 verdicts (DP_V_REPLY,
- * DP_V_REQUEST6); any other takes handle_ipv6() as before.
+ * The IPv6 pattern beside it, in the same struct: the first DP_HDR6_TMPL_LEN bytes of an
+ * untagged Ethernet frame to the router's MAC from a unicast source, IPv6, UDP as the next
+ * header (no extension header), to the router's IPv6 address, compared as frame bytes 0..15,
+ * 16..31 and 38..53 (32..37 are the source address, any); min_len counts the UDP header. A
+ * frame that matches gets ipv6_serve()'s remaining checks in the look-ahead (check_served6)
+ * and the IPv4 verdicts (DP_V_REPLY, DP_V_REQUEST6); any other takes handle_ipv6() as before.
  */
 #define DP_HDR6_TMPL_LEN 54 /* Ethernet and IPv6 headers */
-struct dp_hdr_tmpl6 {
-	alignas(16) uint8_t want[3][16]; /* frame bytes 0..15, 16..31 and 38..53 */
-	alignas(16) uint8_t mask[3][16];
-	uint32_t min_len;  /* with the UDP header; UINT32_MAX: no frame takes the pattern */
-	uint32_t len_span; /* as dp_hdr_tmpl's */
-};
 
 /* The look-ahead's record of one frame of the burst (dp_forward_burst): the headers as the
  * checks found them, where the frame goes (dp_worker.c's enum dp_verdict, with the drop reason
@@ -583,8 +577,8 @@ struct dp_worker {
 	 * dp_rx_side(): [0] the client port's, [1] the node port's; equal with one port). */
 	struct dp_hdr_tmpl hdr;
 	struct dp_hdr_tmpl hdr_side[2];
-	struct dp_hdr_tmpl6 hdr6; /* the IPv6 pattern, likewise */
-	struct dp_hdr_tmpl6 hdr6_side[2];
+	struct dp_hdr_tmpl hdr6; /* the IPv6 pattern, likewise */
+	struct dp_hdr_tmpl hdr6_side[2];
 	/* Sources of what leaves towards the clients / the nodes (equal with one port). */
 	uint32_t client_src_ip;
 	struct rte_ether_addr client_src_mac;

@@ -336,66 +336,61 @@ static void worker_free(struct dp_worker *w)
 	rte_free(w);
 }
 
-/* The frame pattern of the client port (@p node false) or the node port (struct
- * dp_hdr_tmpl), from the addresses and VLAN dp_rx_side() sets for that port. */
-static void hdr_tmpl_build(struct dp_hdr_tmpl *t, const struct dp_config *c, bool node)
+/* Pattern @p t from the frame bytes @p want and the bits of them that count, @p mask: parts
+ * at frame offsets 0, 16 and @p off3 (struct dp_hdr_tmpl). */
+static void hdr_tmpl_fill(struct dp_hdr_tmpl *t, const uint8_t *want, const uint8_t *mask,
+			  int off3)
 {
-	uint32_t ip = node ? c->node_router_ip : c->router_ip;
-	bool vlan_fixed = node ? c->node_vlan_fixed : c->vlan_fixed;
-	uint16_t vid = node ? c->node_vlan_id : c->vlan_id;
-	uint8_t want[DP_HDR_TMPL_LEN] = {0}, mask[DP_HDR_TMPL_LEN] = {0};
+	const int off[3] = {0, 16, off3};
 
-	memcpy(want, node ? c->node_router_mac : c->router_mac, 6); /* destination */
-	memset(mask, 0xff, 6);
-	mask[6] = 0x01;	 /* the source's group bit: clear */
-	want[12] = 0x08; /* EtherType IPv4, no VLAN tag */
-	memset(mask + 12, 0xff, 3);
-	want[14] = 0x45; /* version 4, no options */
-	mask[20] = 0x3f; /* MF and the fragment offset: 0 */
-	mask[21] = 0xff;
-	want[23] = IPPROTO_UDP;
-	mask[23] = 0xff;
-	memcpy(want + 30, &ip, 4); /* destination address, as stored */
-	memset(mask + 30, 0xff, 4);
-	memcpy(t->want[0], want, 16);
-	memcpy(t->want[1], want + 16, 16);
-	memcpy(t->want[2], want + 26, 16);
-	memcpy(t->mask[0], mask, 16);
-	memcpy(t->mask[1], mask + 16, 16);
-	memcpy(t->mask[2], mask + 26, 16);
-	/* Untagged frames are served on a port with no VLAN or VLAN 0 only (vlan_want). */
-	t->min_len = ip != 0 && (!vlan_fixed || vid == 0) ? DP_HDR_TMPL_LEN : UINT32_MAX;
+	for (int i = 0; i < 3; i++) {
+		memcpy(t->want[i], want + off[i], 16);
+		memcpy(t->mask[i], mask + off[i], 16);
+	}
 }
 
-/* The IPv6 frame pattern of the client port (@p node false) or the node port (struct
- * dp_hdr_tmpl6), as hdr_tmpl_build() makes the IPv4 one. */
-static void hdr_tmpl6_build(struct dp_hdr_tmpl6 *t, const struct dp_config *c, bool node)
+/* The frame pattern of the client port (@p node false) or the node port (struct
+ * dp_hdr_tmpl), IPv4 or (@p v6) IPv6, from the addresses and VLAN dp_rx_side() sets for that
+ * port: no frame takes it without an address of the family, nor on a VLAN other than 0. */
+static void hdr_tmpl_build(struct dp_hdr_tmpl *t, const struct dp_config *c, bool node, bool v6)
 {
+	uint32_t ip = node ? c->node_router_ip : c->router_ip;
 	const uint8_t *ip6 = node ? c->node_router_ip6 : c->router_ip6;
 	bool vlan_fixed = node ? c->node_vlan_fixed : c->vlan_fixed;
 	uint16_t vid = node ? c->node_vlan_id : c->vlan_id;
 	uint8_t want[DP_HDR6_TMPL_LEN] = {0}, mask[DP_HDR6_TMPL_LEN] = {0};
+	bool has_addr = v6 ? dp_ip6_set(ip6) : ip != 0;
 
 	memcpy(want, node ? c->node_router_mac : c->router_mac, 6); /* destination */
 	memset(mask, 0xff, 6);
-	mask[6] = 0x01;	 /* the source's group bit: clear */
-	want[12] = 0x86; /* EtherType IPv6, no VLAN tag */
-	want[13] = 0xdd;
-	memset(mask + 12, 0xff, 2);
-	want[14] = 0x60; /* version 6 */
-	mask[14] = 0xf0;
-	want[20] = IPPROTO_UDP; /* next header: no extension header */
-	mask[20] = 0xff;
-	memcpy(want + 38, ip6, 16); /* destination address */
-	memset(mask + 38, 0xff, 16);
-	memcpy(t->want[0], want, 16);
-	memcpy(t->want[1], want + 16, 16);
-	memcpy(t->want[2], want + 38, 16);
-	memcpy(t->mask[0], mask, 16);
-	memcpy(t->mask[1], mask + 16, 16);
-	memcpy(t->mask[2], mask + 38, 16);
-	t->min_len = dp_ip6_set(ip6) && (!vlan_fixed || vid == 0)
-			     ? DP_HDR6_TMPL_LEN + (uint32_t)sizeof(struct rte_udp_hdr)
+	mask[6] = 0x01; /* the source's group bit: clear */
+	if (v6) {
+		want[12] = 0x86; /* EtherType IPv6, no VLAN tag */
+		want[13] = 0xdd;
+		memset(mask + 12, 0xff, 2);
+		want[14] = 0x60; /* version 6 */
+		mask[14] = 0xf0;
+		want[20] = IPPROTO_UDP; /* next header: no extension header */
+		mask[20] = 0xff;
+		memcpy(want + 38, ip6, 16); /* destination address */
+		memset(mask + 38, 0xff, 16);
+		hdr_tmpl_fill(t, want, mask, 38);
+	} else {
+		want[12] = 0x08; /* EtherType IPv4, no VLAN tag */
+		memset(mask + 12, 0xff, 3);
+		want[14] = 0x45; /* version 4, no options */
+		mask[20] = 0x3f; /* MF and the fragment offset: 0 */
+		mask[21] = 0xff;
+		want[23] = IPPROTO_UDP;
+		mask[23] = 0xff;
+		memcpy(want + 30, &ip, 4); /* destination address, as stored */
+		memset(mask + 30, 0xff, 4);
+		hdr_tmpl_fill(t, want, mask, 26);
+	}
+	/* Untagged frames are served on a port with no VLAN or VLAN 0 only (vlan_want). */
+	t->min_len = has_addr && (!vlan_fixed || vid == 0)
+			     ? (v6 ? DP_HDR6_TMPL_LEN + (uint32_t)sizeof(struct rte_udp_hdr)
+				   : DP_HDR_TMPL_LEN)
 			     : UINT32_MAX;
 }
 
@@ -459,23 +454,20 @@ static struct dp_worker *worker_new(struct dp *dp, uint16_t id, uint32_t inst)
 	w->node_vlan_tagged = dp->cfg.node_vlan_fixed && dp->cfg.node_vlan_id != 0;
 	w->node_vlan_tci = rte_cpu_to_be_16(dp->cfg.node_vlan_id);
 	memcpy(&w->node_src_mac, dp->cfg.node_router_mac, 6);
-	hdr_tmpl_build(&w->hdr_side[0], c, false);
-	hdr_tmpl_build(&w->hdr_side[1], c, true);
-	hdr_tmpl6_build(&w->hdr6_side[0], c, false);
-	hdr_tmpl6_build(&w->hdr6_side[1], c, true);
+	for (int i = 0; i < 2; i++) {
+		hdr_tmpl_build(&w->hdr_side[i], c, i == 1, false);
+		hdr_tmpl_build(&w->hdr6_side[i], c, i == 1, true);
+	}
 	dp_rx_side(w, false);
 	w->tx_offload = c->tx_cksum_offload;
 	w->mtu = c->mtu != 0 ? c->mtu : 1500;
 	/* Frames over the MTU leave the pattern: check_ipv4() sends them to be fragmented. */
-	for (int i = 0; i < 2; i++) {
-		w->hdr_side[i].len_span = w->hdr_side[i].min_len == UINT32_MAX
-						  ? 0
-						  : (uint32_t)sizeof(struct rte_ether_hdr) +
-							    w->mtu - w->hdr_side[i].min_len;
-		w->hdr6_side[i].len_span = w->hdr6_side[i].min_len == UINT32_MAX
-						   ? 0
-						   : (uint32_t)sizeof(struct rte_ether_hdr) +
-							     w->mtu - w->hdr6_side[i].min_len;
+	for (int i = 0; i < 4; i++) {
+		struct dp_hdr_tmpl *t = i < 2 ? &w->hdr_side[i] : &w->hdr6_side[i - 2];
+
+		t->len_span = t->min_len == UINT32_MAX
+				      ? 0
+				      : (uint32_t)sizeof(struct rte_ether_hdr) + w->mtu - t->min_len;
 	}
 	dp_rx_side(w, false);
 	w->eps = dp->eps;

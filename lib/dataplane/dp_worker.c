@@ -1627,19 +1627,9 @@ static inline __m128i tmpl_diff(const uint8_t *d, const struct dp_hdr_tmpl *t, i
 }
 #endif
 
-/* The bits of frame bytes [@p off, @p off + 16) that differ from part @p i of IPv6 pattern
- * @p t where it cares. */
-static inline __m128i tmpl6_diff(const uint8_t *d, const struct dp_hdr_tmpl6 *t, int i, int off)
-{
-	__m128i x = _mm_loadu_si128((const __m128i *)(const void *)(d + off));
-
-	return _mm_and_si128(_mm_xor_si128(x, _mm_load_si128((const __m128i *)t->want[i])),
-			     _mm_load_si128((const __m128i *)t->mask[i]));
-}
-
 /*
- * A frame the IPv4 pattern refused (@p d its bytes): when it matches the IPv6 pattern (struct
- * dp_hdr_tmpl6), ipv6_serve()'s tests of what the pattern leaves open, in its order, up to its
+ * A frame the IPv4 pattern refused (@p d its bytes): when it matches the IPv6 pattern
+ * (w->hdr6), ipv6_serve()'s tests of what the pattern leaves open, in its order, up to its
  * dispatch, and its verdicts: a reply (DP_V_REPLY, as IPv4's), a request to a listen port
  * (DP_V_REQUEST6, pk whole as ipv6_serve() leaves it for handle_request()). Whatever fails a
  * test, or is for the probe port or another port, gets DP_V_IPV6 (handle_ipv6 judges and
@@ -1649,7 +1639,7 @@ static inline __m128i tmpl6_diff(const uint8_t *d, const struct dp_hdr_tmpl6 *t,
 static __rte_noinline enum dp_verdict check_served6(struct dp_worker *w, struct rte_mbuf *m,
 						    struct dp_ahead *a, uint8_t *d)
 {
-	const struct dp_hdr_tmpl6 *t = &w->hdr6;
+	const struct dp_hdr_tmpl *t = &w->hdr6;
 	struct dp_pkt *pk = &a->pk;
 	struct rte_ipv6_hdr *ip6 = (struct rte_ipv6_hdr *)(d + sizeof(struct rte_ether_hdr));
 	struct rte_udp_hdr *udp = (struct rte_udp_hdr *)(ip6 + 1);
@@ -1660,8 +1650,8 @@ static __rte_noinline enum dp_verdict check_served6(struct dp_worker *w, struct 
 	/* min_len .. the MTU's frame: with payload_len within the frame, within the MTU too. */
 	if (a->len - t->min_len > t->len_span || m->nb_segs != 1)
 		return check_frame(w, m, a);
-	x = _mm_or_si128(_mm_or_si128(tmpl6_diff(d, t, 0, 0), tmpl6_diff(d, t, 1, 16)),
-			 tmpl6_diff(d, t, 2, 38));
+	x = _mm_or_si128(_mm_or_si128(tmpl_diff(d, t, 0, 0), tmpl_diff(d, t, 1, 16)),
+			 tmpl_diff(d, t, 2, 38));
 	if (!_mm_testz_si128(x, x))
 		return check_frame(w, m, a);
 	pk->eth = (struct rte_ether_hdr *)d;

@@ -299,8 +299,10 @@ static void test_eligible_same_bytes(void **state)
 		{.name = "mg", BODY("mg foo\r\n"), .eligible = true, .reply_lane = 1},
 		{.name = "mg v f t", BODY("mg bar v f t\r\n"), .eligible = true, .reply_lane = 1},
 		{.name = "mg k s v", BODY("mg baz k s v\r\n"), .eligible = true, .reply_lane = 1},
-		{.name = "binary GET", .body = bin_get, .len = sizeof(bin_get), .eligible = true, .reply_lane = 1},
-		{.name = "binary GETK", .body = bin_getk, .len = sizeof(bin_getk), .eligible = true, .reply_lane = 1},
+		{.name = "binary GET", .body = bin_get, .len = sizeof(bin_get), .eligible = true,
+		 .reply_lane = 1},
+		{.name = "binary GETK", .body = bin_getk, .len = sizeof(bin_getk), .eligible = true,
+		 .reply_lane = 1},
 		/* IPv6 client, IPv6 nodes: the IPv6 lanes */
 		{.name = "IPv6 get", BODY("get foo\r\n"), .v6 = true, .v6_nodes = 0xf, .eligible = true,
 		 .reply_lane = 1},
