@@ -1685,6 +1685,20 @@ static __rte_noinline enum dp_verdict check_served6(struct dp_worker *w, struct 
 	return dport >= w->reply_base && k < w->reply_count ? DP_V_REPLY : DP_V_REQUEST6;
 }
 
+/* A frame the IPv4 pattern refused: an untagged IPv6 one to the IPv6 pattern (check_served6,
+ * out of line), any other to check_frame() here (a VLAN port's frames, ARP, fragments: they
+ * pay no call for IPv6's sake). */
+static __rte_always_inline enum dp_verdict check_other(struct dp_worker *w, struct rte_mbuf *m,
+						       struct dp_ahead *a, uint8_t *d)
+{
+	uint16_t etype;
+
+	memcpy(&etype, d + 12, 2); /* inside the mbuf's data room whatever the frame's length */
+	if (etype == RTE_BE16(RTE_ETHER_TYPE_IPV6))
+		return check_served6(w, m, a, d); /* it tests the length */
+	return check_frame(w, m, a);
+}
+
 /*
  * check_frame() at once for a frame that matches the port's pattern (struct dp_hdr_tmpl:
  * untagged, to the router's MAC and IPv4 address from a unicast source, IPv4 without options,
@@ -1706,11 +1720,11 @@ static __rte_always_inline enum dp_verdict check_served(struct dp_worker *w, str
 
 	/* min_len .. the MTU's frame (len_span): longer ones are fragmented again (check_frame). */
 	if (unlikely(a->len - t->min_len > t->len_span || m->nb_segs != 1))
-		return check_served6(w, m, a, d);
+		return check_other(w, m, a, d);
 	x = _mm_or_si128(_mm_or_si128(tmpl_diff(d, t, 0, 0), tmpl_diff(d, t, 1, 16)),
 			 tmpl_diff(d, t, 2, 26));
 	if (unlikely(!_mm_testz_si128(x, x)))
-		return check_served6(w, m, a, d);
+		return check_other(w, m, a, d);
 	pk->eth = (struct rte_ether_hdr *)d;
 	pk->l2_len = sizeof(struct rte_ether_hdr);
 	pk->vlan = false;
