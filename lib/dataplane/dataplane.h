@@ -145,6 +145,8 @@ extern "C" {
 	_(HOT_FILL_SKIPPED, "hot_fill_skipped") /* hits not copied: a write of the key began */   \
 	_(HOT_INVALIDATIONS, "hot_invalidations") /* replica deletes on writes (NIC took) */      \
 	_(HOT_TX_FAILED, "hot_tx_failed") /* fetches, fills, deletes not sent (TX, pool, MAC) */  \
+	_(HOT_MISSED, "hot_missed") /* keys of hot-key writes a replica missed (not serving, not \
+				       sent, TX refused): recorded, deleted there before it is read */ \
 	_(REPL_COPIES, "repl_copies")   /* writes copied to another replica of their key (NIC  \
 					   took) */                                             \
 	_(REPL_DELETES, "repl_deletes") /* deletes at other replicas for writes not copied     \

@@ -248,13 +248,24 @@ static void invalidate(struct dp_worker *w, const struct dp_pkt *pk, const struc
 	}
 	for (uint32_t i = 0; i < e->nrep; i++) {
 		uint16_t tci = pk->vlan ? ((struct rte_vlan_hdr *)(pk->eth + 1))->vlan_tci : 0;
-		struct rte_mbuf *o;
+		struct rte_mbuf *o = NULL;
 
 		if (e->rep[i] == owner)
 			continue;
-		o = dp_tx_datagram(w, e->rep[i], pk->vlan, tci, noreply_port(w), 0, body, len);
+		/* A replica that does not serve (down, frozen, joining) gets neither the copy nor
+		 * the delete: a frozen node queues them, and a socket buffer that fills keeps an
+		 * early copy and drops a later delete (soak seeds 5023, 5034, 5035: a returned
+		 * replica served a value two writes old). The key is recorded for it instead, as
+		 * a down owner's writes are, and deleted there before it serves again; so is a
+		 * copy or delete that cannot be built or that the TX queue refuses (dp_tx.c). */
+		if (dp_ep_serving(w, e->rep[i]))
+			o = dp_tx_datagram(w, e->rep[i], pk->vlan, tci, noreply_port(w), 0, body,
+					   len);
 		if (o == NULL) {
-			w->ctr[DP_CTR_HOT_TX_FAILED]++;
+			if (dp_ep_serving(w, e->rep[i]))
+				w->ctr[DP_CTR_HOT_TX_FAILED]++;
+			w->ctr[DP_CTR_HOT_MISSED]++;
+			dp_fo_dirty(w, e->rep[i], UINT32_MAX, k->key[e->id], k->len[e->id]);
 			continue;
 		}
 		dp_tx_push(w, o, DP_TX_HOT_INVAL, e->rep[i]);

@@ -204,25 +204,26 @@ static void flush_range(struct dp_worker *w, uint16_t port, uint16_t lo, uint16_
 		dp_tx_refuse(w, w->tx[i], w->tx_tag[i], w->tx_ep[i], w->tx_slot[i]);
 }
 
-/* A replica's copy (or delete) the TX queue refused: the replica misses the write, so its
- * keys are recorded for it as for a down node (dp_fo_dirty: deleted there at once while it
- * serves, before it serves again if it is down), then freed. The datagram is the router's
- * own (dp_tx_datagram: l2_len / l3_len set), parsed again for its keys. Cold: out of line,
- * its parse on the stack. */
-static __rte_noinline void repl_refused(struct dp_worker *w, struct rte_mbuf *m, uint32_t ep)
+/* A copy (or delete) of a write to a replica, of a replicated pool or of a hot key, that the
+ * TX queue refused: the replica misses the write, so its keys are recorded for it as for a
+ * down node (dp_fo_dirty: deleted there at once while it serves, before it serves again if it
+ * is down; each counted in @p missed), then freed. The datagram is the router's own
+ * (dp_tx_datagram: l2_len / l3_len set), parsed again for its keys. Cold: out of line, its
+ * parse on the stack. */
+static __rte_noinline void copy_refused(struct dp_worker *w, struct rte_mbuf *m, uint32_t ep,
+					enum dp_counter missed)
 {
 	uint32_t off = (uint32_t)(m->l2_len + m->l3_len + sizeof(struct rte_udp_hdr));
 	const uint8_t *p = rte_pktmbuf_mtod_offset(m, const uint8_t *, off);
 	struct mc_requests r;
 	uint8_t key[MC_KEY_MAX];
 
-	w->ctr[DP_CTR_REPL_TX_FAILED]++;
 	if (rte_pktmbuf_data_len(m) > off &&
 	    mc_parse_datagram_flags(p, rte_pktmbuf_data_len(m) - off, MC_PARSE_CTL_KEYS, &r) ==
 		    MC_OK)
 		for (uint16_t k = 0; k < r.nkeys; k++)
 			if (r.req[r.keys[k].req].kind != MC_KIND_READ) {
-				w->ctr[DP_CTR_REPL_MISSED]++;
+				w->ctr[missed]++;
 				dp_fo_dirty(w, ep, UINT32_MAX, key, mc_key_decode(p, &r.keys[k], key));
 			}
 	rte_pktmbuf_free(m);
@@ -257,13 +258,17 @@ void dp_tx_refuse(struct dp_worker *w, struct rte_mbuf *m, uint8_t tag, uint32_t
 		break;
 	case DP_TX_HOT_FETCH: /* its slot times out: the client gets no answer */
 	case DP_TX_HOT_FILL:
-	case DP_TX_HOT_INVAL:
 		w->ctr[DP_CTR_HOT_TX_FAILED]++;
 		rte_pktmbuf_free(m);
 		break;
+	case DP_TX_HOT_INVAL: /* a replica's copy or delete of a write: its key recorded */
+		w->ctr[DP_CTR_HOT_TX_FAILED]++;
+		copy_refused(w, m, ep, DP_CTR_HOT_MISSED);
+		break;
 	case DP_TX_REPL_COPY:
 	case DP_TX_REPL_DELETE:
-		repl_refused(w, m, ep);
+		w->ctr[DP_CTR_REPL_TX_FAILED]++;
+		copy_refused(w, m, ep, DP_CTR_REPL_MISSED);
 		break;
 	case DP_TX_FORWARDED:
 		/* No reply can come: the slot is free now, not at its timeout. */
