@@ -50,11 +50,19 @@ struct dp_hot {
 		uint64_t spread_until; /* over the threshold until then */
 		uint64_t cool_until;   /* cooling: until every copy written could have expired */
 		uint64_t free_at;      /* a freed id is reused from then on */
+		/* The replicas of the published set, and those of earlier sets that left it,
+		 * each until its copies could have expired (cool_tsc after the set without it
+		 * reached every worker): the set's old[]. */
+		uint8_t nrep, nold;
+		uint32_t rep[DP_HOT_R_MAX];
+		uint32_t old[DP_HOT_OLD_MAX];
+		uint64_t old_until[DP_HOT_OLD_MAX];
 	} id[DP_HOT_IDS];
 	uint64_t set_epoch; /* placement of the published set */
 	uint64_t hold_tsc;  /* a key over the threshold spreads this long after its last view */
 	uint64_t cool_tsc;  /* then writes still delete copies this long: fill TTL + margin */
 	uint64_t timeout_tsc;
+	uint64_t old_lost; /* former replicas dropped from a full old[] (DP_HOT_OLD_MAX) */
 };
 
 static struct dp *tel_hot_dp;
@@ -229,6 +237,36 @@ static uint32_t set_copy(const struct dp_worker *w, const struct dp_pkt *pk,
  * one); any other write, and every write of a cooling key, deletes their copies and stops
  * fills of the key for a while. A cooling key gets no copies: its reads do not spread, and a
  * copy written then would outlive the cooling the copies' expiry is counted in (issue 27). */
+/* A write of hot key @p e: `delete KEY noreply` at each former replica (never a copy: it is
+ * read from no more), or the key recorded for one that does not serve, as invalidate(). */
+static __rte_noinline void invalidate_old(struct dp_worker *w, const struct dp_pkt *pk,
+					  const struct dp_hotent *e)
+{
+	struct dp_hot_keys *k = w->hot->keys;
+	uint16_t tci = pk->vlan ? ((struct rte_vlan_hdr *)(pk->eth + 1))->vlan_tci : 0;
+	uint8_t body[32 + MC_KEY_MAX];
+	uint32_t len = 17u + k->len[e->id];
+
+	memcpy(body, "delete ", 7);
+	memcpy(body + 7, k->key[e->id], k->len[e->id]);
+	memcpy(body + 7 + k->len[e->id], " noreply\r\n", 10);
+	for (uint32_t i = 0; i < e->nold; i++) {
+		struct rte_mbuf *o = NULL;
+
+		if (dp_ep_serving(w, e->old[i]))
+			o = dp_tx_datagram(w, e->old[i], pk->vlan, tci, noreply_port(w), 0, body,
+					   len);
+		if (o == NULL) {
+			if (dp_ep_serving(w, e->old[i]))
+				w->ctr[DP_CTR_HOT_TX_FAILED]++;
+			w->ctr[DP_CTR_HOT_MISSED]++;
+			dp_fo_dirty(w, e->old[i], UINT32_MAX, k->key[e->id], k->len[e->id]);
+			continue;
+		}
+		dp_tx_push(w, o, DP_TX_HOT_INVAL, e->old[i]);
+	}
+}
+
 static void invalidate(struct dp_worker *w, const struct dp_pkt *pk, const struct mc_request *rq,
 		       const struct dp_hotent *e, uint32_t owner)
 {
@@ -270,6 +308,8 @@ static void invalidate(struct dp_worker *w, const struct dp_pkt *pk, const struc
 		}
 		dp_tx_push(w, o, DP_TX_HOT_INVAL, e->rep[i]);
 	}
+	if (unlikely(e->nold != 0))
+		invalidate_old(w, pk, e);
 }
 
 /* The hot set's entry of key @p key of @p pk's payload, or NULL. */
@@ -632,8 +672,69 @@ static uint8_t id_state(const struct dp_hot *h, int32_t i, uint64_t now)
 
 /* Build the set of the named ids in @p states on view @p v (replicas walked on its
  * placement); NULL when memory runs out. */
+static bool ep_in(const uint32_t *eps, uint32_t n, uint32_t ep)
+{
+	for (uint32_t i = 0; i < n; i++)
+		if (eps[i] == ep)
+			return true;
+	return false;
+}
+
+/* Entry @p e's old[]: id @p d's former replicas whose copies may live at @p now, and the
+ * replicas of its published set that this one leaves out (old_update() gives them their
+ * time once it is published), neither being its replicas again. */
+static void old_fill(const struct dp_hot_id *d, struct dp_hotent *e, uint64_t now)
+{
+	for (uint32_t i = 0; i < d->nrep && e->nold < DP_HOT_OLD_MAX; i++)
+		if (!ep_in(e->rep, e->nrep, d->rep[i]))
+			e->old[e->nold++] = d->rep[i];
+	for (uint32_t i = 0; i < d->nold && e->nold < DP_HOT_OLD_MAX; i++)
+		if (now < d->old_until[i] && !ep_in(e->rep, e->nrep, d->old[i]) &&
+		    !ep_in(e->old, e->nold, d->old[i]))
+			e->old[e->nold++] = d->old[i];
+}
+
+/* Id @p d's replicas are now @p e's (published, reached every worker at @p synced): the ones
+ * that left become former replicas until their copies could have expired (@p cool after);
+ * those back in the set, or expired, stop being. With DP_HOT_OLD_MAX taken, the one whose
+ * copies expire first gives its place (counted: a flip that rare is the not-covered case). */
+static void old_update(struct dp_hot *h, struct dp_hot_id *d, const struct dp_hotent *e,
+		       uint64_t synced)
+{
+	uint32_t n = 0;
+
+	for (uint32_t i = 0; i < d->nold; i++)
+		if (synced < d->old_until[i] && !ep_in(e->rep, e->nrep, d->old[i])) {
+			d->old[n] = d->old[i];
+			d->old_until[n++] = d->old_until[i];
+		}
+	d->nold = (uint8_t)n;
+	for (uint32_t i = 0; i < d->nrep; i++) {
+		uint32_t slot = d->nold;
+
+		if (ep_in(e->rep, e->nrep, d->rep[i]))
+			continue;
+		for (uint32_t j = 0; j < d->nold; j++)
+			if (d->old[j] == d->rep[i])
+				slot = j; /* left again: its copies live longer */
+		if (slot == d->nold && d->nold == DP_HOT_OLD_MAX) {
+			slot = 0;
+			for (uint32_t j = 1; j < d->nold; j++)
+				if (d->old_until[j] < d->old_until[slot])
+					slot = j;
+			h->old_lost++;
+		} else if (slot == d->nold) {
+			d->nold++;
+		}
+		d->old[slot] = d->rep[i];
+		d->old_until[slot] = synced + h->cool_tsc;
+	}
+	d->nrep = e->nrep;
+	memcpy(d->rep, e->rep, e->nrep * sizeof(e->rep[0]));
+}
+
 static struct dp_hotset *set_build(struct dp *dp, struct dp_hot *h, const uint8_t *states,
-				   const struct dp_view *v)
+				   const struct dp_view *v, uint64_t now)
 {
 	uint32_t n = 0, mask = 15, r = RTE_MIN(dp->cfg.hot_replicas, (uint32_t)DP_HOT_R_MAX);
 	struct dp_hotset *hs;
@@ -667,6 +768,7 @@ static struct dp_hotset *set_build(struct dp *dp, struct dp_hot *h, const uint8_
 		for (int k = 0; k < got; k++)
 			if (rep[k] < v->n)
 				e->rep[e->nrep++] = v->ep[rep[k]];
+		old_fill(&h->id[i], e, now);
 		for (j = (uint32_t)e->hash & mask; hs->idx[j] != 0; j = (j + 1) & mask)
 			;
 		hs->idx[j] = (uint16_t)(++hs->n);
@@ -693,7 +795,7 @@ static int set_update(struct dp *dp, struct dp_hot *h, uint64_t now)
 	}
 	if (!changed)
 		return 0;
-	hs = spreading + cooling == 0 ? NULL : set_build(dp, h, states, v);
+	hs = spreading + cooling == 0 ? NULL : set_build(dp, h, states, v, now);
 	if (hs == NULL && spreading + cooling != 0)
 		return -ENOMEM;
 	old = atomic_load_explicit(&dp->hotset, memory_order_relaxed);
@@ -712,6 +814,10 @@ static int set_update(struct dp *dp, struct dp_hot *h, uint64_t now)
 			h->id[i].named = false; /* slots may name it for a request timeout */
 			h->id[i].free_at = now + h->timeout_tsc;
 		}
+		if (states[i] != DP_HOT_STATE_NO)
+			for (uint32_t k = 0; k < hs->n; k++)
+				if (hs->ent[k].id == i)
+					old_update(h, &h->id[i], &hs->ent[k], synced);
 		if (was_spread && states[i] == DP_HOT_STATE_COOLING)
 			h->id[i].cool_until = synced + h->cool_tsc;
 		h->id[i].published = states[i];

@@ -55,14 +55,23 @@ struct dp_hot_keys {
 	_Atomic uint32_t wseq[DP_HOT_IDS];
 };
 
+/* Former replicas a key's writes still delete at (struct dp_hotent.old). */
+#define DP_HOT_OLD_MAX 16
+
 /* A key of the hot set: its hash, id, whether reads spread (0: cooling, writes still
- * invalidate) and its replicas' endpoints in the placement's replica order ([0]: the owner). */
+ * invalidate), its replicas' endpoints in the placement's replica order ([0]: the owner), and
+ * the endpoints that were its replicas in an earlier published set and may still hold a copy
+ * (a membership change moved the replica set; issue 27, soak seed 5034: a set changed and
+ * changed back within fill_ttl_s read a copy two writes old from a replica that had been out
+ * of it). Writes delete at those too; reads never go there. */
 struct dp_hotent {
 	uint64_t hash;
 	uint16_t id;
 	uint8_t spread;
 	uint8_t nrep;
+	uint8_t nold;
 	uint32_t rep[DP_HOT_R_MAX];
+	uint32_t old[DP_HOT_OLD_MAX];
 };
 
 /* The published hot set: immutable; ent[] then an index of idx_mask + 1 entries (entry + 1,
