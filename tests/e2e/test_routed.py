@@ -31,7 +31,7 @@ SECONDS = int(os.environ.get("E2E_MEMCASLAP_SECONDS", "6"))
 CONC = 8
 
 
-def memcaslap(ns, server, cnf):
+def memcaslap(ns, server, cnf, again=True):
     args = ["ip", "netns", "exec", ns, "memcaslap", "-s", server, "-U", "-F", cnf,
             "-t", "%ds" % SECONDS, "-T", "1", "-c", str(CONC), "-v", "1.0", "-w", "4k"]
     h.log("$ " + " ".join(args))
@@ -39,6 +39,13 @@ def memcaslap(ns, server, cnf):
                        timeout=SECONDS + 60)
     out = r.stdout.decode(errors="replace")
     h.log(out)
+    # memcaslap's own UDP bookkeeping sometimes aborts at once (ms_sort_udp_packet:
+    # Assertion `req_id == ...`), straight at a memcached node too (test_memcaslap.py): a
+    # client bug, not a reply. Once more then; the callers still check what the router
+    # counted (every request answered, nothing dropped), which that abort does not touch.
+    if again and "ms_sort_udp_packet: Assertion" in out:
+        h.log("memcaslap aborted on its own assertion: once more")
+        return memcaslap(ns, server, cnf, again=False)
     res = {"rc": r.returncode}
     for k in ("cmd_get", "cmd_set", "verify_failed", "packet_drop", "udp_timeout"):
         m = re.search(r"^%s: (\d+)" % k, out, re.M)
