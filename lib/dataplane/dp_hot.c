@@ -237,34 +237,41 @@ static uint32_t set_copy(const struct dp_worker *w, const struct dp_pkt *pk,
  * one); any other write, and every write of a cooling key, deletes their copies and stops
  * fills of the key for a while. A cooling key gets no copies: its reads do not spread, and a
  * copy written then would outlive the cooling the copies' expiry is counted in (issue 27). */
+/* Datagram @p body (@p len bytes: a write's copy or delete of hot key @p id) to replica
+ * @p ep when it serves; else, or when it cannot be built, the key recorded for it (deleted
+ * there before it is read again; a refused one is recorded by dp_tx.c). */
+static void inval_send(struct dp_worker *w, const struct dp_pkt *pk, uint32_t ep, uint16_t id,
+		       const uint8_t *body, uint32_t len)
+{
+	struct dp_hot_keys *k = w->hot->keys;
+	uint16_t tci = pk->vlan ? ((struct rte_vlan_hdr *)(pk->eth + 1))->vlan_tci : 0;
+	bool serving = dp_ep_serving(w, ep);
+	struct rte_mbuf *o =
+		serving ? dp_tx_datagram(w, ep, pk->vlan, tci, noreply_port(w), 0, body, len) : NULL;
+
+	if (o == NULL) {
+		if (serving)
+			w->ctr[DP_CTR_HOT_TX_FAILED]++;
+		w->ctr[DP_CTR_HOT_MISSED]++;
+		dp_fo_dirty(w, ep, UINT32_MAX, k->key[id], k->len[id]);
+		return;
+	}
+	dp_tx_push(w, o, DP_TX_HOT_INVAL, ep);
+}
+
 /* A write of hot key @p e: `delete KEY noreply` at each former replica (never a copy: it is
- * read from no more), or the key recorded for one that does not serve, as invalidate(). */
+ * read from no more). */
 static __rte_noinline void invalidate_old(struct dp_worker *w, const struct dp_pkt *pk,
 					  const struct dp_hotent *e)
 {
 	struct dp_hot_keys *k = w->hot->keys;
-	uint16_t tci = pk->vlan ? ((struct rte_vlan_hdr *)(pk->eth + 1))->vlan_tci : 0;
 	uint8_t body[32 + MC_KEY_MAX];
-	uint32_t len = 17u + k->len[e->id];
 
 	memcpy(body, "delete ", 7);
 	memcpy(body + 7, k->key[e->id], k->len[e->id]);
 	memcpy(body + 7 + k->len[e->id], " noreply\r\n", 10);
-	for (uint32_t i = 0; i < e->nold; i++) {
-		struct rte_mbuf *o = NULL;
-
-		if (dp_ep_serving(w, e->old[i]))
-			o = dp_tx_datagram(w, e->old[i], pk->vlan, tci, noreply_port(w), 0, body,
-					   len);
-		if (o == NULL) {
-			if (dp_ep_serving(w, e->old[i]))
-				w->ctr[DP_CTR_HOT_TX_FAILED]++;
-			w->ctr[DP_CTR_HOT_MISSED]++;
-			dp_fo_dirty(w, e->old[i], UINT32_MAX, k->key[e->id], k->len[e->id]);
-			continue;
-		}
-		dp_tx_push(w, o, DP_TX_HOT_INVAL, e->old[i]);
-	}
+	for (uint32_t i = 0; i < e->nold; i++)
+		inval_send(w, pk, e->old[i], e->id, body, 17u + k->len[e->id]);
 }
 
 static void invalidate(struct dp_worker *w, const struct dp_pkt *pk, const struct mc_request *rq,
@@ -284,30 +291,15 @@ static void invalidate(struct dp_worker *w, const struct dp_pkt *pk, const struc
 		memcpy(body + 7 + k->len[e->id], " noreply\r\n", 10);
 		len = 17u + k->len[e->id];
 	}
-	for (uint32_t i = 0; i < e->nrep; i++) {
-		uint16_t tci = pk->vlan ? ((struct rte_vlan_hdr *)(pk->eth + 1))->vlan_tci : 0;
-		struct rte_mbuf *o = NULL;
-
-		if (e->rep[i] == owner)
-			continue;
-		/* A replica that does not serve (down, frozen, joining) gets neither the copy nor
-		 * the delete: a frozen node queues them, and a socket buffer that fills keeps an
-		 * early copy and drops a later delete (soak seeds 5023, 5034, 5035: a returned
-		 * replica served a value two writes old). The key is recorded for it instead, as
-		 * a down owner's writes are, and deleted there before it serves again; so is a
-		 * copy or delete that cannot be built or that the TX queue refuses (dp_tx.c). */
-		if (dp_ep_serving(w, e->rep[i]))
-			o = dp_tx_datagram(w, e->rep[i], pk->vlan, tci, noreply_port(w), 0, body,
-					   len);
-		if (o == NULL) {
-			if (dp_ep_serving(w, e->rep[i]))
-				w->ctr[DP_CTR_HOT_TX_FAILED]++;
-			w->ctr[DP_CTR_HOT_MISSED]++;
-			dp_fo_dirty(w, e->rep[i], UINT32_MAX, k->key[e->id], k->len[e->id]);
-			continue;
-		}
-		dp_tx_push(w, o, DP_TX_HOT_INVAL, e->rep[i]);
-	}
+	/* A replica that does not serve (down, frozen, joining) gets neither the copy nor the
+	 * delete: a frozen node queues them, and a socket buffer that fills keeps an early copy
+	 * and drops a later delete (soak seeds 5023, 5035: a returned replica served a value two
+	 * writes old). The key is recorded for it instead, as a down owner's writes are, and
+	 * deleted there before it serves again; so is a copy or delete that cannot be built or
+	 * that the TX queue refuses (dp_tx.c). */
+	for (uint32_t i = 0; i < e->nrep; i++)
+		if (e->rep[i] != owner)
+			inval_send(w, pk, e->rep[i], e->id, body, len);
 	if (unlikely(e->nold != 0))
 		invalidate_old(w, pk, e);
 }

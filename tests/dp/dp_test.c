@@ -98,6 +98,21 @@ struct pl_placement *t_fleet(uint32_t n)
 	return pl_build(&c, m, n);
 }
 
+void t_publish(const struct pl_placement *pl, uint32_t n)
+{
+	struct dp_node_mac macs[8];
+
+	assert_true(n <= 8);
+	memset(macs, 0, sizeof(macs));
+	for (uint32_t i = 0; i < n; i++) {
+		uint8_t mac[6] = {0x02, 0, 0, 0, 0x01, (uint8_t)(i + 1)};
+
+		memcpy(macs[i].mac, mac, 6);
+		macs[i].has_mac = true;
+	}
+	assert_int_equal(dp_publish_placement(rig.dp, pl, macs, 2), 0);
+}
+
 void t_dp_start(uint16_t workers, uint32_t n_nodes, void (*tweak)(struct dp_config *))
 {
 	struct dp_config c;

@@ -66,6 +66,8 @@ void t_dp_start(uint16_t workers, uint32_t n_nodes, void (*tweak)(struct dp_conf
 void t_dp_stop(void);
 /* Placement of the rig's fleet with @p n nodes. */
 struct pl_placement *t_fleet(uint32_t n);
+/* Publish @p pl, whose members are the rig's nodes n1..n@p n, with their static MACs. */
+void t_publish(const struct pl_placement *pl, uint32_t n);
 
 /* Packet description for t_pkt(). */
 struct t_pkt_spec {

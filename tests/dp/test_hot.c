@@ -290,16 +290,8 @@ static void test_spread_pinned(void **state)
 	/* A new placement: the set is republished with replicas walked on it. */
 	{
 		struct pl_placement *pl3 = t_fleet(3);
-		struct dp_node_mac macs[3];
 
-		memset(macs, 0, sizeof(macs));
-		for (int i = 0; i < 3; i++) {
-			uint8_t mac[6] = {0x02, 0, 0, 0, 0x01, (uint8_t)(i + 1)};
-
-			memcpy(macs[i].mac, mac, 6);
-			macs[i].has_mac = true;
-		}
-		assert_int_equal(dp_publish_placement(rig.dp, pl3, macs, 2), 0);
+		t_publish(pl3, 3);
 		dp_control_poll(rig.dp);
 		assert_int_equal(atomic_load(&rig.dp->hotset)->epoch, 2);
 		pl_free(pl3);
@@ -579,16 +571,7 @@ static struct pl_placement *weighted(int heavy)
 
 static void publish(struct pl_placement *pl)
 {
-	struct dp_node_mac macs[4];
-
-	memset(macs, 0, sizeof(macs));
-	for (int i = 0; i < 4; i++) {
-		uint8_t mac[6] = {0x02, 0, 0, 0, 0x01, (uint8_t)(i + 1)};
-
-		memcpy(macs[i].mac, mac, 6);
-		macs[i].has_mac = true;
-	}
-	assert_int_equal(dp_publish_placement(rig.dp, pl, macs, 2), 0);
+	t_publish(pl, 4);
 	/* Only the hot set's own deletes are looked at: no held placement's moved-key deletes. */
 	dp_warm_forget(rig.dp);
 	dp_control_poll(rig.dp); /* the hot set walked again on it */
