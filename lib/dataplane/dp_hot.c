@@ -232,11 +232,6 @@ static uint32_t set_copy(const struct dp_worker *w, const struct dp_pkt *pk,
 	return n + rq->data_len + 2;
 }
 
-/* A write @p rq of hot key @p e (the request of @p pk) begins: while the key spreads an ASCII
- * `set` is copied to the other replicas (a fill's `add` never overwrites it, nor does it miss
- * one); any other write, and every write of a cooling key, deletes their copies and stops
- * fills of the key for a while. A cooling key gets no copies: its reads do not spread, and a
- * copy written then would outlive the cooling the copies' expiry is counted in (issue 27). */
 /* Datagram @p body (@p len bytes: a write's copy or delete of hot key @p id) to replica
  * @p ep when it serves; else, or when it cannot be built, the key recorded for it (deleted
  * there before it is read again; a refused one is recorded by dp_tx.c). */
@@ -274,6 +269,12 @@ static __rte_noinline void invalidate_old(struct dp_worker *w, const struct dp_p
 		inval_send(w, pk, e->old[i], e->id, body, 17u + k->len[e->id]);
 }
 
+/* A write @p rq of hot key @p e (the request of @p pk) begins: while the key spreads an ASCII
+ * `set` is copied to the other replicas (a fill's `add` never overwrites it, nor does it miss
+ * one); any other write, and every write of a cooling key, deletes their copies and stops
+ * fills of the key for a while. A cooling key gets no copies: its reads do not spread, and a
+ * copy written then would outlive the cooling the copies' expiry is counted in (issue 27).
+ * Its former replicas (e->old) get the delete too. */
 static void invalidate(struct dp_worker *w, const struct dp_pkt *pk, const struct mc_request *rq,
 		       const struct dp_hotent *e, uint32_t owner)
 {
@@ -662,8 +663,6 @@ static uint8_t id_state(const struct dp_hot *h, int32_t i, uint64_t now)
 	return DP_HOT_STATE_NO;
 }
 
-/* Build the set of the named ids in @p states on view @p v (replicas walked on its
- * placement); NULL when memory runs out. */
 static bool ep_in(const uint32_t *eps, uint32_t n, uint32_t ep)
 {
 	for (uint32_t i = 0; i < n; i++)
@@ -689,7 +688,7 @@ static void old_fill(const struct dp_hot_id *d, struct dp_hotent *e, uint64_t no
 /* Id @p d's replicas are now @p e's (published, reached every worker at @p synced): the ones
  * that left become former replicas until their copies could have expired (@p cool after);
  * those back in the set, or expired, stop being. With DP_HOT_OLD_MAX taken, the one whose
- * copies expire first gives its place (counted: a flip that rare is the not-covered case). */
+ * copies expire first gives its place (h->old_lost: a flip that rare is the case not covered). */
 static void old_update(struct dp_hot *h, struct dp_hot_id *d, const struct dp_hotent *e,
 		       uint64_t synced)
 {
@@ -725,6 +724,8 @@ static void old_update(struct dp_hot *h, struct dp_hot_id *d, const struct dp_ho
 	memcpy(d->rep, e->rep, e->nrep * sizeof(e->rep[0]));
 }
 
+/* Build the set of the named ids in @p states on view @p v (replicas walked on its
+ * placement); NULL when memory runs out. */
 static struct dp_hotset *set_build(struct dp *dp, struct dp_hot *h, const uint8_t *states,
 				   const struct dp_view *v, uint64_t now)
 {
