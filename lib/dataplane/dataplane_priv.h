@@ -974,6 +974,11 @@ struct dp_warm_ctx {
  * @return its index (bind it to the request's slot with dp_warm_bind), or -1. */
 int dp_warm_request(struct dp_worker *w, const struct dp_pkt *pk, const struct mc_requests *r,
 		    uint32_t ep);
+/* ... the deletes alone, for requests @p first.. of @p r of @p pk whose keys' owner @p owner
+ * does not serve (failover_request: the writes go to a stand-in, the previous owners still
+ * hold the moved keys' older values; the deletes it put before reads are not writes). */
+void dp_warm_writes(struct dp_worker *w, const struct dp_pkt *pk, const struct mc_requests *r,
+		    uint32_t owner, uint16_t first);
 void dp_warm_bind(struct dp_worker *w, uint32_t ctx, uint32_t s);
 /* Worker lcore: a reply datagram for slot @p s (checked). @return true when it consumed @p m
  * (a new owner's miss absorbed, the previous owner asked); false: pass it on as usual. */

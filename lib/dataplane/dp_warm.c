@@ -219,6 +219,20 @@ int dp_warm_request(struct dp_worker *w, const struct dp_pkt *pk, const struct m
 	return ctx;
 }
 
+void dp_warm_writes(struct dp_worker *w, const struct dp_pkt *pk, const struct mc_requests *r,
+		    uint32_t owner, uint16_t first)
+{
+	const struct dp_view *pv = w->prev_cur;
+	uint8_t buf[MC_KEY_MAX];
+
+	for (uint16_t k = 0; k < r->nkeys; k++)
+		if (r->keys[k].req >= first && r->req[r->keys[k].req].kind != MC_KIND_READ) {
+			size_t len = mc_key_decode(pk->payload, &r->keys[k], buf);
+
+			held_deletes(w, pk, pv, owner, view_owner_ep(pv, buf, len), buf, len);
+		}
+}
+
 void dp_warm_bind(struct dp_worker *w, uint32_t ctx, uint32_t s)
 {
 	struct dp_warm_ctx *c = &w->warm[ctx];

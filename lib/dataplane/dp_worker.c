@@ -684,6 +684,13 @@ static __rte_noinline void failover_request(struct dp_worker *w, struct rte_mbuf
 		w->ctr[DP_CTR_FAILOVER_NEXT]++;
 		w->ctr[DP_CTR_FAILOVER_GUTTER] += w->failover == DP_FAILOVER_GUTTER;
 	}
+	/* A previous placement is held: the moved keys' writes delete at their previous owners
+	 * as on the owner's way (handle_request), or a previous owner would keep an older value
+	 * than the stand-in's, and a warm-up read of the key once the owner serves would find it
+	 * there (soak seed 7006: a node joining by `replace` fails over while it is flushed).
+	 * Before the write: the deletes leave first. */
+	if (unlikely(w->prev_cur != NULL))
+		dp_warm_writes(w, pk, r, down, (uint16_t)deletes);
 	/* The other replicas get the writes too; the owner's keys were recorded above. */
 	if (unlikely(w->replicas > 1))
 		dp_repl_write(w, pk, r, ep, down);
